@@ -1,0 +1,21 @@
+import 'reflect-metadata';
+import { parseEnv } from '@drael/config';
+import { billingCatalog } from '@drael/contracts';
+import { exitOnSignals, failBoot, startService } from '@drael/nats-rpc';
+import { configSchema } from './config/config.schema.js';
+import { BillingModule } from './billing.module.js';
+
+try {
+  const config = parseEnv(configSchema);
+  const running = await startService({
+    service: 'billing',
+    module: BillingModule.forRoot(config),
+    catalog: billingCatalog,
+    natsUrl: config.NATS_URL,
+    prefix: config.DRAEL_NATS_PREFIX,
+    logLevel: config.LOG_LEVEL,
+  });
+  exitOnSignals(running);
+} catch (err) {
+  failBoot('billing', err);
+}

@@ -1,0 +1,21 @@
+import 'reflect-metadata';
+import { parseEnv } from '@drael/config';
+import { fetchCatalog } from '@drael/contracts';
+import { exitOnSignals, failBoot, startService } from '@drael/nats-rpc';
+import { configSchema } from './config/config.schema.js';
+import { FetchModule } from './fetch.module.js';
+
+try {
+  const config = parseEnv(configSchema);
+  const running = await startService({
+    service: 'fetch',
+    module: FetchModule.forRoot(config),
+    catalog: fetchCatalog,
+    natsUrl: config.NATS_URL,
+    prefix: config.DRAEL_NATS_PREFIX,
+    logLevel: config.LOG_LEVEL,
+  });
+  exitOnSignals(running);
+} catch (err) {
+  failBoot('fetch', err);
+}

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+
+/** A configuration error names every bad variable, so boot stops with a message an operator can act on. */
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment once, at boot. Nothing else in an app reads process.env. */
+export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
+  const parsed = schema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  throw new ConfigError(
+    parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`),
+  );
+}
+
+/** Variables every service shares: where NATS is, how subjects are namespaced, how much to log. */
+export const baseEnvShape = {
+  NATS_URL: z.string().regex(/^(nats|tls|ws|wss):\/\/[^\s]+$/, 'must be a nats:// URL').default('nats://127.0.0.1:4222'),
+  // Lets several Drael installations (or parallel test runs) share one NATS cluster.
+  DRAEL_NATS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]*$/, 'letters, digits, _ and - only').default(''),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+};
+
+/** Strict boolean variables: "true"/"false"/"1"/"0" only, so a typo never silently means false. */
+export const envBoolean = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1');
+
+export const envInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);

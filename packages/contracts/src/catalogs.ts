@@ -1,0 +1,29 @@
+import type { Catalog, ServiceName } from './rpc-entry.js';
+import { sandboxCatalog, SANDBOX_ERROR_CODES } from './sandbox.js';
+import { fetchCatalog, FETCH_ERROR_CODES } from './fetch.js';
+import { searchCatalog, SEARCH_ERROR_CODES } from './search.js';
+import { billingCatalog, BILLING_ERROR_CODES } from './billing.js';
+import { agentRunCatalog, AGENT_RUN_ERROR_CODES } from './agent-run.js';
+import { gatewayCatalog, GATEWAY_ERROR_CODES } from './gateway.js';
+
+/** Every service's catalog, by service name. */
+export const CATALOGS = {
+  gateway: gatewayCatalog,
+  sandbox: sandboxCatalog,
+  search: searchCatalog,
+  fetch: fetchCatalog,
+  billing: billingCatalog,
+  'agent-run': agentRunCatalog,
+} as const satisfies Record<ServiceName, Catalog>;
+
+/** The services behind the gateway, each answering `<service>.health.v1`. */
+export const BACKEND_SERVICES = ['sandbox', 'search', 'fetch', 'billing', 'agent-run'] as const satisfies readonly ServiceName[];
+
+/** Every code any part of Drael can answer with; the gateway maps each to HTTP exhaustively. */
+export type ErrorCode =
+  | (typeof GATEWAY_ERROR_CODES)[number]
+  | (typeof SANDBOX_ERROR_CODES)[number]
+  | (typeof FETCH_ERROR_CODES)[number]
+  | (typeof SEARCH_ERROR_CODES)[number]
+  | (typeof BILLING_ERROR_CODES)[number]
+  | (typeof AGENT_RUN_ERROR_CODES)[number];

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { COMMON_ERROR_CODES } from './wire-error.js';
+import { defineEntry } from './rpc-entry.js';
+import { healthEntry } from './health.js';
+
+export const FETCH_ERROR_CODES = [
+  ...COMMON_ERROR_CODES,
+  'blocked_address',
+  'upstream_error',
+  'unsupported_content_type',
+  'too_many_redirects',
+  'body_too_large',
+  'fetch_timeout',
+  'dns_failure',
+  'connection_failed',
+  'onion_unreachable',
+  'browser_unavailable',
+] as const;
+export type FetchErrorCode = (typeof FETCH_ERROR_CODES)[number];
+
+export const RenderModeSchema = z.enum(['auto', 'http', 'browser']);
+
+export const FetchPageRequestSchema = z.object({
+  url: z.string().min(1).max(8192),
+  max_chars: z.number().int().positive().max(1_048_576).optional(),
+  focus: z.string().max(1000).optional(),
+  render: RenderModeSchema.optional(),
+  tenant: z.string().max(128).optional(),
+});
+export const FetchPageReplySchema = z.object({
+  url: z.string(),
+  final_url: z.string(),
+  title: z.string().nullable(),
+  byline: z.string().nullable(),
+  description: z.string().nullable(),
+  canonical: z.string().nullable(),
+  lang: z.string().nullable(),
+  content_type: z.string(),
+  content: z.string(),
+  chars: z.number().int().nonnegative(),
+  truncated: z.boolean(),
+  took_ms: z.number().nonnegative(),
+  cached: z.boolean(),
+});
+export type FetchPageRequest = z.infer<typeof FetchPageRequestSchema>;
+export type FetchPageReply = z.infer<typeof FetchPageReplySchema>;
+
+export const fetchCatalog = {
+  health: healthEntry('fetch'),
+  page: defineEntry({
+    subject: 'fetch.page.v1',
+    service: 'fetch',
+    request: FetchPageRequestSchema,
+    reply: FetchPageReplySchema,
+    errors: FETCH_ERROR_CODES,
+    timeoutMs: 30_000,
+  }),
+} as const;

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+
+/** The services that answer on NATS. Each one's queue group is its name. */
+export const SERVICE_NAMES = ['gateway', 'sandbox', 'search', 'fetch', 'billing', 'agent-run'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+/**
+ * One message of a service: a versioned subject, its request and reply schemas, the error codes
+ * it may answer with, and how long a caller waits by default. Types are inferred from the schemas.
+ */
+export interface RpcEntry<
+  Req extends z.ZodType = z.ZodType,
+  Res extends z.ZodType = z.ZodType,
+  Code extends string = string,
+> {
+  readonly subject: string;
+  readonly service: ServiceName;
+  readonly request: Req;
+  readonly reply: Res;
+  readonly errors: readonly Code[];
+  readonly timeoutMs: number;
+}
+
+export type RequestOf<E extends RpcEntry> = z.input<E['request']>;
+export type ParsedRequestOf<E extends RpcEntry> = z.output<E['request']>;
+export type ReplyOf<E extends RpcEntry> = z.output<E['reply']>;
+export type ErrorCodeOf<E extends RpcEntry> = E['errors'][number];
+
+const SUBJECT = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9_-]*)+\.v[0-9]+$/;
+
+export function defineEntry<Req extends z.ZodType, Res extends z.ZodType, Code extends string>(
+  entry: RpcEntry<Req, Res, Code>,
+): RpcEntry<Req, Res, Code> {
+  if (!SUBJECT.test(entry.subject)) throw new Error(`subject ${entry.subject} is not <service>.<name>.v<N>`);
+  if (!entry.subject.startsWith(`${entry.service}.`)) {
+    throw new Error(`subject ${entry.subject} does not start with its service name ${entry.service}`);
+  }
+  return entry;
+}
+
+/** A catalog: every message one service answers, keyed by a short name. */
+export type Catalog = Readonly<Record<string, RpcEntry>>;
+
+export function catalogEntries(catalog: Catalog): RpcEntry[] {
+  return Object.values(catalog);
+}

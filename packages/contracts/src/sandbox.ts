@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { COMMON_ERROR_CODES } from './wire-error.js';
+import { defineEntry } from './rpc-entry.js';
+import { healthEntry } from './health.js';
+
+export const SANDBOX_ERROR_CODES = [
+  ...COMMON_ERROR_CODES,
+  'code_too_large',
+  'invalid_timeout',
+  'invalid_session',
+  'invalid_path',
+  'file_not_found',
+  'file_too_large',
+  'quota_exceeded',
+  'sandbox_busy',
+  'runtime_unavailable',
+] as const;
+export type SandboxErrorCode = (typeof SANDBOX_ERROR_CODES)[number];
+
+// spec 01: a program is at most 256 KiB of source.
+export const MAX_CODE_BYTES = 256 * 1024;
+// spec 01: 30 s unless asked for longer, never more than 5 minutes.
+export const DEFAULT_TIMEOUT_S = 30;
+export const MAX_TIMEOUT_S = 300;
+// spec 01: the sandbox returns at most 64 KiB of each stream.
+export const MAX_STREAM_BYTES = 64 * 1024;
+
+export const TenantSchema = z.string().min(1).max(128);
+export const SessionIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'session id must match ^[A-Za-z0-9_-]{1,64}$');
+export const RuntimeSchema = z.enum(['python', 'bash', 'node']);
+
+export const SandboxRunRequestSchema = z.object({
+  tenant: TenantSchema,
+  session: SessionIdSchema.optional(),
+  runtime: RuntimeSchema,
+  code: z.string(),
+  timeout_s: z.number().optional(),
+  network: z.boolean().optional(),
+});
+export const SandboxRunReplySchema = z.object({
+  ok: z.boolean(),
+  exit_code: z.number().int().nullable(),
+  stdout: z.string(),
+  stderr: z.string(),
+  truncated: z.object({ stdout: z.boolean(), stderr: z.boolean() }),
+  timed_out: z.boolean(),
+  oom_killed: z.boolean(),
+  duration_s: z.number().nonnegative(),
+});
+export type SandboxRunRequest = z.infer<typeof SandboxRunRequestSchema>;
+export type SandboxRunReply = z.infer<typeof SandboxRunReplySchema>;
+
+const FileScope = { tenant: TenantSchema, session: SessionIdSchema };
+export const FilePathSchema = z.string().min(1).max(1024);
+export const FileEntrySchema = z.object({ path: z.string(), size: z.number().int().nonnegative(), modified_at: z.string() });
+
+export const sandboxCatalog = {
+  health: healthEntry('sandbox'),
+  run: defineEntry({
+    subject: 'sandbox.run.v1',
+    service: 'sandbox',
+    request: SandboxRunRequestSchema,
+    reply: SandboxRunReplySchema,
+    errors: SANDBOX_ERROR_CODES,
+    // The longest run plus container start and teardown.
+    timeoutMs: (MAX_TIMEOUT_S + 30) * 1000,
+  }),
+  filesList: defineEntry({
+    subject: 'sandbox.files.list.v1',
+    service: 'sandbox',
+    request: z.object(FileScope),
+    reply: z.object({ files: z.array(FileEntrySchema), used_bytes: z.number().int().nonnegative(), quota_bytes: z.number().int() }),
+    errors: SANDBOX_ERROR_CODES,
+    timeoutMs: 5_000,
+  }),
+  filesRead: defineEntry({
+    subject: 'sandbox.files.read.v1',
+    service: 'sandbox',
+    request: z.object({ ...FileScope, path: FilePathSchema, max_bytes: z.number().int().positive().optional() }),
+    reply: z.object({ path: z.string(), content_base64: z.string(), size: z.number().int(), truncated: z.boolean() }),
+    errors: SANDBOX_ERROR_CODES,
+    timeoutMs: 5_000,
+  }),
+  filesWrite: defineEntry({
+    subject: 'sandbox.files.write.v1',
+    service: 'sandbox',
+    request: z.object({ ...FileScope, path: FilePathSchema, content_base64: z.string() }),
+    reply: z.object({ path: z.string(), size: z.number().int() }),
+    errors: SANDBOX_ERROR_CODES,
+    timeoutMs: 5_000,
+  }),
+  filesDelete: defineEntry({
+    subject: 'sandbox.files.delete.v1',
+    service: 'sandbox',
+    request: z.object({ ...FileScope, path: FilePathSchema }),
+    reply: z.object({ path: z.string(), deleted: z.boolean() }),
+    errors: SANDBOX_ERROR_CODES,
+    timeoutMs: 5_000,
+  }),
+} as const;

@@ -1,0 +1,32 @@
+import { z } from 'zod';
+
+/** Codes every service may answer with, whatever its own enum says. */
+export const COMMON_ERROR_CODES = ['bad_request', 'internal', 'unavailable', 'timeout'] as const;
+
+/** The error half of every reply on the wire. */
+export const WireErrorSchema = z.object({
+  code: z.string().min(1),
+  message: z.string(),
+  retryable: z.boolean(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+export type WireError = z.infer<typeof WireErrorSchema>;
+
+/** A reply is either the result or a typed error, never both. */
+export function replyEnvelope<T extends z.ZodType>(result: T) {
+  return z.union([
+    z.object({ result }).strict(),
+    z.object({ error: WireErrorSchema }).strict(),
+  ]);
+}
+
+/** The OpenAI error envelope, the one shape every HTTP error leaves the gateway in. */
+export const OpenAIErrorEnvelopeSchema = z.object({
+  error: z.object({
+    message: z.string(),
+    type: z.string(),
+    param: z.string().nullable(),
+    code: z.string().nullable(),
+  }),
+});
+export type OpenAIErrorEnvelope = z.infer<typeof OpenAIErrorEnvelopeSchema>;

@@ -1,0 +1,59 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import { pino, type Logger } from 'pino';
+import type { LoggerService } from '@nestjs/common';
+
+export type { Logger } from 'pino';
+
+interface RequestContext {
+  readonly requestId: string;
+}
+
+const requestContext = new AsyncLocalStorage<RequestContext>();
+
+/** The request id of the work in progress, if any: every log line and outgoing NATS request carries it. */
+export function currentRequestId(): string | undefined {
+  return requestContext.getStore()?.requestId;
+}
+
+export function newRequestId(): string {
+  return randomUUID();
+}
+
+/** Runs `fn` with `requestId` as the current request id. */
+export function withRequestId<T>(requestId: string, fn: () => T): T {
+  return requestContext.run({ requestId }, fn);
+}
+
+/** One JSON logger per process, tagging each line with its service and the current request id. */
+export function createLogger(service: string, level = 'info'): Logger {
+  return pino({
+    level,
+    base: { service },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    mixin() {
+      const requestId = currentRequestId();
+      return requestId ? { request_id: requestId } : {};
+    },
+  });
+}
+
+/** Routes Nest's own framework logs through the same JSON logger. */
+export class PinoNestLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+  log(message: unknown, context?: string): void {
+    this.logger.info({ context }, String(message));
+  }
+  error(message: unknown, trace?: string, context?: string): void {
+    this.logger.error({ context, trace }, String(message));
+  }
+  warn(message: unknown, context?: string): void {
+    this.logger.warn({ context }, String(message));
+  }
+  debug(message: unknown, context?: string): void {
+    this.logger.debug({ context }, String(message));
+  }
+  verbose(message: unknown, context?: string): void {
+    this.logger.trace({ context }, String(message));
+  }
+}

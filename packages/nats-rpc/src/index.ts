@@ -1,0 +1,10 @@
+export * from './rpc-error.js';
+export * from './rpc-client.js';
+export * from './rpc-client.module.js';
+export * from './handles.decorator.js';
+export * from './catalog-check.js';
+export * from './health.controller.js';
+export * from './draining-nats.server.js';
+export * from './start-service.js';
+export * from './subject.js';
+export { inFlight } from './in-flight.js';

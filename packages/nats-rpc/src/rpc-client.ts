@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import { replyEnvelope, type RpcEntry, type RequestOf, type ReplyOf } from '@drael/contracts';
+import { currentRequestId, newRequestId } from '@drael/logger';
+import { RpcError } from './rpc-error.js';
+import { REQUEST_ID_HEADER, wireSubject } from './subject.js';
+
+export interface RpcClientOptions {
+  servers: string | string[];
+  /** Installation prefix for every subject (see DRAEL_NATS_PREFIX). */
+  prefix?: string;
+  /** Shown in the NATS server's connection list. */
+  name?: string;
+}
+
+export interface RequestOptions {
+  timeoutMs?: number;
+  requestId?: string;
+  signal?: AbortSignal;
+}
+
+/** Nest's NATS wire format, which the services' @nestjs/microservices servers speak. */
+interface NestReplyPacket {
+  id?: string;
+  response?: unknown;
+  err?: unknown;
+  isDisposed?: boolean;
+}
+
+const encoder = new TextEncoder();
+const envelopes = new WeakMap<RpcEntry, ReturnType<typeof replyEnvelope>>();
+
+/**
+ * The typed NATS client. `request(entry, payload)` validates the payload against the entry's
+ * request schema before sending and the reply against its reply schema after, applies the
+ * entry's timeout, carries the request id in a NATS header, and turns an error reply into an
+ * RpcError.
+ *
+ * It speaks Nest's packet format on a plain NATS request rather than going through Nest's
+ * ClientProxy: a request then gets NATS's immediate "no responders" answer when a service is
+ * down (Nest's client waits for the whole timeout), and no subscription is made per request.
+ */
+export class NatsRpcClient {
+  private constructor(
+    readonly connection: NatsConnection,
+    private readonly prefix: string,
+  ) {}
+
+  static async connect(options: RpcClientOptions): Promise<NatsRpcClient> {
+    const connection = await connect({
+      servers: options.servers,
+      name: options.name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+    });
+    return new NatsRpcClient(connection, options.prefix ?? '');
+  }
+
+  get isConnected(): boolean {
+    return !this.connection.isClosed();
+  }
+
+  async request<E extends RpcEntry>(entry: E, payload: RequestOf<E>, options: RequestOptions = {}): Promise<ReplyOf<E>> {
+    const parsed = entry.request.safeParse(payload);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new RpcError('bad_request', `${issue?.path.join('.') || 'payload'}: ${issue?.message ?? 'invalid'}`, false, {
+        param: issue?.path.join('.') || null,
+      });
+    }
+    if (options.signal?.aborted) throw new RpcError('timeout', `${entry.subject}: aborted by the caller`, true);
+
+    const headers = natsHeaders();
+    headers.set(REQUEST_ID_HEADER, options.requestId ?? currentRequestId() ?? newRequestId());
+    const packet = { pattern: entry.subject, data: parsed.data, id: randomUUID() };
+    const timeoutMs = options.timeoutMs ?? entry.timeoutMs;
+
+    let raw: NestReplyPacket;
+    try {
+      const pending = this.connection.request(wireSubject(entry.subject, this.prefix), encoder.encode(JSON.stringify(packet)), {
+        timeout: timeoutMs,
+        headers,
+      });
+      const msg = await (options.signal ? raceAbort(pending, options.signal, entry.subject) : pending);
+      raw = msg.json<NestReplyPacket>();
+    } catch (err) {
+      throw toTransportError(err, entry.subject, timeoutMs);
+    }
+
+    if (raw.err !== undefined && raw.err !== null) {
+      throw new RpcError('unavailable', `${entry.subject}: ${typeof raw.err === 'string' ? raw.err : 'service error'}`, true);
+    }
+    let envelopeSchema = envelopes.get(entry);
+    if (!envelopeSchema) {
+      envelopeSchema = replyEnvelope(entry.reply);
+      envelopes.set(entry, envelopeSchema);
+    }
+    const envelope = envelopeSchema.safeParse(raw.response);
+    if (!envelope.success) {
+      throw new RpcError('internal', `${entry.subject}: reply does not match its schema: ${envelope.error.issues[0]?.message}`, false);
+    }
+    if ('error' in envelope.data) throw RpcError.fromWire(envelope.data.error);
+    return envelope.data.result as ReplyOf<E>;
+  }
+
+  async close(): Promise<void> {
+    if (!this.connection.isClosed()) await this.connection.drain();
+  }
+}
+
+function raceAbort<T>(pending: Promise<T>, signal: AbortSignal, subject: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new RpcError('timeout', `${subject}: aborted by the caller`, true));
+    signal.addEventListener('abort', onAbort, { once: true });
+    pending.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}
+
+function toTransportError(err: unknown, subject: string, timeoutMs: number): RpcError {
+  if (err instanceof RpcError) return err;
+  const e = err as { name?: string; code?: string; message?: string };
+  const text = `${e.name ?? ''} ${e.code ?? ''} ${e.message ?? ''}`.toLowerCase();
+  if (text.includes('no responders') || text.includes('503')) {
+    return new RpcError('unavailable', `${subject}: no service is answering`, true);
+  }
+  if (text.includes('timeout')) return new RpcError('timeout', `${subject}: no reply within ${timeoutMs} ms`, true);
+  return new RpcError('unavailable', `${subject}: ${e.message ?? 'transport error'}`, true);
+}

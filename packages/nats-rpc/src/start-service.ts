@@ -1,0 +1,81 @@
+import { NestFactory } from '@nestjs/core';
+import type { INestMicroservice, Type } from '@nestjs/common';
+import type { Catalog, ServiceName } from '@drael/contracts';
+import { createLogger, PinoNestLogger, type Logger } from '@drael/logger';
+import { DrainingNatsServer } from './draining-nats.server.js';
+import { assertCatalogHandled } from './catalog-check.js';
+import { setHandlerLogger } from './handles.decorator.js';
+
+export interface ServiceBootOptions {
+  service: ServiceName;
+  module: Type<unknown>;
+  catalog: Catalog;
+  natsUrl: string;
+  prefix: string;
+  logLevel?: string;
+  /** How long a SIGTERM waits for handlers in flight (a sandbox run can take minutes). */
+  drainTimeoutMs?: number;
+}
+
+export interface RunningService {
+  app: INestMicroservice;
+  server: DrainingNatsServer;
+  logger: Logger;
+  close(): Promise<void>;
+}
+
+/** Boots a service: NATS in its queue group, the catalog check, JSON logs. */
+export async function startService(options: ServiceBootOptions): Promise<RunningService> {
+  const logger = createLogger(options.service, options.logLevel ?? 'info');
+  setHandlerLogger(logger);
+  const server = new DrainingNatsServer({
+    servers: options.natsUrl,
+    service: options.service,
+    prefix: options.prefix,
+    drainTimeoutMs: options.drainTimeoutMs ?? 30_000,
+  });
+  const app = await NestFactory.createMicroservice(options.module, {
+    strategy: server,
+    logger: new PinoNestLogger(logger),
+  });
+  await app.init();
+  assertCatalogHandled(options.catalog);
+  await app.listen();
+  logger.info({ nats: options.natsUrl, prefix: options.prefix || undefined }, `${options.service} listening`);
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    server,
+    logger,
+    close: () => (closing ??= app.close()),
+  };
+}
+
+/** SIGTERM and SIGINT drain the service, then exit 0; a second signal exits at once. */
+export function exitOnSignals(running: Pick<RunningService, 'close' | 'logger'>): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    running.logger.info({ signal }, 'draining');
+    running.close().then(
+      () => {
+        running.logger.info('stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        running.logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+/** Boot failure (bad config, catalog check) prints one readable message and exits 1. */
+export function failBoot(service: string, err: unknown): never {
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`${JSON.stringify({ level: 'fatal', service, msg: `boot failed: ${message}` })}\n`);
+  process.exit(1);
+}

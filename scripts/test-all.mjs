@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// The whole test suite: build, lint (type-aware, with the architecture's import boundaries),
+// typecheck, then every package's tests against the real services. Ends with one plain line
+// "N passed, N failed" summed over all packages, which CI reads (it cannot read vitest's summary).
+// Lint, typecheck and build each count as one check; a package whose tests crashed before
+// writing a report counts as one failure.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const env = { ...process.env, TURBO_TELEMETRY_DISABLED: '1', FORCE_COLOR: '0' };
+let passed = 0;
+let failed = 0;
+const failures = [];
+
+function step(name, cmd, args) {
+  console.log(`\n=== ${name}: ${cmd} ${args.join(' ')}`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env });
+  if (r.status === 0) passed++;
+  else {
+    failed++;
+    failures.push(name);
+  }
+  return r.status === 0;
+}
+
+const packages = ['apps', 'packages', '.']
+  .flatMap((dir) => (dir === '.' ? ['bench'] : readdirSync(join(root, dir)).map((d) => join(dir, d))))
+  .filter((dir) => existsSync(join(root, dir, 'package.json')))
+  .map((dir) => ({ dir, pkg: JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')) }))
+  .filter(({ pkg }) => pkg.scripts?.test);
+
+for (const { dir } of packages) rmSync(join(root, dir, '.reports'), { recursive: true, force: true });
+
+const built = step('build', 'pnpm', ['exec', 'turbo', 'run', 'build', '--output-logs=errors-only']);
+step('lint', 'pnpm', ['exec', 'eslint', '.', '--max-warnings=0']);
+step('typecheck', 'pnpm', ['exec', 'turbo', 'run', 'typecheck', '--output-logs=errors-only']);
+if (built) {
+  const filter = process.env.DRAEL_TEST_FILTER ? ['--filter', process.env.DRAEL_TEST_FILTER] : [];
+  console.log('\n=== tests');
+  spawnSync('pnpm', ['exec', 'turbo', 'run', 'test', '--concurrency=1', '--continue', ...filter], { cwd: root, stdio: 'inherit', env });
+}
+
+for (const { dir, pkg } of packages) {
+  if (process.env.DRAEL_TEST_FILTER && !pkg.name.includes(process.env.DRAEL_TEST_FILTER.replace(/^@drael\//, ''))) continue;
+  const report = join(root, dir, '.reports', 'vitest.json');
+  if (!existsSync(report)) {
+    failed++;
+    failures.push(`${pkg.name} (no test report: the suite crashed or did not run)`);
+    continue;
+  }
+  const r = JSON.parse(readFileSync(report, 'utf8'));
+  passed += r.numPassedTests;
+  failed += r.numFailedTests;
+  // A file that failed to load counts too, even though it ran no test.
+  const brokenFiles = (r.testResults ?? []).filter((f) => f.status === 'failed' && (f.assertionResults ?? []).length === 0);
+  failed += brokenFiles.length;
+  if (r.numFailedTests > 0 || brokenFiles.length > 0) failures.push(pkg.name);
+}
+
+if (failures.length) console.log(`\nfailing: ${failures.join(', ')}`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
