@@ -1,9 +1,203 @@
+import { z } from 'zod';
 import { COMMON_ERROR_CODES } from './wire-error.js';
+import { defineEntry } from './rpc-entry.js';
 import { healthEntry } from './health.js';
+import { AccountIdSchema } from './billing.js';
 
 export const AGENT_RUN_ERROR_CODES = [...COMMON_ERROR_CODES, 'agent_not_found', 'run_not_found', 'invalid_task'] as const;
 export type AgentRunErrorCode = (typeof AGENT_RUN_ERROR_CODES)[number];
 
+// spec 03: a run starts from a task of 1–50,000 characters.
+export const MIN_TASK_CHARS = 1;
+export const MAX_TASK_CHARS = 50_000;
+
+/** Tools an agent may be given, by registry name (spec 03: sandbox.execute is shown to the model as sandbox_execute). */
+export const AGENT_TOOLS = ['sandbox.execute'] as const;
+export const AgentToolSchema = z.enum(AGENT_TOOLS);
+export type AgentTool = z.infer<typeof AgentToolSchema>;
+
+export const RUN_STATUSES = [
+  'queued',
+  'running',
+  'succeeded',
+  'failed',
+  'budget_exceeded',
+  'step_limit_reached',
+  'timed_out',
+  'cancelled',
+] as const;
+export const RunStatusSchema = z.enum(RUN_STATUSES);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter((s) => s !== 'queued' && s !== 'running');
+
+export const AgentLimitsSchema = z.object({
+  step_limit: z.number().int().min(1).max(200).default(20),
+  // USD the run may spend in total; held in integer micro-dollars inside agent-run.
+  budget_usd: z.number().positive().max(1000).default(1),
+});
+export type AgentLimits = z.infer<typeof AgentLimitsSchema>;
+
+const AgentFields = {
+  name: z.string().min(1).max(200),
+  model: z.string().min(1).max(200),
+  instructions: z.string().max(100_000),
+  tools: z.array(AgentToolSchema).max(AGENT_TOOLS.length),
+};
+
+export const AgentSchema = z.object({
+  id: z.string(),
+  account_id: AccountIdSchema,
+  ...AgentFields,
+  limits: AgentLimitsSchema,
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type Agent = z.infer<typeof AgentSchema>;
+
+export const AgentCreateBodySchema = z
+  .object({
+    name: AgentFields.name.default('agent'),
+    model: AgentFields.model,
+    instructions: AgentFields.instructions.default(''),
+    tools: AgentFields.tools.default([]),
+    limits: AgentLimitsSchema.default({ step_limit: 20, budget_usd: 1 }),
+  })
+  .strict();
+export const AgentUpdateBodySchema = z
+  .object({
+    name: AgentFields.name.optional(),
+    model: AgentFields.model.optional(),
+    instructions: AgentFields.instructions.optional(),
+    tools: AgentFields.tools.optional(),
+    limits: z.object({ step_limit: AgentLimitsSchema.shape.step_limit.optional(), budget_usd: AgentLimitsSchema.shape.budget_usd.optional() }).strict().optional(),
+  })
+  .strict();
+
+export const RunErrorSchema = z.object({ code: z.string(), message: z.string() });
+
+export const RunSchema = z.object({
+  id: z.string(),
+  account_id: AccountIdSchema,
+  agent_id: z.string(),
+  status: RunStatusSchema,
+  task: z.string(),
+  output: z.string().nullable(),
+  error: RunErrorSchema.nullable(),
+  budget_usd: z.number(),
+  spent_usd: z.number(),
+  step_count: z.number().int(),
+  receipt_count: z.number().int(),
+  receipt_head: z.string().nullable(),
+  created_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+});
+export type Run = z.infer<typeof RunSchema>;
+
+export const STEP_KINDS = ['inference.chat', 'sandbox.execute'] as const;
+export const StepKindSchema = z.enum(STEP_KINDS);
+
+/** A step as the public API shows it: what happened and what it cost, never the content. */
+export const RunStepSchema = z.object({
+  run_id: z.string(),
+  sequence: z.number().int().nonnegative(),
+  kind: StepKindSchema,
+  status: z.enum(['ok', 'error']),
+  cost_usd: z.number(),
+  detail: z.record(z.string(), z.unknown()),
+  created_at: z.string(),
+});
+export type RunStep = z.infer<typeof RunStepSchema>;
+
+const Hex32 = z.string().regex(/^[0-9a-f]{64}$/);
+const Hex64 = z.string().regex(/^[0-9a-f]{128}$/);
+
+/** The signed part of a receipt. Its keccak256 over the JCS (RFC 8785) bytes is the receipt hash. */
+export const ReceiptPayloadSchema = z.object({
+  version: z.literal(1),
+  id: z.string(),
+  issued_at: z.string(),
+  account_id: AccountIdSchema,
+  kind: StepKindSchema,
+  cost_micros: z.number().int().nonnegative(),
+  usage: z.record(z.string(), z.union([z.number(), z.string(), z.null()])),
+  input_fingerprint: Hex32,
+  output_fingerprint: Hex32,
+  run: z.object({ id: z.string(), sequence: z.number().int().nonnegative(), previous_receipt_hash: Hex32.nullable() }),
+});
+export type ReceiptPayload = z.infer<typeof ReceiptPayloadSchema>;
+
+export const ReceiptSchema = z.object({ payload: ReceiptPayloadSchema, hash: Hex32, key_id: z.string(), signature: Hex64 });
+export type Receipt = z.infer<typeof ReceiptSchema>;
+
+/** Signed at the end of a run, so a receipt chain cut short is caught too. */
+export const RunEndPayloadSchema = z.object({
+  version: z.literal(1),
+  type: z.literal('run_end'),
+  run_id: z.string(),
+  receipt_count: z.number().int().nonnegative(),
+  receipt_head: Hex32,
+});
+export const RunEndSchema = z.object({ payload: RunEndPayloadSchema, key_id: z.string(), signature: Hex64 });
+export type RunEnd = z.infer<typeof RunEndSchema>;
+
+export const RunReceiptsSchema = z.object({
+  run_id: z.string(),
+  receipts: z.array(ReceiptSchema),
+  run_end: RunEndSchema.nullable(),
+  public_key: Hex32,
+  key_id: z.string(),
+});
+export type RunReceipts = z.infer<typeof RunReceiptsSchema>;
+
+export const VerifyResultSchema = z.object({
+  valid: z.boolean(),
+  receipt_count: z.number().int(),
+  receipt_head: Hex32,
+  problems: z.array(z.string()),
+});
+export type VerifyResult = z.infer<typeof VerifyResultSchema>;
+
+export const RunEventSchema = z.object({
+  seq: z.number().int().positive(),
+  type: z.enum(['run.status', 'run.step', 'run.done']),
+  data: z.record(z.string(), z.unknown()),
+});
+export type RunEvent = z.infer<typeof RunEventSchema>;
+
+const Scope = { account_id: AccountIdSchema };
+const AgentRef = { ...Scope, agent_id: z.string().min(1).max(64) };
+const RunRef = { ...Scope, run_id: z.string().min(1).max(64) };
+const ListPage = { limit: z.number().int().min(1).max(100).default(20), before: z.string().max(64).optional() };
+
+const entry = <Req extends z.ZodType, Res extends z.ZodType>(subject: string, request: Req, reply: Res, timeoutMs = 5_000) =>
+  defineEntry({ subject, service: 'agent-run', request, reply, errors: AGENT_RUN_ERROR_CODES, timeoutMs });
+
 export const agentRunCatalog = {
   health: healthEntry('agent-run'),
+  createAgent: entry('agent-run.agents.create.v1', z.object({ ...Scope, agent: AgentCreateBodySchema }), AgentSchema),
+  getAgent: entry('agent-run.agents.get.v1', z.object(AgentRef), AgentSchema),
+  listAgents: entry('agent-run.agents.list.v1', z.object({ ...Scope, ...ListPage }), z.object({ agents: z.array(AgentSchema) })),
+  updateAgent: entry('agent-run.agents.update.v1', z.object({ ...AgentRef, patch: AgentUpdateBodySchema }), AgentSchema),
+  deleteAgent: entry('agent-run.agents.delete.v1', z.object(AgentRef), z.object({ id: z.string(), deleted: z.boolean() })),
+  createRun: entry(
+    'agent-run.runs.create.v1',
+    // The task length is checked by the service so that it answers `invalid_task`, not a generic bad_request.
+    z.object({ ...AgentRef, task: z.string(), idempotency_key: z.string().min(1).max(200).optional() }),
+    RunSchema,
+  ),
+  getRun: entry('agent-run.runs.get.v1', z.object(RunRef), RunSchema),
+  listRuns: entry('agent-run.runs.list.v1', z.object({ ...Scope, ...ListPage, agent_id: z.string().max(64).optional() }), z.object({ runs: z.array(RunSchema) })),
+  listSteps: entry('agent-run.runs.steps.v1', z.object(RunRef), z.object({ steps: z.array(RunStepSchema) })),
+  listReceipts: entry('agent-run.runs.receipts.v1', z.object(RunRef), RunReceiptsSchema),
+  cancelRun: entry('agent-run.runs.cancel.v1', z.object(RunRef), RunSchema),
+  verifyRun: entry('agent-run.runs.verify.v1', z.object(RunRef), VerifyResultSchema),
+  // Long poll: answers as soon as there are events after `after`, or empty after `wait_ms`.
+  runEvents: entry(
+    'agent-run.runs.events.v1',
+    z.object({ ...RunRef, after: z.number().int().nonnegative().default(0), wait_ms: z.number().int().min(0).max(20_000).default(10_000) }),
+    z.object({ events: z.array(RunEventSchema), done: z.boolean() }),
+    25_000,
+  ),
+  publicKey: entry('agent-run.receipts.key.v1', z.object({}).strict(), z.object({ key_id: z.string(), public_key: Hex32, algorithm: z.literal('ed25519') })),
 } as const;

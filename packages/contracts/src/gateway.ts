@@ -1,4 +1,7 @@
+import { z } from 'zod';
 import { COMMON_ERROR_CODES } from './wire-error.js';
+import { defineEntry } from './rpc-entry.js';
+import { AccountIdSchema } from './billing.js';
 
 /** Codes the gateway itself raises (HTTP surface), beside every service's own. */
 export const GATEWAY_ERROR_CODES = [
@@ -17,5 +20,53 @@ export const GATEWAY_ERROR_CODES = [
 ] as const;
 export type GatewayErrorCode = (typeof GATEWAY_ERROR_CODES)[number];
 
+/** One chat message on the inference subject: OpenAI's shape, passed through to the upstream as is. */
+export const InferenceMessageSchema = z
+  .object({
+    role: z.enum(['system', 'user', 'assistant', 'tool']),
+    content: z.string().nullable(),
+    tool_calls: z.array(z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.string() }) })).optional(),
+    tool_call_id: z.string().optional(),
+  })
+  .loose();
+export type InferenceMessage = z.infer<typeof InferenceMessageSchema>;
+
+export const InferenceToolSchema = z.object({
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()) }),
+});
+
+/**
+ * A non-streamed chat completion on behalf of an account, through the same pipeline as the public
+ * API (model routing, policy, account rate limit, usage). Agent runs make every model call here.
+ */
+export const InferenceChatRequestSchema = z.object({
+  account_id: AccountIdSchema,
+  model: z.string().min(1),
+  messages: z.array(InferenceMessageSchema).min(1),
+  tools: z.array(InferenceToolSchema).optional(),
+  max_tokens: z.number().int().positive(),
+  // Who is calling, for logs and usage records (e.g. an agent run and its step).
+  origin: z.object({ kind: z.literal('agent_run'), run_id: z.string(), step: z.number().int().nonnegative() }).optional(),
+});
+export const InferenceChatReplySchema = z.object({
+  model: z.string(),
+  message: InferenceMessageSchema,
+  finish_reason: z.string().nullable(),
+  usage: z.object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative() }),
+});
+export type InferenceChatRequest = z.infer<typeof InferenceChatRequestSchema>;
+export type InferenceChatReply = z.infer<typeof InferenceChatReplySchema>;
+
 /** Subjects the gateway answers over NATS (for example inference for agent runs). */
-export const gatewayCatalog = {} as const;
+export const gatewayCatalog = {
+  inferenceChat: defineEntry({
+    subject: 'gateway.inference.chat.v1',
+    service: 'gateway',
+    request: InferenceChatRequestSchema,
+    reply: InferenceChatReplySchema,
+    errors: GATEWAY_ERROR_CODES,
+    // A long completion from a slow upstream.
+    timeoutMs: 180_000,
+  }),
+} as const;

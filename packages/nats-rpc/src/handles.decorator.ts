@@ -1,4 +1,4 @@
-import { MessagePattern, type NatsContext } from '@nestjs/microservices';
+import { Ctx, MessagePattern, Payload, type NatsContext } from '@nestjs/microservices';
 import type { RpcEntry } from '@drael/contracts';
 import { currentRequestId, newRequestId, withRequestId, type Logger } from '@drael/logger';
 import { RpcError } from './rpc-error.js';
@@ -61,6 +61,10 @@ export function Handles(entry: RpcEntry): MethodDecorator {
     Object.defineProperty(wrapped, 'name', { value: original.name });
     descriptor.value = wrapped;
     MessagePattern(entry.subject)(target, propertyKey, descriptor);
+    // Explicit argument bindings: without them Nest passes only as many arguments as the
+    // original method declares, and the NATS context (with the headers) would be lost.
+    Payload()(target, propertyKey, 0);
+    Ctx()(target, propertyKey, 1);
     return descriptor;
   };
 }

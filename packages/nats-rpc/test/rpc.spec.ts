@@ -1,0 +1,119 @@
+import 'reflect-metadata';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { testPrefix } from '@drael/test-support';
+import { NatsRpcClient, RpcError, startService, wireSubject, type RunningService } from '../src/index.js';
+import { calls, TestModule } from './fixtures/test.controller.js';
+import { testCatalog } from './fixtures/test-catalog.js';
+
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const prefix = testPrefix('rpc');
+let service: RunningService;
+let client: NatsRpcClient;
+let raw: NatsConnection;
+
+beforeAll(async () => {
+  service = await startService({ service: 'search', module: TestModule, catalog: testCatalog, natsUrl: NATS_URL, prefix, logLevel: 'silent' });
+  client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
+  raw = await connect({ servers: NATS_URL });
+});
+
+afterAll(async () => {
+  await client.close();
+  await raw.close();
+  await service.close();
+});
+
+async function caught(p: Promise<unknown>): Promise<RpcError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(RpcError);
+    return err as RpcError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('typed NATS request/reply', () => {
+  it('round-trips a valid request to a typed reply', async () => {
+    const reply = await client.request(testCatalog.echo, { text: 'hi' });
+    expect(reply.text).toBe('hi');
+  });
+
+  it('carries the request id in a NATS header to the handler', async () => {
+    const reply = await client.request(testCatalog.echo, { text: 'hi' }, { requestId: 'req-123' });
+    expect(reply.request_id).toBe('req-123');
+  });
+
+  it('validates the payload before sending: a bad request never reaches the service', async () => {
+    const before = calls.echo;
+    const err = await caught(client.request(testCatalog.echo, { text: '' }));
+    expect(err.code).toBe('bad_request');
+    expect(err.details).toMatchObject({ param: 'text' });
+    expect(calls.echo).toBe(before);
+  });
+
+  it('the handler validates too: a forged payload sent around the client answers bad_request', async () => {
+    const packet = { pattern: 'search.echo.v1', id: 'x1', data: { text: 42 } };
+    const msg = await raw.request(wireSubject('search.echo.v1', prefix), JSON.stringify(packet), { timeout: 2000 });
+    const reply = msg.json<{ response: { error: { code: string; message: string } } }>();
+    expect(reply.response.error.code).toBe('bad_request');
+    expect(reply.response.error.message).toContain('text');
+  });
+
+  it('turns an error reply into a typed RpcError with its details', async () => {
+    const err = await caught(client.request(testCatalog.fail, { kind: 'typed' }));
+    expect(err.code).toBe('timeout');
+    expect(err.retryable).toBe(true);
+    expect(err.details).toEqual({ after_ms: 5 });
+  });
+
+  it('an unexpected exception answers internal and the service keeps serving', async () => {
+    const err = await caught(client.request(testCatalog.fail, { kind: 'crash' }));
+    expect(err.code).toBe('internal');
+    expect(err.message).not.toContain('boom');
+    expect((await client.request(testCatalog.echo, { text: 'still here' })).text).toBe('still here');
+  });
+
+  it('validates the reply: a reply off its schema is an internal error, not data', async () => {
+    const err = await caught(client.request(testCatalog.fail, { kind: 'bad_reply' }));
+    expect(err.code).toBe('internal');
+    expect(err.message).toContain('reply does not match');
+  });
+
+  it('applies a timeout', async () => {
+    const err = await caught(client.request(testCatalog.echo, { text: 'slow', delay_ms: 800 }, { timeoutMs: 100 }));
+    expect(err.code).toBe('timeout');
+    expect(err.retryable).toBe(true);
+  });
+
+  it('an abort signal ends the wait', async () => {
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 50);
+    const err = await caught(client.request(testCatalog.echo, { text: 'slow', delay_ms: 800 }, { signal: ac.signal }));
+    expect(err.code).toBe('timeout');
+  });
+
+  it('answers unavailable at once when no service listens', async () => {
+    const lonely = await NatsRpcClient.connect({ servers: NATS_URL, prefix: testPrefix('nobody') });
+    const started = Date.now();
+    const err = await caught(lonely.request(testCatalog.echo, { text: 'anyone?' }, { timeoutMs: 5_000 }));
+    await lonely.close();
+    expect(err.code).toBe('unavailable');
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
+
+  it('a malformed message does not take the service down', async () => {
+    raw.publish(wireSubject('search.echo.v1', prefix), 'not json at all {');
+    await raw.flush();
+    expect((await client.request(testCatalog.echo, { text: 'alive' })).text).toBe('alive');
+  });
+
+  it('subjects are namespaced by the prefix: another prefix does not reach this service', async () => {
+    const other = await NatsRpcClient.connect({ servers: NATS_URL, prefix: testPrefix('other') });
+    const err = await caught(other.request(testCatalog.health, {}));
+    await other.close();
+    expect(err.code).toBe('unavailable');
+    expect((await client.request(testCatalog.health, {})).service).toBe('search');
+  });
+});
