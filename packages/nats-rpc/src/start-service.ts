@@ -1,5 +1,5 @@
 import { NestFactory } from '@nestjs/core';
-import type { INestMicroservice, Type } from '@nestjs/common';
+import type { DynamicModule, INestMicroservice, Type } from '@nestjs/common';
 import type { Catalog, ServiceName } from '@drael/contracts';
 import { createLogger, PinoNestLogger, type Logger } from '@drael/logger';
 import { DrainingNatsServer } from './draining-nats.server.js';
@@ -8,7 +8,7 @@ import { setHandlerLogger } from './handles.decorator.js';
 
 export interface ServiceBootOptions {
   service: ServiceName;
-  module: Type<unknown>;
+  module: Type<unknown> | DynamicModule;
   catalog: Catalog;
   natsUrl: string;
   prefix: string;

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { testPrefix } from '@drael/test-support';
+import { testPrefix } from './fixtures/prefix.js';
 import { NatsRpcClient, RpcError, startService, wireSubject, type RunningService } from '../src/index.js';
 import { calls, TestModule } from './fixtures/test.controller.js';
 import { testCatalog } from './fixtures/test-catalog.js';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { COMMON_ERROR_CODES, defineEntry, healthEntry } from '@drael/contracts';
-import { testPrefix } from '@drael/test-support';
+import { testPrefix } from './fixtures/prefix.js';
 import { NatsRpcClient } from '../src/index.js';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
