@@ -1,0 +1,37 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { RpcClientModule } from '@drael/nats-rpc';
+import { GATEWAY_CONFIG, type GatewayConfig } from './config/config.schema.js';
+import { HealthController } from './health/health.controller.js';
+import { ReadinessService } from './health/readiness.service.js';
+import { ModelRegistry } from './models/model-registry.js';
+import { ModelsController } from './models/models.controller.js';
+import { UpstreamClient } from './upstream/upstream.client.js';
+import { ChatCompletionsController } from './chat/chat-completions.controller.js';
+import { ChatCompletionsService } from './chat/chat-completions.service.js';
+import { ChatProxyService } from './chat/chat-proxy.service.js';
+
+/**
+ * The gateway. Feature modules join here: tools-api (search/fetch engineers), auth and
+ * rate-limit (billing engineer), the turn loop (issue 7). GATEWAY_CONFIG is global so every
+ * feature module can inject it; NatsRpcClient comes from the global RpcClientModule.
+ */
+@Module({})
+export class AppModule {
+  static forRoot(config: GatewayConfig): DynamicModule {
+    return {
+      module: AppModule,
+      global: true,
+      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway' })],
+      controllers: [HealthController, ModelsController, ChatCompletionsController],
+      providers: [
+        { provide: GATEWAY_CONFIG, useValue: config },
+        ReadinessService,
+        ModelRegistry,
+        UpstreamClient,
+        ChatProxyService,
+        ChatCompletionsService,
+      ],
+      exports: [GATEWAY_CONFIG, ModelRegistry, UpstreamClient],
+    };
+  }
+}

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { baseEnvShape, envInt } from '@drael/config';
+import { BACKEND_SERVICES } from '@drael/contracts';
+
+/** One model alias: which OpenAI-compatible upstream serves it, under which name, at what price. */
+export const ModelRouteSchema = z.object({
+  base_url: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, '')),
+  api_key: z.string().default(''),
+  model: z.string().min(1),
+  // Prices in credits per 1M tokens; read by billing later (issue 7+), carried here so config has one home.
+  input_per_1m: z.number().nonnegative().default(0),
+  output_per_1m: z.number().nonnegative().default(0),
+});
+export type ModelRoute = z.infer<typeof ModelRouteSchema>;
+
+const jsonOf = <S extends z.ZodType>(schema: S) =>
+  z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be valid JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
+
+const ALIAS = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
+
+export const configSchema = z.object({
+  ...baseEnvShape,
+  HOST: z.string().default('0.0.0.0'),
+  PORT: envInt(0, 65535).default(8080),
+  // DRAEL_MODELS='{"alias":{"base_url":"http://host:port/v1","api_key":"...","model":"upstream-name"}}'
+  DRAEL_MODELS: jsonOf(
+    z.record(z.string().regex(ALIAS, 'alias: letters, digits and ._:/- only'), ModelRouteSchema),
+  ).default({}),
+  // Services /readyz asks; comma separated. Defaults to every backend service.
+  DRAEL_BACKEND_SERVICES: z
+    .string()
+    .default(BACKEND_SERVICES.join(','))
+    .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(BACKEND_SERVICES))),
+  READY_TIMEOUT_MS: envInt(50, 10_000).default(1_000),
+  // Time allowed for the upstream to send response headers (first byte for non-streaming answers).
+  UPSTREAM_HEADERS_TIMEOUT_MS: envInt(100, 3_600_000).default(120_000),
+  // Longest silence allowed between two body chunks of the upstream.
+  UPSTREAM_BODY_TIMEOUT_MS: envInt(100, 3_600_000).default(300_000),
+  UPSTREAM_CONNECTIONS: envInt(1, 4096).default(128),
+  BODY_LIMIT_BYTES: envInt(1024, 256 * 1024 * 1024).default(32 * 1024 * 1024),
+  // How long SIGTERM lets open requests and streams finish before the process exits anyway.
+  SHUTDOWN_GRACE_MS: envInt(0, 3_600_000).default(30_000),
+});
+export type GatewayConfig = z.infer<typeof configSchema>;
+export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import {
+  AGENT_RUN_ERROR_CODES,
+  BILLING_ERROR_CODES,
+  FETCH_ERROR_CODES,
+  GATEWAY_ERROR_CODES,
+  SANDBOX_ERROR_CODES,
+  SEARCH_ERROR_CODES,
+} from '@drael/contracts';
+import { RpcError } from '@drael/nats-rpc';
+import { httpErrorOf } from './error-mapping.js';
+import { ApiError } from './api-error.js';
+
+const ALL_CODES = [
+  ...GATEWAY_ERROR_CODES,
+  ...SANDBOX_ERROR_CODES,
+  ...FETCH_ERROR_CODES,
+  ...SEARCH_ERROR_CODES,
+  ...BILLING_ERROR_CODES,
+  ...AGENT_RUN_ERROR_CODES,
+];
+
+describe('error mapping', () => {
+  it('maps every code of every service to an HTTP error status and an OpenAI type', () => {
+    for (const code of ALL_CODES) {
+      const { status, type } = httpErrorOf(code);
+      expect(status, code).toBeGreaterThanOrEqual(400);
+      expect(status, code).toBeLessThan(600);
+      expect(type, code).toMatch(/_error$|^insufficient_quota$/);
+    }
+  });
+
+  it('gives the statuses the issue names', () => {
+    expect(httpErrorOf('invalid_json').status).toBe(400);
+    expect(httpErrorOf('model_not_found')).toEqual({ status: 404, type: 'not_found_error' });
+    expect(httpErrorOf('upstream_unreachable').status).toBe(502);
+    expect(httpErrorOf('upstream_timeout').status).toBe(504);
+  });
+
+  it('throws, rather than guessing, for a code no enum declares', () => {
+    expect(() => httpErrorOf('no_such_code' as never)).toThrow(/no HTTP mapping/);
+  });
+
+  it('turns a typed NATS error into the envelope, keeping its param', () => {
+    const err = ApiError.fromRpc(new RpcError('code_too_large', 'too big', false, { param: 'code' }));
+    expect(err?.status).toBe(413);
+    expect(err?.toEnvelope()).toEqual({ error: { message: 'too big', type: 'invalid_request_error', param: 'code', code: 'code_too_large' } });
+  });
+
+  it('answers 500 for a code from a newer service instead of crashing', () => {
+    expect(ApiError.fromRpc(new RpcError('brand_new_code', 'x'))?.status).toBe(500);
+  });
+});

@@ -1,0 +1,41 @@
+import 'reflect-metadata';
+import { parseEnv } from '@drael/config';
+import { createLogger } from '@drael/logger';
+import { failBoot } from '@drael/nats-rpc';
+import { configSchema } from './config/config.schema.js';
+import { startGateway } from './bootstrap.js';
+
+try {
+  const config = parseEnv(configSchema);
+  const logger = createLogger('gateway', config.LOG_LEVEL);
+  const gateway = await startGateway(config, logger);
+  logger.info({ url: gateway.url, models: Object.keys(config.DRAEL_MODELS) }, `gateway listening on ${gateway.url}`);
+
+  // SIGTERM: stop accepting, let open requests and streams finish, drain NATS, exit 0.
+  // A second signal, or the grace period running out, stops at once with exit 1.
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    logger.info({ signal }, 'draining');
+    const grace = setTimeout(() => {
+      logger.error({ grace_ms: config.SHUTDOWN_GRACE_MS }, 'open requests did not finish in time');
+      process.exit(1);
+    }, config.SHUTDOWN_GRACE_MS);
+    grace.unref();
+    gateway.close().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+} catch (err) {
+  failBoot('gateway', err);
+}

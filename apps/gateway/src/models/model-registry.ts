@@ -1,0 +1,29 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ApiError } from '../errors/api-error.js';
+import { GATEWAY_CONFIG, type GatewayConfig, type ModelRoute } from '../config/config.schema.js';
+
+export interface ResolvedModel extends ModelRoute {
+  readonly alias: string;
+}
+
+/** The configured model aliases: what /v1/models lists and where each request is routed. */
+@Injectable()
+export class ModelRegistry {
+  private readonly routes: ReadonlyMap<string, ResolvedModel>;
+  // Config is fixed at boot, so the list is too.
+  private readonly createdAt = Math.floor(Date.now() / 1000);
+
+  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    this.routes = new Map(Object.entries(config.DRAEL_MODELS).map(([alias, route]) => [alias, { alias, ...route }]));
+  }
+
+  resolve(alias: string): ResolvedModel {
+    const route = this.routes.get(alias);
+    if (!route) throw new ApiError('model_not_found', `The model '${alias}' does not exist or you do not have access to it.`, 'model');
+    return route;
+  }
+
+  list(): Array<{ id: string; object: 'model'; created: number; owned_by: string }> {
+    return [...this.routes.keys()].map((id) => ({ id, object: 'model', created: this.createdAt, owned_by: 'drael' }));
+  }
+}

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+
+/**
+ * The parts of an OpenAI chat-completions request the gateway reads. Objects are loose: any
+ * field not named here (new OpenAI parameters, vendor extensions) passes through to the upstream.
+ */
+const ContentPartSchema = z.looseObject({ type: z.string().min(1) });
+
+export const ToolCallSchema = z.looseObject({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.looseObject({ name: z.string(), arguments: z.string() }),
+});
+
+export const ChatMessageSchema = z.discriminatedUnion('role', [
+  z.looseObject({ role: z.literal('system'), content: z.union([z.string(), z.array(ContentPartSchema)]) }),
+  z.looseObject({ role: z.literal('developer'), content: z.union([z.string(), z.array(ContentPartSchema)]) }),
+  z.looseObject({ role: z.literal('user'), content: z.union([z.string(), z.array(ContentPartSchema)]) }),
+  z.looseObject({
+    role: z.literal('assistant'),
+    content: z.union([z.string(), z.array(ContentPartSchema)]).nullish(),
+    tool_calls: z.array(ToolCallSchema).optional(),
+  }),
+  z.looseObject({ role: z.literal('tool'), content: z.union([z.string(), z.array(ContentPartSchema)]), tool_call_id: z.string() }),
+]);
+
+export const FunctionToolSchema = z.looseObject({
+  type: z.literal('function'),
+  function: z.looseObject({
+    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'function name must match ^[A-Za-z0-9_-]{1,64}$'),
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+
+export const ChatCompletionRequestSchema = z.looseObject({
+  model: z.string().min(1),
+  messages: z.array(ChatMessageSchema).min(1),
+  stream: z.boolean().nullish(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
+  tools: z.array(z.union([FunctionToolSchema, z.looseObject({ type: z.string() })])).optional(),
+  n: z.number().int().min(1).max(128).nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().min(0).max(1).nullish(),
+  max_tokens: z.number().int().positive().nullish(),
+  max_completion_tokens: z.number().int().positive().nullish(),
+});
+export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
