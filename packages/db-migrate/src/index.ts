@@ -1,0 +1,2 @@
+export { deploy, create, check, pendingSql, readMigrations, type MigratorOptions } from './migrator.js';
+export { parseDatabaseUrl } from './pg-adapter.js';
