@@ -1,0 +1,45 @@
+#!/usr/bin/env node
+// drael-receipts: checks a run's receipts offline, against the platform's public key.
+//   drael-receipts verify <receipts.json|-> --public-key <hex>
+// <receipts.json> is what GET /v1/agents/runs/{id}/receipts answers. Exit 0: valid; 1: not valid; 2: usage.
+import { readFileSync, realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { verifyReceipts, type ReceiptBundle } from '../receipts/receipt-verifier.js';
+
+const USAGE = 'usage: drael-receipts verify <receipts.json|-> --public-key <64 hex> [--json]';
+
+export function runCli(argv: string[], out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): number {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { 'public-key': { type: 'string' }, json: { type: 'boolean' } } });
+  } catch (err) {
+    out(`${(err as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const [command, file] = parsed.positionals;
+  const publicKey = parsed.values['public-key'];
+  if (command !== 'verify' || !file || !publicKey || !/^[0-9a-f]{64}$/i.test(publicKey)) {
+    out(USAGE);
+    return 2;
+  }
+  let bundle: ReceiptBundle & { public_key?: string };
+  try {
+    bundle = JSON.parse(readFileSync(file === '-' ? 0 : file, 'utf8')) as ReceiptBundle;
+  } catch (err) {
+    out(`cannot read ${file}: ${(err as Error).message}`);
+    return 2;
+  }
+  if (typeof bundle.run_id !== 'string' || !Array.isArray(bundle.receipts)) {
+    out(`${file}: expected {"run_id", "receipts": [...], "run_end"}`);
+    return 2;
+  }
+  const result = verifyReceipts(bundle, publicKey.toLowerCase());
+  if (parsed.values.json) out(JSON.stringify(result));
+  else if (result.valid) out(`valid: run ${bundle.run_id}, ${result.receipt_count} receipts, head ${result.receipt_head}`);
+  else out(`NOT valid: run ${bundle.run_id}\n${result.problems.map((p) => `  - ${p}`).join('\n')}`);
+  return result.valid ? 0 : 1;
+}
+
+// Run when executed (also through a node_modules/.bin symlink), not when imported by a test.
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) process.exitCode = runCli(process.argv.slice(2));

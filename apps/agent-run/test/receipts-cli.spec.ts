@@ -1,0 +1,62 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Receipt } from '@drael/contracts';
+import { chainHead, keccak256Hex } from '../src/receipts/receipt-crypto.js';
+import { ReceiptSigner } from '../src/receipts/receipt-signer.js';
+
+const signer = new ReceiptSigner('07'.repeat(32), 'k1');
+const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'receipts.cli.js');
+const dir = mkdtempSync(join(tmpdir(), 'receipts-cli-'));
+
+function bundleFile(mutate?: (receipts: Receipt[]) => void): string {
+  const receipts: Receipt[] = [];
+  for (let i = 0; i < 3; i++) {
+    receipts.push(
+      signer.signReceipt({
+        version: 1,
+        id: `rcpt_${i}`,
+        issued_at: new Date(0).toISOString(),
+        account_id: 'acct',
+        kind: 'inference.chat',
+        cost_micros: 5,
+        usage: {},
+        input_fingerprint: keccak256Hex(Buffer.from(`i${i}`)),
+        output_fingerprint: keccak256Hex(Buffer.from(`o${i}`)),
+        run: { id: 'run_cli', sequence: i, previous_receipt_hash: receipts[i - 1]?.hash ?? null },
+      }),
+    );
+  }
+  const runEnd = signer.signRunEnd('run_cli', 3, chainHead(receipts.map((r) => r.hash)));
+  mutate?.(receipts);
+  const file = join(dir, `${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(file, JSON.stringify({ run_id: 'run_cli', receipts, run_end: runEnd, public_key: signer.publicKey, key_id: 'k1' }));
+  return file;
+}
+
+const run = (...args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8' });
+
+describe('drael-receipts CLI (built)', () => {
+  it('says valid and exits 0 for an intact chain', () => {
+    const r = run('verify', bundleFile(), '--public-key', signer.publicKey);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^valid: run run_cli, 3 receipts, head [0-9a-f]{64}/);
+  });
+
+  it('exits 1 and names the problem for a cut tail', () => {
+    const r = run('verify', bundleFile((rs) => rs.pop()), '--public-key', signer.publicKey);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('signed for 3 receipts, 2 present');
+  });
+
+  it('exits 1 under another public key', () => {
+    const r = run('verify', bundleFile(), '--public-key', new ReceiptSigner('08'.repeat(32), 'k').publicKey);
+    expect(r.status).toBe(1);
+  });
+
+  it('exits 2 without a public key', () => {
+    expect(run('verify', bundleFile()).status).toBe(2);
+  });
+});
