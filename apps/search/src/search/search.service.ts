@@ -1,0 +1,210 @@
+import {
+  DEFAULT_SEARCH_LIMIT,
+  type SearchQueryReply,
+  type SearchQueryRequest,
+  type SearchResult,
+} from '@drael/contracts';
+import { RpcError } from '@drael/nats-rpc';
+import type { Logger } from '@drael/logger';
+import { SearxUnreachableError, type SearxClient, type SearxEngineInfo, type SearxResult } from '../searx/searx.client.js';
+import type { CachedSearch, SearchCache, SearchCacheKey } from '../cache/search-cache.js';
+import type { SnippetVerifier } from '../verify/snippet-verifier.js';
+import { classifyIntent } from '../intent/intent.classifier.js';
+
+export interface SearchServiceOptions {
+  onionEngines: readonly string[];
+  /** Undefined: verification is off in this deployment, every result says verified:false. */
+  verifier?: SnippetVerifier;
+}
+
+type Failure = Extract<SearchQueryReply, { ok: false }>;
+
+/**
+ * The rules of search: which engines to ask, how "empty", "failed" and "degraded" differ, onion
+ * pinning, the cut to the limit, verification and the cache. SearXNG, Redis and the fetch service
+ * sit behind SearxClient, SearchCache and SnippetVerifier.
+ */
+export class SearchService {
+  constructor(
+    private readonly searx: SearxClient,
+    private readonly cache: SearchCache,
+    private readonly options: SearchServiceOptions,
+    private readonly logger: Pick<Logger, 'warn'>,
+  ) {}
+
+  async search(req: SearchQueryRequest): Promise<SearchQueryReply> {
+    const started = performance.now();
+    const tookMs = () => Math.round((performance.now() - started) * 100) / 100;
+    const onion = req.onion ?? false;
+    // Onion search without a pinned engine is refused before anything else: never the clear web instead.
+    if (onion && this.options.onionEngines.length === 0) {
+      throw new RpcError('onion_search_unavailable', 'onion search is not configured: no hidden-service engine is pinned (SEARCH_ONION_ENGINES)', false);
+    }
+    const verify = (req.verify ?? true) && this.options.verifier !== undefined;
+    const key: SearchCacheKey = {
+      query: req.query,
+      limit: req.limit ?? DEFAULT_SEARCH_LIMIT,
+      onion,
+      freshness: req.freshness ?? null,
+      language: req.language ?? null,
+      verify,
+    };
+
+    const hit = await this.cacheGet(key);
+    if (hit) return { ...hit, took_ms: tookMs(), cached: true };
+
+    const answer = await this.ask(req, key, onion);
+    if (!answer.ok) return { ...answer, took_ms: tookMs() };
+    // ok:false is never cached (above); an empty answer is a true answer and is.
+    await this.cacheSet(key, answer);
+    return { ...answer, took_ms: tookMs(), cached: false };
+  }
+
+  private async ask(req: SearchQueryRequest, key: SearchCacheKey, onion: boolean): Promise<CachedSearch | Omit<Failure, 'took_ms'>> {
+    let engines: SearxEngineInfo[];
+    try {
+      engines = await this.searx.engines();
+    } catch (err) {
+      return unreachable(err);
+    }
+    const queried = this.enginesToAsk(engines, onion, key.freshness !== null);
+    if (queried.length === 0) {
+      return {
+        ok: false,
+        code: 'no_engines',
+        reason: key.freshness ? `no enabled engine supports freshness "${key.freshness}"` : 'SearXNG has no enabled general engine',
+        degraded: [],
+        sources_tried: [],
+      };
+    }
+
+    let answer;
+    try {
+      answer = await this.searx.search({
+        query: req.query,
+        engines: onion ? queried : undefined,
+        freshness: req.freshness,
+        language: req.language,
+      });
+    } catch (err) {
+      return unreachable(err, queried);
+    }
+
+    const asked = new Set(queried);
+    const failed = [...new Set(answer.unresponsive.map((u) => u.engine).filter((e) => asked.has(e)))];
+    if (failed.length === queried.length) {
+      const why = answer.unresponsive.filter((u) => asked.has(u.engine)).map((u) => `${u.engine}: ${u.reason}`);
+      return { ok: false, code: 'all_engines_failed', reason: `every engine failed (${why.join('; ')})`, degraded: failed, sources_tried: queried };
+    }
+
+    const candidates = answer.results.map((r) => toResult(r, asked)).filter((r): r is SearchResult => r !== null && (!onion || isOnionUrl(r.url)));
+    const results = await this.verifyAndCut(candidates, key.limit, key.verify);
+    const coverage = Math.round(((queried.length - failed.length) / queried.length) * 1000) / 1000;
+    const base = {
+      ok: true as const,
+      degraded: failed,
+      coverage,
+      sources_tried: queried,
+      intent: classifyIntent(req.query),
+    };
+    if (results.length === 0) {
+      const answered = queried.length - failed.length;
+      return {
+        ...base,
+        found: false,
+        results: [],
+        note:
+          failed.length === 0
+            ? `all ${answered} engine(s) were queried and answered; the corpus holds nothing for this query`
+            : `${answered} of ${queried.length} engine(s) answered with nothing for this query; ${failed.join(', ')} failed`,
+      };
+    }
+    return { ...base, found: true, results };
+  }
+
+  /** Onion: the pinned engines SearXNG has (never a fall-back). Clear web: every enabled general engine. */
+  private enginesToAsk(engines: SearxEngineInfo[], onion: boolean, needsTimeRange: boolean): string[] {
+    // SearXNG skips an engine without time-range support whenever a time range is asked for.
+    const usable = engines.filter((e) => e.enabled && (!needsTimeRange || e.time_range_support));
+    if (onion) {
+      const loaded = new Set(engines.filter((e) => e.enabled).map((e) => e.name));
+      const pinned = this.options.onionEngines.filter((name) => loaded.has(name));
+      if (pinned.length === 0) {
+        // SearXNG answers an unknown engine name with its general engines, silently: refuse instead.
+        throw new RpcError('onion_search_unavailable', `none of the pinned onion engines (${this.options.onionEngines.join(', ')}) is enabled in SearXNG`, false);
+      }
+      return pinned.filter((name) => usable.some((e) => e.name === name));
+    }
+    const onionNames = new Set(this.options.onionEngines);
+    return usable.filter((e) => e.categories.includes('general') && !onionNames.has(e.name)).map((e) => e.name);
+  }
+
+  /**
+   * Without verification: the first `limit` results, each verified:false. With it: results in
+   * SearXNG's order, a result whose snippet is absent from its live page is dropped (and the next
+   * one moves up), a result whose page could not be read in time is kept as verified:false.
+   */
+  private async verifyAndCut(candidates: SearchResult[], limit: number, verify: boolean): Promise<SearchResult[]> {
+    if (!verify || !this.options.verifier) return candidates.slice(0, limit);
+    const verdicts = await this.options.verifier.verify(candidates, limit);
+    return candidates
+      .map((r, i) => ({ ...r, verified: verdicts[i] === 'present', drop: verdicts[i] === 'absent' }))
+      .filter((r) => !r.drop)
+      .slice(0, limit)
+      .map(({ drop: _drop, ...r }) => r);
+  }
+
+  private async cacheGet(key: SearchCacheKey): Promise<CachedSearch | undefined> {
+    try {
+      return await this.cache.get(key);
+    } catch (err) {
+      this.logger.warn({ err }, 'search cache unavailable; searching uncached');
+      return undefined;
+    }
+  }
+
+  private async cacheSet(key: SearchCacheKey, value: CachedSearch): Promise<void> {
+    try {
+      await this.cache.set(key, value);
+    } catch (err) {
+      this.logger.warn({ err }, 'search cache unavailable; answer not cached');
+    }
+  }
+}
+
+function unreachable(err: unknown, queried: string[] = []): Omit<Failure, 'took_ms'> {
+  if (!(err instanceof SearxUnreachableError)) throw err;
+  return { ok: false, code: 'searx_unreachable', reason: err.message, degraded: [], sources_tried: queried };
+}
+
+function toResult(r: SearxResult, asked: ReadonlySet<string>): SearchResult | null {
+  const engines = (r.engines ?? (r.engine ? [r.engine] : [])).filter((e) => asked.has(e));
+  // A result from an engine that was not asked means SearXNG fell back: not ours to return.
+  if (engines.length === 0) return null;
+  return {
+    title: r.title,
+    url: r.url,
+    snippet: r.content ?? '',
+    source: engines[0]!,
+    engines,
+    page_age: pageAge(r),
+    verified: false,
+  };
+}
+
+/** YYYY-MM-DD from the engine's published date, whichever of SearXNG's two fields carries it. */
+function pageAge(r: SearxResult): string | null {
+  for (const value of [r.pubdate, r.publishedDate]) {
+    const m = value ? /^(\d{4}-\d{2}-\d{2})[ T]/.exec(value) : null;
+    if (m) return m[1]!;
+  }
+  return null;
+}
+
+function isOnionUrl(url: string): boolean {
+  try {
+    return new URL(url).hostname.endsWith('.onion');
+  } catch {
+    return false;
+  }
+}

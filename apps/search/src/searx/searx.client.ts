@@ -1,0 +1,128 @@
+import { z } from 'zod';
+import type { Freshness } from '@drael/contracts';
+
+/** One result as SearXNG's JSON format gives it (only the fields Drael reads). */
+const SearxResultSchema = z.object({
+  url: z.string(),
+  title: z.string().default(''),
+  content: z.string().nullish(),
+  engine: z.string().optional(),
+  engines: z.array(z.string()).optional(),
+  // Debian searx 1.1: `pubdate` "2026-11-28 12:24:01+0000" and a human `publishedDate`;
+  // SearXNG: ISO `publishedDate`. Either may be missing or null.
+  pubdate: z.string().nullish(),
+  publishedDate: z.string().nullish(),
+});
+const SearxAnswerSchema = z.object({
+  results: z.array(z.unknown()),
+  // [[engine, reason], ...]
+  unresponsive_engines: z.array(z.tuple([z.string(), z.string()]).rest(z.unknown())).default([]),
+});
+const SearxConfigSchema = z.object({
+  engines: z.array(
+    z.object({
+      name: z.string(),
+      categories: z.array(z.string()),
+      enabled: z.boolean(),
+      time_range_support: z.boolean().default(false),
+    }),
+  ),
+});
+
+export type SearxResult = z.infer<typeof SearxResultSchema>;
+export type SearxEngineInfo = z.infer<typeof SearxConfigSchema>['engines'][number];
+export interface SearxAnswer {
+  results: SearxResult[];
+  unresponsive: { engine: string; reason: string }[];
+}
+
+export interface SearxQuery {
+  query: string;
+  /** Ask these engines by name; else the `general` category. */
+  engines?: readonly string[];
+  freshness?: Freshness;
+  language?: string;
+}
+
+/** SearXNG could not be asked or gave no usable answer (network, status, body). */
+export class SearxUnreachableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SearxUnreachableError';
+  }
+}
+
+// The engine list changes only when SearXNG's settings do; asking /config on every query would
+// double the calls to SearXNG.
+const ENGINE_LIST_TTL_MS = 30_000;
+
+/** The one place that speaks SearXNG's HTTP API (`/search?format=json`, `/config`). */
+export class SearxClient {
+  private engineList?: { at: number; engines: Promise<SearxEngineInfo[]> };
+
+  constructor(
+    private readonly baseUrl: string,
+    private readonly timeoutMs: number,
+  ) {}
+
+  async search(q: SearxQuery): Promise<SearxAnswer> {
+    const url = new URL('search', this.baseUrl.endsWith('/') ? this.baseUrl : `${this.baseUrl}/`);
+    url.searchParams.set('q', q.query);
+    url.searchParams.set('format', 'json');
+    if (q.engines?.length) url.searchParams.set('engines', q.engines.join(','));
+    else url.searchParams.set('categories', 'general');
+    // SearXNG's time_range takes the same four words as Drael's freshness.
+    if (q.freshness) url.searchParams.set('time_range', q.freshness);
+    if (q.language) url.searchParams.set('language', q.language);
+    const body = await this.getJson(url);
+    const answer = SearxAnswerSchema.safeParse(body);
+    if (!answer.success) throw new SearxUnreachableError('SearXNG answered JSON of an unexpected shape');
+    const results: SearxResult[] = [];
+    for (const raw of answer.data.results) {
+      const r = SearxResultSchema.safeParse(raw);
+      if (r.success) results.push(r.data);
+    }
+    return {
+      results,
+      unresponsive: answer.data.unresponsive_engines.map(([engine, reason]) => ({ engine, reason })),
+    };
+  }
+
+  /** Engines SearXNG has loaded (name, categories, enabled, time-range support), cached briefly. */
+  async engines(): Promise<SearxEngineInfo[]> {
+    const now = Date.now();
+    if (!this.engineList || now - this.engineList.at > ENGINE_LIST_TTL_MS) {
+      const engines = this.getJson(new URL('config', this.baseUrl.endsWith('/') ? this.baseUrl : `${this.baseUrl}/`)).then((body) => {
+        const parsed = SearxConfigSchema.safeParse(body);
+        if (!parsed.success) throw new SearxUnreachableError('SearXNG /config answered an unexpected shape');
+        return parsed.data.engines;
+      });
+      this.engineList = { at: now, engines };
+      // A failed look-up is not remembered: the next query asks again.
+      engines.catch(() => {
+        if (this.engineList?.engines === engines) this.engineList = undefined;
+      });
+    }
+    return this.engineList.engines;
+  }
+
+  private async getJson(url: URL): Promise<unknown> {
+    let res: Response;
+    try {
+      res = await fetch(url, { signal: AbortSignal.timeout(this.timeoutMs), headers: { accept: 'application/json' } });
+    } catch (err) {
+      const e = err as Error & { cause?: { code?: string; message?: string } };
+      const why = e.name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message);
+      throw new SearxUnreachableError(`SearXNG at ${url.origin} is unreachable: ${why}`);
+    }
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new SearxUnreachableError(`SearXNG answered HTTP ${res.status}${res.status === 403 ? ' (is the json format enabled?)' : ''}`);
+    }
+    try {
+      return await res.json();
+    } catch {
+      throw new SearxUnreachableError('SearXNG answered something that is not JSON');
+    }
+  }
+}

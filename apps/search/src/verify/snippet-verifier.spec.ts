@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { snippetOnPage, SnippetVerifier } from './snippet-verifier.js';
+
+describe('snippetOnPage', () => {
+  it('finds a snippet whatever the markup, case and punctuation', () => {
+    expect(snippetOnPage('1 EUR = 5,0912 RON according to', '## Curs\n\n**1 eur** = 5.0912 RON according to the bank')).toBe('present');
+  });
+  it('checks each side of an ellipsis on its own', () => {
+    expect(snippetOnPage('the first part is here … and the second part too', 'x the first part is here y and the second part too z')).toBe('present');
+    expect(snippetOnPage('the first part is here … but this one is not', 'the first part is here')).toBe('absent');
+  });
+  it('does not judge a snippet too short to prove anything', () => {
+    expect(snippetOnPage('Drael', 'nothing')).toBe('unknown');
+  });
+});
+
+describe('SnippetVerifier', () => {
+  const pages: Record<string, string> = { a: 'alpha beta gamma delta', b: 'nothing here at all' };
+  const reader = {
+    read: async (url: string) => {
+      const page = pages[url];
+      if (page === undefined) throw new Error('unreachable');
+      return page;
+    },
+  };
+
+  it('gives present, absent and unknown per item', async () => {
+    const v = new SnippetVerifier(reader, 1000, 2);
+    const items = [
+      { url: 'a', snippet: 'alpha beta gamma' },
+      { url: 'b', snippet: 'alpha beta gamma' },
+      { url: 'c', snippet: 'alpha beta gamma' },
+    ];
+    expect(await v.verify(items, 10)).toEqual(['present', 'absent', 'unknown']);
+  });
+
+  it('stops reading once enough items are kept', async () => {
+    const read: string[] = [];
+    const v = new SnippetVerifier({ read: async (url) => (read.push(url), pages.a!) }, 1000, 1);
+    const items = ['1', '2', '3', '4'].map((url) => ({ url, snippet: 'alpha beta gamma' }));
+    expect(await v.verify(items, 2)).toEqual(['present', 'present', 'unknown', 'unknown']);
+    expect(read).toEqual(['1', '2']);
+  });
+});

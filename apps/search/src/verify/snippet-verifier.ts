@@ -1,0 +1,84 @@
+import type { PageReader } from './page-reader.js';
+
+/** present: the snippet is on the live page; absent: the page was read and it is not there; unknown: not read. */
+export type Verdict = 'present' | 'absent' | 'unknown';
+
+/** Letters and digits only, lower case, single spaces: markup, punctuation and markdown do not matter. */
+function comparable(text: string): string {
+  return text
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+}
+
+// Engines cut snippets with an ellipsis; each side of a cut is checked on its own.
+const CUTS = /\s*(?:…|\.\.\.)\s*/;
+// A fragment shorter than this proves nothing (a word or two is on many pages).
+const MIN_FRAGMENT_WORDS = 3;
+
+/** The fragments of a snippet worth looking for, or none when the snippet is too short to check. */
+export function snippetFragments(snippet: string): string[] {
+  return snippet
+    .split(CUTS)
+    .map(comparable)
+    .filter((f) => f.split(' ').length >= MIN_FRAGMENT_WORDS);
+}
+
+export function snippetOnPage(snippet: string, pageText: string): Verdict {
+  const fragments = snippetFragments(snippet);
+  if (fragments.length === 0) return 'unknown';
+  const page = comparable(pageText);
+  return fragments.every((f) => page.includes(f)) ? 'present' : 'absent';
+}
+
+export interface VerifyItem {
+  url: string;
+  snippet: string;
+}
+
+/**
+ * Checks snippets against their live pages, bounded in time (one budget for the whole search) and
+ * in concurrency. Items are checked in order, and checking stops once `wanted` items are known to
+ * be present or unchecked-but-kept, so a search for 3 results does not read 20 pages.
+ * Returns one verdict per item; items never reached are `unknown`.
+ */
+export class SnippetVerifier {
+  constructor(
+    private readonly reader: PageReader,
+    private readonly budgetMs: number,
+    private readonly concurrency: number,
+  ) {}
+
+  async verify(items: readonly VerifyItem[], wanted: number): Promise<Verdict[]> {
+    const verdicts: Verdict[] = items.map(() => 'unknown');
+    const deadline = Date.now() + this.budgetMs;
+    let next = 0;
+    let kept = 0;
+
+    const worker = async () => {
+      for (;;) {
+        if (kept >= wanted || next >= items.length) return;
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) return;
+        const i = next++;
+        const item = items[i]!;
+        const verdict = await this.check(item, remaining);
+        verdicts[i] = verdict;
+        if (verdict !== 'absent') kept++;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.concurrency, items.length) }, worker));
+    return verdicts;
+  }
+
+  private async check(item: VerifyItem, timeoutMs: number): Promise<Verdict> {
+    if (snippetFragments(item.snippet).length === 0) return 'unknown';
+    try {
+      return snippetOnPage(item.snippet, await this.reader.read(item.url, timeoutMs));
+    } catch {
+      // Unreachable page, fetch refused it, fetch service down or out of time: not known.
+      return 'unknown';
+    }
+  }
+}
