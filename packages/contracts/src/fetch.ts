@@ -18,11 +18,16 @@ export const FETCH_ERROR_CODES = [
 ] as const;
 export type FetchErrorCode = (typeof FETCH_ERROR_CODES)[number];
 
+// spec 02: the web_fetch tool bounds a returned page at 1 MiB; the service never returns more.
+export const MAX_PAGE_BYTES = 1_048_576;
+// spec 04: fetches are cached for 15 minutes.
+export const FETCH_CACHE_TTL_SECONDS = 15 * 60;
+
 export const RenderModeSchema = z.enum(['auto', 'http', 'browser']);
 
 export const FetchPageRequestSchema = z.object({
   url: z.string().min(1).max(8192),
-  max_chars: z.number().int().positive().max(1_048_576).optional(),
+  max_chars: z.number().int().positive().max(MAX_PAGE_BYTES).optional(),
   focus: z.string().max(1000).optional(),
   render: RenderModeSchema.optional(),
   tenant: z.string().max(128).optional(),
@@ -42,6 +47,16 @@ export const FetchPageReplySchema = z.object({
   took_ms: z.number().nonnegative(),
   cached: z.boolean(),
 });
+/** Body of POST /v1/tools/fetch (spec 04). The render mode stays the service's own choice (auto). */
+export const FetchToolHttpRequestSchema = z
+  .object({
+    url: z.string().min(1).max(8192),
+    max_chars: z.number().int().positive().max(MAX_PAGE_BYTES).optional(),
+    focus: z.string().max(1000).optional(),
+  })
+  .strict();
+export type FetchToolHttpRequest = z.infer<typeof FetchToolHttpRequestSchema>;
+
 export type FetchPageRequest = z.infer<typeof FetchPageRequestSchema>;
 export type FetchPageReply = z.infer<typeof FetchPageReplySchema>;
 

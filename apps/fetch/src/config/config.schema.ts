@@ -1,8 +1,30 @@
 import { z } from 'zod';
-import { baseEnvShape } from '@drael/config';
+import { baseEnvShape, envInt } from '@drael/config';
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v && v.trim().length > 0 ? v.trim() : undefined));
 
 export const configSchema = z.object({
   ...baseEnvShape,
+  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  /** Namespace for this service's cache keys (tests give each run its own). */
+  FETCH_CACHE_PREFIX: z.string().default('drael:fetch:'),
+  /** Tor's SOCKS5 port; .onion addresses go there (socks5h). Empty: .onion answers onion_unreachable. */
+  TOR_SOCKS_URL: optionalString.default('socks5h://127.0.0.1:9050'),
+  CHROMIUM_PATH: z.string().default('/usr/lib/chromium/chromium'),
+  /** Pages rendered at once by the browser path; more wait in line. */
+  FETCH_BROWSER_CONCURRENCY: envInt(1, 16).default(2),
+  /** Fresh browser contexts kept ready, so a request never waits for one to be made. */
+  FETCH_BROWSER_SPARE: envInt(0, 8).default(1),
+  /** Off: render: browser and auto's browser fallback answer browser_unavailable. */
+  FETCH_BROWSER: z.enum(['on', 'off']).default('on'),
+  /**
+   * TEST ONLY. Comma-separated CIDRs the SSRF guard lets through although they are loopback or
+   * private (e.g. 127.0.0.2/32 for extraction fixtures). Never set in production.
+   */
+  FETCH_TEST_ALLOW_CIDRS: optionalString,
 });
 export type FetchConfig = z.infer<typeof configSchema>;
 export const FETCH_CONFIG = Symbol('FETCH_CONFIG');

@@ -1,0 +1,220 @@
+import { chromium, type Browser, type BrowserContext, type Page, type Response } from 'playwright-core';
+import { MAX_REDIRECTS } from '../http/http-fetcher.js';
+import { fetchError, FetchError } from '../fetch-error.js';
+import { BLOCKED_HEADER, type FilteringProxy } from './filtering-proxy.js';
+
+export interface RenderedPage {
+  finalUrl: string;
+  status: number;
+  mime: string;
+  html: string;
+}
+
+export interface BrowserPoolOptions {
+  chromiumPath: string;
+  concurrency: number;
+  /** Fresh contexts made ahead of time, so a request does not wait for one. */
+  spare: number;
+  timeoutMs: number;
+}
+
+// After `load`, a page whose body still holds less text than this is given up to
+// SETTLE_MS more for scripts (client-rendered pages, bot challenges that reload).
+const SETTLE_TEXT_CHARS = 200;
+const SETTLE_MS = 2_000;
+
+/**
+ * The browser path, and the only file that knows Playwright. One Chromium, a bounded number
+ * of pages at once, and a fresh context per request (cookies, storage and cache are never
+ * shared between requests, so never between tenants); spare contexts are made ahead so the
+ * warm path costs only navigation. Every byte the browser sends leaves through the filtering
+ * proxy: Chromium is told to use it for all schemes with no loopback bypass, QUIC and
+ * non-proxied WebRTC are off.
+ */
+export class BrowserPool {
+  private browser: Promise<Browser> | undefined;
+  private readonly spares: Promise<BrowserContext>[] = [];
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  private closed = false;
+
+  constructor(
+    private readonly proxy: FilteringProxy,
+    private readonly proxyPort: Promise<number>,
+    private readonly options: BrowserPoolOptions,
+  ) {}
+
+  /** Launches Chromium and fills the spare contexts (called at boot and lazily). */
+  async warm(): Promise<void> {
+    await this.launch();
+    this.refill();
+    await Promise.all(this.spares);
+  }
+
+  async render(url: string, signal?: AbortSignal): Promise<RenderedPage> {
+    if (this.closed) throw fetchError('browser_unavailable', 'browser is shutting down', {}, true);
+    await this.acquire();
+    const started = Date.now();
+    let context: BrowserContext | undefined;
+    try {
+      context = await this.takeContext();
+      const page = context.pages()[0] ?? (await context.newPage());
+      const onAbort = () => void context?.close().catch(() => undefined);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        // The last main-frame document wins: a challenge page that reloads itself ends on the real one.
+        let last: Response | null = null;
+        page.on('response', (r) => {
+          if (r.request().isNavigationRequest() && r.frame() === page.mainFrame()) last = r;
+        });
+        let first: Response | null;
+        try {
+          first = await page.goto(url, { waitUntil: 'load', timeout: this.options.timeoutMs });
+        } catch (err) {
+          throw this.navigationError(err, url, started, signal);
+        }
+        if (!first) throw fetchError('upstream_error', 'browser got no response', { url });
+        let redirects = 0;
+        for (let r = first.request().redirectedFrom(); r; r = r.redirectedFrom()) redirects++;
+        // spec 04: at most 3 redirects, on this path as on the HTTP one.
+        if (redirects > MAX_REDIRECTS) throw fetchError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects`, { url });
+        await this.settle(page);
+        const response: Response = last ?? first;
+        const blockedRange = response.headers()[BLOCKED_HEADER];
+        if (blockedRange) {
+          throw fetchError('blocked_address', `refusing to fetch ${response.url()}: a ${blockedRange} address`, {
+            url: response.url(),
+            range: blockedRange,
+          });
+        }
+        const mime = (response.headers()['content-type'] ?? 'text/html').split(';')[0]!.trim().toLowerCase();
+        const html = await page.content();
+        return { finalUrl: page.url(), status: response.status(), mime, html };
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+      }
+    } catch (err) {
+      if (err instanceof FetchError) throw err;
+      if (signal?.aborted) throw fetchError('fetch_timeout', 'browser render timed out', { url }, true);
+      throw fetchError('browser_unavailable', `browser failed: ${(err as Error).message.split('\n')[0]}`, { url }, true);
+    } finally {
+      void context?.close().catch(() => undefined);
+      this.release();
+      this.refill();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const browser = this.browser;
+    this.browser = undefined;
+    if (browser) await (await browser.catch(() => undefined))?.close().catch(() => undefined);
+  }
+
+  private launch(): Promise<Browser> {
+    if (!this.browser) {
+      this.browser = this.proxyPort.then((port) =>
+        chromium.launch({
+          executablePath: this.options.chromiumPath,
+          timeout: 30_000,
+          args: [
+            '--headless',
+            '--no-sandbox',
+            '--disable-gpu',
+            '--disable-dev-shm-usage',
+            '--no-first-run',
+            '--disable-background-networking',
+            '--disable-component-update',
+            '--disable-sync',
+            '--disable-quic',
+            '--dns-prefetch-disable',
+            `--proxy-server=http://127.0.0.1:${port}`,
+            // Chromium never sends loopback through a proxy unless told so: without this, a page
+            // could reach 127.0.0.1 directly and skip the guard.
+            '--proxy-bypass-list=<-loopback>',
+            '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+            '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+          ],
+        }),
+      );
+      this.browser.then(
+        (b) => b.on('disconnected', () => (this.browser = undefined)),
+        () => (this.browser = undefined),
+      );
+    }
+    return this.browser;
+  }
+
+  private async newContext(): Promise<BrowserContext> {
+    const browser = await this.launch();
+    const context = await browser.newContext({
+      javaScriptEnabled: true,
+      serviceWorkers: 'block',
+      acceptDownloads: false,
+      ignoreHTTPSErrors: false,
+      viewport: { width: 1280, height: 900 },
+    });
+    await context.newPage();
+    return context;
+  }
+
+  private async takeContext(): Promise<BrowserContext> {
+    const next = this.spares.shift();
+    if (next) {
+      try {
+        return await next;
+      } catch {
+        // a spare that failed to open is replaced by a fresh attempt below
+      }
+    }
+    return this.newContext();
+  }
+
+  private refill(): void {
+    if (this.closed) return;
+    while (this.spares.length < this.options.spare) {
+      const p = this.newContext();
+      p.catch(() => undefined);
+      this.spares.push(p);
+    }
+  }
+
+  private async settle(page: Page): Promise<void> {
+    const deadline = Date.now() + SETTLE_MS;
+    while (Date.now() < deadline) {
+      const chars = await page.evaluate(() => document.body?.innerText.trim().length ?? 0).catch(() => 0);
+      if (chars >= SETTLE_TEXT_CHARS) return;
+      await page.waitForLoadState('load', { timeout: 250 }).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  private navigationError(err: unknown, url: string, started: number, signal?: AbortSignal): FetchError {
+    const message = (err as Error).message ?? String(err);
+    const refused = this.proxy.blockedSince(started);
+    if (refused.length > 0 && /ERR_TUNNEL_CONNECTION_FAILED|ERR_PROXY|ERR_EMPTY_RESPONSE|ERR_CONNECTION/.test(message)) {
+      const last = refused[refused.length - 1]!;
+      return fetchError('blocked_address', `refusing to fetch ${url}: ${last.authority} is a ${last.range} address`, {
+        url,
+        range: last.range,
+      });
+    }
+    if (signal?.aborted || /Timeout/i.test(message)) return fetchError('fetch_timeout', 'browser render timed out', { url }, true);
+    if (/ERR_TOO_MANY_REDIRECTS/.test(message)) return fetchError('too_many_redirects', 'too many redirects', { url });
+    return fetchError('connection_failed', `browser could not load the page: ${message.split('\n')[0]}`, { url }, true);
+  }
+
+  private async acquire(): Promise<void> {
+    if (this.active < this.options.concurrency) {
+      this.active++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.active--;
+  }
+}

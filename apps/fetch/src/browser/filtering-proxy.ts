@@ -1,0 +1,173 @@
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { FetchError } from '../fetch-error.js';
+import type { GuardedDialer } from '../guard/guarded-dialer.js';
+
+export const BLOCKED_HEADER = 'x-drael-blocked';
+
+export interface BlockedConnection {
+  authority: string;
+  range: string;
+  at: number;
+}
+
+const HOP_BY_HOP = new Set(['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive', 'te', 'trailer', 'upgrade']);
+
+/**
+ * The browser's only way out: an HTTP proxy on loopback that opens every upstream connection
+ * through the same GuardedDialer as the HTTP path (resolve, vet, connect to the vetted address).
+ * CONNECT carries https and WebSockets; absolute-form requests carry plain http. Intercepting
+ * requests inside the browser would miss what the page's own network stack does (redirects,
+ * subresources, WebSockets, service workers); a proxy sees all of it.
+ */
+export class FilteringProxy {
+  private server: Server | undefined;
+  private readonly sockets = new Set<Duplex>();
+  private readonly blocked: BlockedConnection[] = [];
+
+  constructor(private readonly dialer: GuardedDialer) {}
+
+  async start(): Promise<number> {
+    const server = createServer((req, res) => void this.forward(req, res));
+    server.on('connect', (req: IncomingMessage, client: Duplex, head: Buffer) => void this.tunnel(req, client, head));
+    server.on('upgrade', (req: IncomingMessage, client: Duplex, head: Buffer) => void this.upgrade(req, client, head));
+    server.on('connection', (s: Socket) => this.track(s));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.server = server;
+    return (server.address() as AddressInfo).port;
+  }
+
+  /** The connections refused since `since` (epoch ms), newest last. */
+  blockedSince(since: number): BlockedConnection[] {
+    return this.blocked.filter((b) => b.at >= since);
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  private track(s: Duplex): void {
+    this.sockets.add(s);
+    s.once('close', () => this.sockets.delete(s));
+  }
+
+  private noteBlocked(authority: string, err: FetchError): string {
+    const range = typeof err.details?.range === 'string' ? err.details.range : err.code;
+    this.blocked.push({ authority, range, at: Date.now() });
+    if (this.blocked.length > 500) this.blocked.splice(0, this.blocked.length - 500);
+    return range;
+  }
+
+  private async tunnel(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+    this.track(client);
+    client.on('error', () => undefined);
+    const authority = req.url ?? '';
+    const { host, port } = splitAuthority(authority, 443);
+    try {
+      const upstream = await this.dialer.dial({ host, port });
+      this.track(upstream);
+      upstream.on('error', () => client.destroy());
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+      client.once('close', () => upstream.destroy());
+      upstream.resume();
+    } catch (err) {
+      client.end(this.refusal(authority, err));
+    }
+  }
+
+  private async upgrade(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+    this.track(client);
+    client.on('error', () => undefined);
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '');
+    } catch {
+      client.end('HTTP/1.1 400 Bad Request\r\n\r\n');
+      return;
+    }
+    const port = Number(url.port || 80);
+    try {
+      const upstream = await this.dialer.dial({ host: url.hostname, port, url: url.href });
+      this.track(upstream);
+      upstream.on('error', () => client.destroy());
+      const lines = [`${req.method ?? 'GET'} ${url.pathname}${url.search} HTTP/1.1`];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) {
+        const name = req.rawHeaders[i]!;
+        if (name.toLowerCase().startsWith('proxy-')) continue;
+        lines.push(`${name}: ${req.rawHeaders[i + 1]}`);
+      }
+      upstream.write(lines.join('\r\n') + '\r\n\r\n');
+      if (head.length) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+      upstream.resume();
+    } catch (err) {
+      client.end(this.refusal(url.host, err));
+    }
+  }
+
+  private async forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '');
+      if (url.protocol !== 'http:') throw new Error('scheme');
+    } catch {
+      res.writeHead(400).end('absolute http URL expected');
+      return;
+    }
+    const port = Number(url.port || 80);
+    let socket: Socket;
+    try {
+      socket = await this.dialer.dial({ host: url.hostname, port, url: url.href });
+    } catch (err) {
+      const blocked = err instanceof FetchError && err.code === 'blocked_address';
+      const range = blocked ? this.noteBlocked(url.host, err) : undefined;
+      res.writeHead(blocked ? 403 : 502, {
+        'content-type': 'text/plain',
+        ...(range ? { [BLOCKED_HEADER]: range } : {}),
+        'x-drael-error': err instanceof FetchError ? err.code : 'connection_failed',
+      });
+      res.end(err instanceof Error ? err.message : 'refused');
+      return;
+    }
+    this.track(socket);
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
+    const upstreamReq = httpRequest({
+      createConnection: () => socket,
+      method: req.method,
+      path: `${url.pathname}${url.search}`,
+      headers: { ...headers, host: url.host, connection: 'close' },
+    });
+    upstreamReq.on('response', (up) => {
+      const out: Record<string, string | string[]> = {};
+      for (const [k, v] of Object.entries(up.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
+      res.writeHead(up.statusCode ?? 502, up.statusMessage, out);
+      up.pipe(res);
+    });
+    upstreamReq.on('error', () => {
+      if (!res.headersSent) res.writeHead(502).end();
+      else res.destroy();
+    });
+    req.pipe(upstreamReq);
+  }
+
+  private refusal(authority: string, err: unknown): string {
+    if (err instanceof FetchError && err.code === 'blocked_address') {
+      const range = this.noteBlocked(authority, err);
+      return `HTTP/1.1 403 Forbidden\r\n${BLOCKED_HEADER}: ${range}\r\ncontent-length: 0\r\n\r\n`;
+    }
+    return 'HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n';
+  }
+}
+
+function splitAuthority(authority: string, defaultPort: number): { host: string; port: number } {
+  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(authority) ?? /^([^:]+)(?::(\d+))?$/.exec(authority);
+  if (!m) return { host: authority, port: defaultPort };
+  return { host: m[1]!, port: m[2] ? Number(m[2]) : defaultPort };
+}

@@ -1,0 +1,154 @@
+import { MAX_PAGE_BYTES, type FetchPageReply, type FetchPageRequest } from '@drael/contracts';
+import type { BrowserPool } from '../browser/browser-pool.js';
+import { cacheKey, type CachedPage, type PageCache } from '../cache/page-cache.js';
+import { applyFocus, truncate } from '../extract/focus.js';
+import { normaliseSpace, type HtmlExtractor } from '../extract/html-extractor.js';
+import { fetchError, FetchError } from '../fetch-error.js';
+import type { AddressPolicy } from '../guard/address-policy.js';
+import { parseTarget } from '../guard/url-policy.js';
+import type { ContentKind } from '../http/content-type.js';
+import { FETCH_TIMEOUT_MS, type HttpFetcher } from '../http/http-fetcher.js';
+
+// render: auto goes to the browser when the HTTP path yields less readable text than this from
+// an HTML page, or an HTML error page of the kind bot challenges answer with.
+const AUTO_BROWSER_BELOW_CHARS = 200;
+const CHALLENGE_STATUSES = new Set([403, 429, 503]);
+
+/** The rules of a fetch: guard, cache, path choice, extraction, focus and bounds. */
+export class FetchPageService {
+  constructor(
+    private readonly policy: AddressPolicy,
+    private readonly http: HttpFetcher,
+    private readonly browser: BrowserPool | undefined,
+    private readonly extractor: HtmlExtractor,
+    private readonly cache: PageCache | undefined,
+  ) {}
+
+  async fetch(req: FetchPageRequest): Promise<FetchPageReply> {
+    const started = performance.now();
+    const target = parseTarget(req.url, this.policy);
+    const render = req.render ?? 'auto';
+    const key = cacheKey(target.url.href, req.focus, render);
+
+    let page = await this.cache?.get(key);
+    const cached = page !== undefined;
+    if (!page) {
+      const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS);
+      page =
+        render === 'http'
+          ? await this.viaHttp(target.url.href, signal)
+          : render === 'browser'
+            ? await this.viaBrowser(target.url.href, signal)
+            : await this.viaAuto(target.url.href, signal);
+      await this.cache?.set(key, page);
+    }
+
+    // spec 02: a returned page is bounded at 1 MiB; max_chars may ask for less.
+    const focused = applyFocus(page.content, req.focus, req.max_chars ?? MAX_PAGE_BYTES);
+    const cut = truncate(focused, req.max_chars ?? MAX_PAGE_BYTES);
+    const bounded = boundBytes(cut.text, MAX_PAGE_BYTES);
+    return {
+      url: req.url,
+      final_url: page.final_url,
+      title: page.title,
+      byline: page.byline,
+      description: page.description,
+      canonical: page.canonical,
+      lang: page.lang,
+      content_type: page.content_type,
+      content: bounded.text,
+      chars: bounded.text.length,
+      truncated: cut.truncated || bounded.truncated,
+      took_ms: Math.round(performance.now() - started),
+      cached,
+    };
+  }
+
+  private async viaHttp(url: string, signal: AbortSignal): Promise<CachedPage> {
+    const target = parseTarget(url, this.policy);
+    const res = await this.http.fetch(target, signal);
+    return this.toPage(res.finalUrl, res.mime, res.kind, res.text);
+  }
+
+  private async viaBrowser(url: string, signal: AbortSignal): Promise<CachedPage> {
+    if (!this.browser) throw fetchError('browser_unavailable', 'the browser path is turned off on this installation', { url });
+    const res = await this.browser.render(url, signal);
+    if (res.status >= 400) {
+      throw fetchError('upstream_error', `upstream answered ${res.status}`, { status: res.status, url: res.finalUrl }, res.status >= 500);
+    }
+    return this.toPage(res.finalUrl, res.mime, 'html', res.html);
+  }
+
+  private async viaAuto(url: string, signal: AbortSignal): Promise<CachedPage> {
+    let fromHttp: CachedPage | undefined;
+    let httpError: FetchError | undefined;
+    try {
+      fromHttp = await this.viaHttp(url, signal);
+      if (fromHttp.content_type !== 'text/html' && fromHttp.content_type !== 'application/xhtml+xml') return fromHttp;
+      if (normaliseSpace(fromHttp.content).length >= AUTO_BROWSER_BELOW_CHARS) return fromHttp;
+    } catch (err) {
+      if (!(err instanceof FetchError)) throw err;
+      const status = Number(err.details?.status);
+      if (err.code !== 'upstream_error' || !CHALLENGE_STATUSES.has(status)) throw err;
+      httpError = err;
+    }
+    if (!this.browser || signal.aborted) {
+      if (fromHttp) return fromHttp;
+      throw httpError!;
+    }
+    try {
+      return await this.viaBrowser(url, signal);
+    } catch (err) {
+      // A blocked hop seen only by the browser is an answer in itself, never hidden.
+      if (err instanceof FetchError && err.code === 'blocked_address') throw err;
+      if (fromHttp) return fromHttp;
+      throw httpError ?? err;
+    }
+  }
+
+  private toPage(finalUrl: string, mime: string, kind: ContentKind, text: string): CachedPage {
+    if (kind === 'html') {
+      const page = this.extractor.extract(text, finalUrl);
+      return {
+        final_url: finalUrl,
+        title: page.title,
+        byline: page.byline,
+        description: page.description,
+        canonical: page.canonical,
+        lang: page.lang,
+        content_type: mime,
+        content: page.markdown,
+      };
+    }
+    return {
+      final_url: finalUrl,
+      title: null,
+      byline: null,
+      description: null,
+      canonical: null,
+      lang: null,
+      content_type: mime,
+      content: kind === 'json' ? fenced('json', prettyJson(text)) : kind === 'xml' ? fenced('xml', text.trim()) : text.trim(),
+    };
+  }
+}
+
+function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text.trim();
+  }
+}
+
+function fenced(lang: string, body: string): string {
+  const fence = body.includes('```') ? '~~~~' : '```';
+  return `${fence}${lang}\n${body}\n${fence}`;
+}
+
+function boundBytes(text: string, maxBytes: number): { text: string; truncated: boolean } {
+  if (Buffer.byteLength(text, 'utf8') <= maxBytes) return { text, truncated: false };
+  // Cut on a character boundary: decode the first maxBytes and drop a split trailing character.
+  const cut = Buffer.from(text, 'utf8').subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '');
+  return { text: cut, truncated: true };
+}
