@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { parseEnv } from '@drael/config';
-import { sandboxCatalog } from '@drael/contracts';
+import { MAX_TIMEOUT_S, sandboxCatalog } from '@drael/contracts';
 import { exitOnSignals, failBoot, startService } from '@drael/nats-rpc';
 import { configSchema } from './config/config.schema.js';
 import { SandboxModule } from './sandbox.module.js';
@@ -14,6 +14,8 @@ try {
     natsUrl: config.NATS_URL,
     prefix: config.DRAEL_NATS_PREFIX,
     logLevel: config.LOG_LEVEL,
+    // A SIGTERM lets the longest run (spec 01: 300 s) finish before the process exits.
+    drainTimeoutMs: (MAX_TIMEOUT_S + 30) * 1000,
   });
   exitOnSignals(running);
 } catch (err) {

@@ -1,14 +1,32 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { createLogger } from '@drael/logger';
 import { healthController } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from './config/config.schema.js';
+import { FilesController } from './files/files.controller.js';
+import { SessionFilesService } from './files/session-files.service.js';
+import { EgressGuard } from './network/egress-guard.js';
+import { RunCodeService } from './run/run-code.service.js';
+import { RunController } from './run/run.controller.js';
+import { CONTAINER_RUNTIME } from './runtime/container-runtime.js';
+import { DockerContainerRuntime } from './runtime/docker-container.runtime.js';
+import { SandboxLifecycle } from './sandbox-lifecycle.service.js';
+import { WorkspaceService } from './workspace/workspace.service.js';
 
 @Module({})
 export class SandboxModule {
   static forRoot(config: SandboxConfig): DynamicModule {
     return {
       module: SandboxModule,
-      controllers: [healthController('sandbox')],
-      providers: [{ provide: SANDBOX_CONFIG, useValue: config }],
+      controllers: [healthController('sandbox'), RunController, FilesController],
+      providers: [
+        { provide: SANDBOX_CONFIG, useValue: config },
+        { provide: CONTAINER_RUNTIME, useFactory: () => new DockerContainerRuntime(config, createLogger('sandbox', config.LOG_LEVEL)) },
+        WorkspaceService,
+        EgressGuard,
+        RunCodeService,
+        SessionFilesService,
+        SandboxLifecycle,
+      ],
     };
   }
 }

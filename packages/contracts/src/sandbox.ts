@@ -24,14 +24,20 @@ export const DEFAULT_TIMEOUT_S = 30;
 export const MAX_TIMEOUT_S = 300;
 // spec 01: the sandbox returns at most 64 KiB of each stream.
 export const MAX_STREAM_BYTES = 64 * 1024;
+// One file moved through a files subject fits a NATS message (1 MiB by default) after base64.
+export const MAX_FILE_TRANSFER_BYTES = 512 * 1024;
 
 export const TenantSchema = z.string().min(1).max(128);
 export const SessionIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'session id must match ^[A-Za-z0-9_-]{1,64}$');
 export const RuntimeSchema = z.enum(['python', 'bash', 'node']);
 
+// The wire takes any string as session id so that a malformed one is answered with the typed
+// `invalid_session` (checked by the service against SessionIdSchema), not a generic bad_request.
+const SessionField = z.string();
+
 export const SandboxRunRequestSchema = z.object({
   tenant: TenantSchema,
-  session: SessionIdSchema.optional(),
+  session: SessionField.optional(),
   runtime: RuntimeSchema,
   code: z.string(),
   timeout_s: z.number().optional(),
@@ -50,7 +56,7 @@ export const SandboxRunReplySchema = z.object({
 export type SandboxRunRequest = z.infer<typeof SandboxRunRequestSchema>;
 export type SandboxRunReply = z.infer<typeof SandboxRunReplySchema>;
 
-const FileScope = { tenant: TenantSchema, session: SessionIdSchema };
+const FileScope = { tenant: TenantSchema, session: SessionField };
 export const FilePathSchema = z.string().min(1).max(1024);
 export const FileEntrySchema = z.object({ path: z.string(), size: z.number().int().nonnegative(), modified_at: z.string() });
 

@@ -1,8 +1,36 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
-import { baseEnvShape } from '@drael/config';
+import { baseEnvShape, envInt } from '@drael/config';
 
 export const configSchema = z.object({
   ...baseEnvShape,
+  DOCKER_SOCKET: z.string().min(1).default('/var/run/docker.sock'),
+  // Built by infra/sandbox-image/build.sh (provision and bring-up).
+  SANDBOX_IMAGE: z.string().min(1).default('drael-sandbox:latest'),
+  // Labels this installation's containers, so a restart removes its own leftovers and no others.
+  SANDBOX_INSTANCE: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lowercase letters, digits and -').default('default'),
+  // Session volumes and per-run program files live here; root-only.
+  SANDBOX_STATE_DIR: z.string().startsWith('/', 'must be absolute').default('/var/lib/drael/sandbox'),
+  // Runs at once: near the core count, since a run may use a whole CPU.
+  SANDBOX_MAX_CONCURRENT: envInt(1, 256).default(Math.max(1, availableParallelism())),
+  // Runs waiting for a slot; beyond it a run is refused with the retryable sandbox_busy.
+  SANDBOX_MAX_QUEUE: envInt(0, 10_000).default(32),
+  // spec 01: memory, CPU and process count are bounded per run.
+  SANDBOX_MEMORY_MB: envInt(32, 65_536).default(512),
+  SANDBOX_CPUS: z.coerce.number().min(0.1).max(64).default(1),
+  SANDBOX_PIDS: envInt(16, 4096).default(128),
+  SANDBOX_NOFILE: envInt(64, 65_536).default(1024),
+  SANDBOX_TMP_MB: envInt(1, 4096).default(64),
+  // issue 3: a per-session disk quota (256 MiB).
+  SANDBOX_SESSION_QUOTA_MB: envInt(8, 65_536).default(256),
+  // The throwaway workspace of a run without a session (a tmpfs, counted in the run's memory).
+  SANDBOX_SCRATCH_MB: envInt(1, 4096).default(64),
+  SANDBOX_EGRESS_NETWORK: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]+$/).default('drael-sandbox-egress'),
+  // Linux interface names are at most 15 characters.
+  SANDBOX_EGRESS_BRIDGE: z.string().regex(/^[a-z0-9-]{1,15}$/).default('drael-sbx0'),
+  SANDBOX_EGRESS_SUBNET: z.string().regex(/^\d+\.\d+\.\d+\.\d+\/\d+$/).default('172.30.250.0/24'),
+  // Containers created (not started) ahead of demand for session-less runs; 0 turns it off.
+  SANDBOX_WARM_POOL: envInt(0, 32).default(2),
 });
 export type SandboxConfig = z.infer<typeof configSchema>;
 export const SANDBOX_CONFIG = Symbol('SANDBOX_CONFIG');

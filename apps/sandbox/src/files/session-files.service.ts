@@ -1,0 +1,187 @@
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, readdir, unlink, type FileHandle } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Injectable } from '@nestjs/common';
+import { MAX_FILE_TRANSFER_BYTES } from '@drael/contracts';
+import { RpcError } from '@drael/nats-rpc';
+import { WorkspaceService, type SessionWorkspace } from '../workspace/workspace.service.js';
+import { parseWorkspacePath } from './safe-path.js';
+
+const SANDBOX_UID = 65534;
+// Bounds a listing so a file flood cannot turn one list call into a huge reply.
+const MAX_LISTED = 2_000;
+// Never follow a final symlink, never block on a planted FIFO or device.
+const OPEN_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+const OPEN_WRITE = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+export interface FileEntry {
+  path: string;
+  size: number;
+  modified_at: string;
+}
+
+/**
+ * The files of a session, for the gateway. The workspace is written by untrusted programs, so
+ * every access is link-safe: the volume is mounted nosymfollow (an intermediate symlink fails
+ * with ELOOP), the last component is opened O_NOFOLLOW, and only regular files are read.
+ */
+@Injectable()
+export class SessionFilesService {
+  constructor(private readonly workspaces: WorkspaceService) {}
+
+  async list(tenant: string, session: string): Promise<{ files: FileEntry[]; used_bytes: number; quota_bytes: number }> {
+    return this.withWorkspace(tenant, session, false, async (ws) => {
+      if (!ws) return { files: [], used_bytes: 0, quota_bytes: this.workspaces.quotaBytes };
+      const files: FileEntry[] = [];
+      const walk = async (rel: string): Promise<void> => {
+        const entries = await readdir(join(ws.path, rel), { withFileTypes: true });
+        for (const d of entries) {
+          if (files.length >= MAX_LISTED) return;
+          const childRel = rel ? `${rel}/${d.name}` : d.name;
+          // Dirent types come from lstat semantics: a symlink is a symlink, never its target.
+          if (d.isDirectory()) await walk(childRel);
+          else if (d.isFile()) {
+            const st = await lstat(join(ws.path, childRel));
+            if (st.isFile()) files.push({ path: childRel, size: st.size, modified_at: st.mtime.toISOString() });
+          }
+        }
+      };
+      await walk('');
+      const usage = await ws.usage();
+      return { files, used_bytes: usage.usedBytes, quota_bytes: this.workspaces.quotaBytes };
+    });
+  }
+
+  async read(tenant: string, session: string, path: string, maxBytes?: number) {
+    const rel = parseWorkspacePath(path);
+    const limit = Math.min(maxBytes ?? MAX_FILE_TRANSFER_BYTES, MAX_FILE_TRANSFER_BYTES);
+    return this.withWorkspace(tenant, session, false, async (ws) => {
+      if (!ws) throw notFound(rel);
+      const fh = await openSafely(join(ws.path, rel), OPEN_READ, rel);
+      try {
+        const st = await fh.stat();
+        if (!st.isFile()) throw refused(rel, 'not a regular file');
+        const buf = Buffer.alloc(Math.min(limit, st.size));
+        const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+        return { path: rel, content_base64: buf.subarray(0, bytesRead).toString('base64'), size: st.size, truncated: st.size > bytesRead };
+      } finally {
+        await fh.close();
+      }
+    });
+  }
+
+  async write(tenant: string, session: string, path: string, contentBase64: string) {
+    const rel = parseWorkspacePath(path);
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(contentBase64) || contentBase64.length % 4 !== 0) {
+      throw new RpcError('bad_request', 'content_base64 is not base64', false, { param: 'content_base64' });
+    }
+    const content = Buffer.from(contentBase64, 'base64');
+    if (content.length > MAX_FILE_TRANSFER_BYTES) {
+      throw new RpcError('file_too_large', `a file written through this subject is at most ${MAX_FILE_TRANSFER_BYTES} bytes`, false);
+    }
+    return this.withWorkspace(tenant, session, true, async (ws) => {
+      if (!ws) throw new Error('workspace missing after create');
+      const usage = await ws.usage();
+      if (content.length >= usage.freeBytes) throw quotaExceeded(this.workspaces.quotaBytes);
+      const full = join(ws.path, rel);
+      await guard(rel, () => mkdirAsSandbox(ws.path, dirname(rel)));
+      const fh = await openSafely(full, OPEN_WRITE, rel, 0o644);
+      try {
+        const st = await fh.stat();
+        if (!st.isFile()) throw refused(rel, 'not a regular file');
+        await fh.chown(SANDBOX_UID, SANDBOX_UID);
+        try {
+          await fh.write(content, 0, content.length, 0);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ENOSPC' || (err as NodeJS.ErrnoException).code === 'EDQUOT') {
+            await fh.truncate(0).catch(() => undefined);
+            throw quotaExceeded(this.workspaces.quotaBytes);
+          }
+          throw err;
+        }
+      } finally {
+        await fh.close();
+      }
+      return { path: rel, size: content.length };
+    });
+  }
+
+  async delete(tenant: string, session: string, path: string) {
+    const rel = parseWorkspacePath(path);
+    return this.withWorkspace(tenant, session, false, async (ws) => {
+      if (!ws) return { path: rel, deleted: false };
+      const full = join(ws.path, rel);
+      const st = await guard(rel, () => lstat(full)).catch((err: unknown) => {
+        if (err instanceof RpcError && err.code === 'file_not_found') return undefined;
+        throw err;
+      });
+      if (!st) return { path: rel, deleted: false };
+      if (st.isDirectory()) throw refused(rel, 'is a directory');
+      // unlink removes a symlink itself, never its target.
+      await guard(rel, () => unlink(full));
+      return { path: rel, deleted: true };
+    });
+  }
+
+  private async withWorkspace<T>(tenant: string, session: string, create: boolean, fn: (ws: SessionWorkspace | undefined) => Promise<T>): Promise<T> {
+    const ws = await this.workspaces.acquire(tenant, session, { create });
+    try {
+      return await fn(ws);
+    } finally {
+      await ws?.release();
+    }
+  }
+}
+
+async function mkdirAsSandbox(root: string, relDir: string): Promise<void> {
+  if (relDir === '.' || relDir === '') return;
+  let cur = root;
+  for (const part of relDir.split('/')) {
+    cur = join(cur, part);
+    try {
+      await mkdir(cur, { mode: 0o755 });
+      const fh = await open(cur, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+      await fh.chown(SANDBOX_UID, SANDBOX_UID).finally(() => fh.close());
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const st = await lstat(cur);
+      if (!st.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    }
+  }
+}
+
+async function openSafely(full: string, flags: number, rel: string, mode?: number): Promise<FileHandle> {
+  return guard(rel, () => open(full, flags, mode));
+}
+
+/** Maps filesystem refusals to typed errors; a link is always `invalid_path` (refused). */
+async function guard<T>(rel: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof RpcError) throw err;
+    switch ((err as NodeJS.ErrnoException).code) {
+      case 'ELOOP':
+        throw refused(rel, 'a symbolic link is never followed');
+      case 'ENOENT':
+        throw notFound(rel);
+      case 'ENOTDIR':
+      case 'EISDIR':
+      case 'ENXIO':
+      case 'EEXIST':
+        throw refused(rel, 'not a regular file');
+      case 'ENOSPC':
+      case 'EDQUOT':
+        throw new RpcError('quota_exceeded', 'the session workspace is full', false);
+      case 'ENAMETOOLONG':
+        throw refused(rel, 'name too long');
+      default:
+        throw err;
+    }
+  }
+}
+
+const refused = (rel: string, why: string) => new RpcError('invalid_path', `${rel}: ${why}`, false, { param: 'path' });
+const notFound = (rel: string) => new RpcError('file_not_found', `${rel}: no such file in this session`, false, { param: 'path' });
+const quotaExceeded = (quota: number) =>
+  new RpcError('quota_exceeded', `the session workspace quota (${quota} bytes) is used up`, false, { quota_bytes: quota });

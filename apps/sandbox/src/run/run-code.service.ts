@@ -1,0 +1,72 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { MAX_STREAM_BYTES, type SandboxRunReply, type SandboxRunRequest } from '@drael/contracts';
+import { RpcError } from '@drael/nats-rpc';
+import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
+import { CONTAINER_RUNTIME, type ContainerRuntime, type WorkspaceMount } from '../runtime/container-runtime.js';
+import { decodeOutput } from '../runtime/output-capture.js';
+import { EgressGuard } from '../network/egress-guard.js';
+import { assertSessionId, WorkspaceService, type SessionWorkspace } from '../workspace/workspace.service.js';
+import { assertCodeSize, resolveTimeoutS } from './run-limits.js';
+import { RunSlots } from './run-slots.js';
+
+// Below this much free space a session volume counts as full: a run could not even write a line.
+const MIN_FREE_BYTES = 64 * 1024;
+
+/** One program, one fresh container: input limits first, then a slot, a workspace, the run. */
+@Injectable()
+export class RunCodeService {
+  readonly slots: RunSlots;
+
+  constructor(
+    @Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig,
+    @Inject(CONTAINER_RUNTIME) private readonly runtime: ContainerRuntime,
+    private readonly workspaces: WorkspaceService,
+    private readonly egress: EgressGuard,
+  ) {
+    this.slots = new RunSlots(config.SANDBOX_MAX_CONCURRENT, config.SANDBOX_MAX_QUEUE);
+  }
+
+  async run(req: SandboxRunRequest, signal?: AbortSignal): Promise<SandboxRunReply> {
+    // Everything about the input is refused before any container or volume exists.
+    assertCodeSize(req.code);
+    const timeoutS = resolveTimeoutS(req.timeout_s);
+    if (req.session !== undefined) assertSessionId(req.session);
+    if (req.network) await this.egress.assertReady();
+
+    const release = await this.slots.acquire();
+    let ws: SessionWorkspace | undefined;
+    try {
+      let workspace: WorkspaceMount;
+      if (req.session !== undefined) {
+        ws = await this.workspaces.acquire(req.tenant, req.session, { create: true });
+        if (!ws) throw new Error('workspace missing after create');
+        if ((await ws.usage()).freeBytes < MIN_FREE_BYTES) {
+          throw new RpcError('quota_exceeded', `the session workspace quota (${this.workspaces.quotaBytes} bytes) is used up; delete files first`, false, {
+            quota_bytes: this.workspaces.quotaBytes,
+          });
+        }
+        workspace = { kind: 'host-dir', path: ws.path };
+      } else {
+        // spec 01: no session, a workspace for this request alone (a tmpfs gone with the container).
+        workspace = { kind: 'scratch', bytes: this.config.SANDBOX_SCRATCH_MB * 1024 * 1024 };
+      }
+      const r = await this.runtime.run(
+        { runtime: req.runtime, code: req.code, workspace, network: req.network === true, timeoutMs: timeoutS * 1000, maxStreamBytes: MAX_STREAM_BYTES },
+        signal,
+      );
+      return {
+        ok: r.exitCode === 0 && !r.timedOut && !r.oomKilled,
+        exit_code: r.exitCode,
+        stdout: decodeOutput(r.stdout),
+        stderr: decodeOutput(r.stderr),
+        truncated: r.truncated,
+        timed_out: r.timedOut,
+        oom_killed: r.oomKilled,
+        duration_s: r.durationS,
+      };
+    } finally {
+      await ws?.release();
+      release();
+    }
+  }
+}

@@ -1,0 +1,22 @@
+import { DEFAULT_TIMEOUT_S, MAX_CODE_BYTES, MAX_TIMEOUT_S } from '@drael/contracts';
+import { RpcError } from '@drael/nats-rpc';
+
+export function assertCodeSize(code: string): void {
+  // spec 01: a program is at most 256 KiB of source (counted in UTF-8 bytes).
+  const bytes = Buffer.byteLength(code, 'utf8');
+  if (bytes > MAX_CODE_BYTES) {
+    throw new RpcError('code_too_large', `the program is ${bytes} bytes; at most ${MAX_CODE_BYTES} bytes (256 KiB) are accepted`, false, {
+      param: 'code',
+      max_bytes: MAX_CODE_BYTES,
+    });
+  }
+}
+
+/** spec 01: 30 s unless the run asks for longer, never more than 300 s; 0, negative, NaN refused. */
+export function resolveTimeoutS(timeout: number | undefined): number {
+  if (timeout === undefined) return DEFAULT_TIMEOUT_S;
+  if (!Number.isFinite(timeout) || timeout <= 0 || timeout > MAX_TIMEOUT_S) {
+    throw new RpcError('invalid_timeout', `timeout_s must be more than 0 and at most ${MAX_TIMEOUT_S}`, false, { param: 'timeout_s' });
+  }
+  return timeout;
+}

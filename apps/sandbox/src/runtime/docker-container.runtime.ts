@@ -1,0 +1,306 @@
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
+import Docker from 'dockerode';
+import type { Logger } from '@drael/logger';
+import { RpcError } from '@drael/nats-rpc';
+import type { SandboxConfig } from '../config/config.schema.js';
+import { RUNTIMES, type Runtime } from '../run/runtimes.js';
+import type { ContainerRunResult, ContainerRunSpec, ContainerRuntime } from './container-runtime.js';
+import { OutputCapture } from './output-capture.js';
+
+const LABEL = 'drael.sandbox';
+const LABEL_INSTANCE = 'drael.sandbox.instance';
+const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+// How long the output stream may lag behind the exit before it is cut off (a grandchild that
+// escaped the pid namespace cannot exist, so this only bounds a slow engine).
+const STREAM_DRAIN_MS = 2_000;
+
+interface Prepared {
+  container: Docker.Container;
+  programDir: string;
+}
+
+/**
+ * dockerode lives here and nowhere else. One fresh container per run: created (ahead of time for
+ * session-less runs), attached before start, killed by a host-side timer, inspected, removed.
+ */
+export class DockerContainerRuntime implements ContainerRuntime {
+  private readonly docker: Docker;
+  private readonly runsDir: string;
+  // Session-less, network-less containers created ahead of demand (never started before use,
+  // never reused), keyed by runtime.
+  private readonly warm = new Map<Runtime, Promise<Prepared | undefined>[]>();
+  private closed = false;
+
+  constructor(
+    private readonly config: SandboxConfig,
+    private readonly logger: Logger,
+  ) {
+    this.docker = new Docker({ socketPath: config.DOCKER_SOCKET });
+    this.runsDir = join(config.SANDBOX_STATE_DIR, 'runs', config.SANDBOX_INSTANCE);
+  }
+
+  async hasImage(): Promise<boolean> {
+    try {
+      await this.docker.getImage(this.config.SANDBOX_IMAGE).inspect();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async removeLeftovers(): Promise<number> {
+    const leftovers = await this.docker.listContainers({
+      all: true,
+      filters: { label: [`${LABEL}=1`, `${LABEL_INSTANCE}=${this.config.SANDBOX_INSTANCE}`] },
+    });
+    await Promise.all(leftovers.map((c) => this.docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
+    await rm(this.runsDir, { recursive: true, force: true });
+    await mkdir(this.runsDir, { recursive: true, mode: 0o711 });
+    return leftovers.length;
+  }
+
+  async ensureEgressNetwork(): Promise<void> {
+    const name = this.config.SANDBOX_EGRESS_NETWORK;
+    const found = await this.docker.listNetworks({ filters: { name: [name] } });
+    if (found.some((n) => n.Name === name)) return;
+    await this.docker.createNetwork({
+      Name: name,
+      Driver: 'bridge',
+      CheckDuplicate: true,
+      EnableIPv6: false,
+      Internal: false,
+      IPAM: { Driver: 'default', Config: [{ Subnet: this.config.SANDBOX_EGRESS_SUBNET }] },
+      Labels: { [LABEL]: '1' },
+      Options: {
+        // A fixed bridge name is what the firewall rules match on.
+        'com.docker.network.bridge.name': this.config.SANDBOX_EGRESS_BRIDGE,
+        // No traffic between two sandboxes on this network.
+        'com.docker.network.bridge.enable_icc': 'false',
+        'com.docker.network.bridge.enable_ip_masquerade': 'true',
+      },
+    });
+  }
+
+  async run(spec: ContainerRunSpec, signal?: AbortSignal): Promise<ContainerRunResult> {
+    let prepared: Prepared;
+    try {
+      prepared = (await this.takeWarm(spec)) ?? (await this.prepare(spec.runtime, spec));
+    } catch (err) {
+      throw engineError(err);
+    }
+    const { container, programDir } = prepared;
+    try {
+      const file = join(programDir, RUNTIMES[spec.runtime].file);
+      await writeFile(file, spec.code, { mode: 0o444 });
+      return await this.execute(container, spec, signal);
+    } catch (err) {
+      this.logger.warn({ err }, 'run failed in the engine');
+      throw engineError(err);
+    } finally {
+      await container.remove({ force: true, v: true }).catch((err: unknown) => this.logger.warn({ err }, 'container remove failed'));
+      await rm(programDir, { recursive: true, force: true });
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const pending = [...this.warm.values()].flat();
+    this.warm.clear();
+    await Promise.all(
+      pending.map(async (p) => {
+        const w = await p;
+        if (!w) return;
+        await w.container.remove({ force: true }).catch(() => undefined);
+        await rm(w.programDir, { recursive: true, force: true });
+      }),
+    );
+  }
+
+  /** Fills the warm pool for every runtime (called at boot and after each take). */
+  warmUp(): void {
+    if (this.closed || this.config.SANDBOX_WARM_POOL === 0) return;
+    for (const runtime of Object.keys(RUNTIMES) as Runtime[]) {
+      const list = this.warm.get(runtime) ?? [];
+      while (list.length < this.config.SANDBOX_WARM_POOL) {
+        list.push(
+          this.prepare(runtime, { workspace: { kind: 'scratch', bytes: this.config.SANDBOX_SCRATCH_MB << 20 }, network: false }).catch(
+            (err: unknown) => {
+              this.logger.warn({ err }, 'warm container create failed');
+              return undefined;
+            },
+          ),
+        );
+      }
+      this.warm.set(runtime, list);
+    }
+  }
+
+  private async takeWarm(spec: ContainerRunSpec): Promise<Prepared | undefined> {
+    if (spec.network || spec.workspace.kind !== 'scratch' || spec.workspace.bytes !== this.config.SANDBOX_SCRATCH_MB << 20) return undefined;
+    const next = this.warm.get(spec.runtime)?.shift();
+    this.warmUp();
+    return next ? await next : undefined;
+  }
+
+  private async prepare(runtime: Runtime, spec: Pick<ContainerRunSpec, 'workspace' | 'network'>): Promise<Prepared> {
+    const programDir = join(this.runsDir, randomBytes(12).toString('hex'));
+    await mkdir(programDir, { mode: 0o755 });
+    await chmod(programDir, 0o755);
+    try {
+      const container = await this.create(runtime, programDir, spec);
+      return { container, programDir };
+    } catch (err) {
+      await rm(programDir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  private async create(runtime: Runtime, programDir: string, spec: Pick<ContainerRunSpec, 'workspace' | 'network'>): Promise<Docker.Container> {
+    const c = this.config;
+    const memory = c.SANDBOX_MEMORY_MB * 1024 * 1024;
+    const quota = c.SANDBOX_SESSION_QUOTA_MB * 1024 * 1024;
+    const tmpfs: Record<string, string> = {
+      // Bounded in bytes and in inodes so neither a big file nor a file flood can exhaust memory.
+      '/tmp': `rw,nosuid,nodev,size=${c.SANDBOX_TMP_MB}m,nr_inodes=4096,mode=1777`,
+    };
+    const binds = [`${programDir}:/sandbox:ro`];
+    if (spec.workspace.kind === 'scratch') {
+      tmpfs['/work'] = `rw,nosuid,nodev,size=${spec.workspace.bytes},nr_inodes=8192,mode=0700,uid=65534,gid=65534`;
+    } else {
+      binds.push(`${spec.workspace.path}:/work:rw`);
+    }
+    const body: Docker.ContainerCreateOptions = {
+      Image: c.SANDBOX_IMAGE,
+      Cmd: [...RUNTIMES[runtime].cmd(`/sandbox/${RUNTIMES[runtime].file}`)],
+      // Nothing of the service's environment: no secret can leak into a run.
+      Env: [PATH_ENV, 'LANG=C.UTF-8', 'HOME=/tmp', 'PYTHONDONTWRITEBYTECODE=1', 'TMPDIR=/tmp'],
+      WorkingDir: '/work',
+      User: '65534:65534',
+      Hostname: 'sandbox',
+      Tty: false,
+      OpenStdin: false,
+      AttachStdin: false,
+      AttachStdout: true,
+      AttachStderr: true,
+      // Without a network, skipping Docker's network setup entirely also skips the libnetwork
+      // prestart hook, the slowest part of a container start; the container still gets only `lo`.
+      NetworkDisabled: !spec.network,
+      Labels: { [LABEL]: '1', [LABEL_INSTANCE]: c.SANDBOX_INSTANCE, 'drael.sandbox.runtime': runtime },
+      HostConfig: {
+        NetworkMode: spec.network ? c.SANDBOX_EGRESS_NETWORK : 'none',
+        ReadonlyRootfs: true,
+        CapDrop: ['ALL'],
+        SecurityOpt: ['no-new-privileges:true'],
+        Init: true,
+        Privileged: false,
+        Memory: memory,
+        // memory + swap = memory: no swap, so a memory bomb is OOM-killed instead of thrashing.
+        MemorySwap: memory,
+        MemoryReservation: 0,
+        OomKillDisable: false,
+        OomScoreAdj: 1000,
+        PidsLimit: c.SANDBOX_PIDS,
+        NanoCpus: Math.round(c.SANDBOX_CPUS * 1e9),
+        Ulimits: [
+          { Name: 'nofile', Soft: c.SANDBOX_NOFILE, Hard: c.SANDBOX_NOFILE },
+          // No single file larger than the session quota, wherever it is written.
+          { Name: 'fsize', Soft: quota, Hard: quota },
+          { Name: 'core', Soft: 0, Hard: 0 },
+        ],
+        Tmpfs: tmpfs,
+        ShmSize: 16 * 1024 * 1024,
+        IpcMode: 'private',
+        Binds: binds,
+        // Output is read from the attach stream; nothing is written to the host's disk.
+        LogConfig: { Type: 'none', Config: {} },
+        AutoRemove: false,
+        RestartPolicy: { Name: 'no', MaximumRetryCount: 0 },
+        Dns: spec.network ? [] : undefined,
+      },
+    };
+    const created = await new Promise<{ Id: string; Warnings?: string[] | null }>((resolve, reject) => {
+      this.docker.modem.dial(
+        { path: '/containers/create?', method: 'POST', options: body, statusCodes: { 200: true, 201: true, 400: 'bad parameter', 404: 'no such image', 409: 'conflict', 500: 'server error' } },
+        (err: unknown, data: unknown) =>
+          err ? reject(err instanceof Error ? err : new Error('container create failed')) : resolve(data as { Id: string; Warnings?: string[] | null }),
+      );
+    });
+    const container = this.docker.getContainer(created.Id);
+    if (created.Warnings && created.Warnings.length > 0) {
+      // A warning means the engine dropped a limit (e.g. swap accounting off): refuse to run.
+      await container.remove({ force: true }).catch(() => undefined);
+      throw new EngineDroppedLimitError(created.Warnings);
+    }
+    return container;
+  }
+
+  private async execute(container: Docker.Container, spec: ContainerRunSpec, signal?: AbortSignal): Promise<ContainerRunResult> {
+    const stdout = new OutputCapture(spec.maxStreamBytes);
+    const stderr = new OutputCapture(spec.maxStreamBytes);
+    // Attach before start, or the first bytes are lost.
+    const stream = (await container.attach({ stream: true, stdout: true, stderr: true, logs: false })) as unknown as Duplex;
+    const streamEnded = new Promise<void>((resolve) => {
+      stream.once('end', resolve);
+      stream.once('close', resolve);
+      stream.once('error', () => resolve());
+    });
+    this.docker.modem.demuxStream(stream, stdout, stderr);
+
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const kill = () => container.kill({ signal: 'SIGKILL' }).catch(() => undefined);
+    const onAbort = () => void kill();
+    const waited = container.wait({ condition: 'next-exit' }) as Promise<{ StatusCode: number }>;
+    await container.start();
+    const startedAt = performance.now();
+    try {
+      timer = setTimeout(() => {
+        timedOut = true;
+        void kill();
+      }, spec.timeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const { StatusCode } = await waited;
+      const durationS = (performance.now() - startedAt) / 1000;
+      clearTimeout(timer);
+      await Promise.race([streamEnded, new Promise((r) => setTimeout(r, STREAM_DRAIN_MS))]);
+      stream.destroy();
+      const state = (await container.inspect()).State;
+      return {
+        exitCode: typeof state.ExitCode === 'number' ? state.ExitCode : StatusCode,
+        stdout: stdout.bytes,
+        stderr: stderr.bytes,
+        truncated: { stdout: stdout.truncated, stderr: stderr.truncated },
+        timedOut,
+        oomKilled: state.OOMKilled,
+        durationS: Math.round(durationS * 1000) / 1000,
+      };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      stream.destroy();
+    }
+  }
+}
+
+/** A limit the engine did not apply is a run that must not happen. */
+export class EngineDroppedLimitError extends RpcError {
+  constructor(readonly warnings: string[]) {
+    super('runtime_unavailable', `the container engine dropped a limit, so the run was refused: ${warnings.join('; ')}`, false);
+  }
+}
+
+/** Engine failures as typed errors: no image is runtime_unavailable; no engine is retryable. */
+function engineError(err: unknown): RpcError {
+  if (err instanceof RpcError) return err;
+  const e = err as { statusCode?: number; code?: string; message?: string };
+  if (e.statusCode === 404 || /no such image/i.test(e.message ?? '')) {
+    return new RpcError('runtime_unavailable', 'the sandbox image is not installed (run infra/sandbox-image/build.sh)', false);
+  }
+  if (e.code === 'ECONNREFUSED' || e.code === 'ENOENT' || e.code === 'EACCES') {
+    return new RpcError('unavailable', 'the container engine is not reachable', true);
+  }
+  return new RpcError('internal', `container engine error: ${e.message ?? String(err)}`, true);
+}

@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+import { access, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Inject, Injectable } from '@nestjs/common';
+import { SessionIdSchema } from '@drael/contracts';
+import { RpcError } from '@drael/nats-rpc';
+import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
+import { createVolume, mountVolume, mountsUnder, unmountVolume, volumeUsage, type VolumeUsage } from './session-volume.js';
+
+/** A mounted session workspace; `release()` once done with it. */
+export interface SessionWorkspace {
+  readonly path: string;
+  usage(): Promise<VolumeUsage>;
+  release(): Promise<void>;
+}
+
+interface Entry {
+  refs: number;
+  // Serializes mount/unmount of one volume.
+  chain: Promise<unknown>;
+}
+
+/** Refuses any session id outside ^[A-Za-z0-9_-]{1,64}$ before it comes near a path. */
+export function assertSessionId(session: string): void {
+  if (!SessionIdSchema.safeParse(session).success) {
+    throw new RpcError('invalid_session', 'session id must match ^[A-Za-z0-9_-]{1,64}$', false, { param: 'session' });
+  }
+}
+
+/**
+ * Workspaces per (tenant, session). On disk only hashes appear: sessions/<H(tenant)>/<H(tenant,
+ * session)>.img, so neither a tenant name nor a session id ever becomes a path, and two tenants
+ * using one session id get two different volumes.
+ */
+@Injectable()
+export class WorkspaceService {
+  private readonly root: string;
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(@Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig) {
+    this.root = join(config.SANDBOX_STATE_DIR, 'sessions');
+  }
+
+  get quotaBytes(): number {
+    return this.config.SANDBOX_SESSION_QUOTA_MB * 1024 * 1024;
+  }
+
+  /** Unmounts volumes a previous process left mounted. */
+  async recover(): Promise<void> {
+    await mkdir(this.root, { recursive: true, mode: 0o700 });
+    for (const mountPoint of await mountsUnder(this.root)) await unmountVolume(mountPoint);
+  }
+
+  /** Mounts the session's volume (creating it on first use) and holds it until release(). */
+  async acquire(tenant: string, session: string, options: { create: boolean }): Promise<SessionWorkspace | undefined> {
+    assertSessionId(session);
+    const { dir, image, mountPoint } = this.locate(tenant, session);
+    const key = mountPoint;
+    let entry = this.entries.get(key);
+    if (!entry) {
+      entry = { refs: 0, chain: Promise.resolve() };
+      this.entries.set(key, entry);
+    }
+    const e = entry;
+    const mounted = await this.serialize(e, async () => {
+      if (e.refs === 0) {
+        const exists = await access(image).then(
+          () => true,
+          () => false,
+        );
+        if (!exists) {
+          if (!options.create) return false;
+          await mkdir(dir, { recursive: true, mode: 0o700 });
+          await createVolume(image, this.quotaBytes);
+        }
+        await mountVolume(image, mountPoint);
+      }
+      e.refs += 1;
+      return true;
+    });
+    if (!mounted) {
+      if (e.refs === 0) this.entries.delete(key);
+      return undefined;
+    }
+    let released = false;
+    return {
+      path: mountPoint,
+      usage: () => volumeUsage(mountPoint),
+      release: async () => {
+        if (released) return;
+        released = true;
+        await this.serialize(e, async () => {
+          e.refs -= 1;
+          if (e.refs === 0) {
+            await unmountVolume(mountPoint);
+            this.entries.delete(key);
+          }
+        });
+      },
+    };
+  }
+
+  private locate(tenant: string, session: string) {
+    const tenantHash = hash(`tenant\0${tenant}`);
+    const sessionHash = hash(`session\0${tenant}\0${session}`);
+    const dir = join(this.root, tenantHash);
+    return { dir, image: join(dir, `${sessionHash}.img`), mountPoint: join(dir, `${sessionHash}.mnt`) };
+  }
+
+  private serialize<T>(entry: Entry, fn: () => Promise<T>): Promise<T> {
+    const next = entry.chain.then(fn, fn);
+    entry.chain = next.catch(() => undefined);
+    return next;
+  }
+}
+
+function hash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 40);
+}
