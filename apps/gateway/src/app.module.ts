@@ -9,6 +9,7 @@ import { UpstreamClient } from './upstream/upstream.client.js';
 import { ChatCompletionsController } from './chat/chat-completions.controller.js';
 import { ChatCompletionsService } from './chat/chat-completions.service.js';
 import { ChatProxyService } from './chat/chat-proxy.service.js';
+import { SearchToolModule } from './tools-api/search/search-tool.module.js';
 
 /**
  * The gateway. Feature modules join here: tools-api (search/fetch engineers), auth and
@@ -21,7 +22,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway' })],
+      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway' }), SearchToolModule],
       controllers: [HealthController, ModelsController, ChatCompletionsController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },

@@ -90,6 +90,8 @@ export function httpErrorOf(code: ErrorCode): HttpErrorShape {
 
     // search
     case 'search_unavailable':
+      // spec 04: 503 search_unavailable, type server_error.
+      return { status: 503, type: 'server_error' };
     case 'onion_search_unavailable':
       return { status: 503, type: 'service_unavailable_error' };
 
