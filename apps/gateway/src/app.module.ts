@@ -10,6 +10,8 @@ import { ChatCompletionsController } from './chat/chat-completions.controller.js
 import { ChatCompletionsService } from './chat/chat-completions.service.js';
 import { ChatProxyService } from './chat/chat-proxy.service.js';
 import { SearchToolModule } from './tools-api/search/search-tool.module.js';
+import { ResponsesModule } from './responses/responses.module.js';
+import { FetchToolModule } from './tools-api/fetch/fetch-tool.module.js';
 
 /**
  * The gateway. Feature modules join here: tools-api (search/fetch engineers), auth and
@@ -22,7 +24,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway' }), SearchToolModule],
+      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway' }), SearchToolModule, FetchToolModule, ResponsesModule],
       controllers: [HealthController, ModelsController, ChatCompletionsController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },

@@ -73,7 +73,8 @@ export function httpErrorOf(code: ErrorCode): HttpErrorShape {
 
     // fetch
     case 'blocked_address':
-      return { status: 403, type: 'permission_error' };
+      // spec 04: private, loopback and credential-bearing URLs are 400 bad_request.
+      return { status: 400, type: 'invalid_request_error' };
     case 'unsupported_content_type':
       return { status: 415, type: 'invalid_request_error' };
     case 'too_many_redirects':
