@@ -1,0 +1,187 @@
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, startGatewayProcess, startServiceProcess, testPrefix, type GatewayProcess, type ServiceProcess } from '@drael/test-support';
+
+// POST /v1/tools/search end to end: gateway → NATS → the real search service → the real searx
+// (infra/searx/settings.local.yml) over its fixture corpora.
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const SEARXNG_URL = process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890';
+
+interface Stack {
+  gateway: GatewayProcess;
+  search?: ServiceProcess;
+}
+
+async function startStack(searchEnv: Record<string, string> | null): Promise<Stack> {
+  const prefix = testPrefix('gw-search');
+  const search =
+    searchEnv === null
+      ? undefined
+      : await startServiceProcess('search', {
+          NATS_URL,
+          DRAEL_NATS_PREFIX: prefix,
+          SEARXNG_URL,
+          SEARCH_CACHE_PREFIX: `test:${prefix}:`,
+          SEARCH_ONION_ENGINES: 'fixture-onion',
+          SEARCH_VERIFY: 'false',
+          ...searchEnv,
+        });
+  const gateway = await startGatewayProcess({ NATS_URL, DRAEL_NATS_PREFIX: prefix, DRAEL_BACKEND_SERVICES: 'search', LOG_LEVEL: 'warn' });
+  return { gateway, search };
+}
+
+let main: Stack;
+let searxDown: Stack;
+let serviceDown: Stack;
+
+beforeAll(async () => {
+  execFileSync('bash', [fileURLToPath(new URL('../../../infra/searx/start-local.sh', import.meta.url))], { stdio: 'inherit', timeout: 60_000 });
+  main = await startStack({});
+  // searx unreachable, and no onion engine pinned
+  searxDown = await startStack({ SEARXNG_URL: `http://127.0.0.1:${await freePort()}`, SEARCH_ONION_ENGINES: '' });
+  serviceDown = await startStack(null);
+});
+
+afterAll(async () => {
+  for (const stack of [main, searxDown, serviceDown]) {
+    await stack?.gateway.stop();
+    await stack?.search?.stop();
+  }
+});
+
+const post = (stack: Stack, body: unknown) =>
+  fetch(`${stack.gateway.url}/v1/tools/search`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+interface SearchBody {
+  results: { title: string; url: string; snippet: string; source: string; verified: boolean; page_age: string | null }[];
+  provider: string;
+  found: boolean;
+  note?: string;
+  took_ms: number;
+  cached: boolean;
+  coverage: number;
+  sources_tried: string[];
+  degraded: string[];
+  intent: string;
+}
+interface ErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+async function okBody(stack: Stack, body: unknown): Promise<SearchBody> {
+  const r = await post(stack, body);
+  const json = (await r.json()) as SearchBody;
+  expect(r.status, JSON.stringify(json)).toBe(200);
+  return json;
+}
+
+async function expectError(r: Response, status: number, type: string, code: string, param?: string | null) {
+  expect(r.status).toBe(status);
+  const body = (await r.json()) as ErrorBody;
+  expect(Object.keys(body)).toEqual(['error']);
+  expect(body.error).toMatchObject({ type, code, message: expect.any(String) });
+  if (param !== undefined) expect(body.error.param).toBe(param);
+}
+
+describe('POST /v1/tools/search', () => {
+  it('answers the spec 04 shape with provider drael', async () => {
+    const body = await okBody(main, { query: 'drael', max_results: 3 });
+    expect(body).toMatchObject({ provider: 'drael', cached: false, coverage: 1, degraded: [], found: true, intent: 'general' });
+    expect(body.took_ms).toEqual(expect.any(Number));
+    expect([...body.sources_tried].sort()).toEqual(['fixture-flaky', 'fixture-news', 'fixture-web']);
+    expect(body.results).toHaveLength(3);
+    for (const r of body.results) {
+      expect(Object.keys(r).sort()).toEqual(['page_age', 'snippet', 'source', 'title', 'url', 'verified']);
+      expect(r.verified).toBe(false); // verification is off in this stack
+      expect(body.sources_tried).toContain(r.source);
+      if (r.page_age !== null) expect(r.page_age).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    }
+  });
+
+  it('says cached:true for the same search again', async () => {
+    const first = await okBody(main, { query: 'drael news cache', max_results: 2 });
+    const again = await okBody(main, { query: 'Drael  News cache', max_results: 2 });
+    expect(first.cached).toBe(false);
+    expect(again.cached).toBe(true);
+    expect(again.results).toEqual(first.results);
+  });
+
+  it('intent comes from the classifier', async () => {
+    expect((await okBody(main, { query: 'curs BNR euro azi', max_results: 3, freshness: 'day' })).intent).toBe('currency');
+  });
+
+  it('empty is 200 with found:false and a note, not an error', async () => {
+    const body = await okBody(main, { query: 'zzempty gateway' });
+    expect(body).toMatchObject({ found: false, results: [], coverage: 1, degraded: [] });
+    expect(body.note).toMatch(/holds nothing/);
+  });
+
+  it('partly failed: results with degraded and coverage', async () => {
+    const body = await okBody(main, { query: 'drael zzfail-flaky gateway' });
+    expect(body.degraded).toEqual(['fixture-flaky']);
+    expect(body.coverage).toBeCloseTo(0.667, 3);
+  });
+
+  it('every engine failed → 503 search_unavailable (server_error)', async () => {
+    await expectError(await post(main, { query: 'drael zzfail-all' }), 503, 'server_error', 'search_unavailable');
+  });
+
+  it('freshness maps to the engines time range', async () => {
+    const titles = async (freshness: string) => (await okBody(main, { query: 'zzfresh', freshness })).results.map((r) => r.title);
+    expect(await titles('day')).toEqual(['zzfresh story from this hour']);
+    expect(await titles('week')).toHaveLength(2);
+    expect(await titles('month')).toHaveLength(3);
+    expect(await titles('year')).toHaveLength(4);
+  });
+
+  it('onion: only .onion results from the pinned engine', async () => {
+    const body = await okBody(main, { query: 'zzhidden', onion: true });
+    expect(body.sources_tried).toEqual(['fixture-onion']);
+    expect(body.results.map((r) => new URL(r.url).hostname.endsWith('.onion'))).toEqual([true, true]);
+  });
+
+  it('onion where no onion engine is configured → typed error, not the clear web', async () => {
+    await expectError(await post(searxDown, { query: 'zzhidden', onion: true }), 503, 'service_unavailable_error', 'onion_search_unavailable');
+  });
+
+  describe('max_results', () => {
+    it('honours 1 and 20, defaults to 10', async () => {
+      expect((await okBody(main, { query: 'zzbulk', max_results: 1 })).results).toHaveLength(1);
+      expect((await okBody(main, { query: 'zzbulk', max_results: 20 })).results).toHaveLength(20);
+      expect((await okBody(main, { query: 'zzbulk' })).results).toHaveLength(10);
+    });
+    it.each([0, 21, 2.5, '5', null])('%s → 400 invalid_request_error naming max_results', async (max_results) => {
+      await expectError(await post(main, { query: 'zzbulk', max_results }), 400, 'invalid_request_error', 'invalid_request', 'max_results');
+    });
+  });
+
+  describe('bad input → 400 in the OpenAI envelope', () => {
+    it.each([
+      ['empty query', { query: '' }, 'query'],
+      ['blank query', { query: '  ' }, 'query'],
+      ['10 KB query', { query: 'x'.repeat(10 * 1024) }, 'query'],
+      ['query not a string', { query: 42 }, 'query'],
+      ['no query', {}, 'query'],
+      ['unknown freshness', { query: 'x', freshness: 'decade' }, 'freshness'],
+      ['onion not a boolean', { query: 'x', onion: 'yes' }, 'onion'],
+    ])('%s', async (_name, body, param) => {
+      await expectError(await post(main, body), 400, 'invalid_request_error', 'invalid_request', param);
+    });
+    it('a body that is not JSON', async () => {
+      await expectError(await post(main, '{"query": '), 400, 'invalid_request_error', 'invalid_json');
+    });
+  });
+
+  it('SearXNG down → 503 search_unavailable (server_error)', async () => {
+    await expectError(await post(searxDown, { query: 'drael' }), 503, 'server_error', 'search_unavailable');
+  });
+
+  it('search service down → 503 search_unavailable (server_error)', async () => {
+    await expectError(await post(serviceDown, { query: 'drael' }), 503, 'server_error', 'search_unavailable');
+  });
+});
