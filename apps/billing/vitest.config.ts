@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['src/**/*.spec.ts', 'test/**/*.spec.ts'],
-    testTimeout: 30_000,
+    globalSetup: ['test/global-setup.ts'],
+    testTimeout: 60_000,
     hookTimeout: 60_000,
     fileParallelism: false,
     reporters: ['default', 'json'],

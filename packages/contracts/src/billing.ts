@@ -23,10 +23,57 @@ export const TOOL_LEVELS = ['none', 'l1_http', 'l3_shell', 'l4_browser'] as cons
 export const ToolLevelSchema = z.enum(TOOL_LEVELS);
 export type ToolLevel = z.infer<typeof ToolLevelSchema>;
 
+/**
+ * What each tool level serves and may execute (spec 04, spec/README). The ONE place that maps a
+ * key's level to tools: the gateway's catalogue filters by it and the executor refuses a (forged)
+ * call outside it. Levels are cumulative.
+ * - none: no executed tool at all.
+ * - l1_http: the network-read tools (search, fetch over plain HTTP) and the provider-backed paid
+ *   tools, which are reads/calls over HTTP too (the plan decides whether they cost or answer
+ *   plan_required).
+ * - l3_shell: adds run_code (the sandbox).
+ * - l4_browser: adds real-browser rendering for web_fetch.
+ */
+const LEVEL_TOOLS: Record<ToolLevel, readonly string[]> = {
+  none: [],
+  l1_http: ['web_search', 'web_fetch', 'generate_image', 'breach_lookup', 'contact_lookup'],
+  l3_shell: ['web_search', 'web_fetch', 'generate_image', 'breach_lookup', 'contact_lookup', 'run_code'],
+  l4_browser: ['web_search', 'web_fetch', 'generate_image', 'breach_lookup', 'contact_lookup', 'run_code'],
+};
+
+/** The tools a key of this level may be served and may execute. */
+export function allowedTools(level: ToolLevel): readonly string[] {
+  return LEVEL_TOOLS[level];
+}
+
+/** Whether `tool` may execute for a key of this level (the check a forged tool call meets). */
+export function isToolAllowed(level: ToolLevel, tool: string): boolean {
+  return LEVEL_TOOLS[level].includes(tool);
+}
+
+/** Whether web_fetch may render with a real browser for a key of this level. */
+export function browserRenderingAllowed(level: ToolLevel): boolean {
+  return level === 'l4_browser';
+}
+
 /** The tools that cost something (spec 01: run_code, web_search and web_fetch are free and never held). */
 export const PAID_TOOLS = ['generate_image', 'breach_lookup', 'contact_lookup'] as const;
 export const PaidToolSchema = z.enum(PAID_TOOLS);
 export type PaidTool = z.infer<typeof PaidToolSchema>;
+
+/** Which weekly allowance a paid tool counts against. */
+export const METERS = ['images', 'lookups'] as const;
+export type Meter = (typeof METERS)[number];
+export const TOOL_METER: Record<PaidTool, Meter> = {
+  generate_image: 'images',
+  breach_lookup: 'lookups',
+  contact_lookup: 'lookups',
+};
+
+/** spec 01: a contact lookup is metered per contact returned, a premium contact counting double. */
+export function contactLookupUnits(contacts: { plain: number; premium: number }): number {
+  return contacts.plain + 2 * contacts.premium;
+}
 
 export const AccountIdSchema = z.string().min(1).max(64);
 
@@ -53,6 +100,8 @@ export const HoldSchema = z.object({
   account_id: AccountIdSchema,
   tool: PaidToolSchema,
   units: z.number().int().nonnegative(),
+  /** Of `units`, how many count against the weekly allowance; the rest (`extra_units`) are extra usage. */
+  plan_units: z.number().int().nonnegative(),
   status: z.enum(['held', 'settled', 'released', 'expired']),
   settled_units: z.number().int().nonnegative().nullable(),
   extra_units: z.number().int().nonnegative(),
@@ -116,6 +165,14 @@ export const billingCatalog = {
     errors: BILLING_ERROR_CODES,
     timeoutMs: 5_000,
   }),
+  setExtraUsage: defineEntry({
+    subject: 'billing.accounts.extra-usage.v1',
+    service: 'billing',
+    request: z.object({ account_id: AccountIdSchema, enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative().max(1_000_000) }),
+    reply: z.object({ account_id: AccountIdSchema, enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative() }),
+    errors: BILLING_ERROR_CODES,
+    timeoutMs: 5_000,
+  }),
   listPlans: defineEntry({
     subject: 'billing.plans.list.v1',
     service: 'billing',
@@ -141,7 +198,16 @@ export const billingCatalog = {
   settle: defineEntry({
     subject: 'billing.holds.settle.v1',
     service: 'billing',
-    request: z.object({ account_id: AccountIdSchema, hold_id: z.string(), units: z.number().int().nonnegative() }),
+    // Either the units used or, for contact_lookup, the contacts returned (billing meters them).
+    // Units above the hold are capped at it; the rest of the hold returns to the allowance.
+    request: z
+      .object({
+        account_id: AccountIdSchema,
+        hold_id: z.string(),
+        units: z.number().int().nonnegative().optional(),
+        contacts: z.object({ plain: z.number().int().nonnegative(), premium: z.number().int().nonnegative() }).optional(),
+      })
+      .refine((r) => (r.units === undefined) !== (r.contacts === undefined), { message: 'give exactly one of units or contacts' }),
     reply: HoldSchema,
     errors: BILLING_ERROR_CODES,
     timeoutMs: 2_000,

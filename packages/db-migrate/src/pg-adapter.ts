@@ -79,7 +79,7 @@ export function parseDatabaseUrl(databaseUrl: string): Target {
 function poolConfig(url: string, schema: string): pg.PoolConfig {
   // Migrations are written without a schema qualifier, so search_path decides where they land
   // (that is what lets tests apply the same migrations to a schema of their own).
-  return { connectionString: url, Client: CharAsTextClient, options: `-c search_path="${schema}"`, max: 2 } as pg.PoolConfig;
+  return { connectionString: url, Client: CharAsTextClient, options: `-c search_path="${schema}"`, max: 2 };
 }
 
 /**

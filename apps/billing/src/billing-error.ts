@@ -1,0 +1,13 @@
+import type { BillingErrorCode } from '@drael/contracts';
+import { RpcError } from '@drael/nats-rpc';
+
+/** A typed billing failure; it crosses NATS as `{code, message, retryable, details}`. */
+export function billingError(code: BillingErrorCode, message: string, details?: Record<string, unknown>): RpcError<BillingErrorCode> {
+  return new RpcError(code, message, false, details);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Ids are UUIDs in the database; anything else cannot name a row (and must not reach a uuid cast). */
+export function isUuid(s: string): boolean {
+  return UUID.test(s);
+}

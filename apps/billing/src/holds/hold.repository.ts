@@ -1,0 +1,89 @@
+import { Injectable } from '@nestjs/common';
+import type { Hold, PaidTool } from '@drael/contracts';
+import { PrismaService } from '../db/prisma.service.js';
+
+interface HoldFnRow {
+  outcome: string;
+  id: string | null;
+  tool: string | null;
+  units: number | null;
+  plan_units: number | null;
+  extra_units: number | null;
+  status: string | null;
+  settled_units: number | null;
+  expires_at: Date | null;
+}
+
+export type HoldOutcome = 'created' | 'existing' | 'conflict' | 'weekly_allowance_reached' | 'daily_ceiling_reached';
+export type ResolveOutcome = 'resolved' | 'resolved_before' | 'not_found';
+
+export interface HoldInput {
+  id: string;
+  accountId: string;
+  idempotencyKey: string;
+  tool: PaidTool;
+  meter: string;
+  units: number;
+  /** The plan's weekly figure for this meter, used when the week's row is first created. */
+  allowance: number;
+  now: Date;
+  ttlS: number;
+}
+
+function toHold(accountId: string, r: HoldFnRow): Hold | undefined {
+  if (!r.id) return undefined;
+  return {
+    hold_id: r.id,
+    account_id: accountId,
+    tool: r.tool as PaidTool,
+    units: r.units ?? 0,
+    plan_units: r.plan_units ?? 0,
+    extra_units: r.extra_units ?? 0,
+    status: r.status as Hold['status'],
+    settled_units: r.settled_units,
+    expires_at: (r.expires_at ?? new Date(0)).toISOString(),
+  };
+}
+
+/**
+ * Holds as two-phase transfers. Each operation is ONE call of a PL/pgSQL function from the
+ * migration (billing_hold, billing_resolve): one round trip, one transaction, row locks and
+ * conditional updates inside, and CHECK constraints under them, so the database itself refuses
+ * an overdraft or a second resolution whatever the callers do.
+ */
+@Injectable()
+export class HoldRepository {
+  constructor(private readonly db: PrismaService) {}
+
+  async hold(h: HoldInput): Promise<{ outcome: HoldOutcome; hold?: Hold }> {
+    const [row] = await this.db.client.$queryRaw<HoldFnRow[]>`
+      SELECT * FROM billing_hold(${h.id}::uuid, ${h.accountId}::uuid, ${h.idempotencyKey}, ${h.tool}, ${h.meter},
+                                 ${h.units}::int, ${h.allowance}::int, ${h.now}::timestamptz, ${h.ttlS}::int)`;
+    if (!row) throw new Error('billing_hold returned no row');
+    return { outcome: row.outcome as HoldOutcome, hold: toHold(h.accountId, row) };
+  }
+
+  /** Settles (units capped at the hold), releases or expires; exactly one resolution ever wins. */
+  async resolve(
+    holdId: string,
+    accountId: string,
+    status: 'settled' | 'released' | 'expired',
+    units: number,
+    now: Date,
+  ): Promise<{ outcome: ResolveOutcome; hold?: Hold }> {
+    const [row] = await this.db.client.$queryRaw<HoldFnRow[]>`
+      SELECT * FROM billing_resolve(${holdId}::uuid, ${accountId}::uuid, ${status}::"HoldStatus", ${units}::int, ${now}::timestamptz)`;
+    if (!row) throw new Error('billing_resolve returned no row');
+    return { outcome: row.outcome as ResolveOutcome, hold: toHold(accountId, row) };
+  }
+
+  /** Holds past their expiry and still unresolved (oldest first). */
+  expired(now: Date, limit: number): Promise<{ id: string; accountId: string }[]> {
+    return this.db.client.hold.findMany({
+      where: { status: 'held', expiresAt: { lte: now } },
+      orderBy: { expiresAt: 'asc' },
+      take: limit,
+      select: { id: true, accountId: true },
+    });
+  }
+}

@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { contactLookupUnits, TOOL_METER, type Hold, type ParsedRequestOf, type billingCatalog } from '@drael/contracts';
+import { billingError, isUuid } from '../billing-error.js';
+import { Clock } from '../clock/clock.js';
+import { AccountsService } from '../accounts/accounts.service.js';
+import { PlansService } from '../plans/plans.service.js';
+import { HoldRepository } from './hold.repository.js';
+
+type HoldRequest = ParsedRequestOf<typeof billingCatalog.hold>;
+type SettleRequest = ParsedRequestOf<typeof billingCatalog.settle>;
+type ReleaseRequest = ParsedRequestOf<typeof billingCatalog.release>;
+
+@Injectable()
+export class HoldsService {
+  constructor(
+    private readonly holds: HoldRepository,
+    private readonly accounts: AccountsService,
+    private readonly plans: PlansService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Holds credit before a paid call: counts against the allowance at once, or says why not. */
+  async hold(req: HoldRequest, now = this.clock.now()): Promise<Hold> {
+    const account = await this.accounts.get(req.account_id);
+    const plan = this.plans.find(account.plan);
+    // spec 01: a tool the plan does not include answers plan_required, before anything is written.
+    if (!plan?.tools.includes(req.tool)) {
+      throw billingError('plan_required', `${req.tool} is not included in the ${account.plan} plan`, { tool: req.tool, plan: account.plan });
+    }
+    const meter = TOOL_METER[req.tool];
+    const { outcome, hold } = await this.holds.hold({
+      id: randomUUID(),
+      accountId: account.id,
+      idempotencyKey: req.idempotency_key,
+      tool: req.tool,
+      meter,
+      units: req.units,
+      allowance: plan.weekly[meter],
+      now,
+      ttlS: req.ttl_s,
+    });
+    switch (outcome) {
+      case 'created':
+      case 'existing':
+        return hold!;
+      case 'conflict':
+        throw billingError('idempotency_conflict', 'this idempotency key was used for a different hold', { hold_id: hold?.hold_id });
+      case 'weekly_allowance_reached':
+        throw billingError('weekly_allowance_reached', `the ${account.plan} plan's ${meter} for this week are used`, { meter, plan: account.plan });
+      case 'daily_ceiling_reached':
+        throw billingError('daily_ceiling_reached', `today's extra usage ceiling (${account.dailyCeiling}) is reached`, {
+          meter,
+          daily_ceiling: account.dailyCeiling,
+        });
+    }
+  }
+
+  /** Settles with the units actually used (a contact lookup: per contact, premium double), capped at the hold. */
+  async settle(req: SettleRequest, now = this.clock.now()): Promise<Hold> {
+    const units = req.units ?? contactLookupUnits(req.contacts!);
+    return this.resolve(req.hold_id, req.account_id, 'settled', units, now);
+  }
+
+  /** The tool did not run: the whole hold returns. */
+  async release(req: ReleaseRequest, now = this.clock.now()): Promise<Hold> {
+    return this.resolve(req.hold_id, req.account_id, 'released', 0, now);
+  }
+
+  /** The sweeper's move for a stale hold; false when something else resolved it first. */
+  async expire(holdId: string, accountId: string, now = this.clock.now()): Promise<boolean> {
+    return (await this.holds.resolve(holdId, accountId, 'expired', 0, now)).outcome === 'resolved';
+  }
+
+  private async resolve(holdId: string, accountId: string, status: 'settled' | 'released', units: number, now: Date): Promise<Hold> {
+    // Another account's hold is "not found": ids are checked together with the caller's account.
+    const res = isUuid(holdId) && isUuid(accountId) ? await this.holds.resolve(holdId, accountId, status, units, now) : { outcome: 'not_found' as const };
+    if (res.outcome === 'not_found') throw billingError('hold_not_found', 'no such hold for this account');
+    if (res.outcome === 'resolved_before') {
+      throw billingError('hold_already_resolved', `the hold is already ${res.hold?.status}`, { status: res.hold?.status });
+    }
+    return res.hold!;
+  }
+}

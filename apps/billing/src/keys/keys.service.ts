@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { KeyIdentity, ParsedRequestOf, ReplyOf, billingCatalog } from '@drael/contracts';
+import { billingError, isUuid } from '../billing-error.js';
+import { Clock } from '../clock/clock.js';
+import { BILLING_CONFIG, type BillingConfig } from '../config/config.schema.js';
+import { AccountsService } from '../accounts/accounts.service.js';
+import { generateApiKey, hashApiKey, keyHint, looksLikeApiKey } from './api-key.js';
+import { KeyRepository } from './key.repository.js';
+
+@Injectable()
+export class KeysService {
+  constructor(
+    private readonly keys: KeyRepository,
+    private readonly accounts: AccountsService,
+    private readonly clock: Clock,
+    @Inject(BILLING_CONFIG) private readonly config: BillingConfig,
+  ) {}
+
+  async create(req: ParsedRequestOf<typeof billingCatalog.createKey>): Promise<ReplyOf<typeof billingCatalog.createKey>> {
+    const account = await this.accounts.get(req.account_id);
+    const apiKey = generateApiKey();
+    const id = randomUUID();
+    await this.keys.create({
+      id,
+      accountId: account.id,
+      name: req.name,
+      hash: hashApiKey(apiKey),
+      hint: keyHint(apiKey),
+      toolLevel: req.tool_level,
+      perMinute: req.rate_limit?.per_minute ?? this.config.BILLING_DEFAULT_PER_MINUTE,
+      perHour: req.rate_limit?.per_hour ?? this.config.BILLING_DEFAULT_PER_HOUR,
+    });
+    // The only time the key leaves billing.
+    return { key_id: id, api_key: apiKey, account_id: account.id, tool_level: req.tool_level };
+  }
+
+  async verify(apiKey: string): Promise<KeyIdentity> {
+    const key = looksLikeApiKey(apiKey) ? await this.keys.findByHash(hashApiKey(apiKey)) : null;
+    // One answer for unknown and revoked keys: the caller learns nothing about which.
+    if (!key || key.revokedAt) throw billingError('invalid_api_key', 'Incorrect API key provided.');
+    return {
+      account_id: key.accountId,
+      key_id: key.id,
+      tool_level: key.toolLevel,
+      rate_limit: { per_minute: key.perMinute, per_hour: key.perHour },
+      plan: key.plan,
+    };
+  }
+
+  async revoke(req: ParsedRequestOf<typeof billingCatalog.revokeKey>): Promise<ReplyOf<typeof billingCatalog.revokeKey>> {
+    const outcome = isUuid(req.account_id) && isUuid(req.key_id) ? await this.keys.revoke(req.account_id, req.key_id, this.clock.now()) : 'missing';
+    // A key of another account is "not found", never "not yours".
+    if (outcome === 'missing') throw billingError('key_not_found', 'no such key for this account');
+    return { key_id: req.key_id, revoked: true };
+  }
+}

@@ -1,0 +1,44 @@
+import { Injectable } from '@nestjs/common';
+import { METERS, type Meter, type Usage } from '@drael/contracts';
+import { Clock } from '../clock/clock.js';
+import { AccountsService } from '../accounts/accounts.service.js';
+import { PlansService } from '../plans/plans.service.js';
+import { UsageRepository } from './usage.repository.js';
+import { utcDay, weekStart } from './week.js';
+
+@Injectable()
+export class UsageService {
+  constructor(
+    private readonly usage: UsageRepository,
+    private readonly accounts: AccountsService,
+    private readonly plans: PlansService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The week's allowances, used, held and extra usage, and today's extra usage against the ceiling. */
+  async get(accountId: string, now = this.clock.now()): Promise<Usage> {
+    const account = await this.accounts.get(accountId);
+    const plan = this.plans.find(account.plan);
+    const week = weekStart(now);
+    const [rows, daily, extra] = await Promise.all([
+      this.usage.weekly(account.id, week),
+      this.usage.daily(account.id, utcDay(now)),
+      this.usage.extraByMeter(account.id, week),
+    ]);
+    const meter = (m: Meter) => {
+      const row = rows.find((r) => r.meter === m);
+      return { allowance: row?.allowance ?? plan?.weekly[m] ?? 0, used: row?.used ?? 0, held: row?.held ?? 0, extra: extra.get(m) ?? 0 };
+    };
+    return {
+      account_id: account.id,
+      plan: account.plan,
+      week_start: week.toISOString(),
+      allowances: Object.fromEntries(METERS.map((m) => [m, meter(m)])) as Usage['allowances'],
+      extra_usage: {
+        enabled: account.extraUsageEnabled,
+        daily_ceiling: account.dailyCeiling,
+        used_today: (daily?.used ?? 0) + (daily?.held ?? 0),
+      },
+    };
+  }
+}

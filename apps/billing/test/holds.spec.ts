@@ -1,0 +1,223 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { billingCatalog } from '@drael/contracts';
+import { PLANS } from '../src/plans/plans.js';
+import { codes, leaveRemaining, newAccount, startBilling, unbalanced, type Billing } from './billing-harness.js';
+
+let b: Billing;
+beforeAll(async () => {
+  b = await startBilling();
+});
+afterAll(async () => {
+  await b?.close();
+});
+
+const hold = (account_id: string, units: number, idempotency_key: string, tool: 'generate_image' | 'contact_lookup' | 'breach_lookup' = 'generate_image') =>
+  b.client.request(billingCatalog.hold, { account_id, tool, units, idempotency_key });
+
+describe('holds against the weekly allowance (real PostgreSQL, concurrent NATS requests)', () => {
+  it('100 concurrent holds of 1 against an allowance of 10: exactly 10 succeed', async () => {
+    const acct = await newAccount(b);
+    await leaveRemaining(b, acct, 'generate_image', 10);
+    const results = await Promise.allSettled(Array.from({ length: 100 }, (_, i) => hold(acct, 1, `k${i}`)));
+    expect(codes(results)).toEqual({ ok: 10, weekly_allowance_reached: 90 });
+    const u = await b.usage.get(acct);
+    expect(u.allowances.images.held).toBe(10);
+    expect(u.allowances.images.used + u.allowances.images.held).toBe(u.allowances.images.allowance);
+    expect(await unbalanced(b.sql)).toEqual([]);
+  });
+
+  it('the same with extra usage on and a daily ceiling of 5: exactly 15 succeed', async () => {
+    const acct = await newAccount(b, 'pro', { daily_ceiling: 5 });
+    await leaveRemaining(b, acct, 'generate_image', 10);
+    const results = await Promise.allSettled(Array.from({ length: 100 }, (_, i) => hold(acct, 1, `k${i}`)));
+    expect(codes(results)).toEqual({ ok: 15, daily_ceiling_reached: 85 });
+    const held = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    expect(held.filter((h) => h.extra_units === 1)).toHaveLength(5);
+    const u = await b.usage.get(acct);
+    expect(u.extra_usage).toMatchObject({ enabled: true, daily_ceiling: 5, used_today: 5 });
+    expect(u.allowances.images.extra).toBe(5);
+    expect(await unbalanced(b.sql)).toEqual([]);
+  });
+
+  it('100 concurrent holds of 3 against 10: exactly 3 succeed (no partial hold)', async () => {
+    const acct = await newAccount(b);
+    await leaveRemaining(b, acct, 'generate_image', 10);
+    const results = await Promise.allSettled(Array.from({ length: 100 }, (_, i) => hold(acct, 3, `k${i}`)));
+    expect(codes(results)).toEqual({ ok: 3, weekly_allowance_reached: 97 });
+    expect((await b.usage.get(acct)).allowances.images.held).toBe(9);
+  });
+
+  it('50 concurrent settles of one hold: exactly one settles', async () => {
+    const acct = await newAccount(b);
+    const h = await hold(acct, 4, 'once');
+    const results = await Promise.allSettled(
+      Array.from({ length: 50 }, () => b.client.request(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 4 })),
+    );
+    expect(codes(results)).toEqual({ ok: 1, hold_already_resolved: 49 });
+    const u = await b.usage.get(acct);
+    expect(u.allowances.images).toMatchObject({ used: 4, held: 0 });
+  });
+
+  it('settle and release racing: exactly one wins, and the books follow the winner', async () => {
+    const acct = await newAccount(b);
+    for (let i = 0; i < 20; i++) {
+      const h = await hold(acct, 2, `race-${i}`);
+      const results = await Promise.allSettled([
+        b.client.request(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 2 }),
+        b.client.request(billingCatalog.release, { account_id: acct, hold_id: h.hold_id }),
+      ]);
+      expect(codes(results)).toEqual({ ok: 1, hold_already_resolved: 1 });
+    }
+    const settled = await b.sql.query(`SELECT count(*)::int AS n FROM holds WHERE account_id = $1 AND status = 'settled'`, [acct]);
+    expect((await b.usage.get(acct)).allowances.images).toMatchObject({ used: 2 * (settled.rows[0] as { n: number }).n, held: 0 });
+    expect(await unbalanced(b.sql)).toEqual([]);
+  });
+
+  it('sweeper against settle: exactly one resolves the hold', async () => {
+    const acct = await newAccount(b);
+    for (let i = 0; i < 10; i++) {
+      const h = await b.client.request(billingCatalog.hold, { account_id: acct, tool: 'generate_image', units: 1, idempotency_key: `sw-${i}`, ttl_s: 1 });
+      const later = new Date(Date.parse(h.expires_at) + 1_000);
+      const [settle, expired] = await Promise.allSettled([
+        b.client.request(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 1 }),
+        b.holds.expire(h.hold_id, acct, later),
+      ]);
+      const settleWon = settle.status === 'fulfilled';
+      const sweepWon = expired.status === 'fulfilled' && expired.value;
+      expect(settleWon !== sweepWon).toBe(true);
+      if (!settleWon) expect((settle).reason).toMatchObject({ code: 'hold_already_resolved' });
+    }
+    expect(await unbalanced(b.sql)).toEqual([]);
+  });
+
+  it('50 concurrent holds with one idempotency key: one hold, counted once', async () => {
+    const acct = await newAccount(b);
+    const results = await Promise.allSettled(Array.from({ length: 50 }, () => hold(acct, 2, 'same-key')));
+    expect(codes(results)).toEqual({ ok: 50 });
+    const ids = new Set(results.map((r) => (r as PromiseFulfilledResult<{ hold_id: string }>).value.hold_id));
+    expect(ids.size).toBe(1);
+    expect((await b.usage.get(acct)).allowances.images.held).toBe(2);
+    // A retry after settling still returns the same (now settled) hold, and charges nothing more.
+    const [id] = [...ids];
+    await b.client.request(billingCatalog.settle, { account_id: acct, hold_id: id!, units: 2 });
+    const again = await hold(acct, 2, 'same-key');
+    expect(again).toMatchObject({ hold_id: id, status: 'settled' });
+    expect((await b.usage.get(acct)).allowances.images).toMatchObject({ used: 2, held: 0 });
+  });
+
+  it('the same idempotency key with another amount is refused', async () => {
+    const acct = await newAccount(b);
+    await hold(acct, 2, 'amount');
+    await expect(hold(acct, 3, 'amount')).rejects.toMatchObject({ code: 'idempotency_conflict' });
+    await expect(hold(acct, 2, 'amount', 'contact_lookup')).rejects.toMatchObject({ code: 'idempotency_conflict' });
+    expect((await b.usage.get(acct)).allowances.images.held).toBe(2);
+  });
+
+  it('a tool that fails before running is released: nothing charged', async () => {
+    const acct = await newAccount(b);
+    const h = await hold(acct, 3, 'fails');
+    const released = await b.client.request(billingCatalog.release, { account_id: acct, hold_id: h.hold_id });
+    expect(released).toMatchObject({ status: 'released', settled_units: null });
+    expect((await b.usage.get(acct)).allowances.images).toMatchObject({ used: 0, held: 0 });
+  });
+
+  it('a contact lookup holding 10 and returning 3 plain + 2 premium settles 7', async () => {
+    const acct = await newAccount(b);
+    const h = await hold(acct, 10, 'contacts', 'contact_lookup');
+    const s = await b.client.request(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, contacts: { plain: 3, premium: 2 } });
+    expect(s).toMatchObject({ status: 'settled', settled_units: 7 });
+    expect((await b.usage.get(acct)).allowances.lookups).toMatchObject({ used: 7, held: 0 });
+  });
+
+  it('a settle above the hold is capped at the hold', async () => {
+    const acct = await newAccount(b);
+    const h = await hold(acct, 2, 'cap');
+    const s = await b.client.request(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 50 });
+    expect(s.settled_units).toBe(2);
+    expect((await b.usage.get(acct)).allowances.images).toMatchObject({ used: 2, held: 0 });
+  });
+
+  it('plan_required answers before any row is written', async () => {
+    const acct = await newAccount(b, 'free');
+    expect(PLANS.find((p) => p.id === 'free')!.tools).not.toContain('contact_lookup');
+    await expect(hold(acct, 1, 'nope', 'contact_lookup')).rejects.toMatchObject({ code: 'plan_required' });
+    await expect(hold(acct, 1, 'nope2', 'breach_lookup')).rejects.toMatchObject({ code: 'plan_required' });
+    const rows = await b.sql.query(
+      `SELECT (SELECT count(*) FROM holds WHERE account_id = $1)::int + (SELECT count(*) FROM weekly_allowances WHERE account_id = $1)::int
+              + (SELECT count(*) FROM daily_extras WHERE account_id = $1)::int AS n`,
+      [acct],
+    );
+    expect(rows.rows[0]).toEqual({ n: 0 });
+  });
+
+  it('holds around the weekly reset count in exactly one week', async () => {
+    const acct = await newAccount(b);
+    const images = PLANS.find((p) => p.id === 'pro')!.weekly.images;
+    b.clock.set('2026-11-29T23:59:59.500Z'); // Sunday, the last half second of a week
+    try {
+      const before = await b.holds.hold({ account_id: acct, tool: 'generate_image', units: 3, idempotency_key: 'eow', ttl_s: 300 });
+      b.clock.set('2026-11-30T00:00:00.200Z'); // Monday: a new week
+      const after = await b.holds.hold({ account_id: acct, tool: 'generate_image', units: 2, idempotency_key: 'sow', ttl_s: 300 });
+      // The Sunday hold settles on Monday: it still counts in the week it was held in.
+      await b.holds.settle({ account_id: acct, hold_id: before.hold_id, units: 3 });
+      await b.holds.settle({ account_id: acct, hold_id: after.hold_id, units: 2 });
+      const lastWeek = await b.usage.get(acct, new Date('2026-11-29T12:00:00Z'));
+      const thisWeek = await b.usage.get(acct, new Date('2026-11-30T12:00:00Z'));
+      expect(lastWeek).toMatchObject({ week_start: '2026-11-23T00:00:00.000Z', allowances: { images: { allowance: images, used: 3, held: 0 } } });
+      expect(thisWeek).toMatchObject({ week_start: '2026-11-30T00:00:00.000Z', allowances: { images: { allowance: images, used: 2, held: 0 } } });
+    } finally {
+      b.clock.t = Date.now();
+    }
+  });
+
+  it('cross-account: another account cannot settle, release or read a hold, nor revoke a key', async () => {
+    const a = await newAccount(b);
+    const other = await newAccount(b);
+    const h = await hold(a, 1, 'mine');
+    await expect(b.client.request(billingCatalog.settle, { account_id: other, hold_id: h.hold_id, units: 1 })).rejects.toMatchObject({ code: 'hold_not_found' });
+    await expect(b.client.request(billingCatalog.release, { account_id: other, hold_id: h.hold_id })).rejects.toMatchObject({ code: 'hold_not_found' });
+    // Retrying the owner's idempotency key from the other account makes a hold of the other account.
+    const theirs = await hold(other, 1, 'mine');
+    expect(theirs.hold_id).not.toBe(h.hold_id);
+    expect(theirs.account_id).toBe(other);
+    const key = await b.client.request(billingCatalog.createKey, { account_id: a, tool_level: 'l1_http' });
+    await expect(b.client.request(billingCatalog.revokeKey, { account_id: other, key_id: key.key_id })).rejects.toMatchObject({ code: 'key_not_found' });
+    expect(await b.client.request(billingCatalog.verifyKey, { api_key: key.api_key })).toMatchObject({ account_id: a });
+    expect((await b.usage.get(a)).allowances.images.held).toBe(1);
+  });
+
+  it('unknown accounts and holds', async () => {
+    await expect(hold('00000000-0000-4000-8000-000000000000', 1, 'x')).rejects.toMatchObject({ code: 'account_not_found' });
+    await expect(hold('not-a-uuid', 1, 'x')).rejects.toMatchObject({ code: 'account_not_found' });
+    const acct = await newAccount(b);
+    await expect(b.client.request(billingCatalog.release, { account_id: acct, hold_id: 'nope' })).rejects.toMatchObject({ code: 'hold_not_found' });
+  });
+
+  it('the database itself refuses an overdraft or a second resolution', async () => {
+    const acct = await newAccount(b);
+    const h = await hold(acct, 1, 'db');
+    await expect(b.sql.query(`UPDATE weekly_allowances SET held = allowance + 1 WHERE account_id = $1`, [acct])).rejects.toThrow(/weekly_allowances_within/);
+    await b.client.request(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 1 });
+    await expect(b.sql.query(`UPDATE holds SET status = 'held', resolved_at = NULL, settled_units = NULL WHERE id = $1`, [h.hold_id])).rejects.toThrow(/already settled/);
+  });
+});
+
+describe('plans and extra usage', () => {
+  it('lists the plans with an ETag that is stable', async () => {
+    const a = await b.client.request(billingCatalog.listPlans, {});
+    const c = await b.client.request(billingCatalog.listPlans, {});
+    expect(a.plans.map((p) => p.id)).toEqual(PLANS.map((p) => p.id));
+    expect(a.etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    expect(c.etag).toBe(a.etag);
+  });
+
+  it('unknown plan is refused; extra usage can be turned on later', async () => {
+    await expect(b.client.request(billingCatalog.createAccount, { name: 'x', plan: 'platinum' })).rejects.toMatchObject({ code: 'plan_not_found' });
+    const acct = await newAccount(b);
+    await leaveRemaining(b, acct, 'generate_image', 0);
+    await expect(hold(acct, 1, 'e1')).rejects.toMatchObject({ code: 'weekly_allowance_reached' });
+    await b.client.request(billingCatalog.setExtraUsage, { account_id: acct, enabled: true, daily_ceiling: 2 });
+    await hold(acct, 2, 'e2');
+    await expect(hold(acct, 1, 'e3')).rejects.toMatchObject({ code: 'daily_ceiling_reached' });
+  });
+});
