@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { MAX_FILE_TRANSFER_BYTES } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
-import { WorkspaceService, type SessionWorkspace } from '../workspace/workspace.service.js';
+import { QUOTA_HEADROOM_BYTES, WorkspaceService, type SessionWorkspace } from '../workspace/workspace.service.js';
 import { parseWorkspacePath } from './safe-path.js';
 
 const SANDBOX_UID = 65534;
@@ -82,7 +82,7 @@ export class SessionFilesService {
     return this.withWorkspace(tenant, session, true, async (ws) => {
       if (!ws) throw new Error('workspace missing after create');
       const usage = await ws.usage();
-      if (content.length >= usage.freeBytes) throw quotaExceeded(this.workspaces.quotaBytes);
+      if (content.length > usage.freeBytes - QUOTA_HEADROOM_BYTES) throw quotaExceeded(this.workspaces.quotaBytes);
       const full = join(ws.path, rel);
       await guard(rel, () => mkdirAsSandbox(ws.path, dirname(rel)));
       const fh = await openSafely(full, OPEN_WRITE, rel, 0o644);

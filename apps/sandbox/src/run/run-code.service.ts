@@ -5,12 +5,9 @@ import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { CONTAINER_RUNTIME, type ContainerRuntime, type WorkspaceMount } from '../runtime/container-runtime.js';
 import { decodeOutput } from '../runtime/output-capture.js';
 import { EgressGuard } from '../network/egress-guard.js';
-import { assertSessionId, WorkspaceService, type SessionWorkspace } from '../workspace/workspace.service.js';
+import { assertSessionId, QUOTA_HEADROOM_BYTES, WorkspaceService, type SessionWorkspace } from '../workspace/workspace.service.js';
 import { assertCodeSize, resolveTimeoutS } from './run-limits.js';
 import { RunSlots } from './run-slots.js';
-
-// Below this much free space a session volume counts as full: a run could not even write a line.
-const MIN_FREE_BYTES = 64 * 1024;
 
 /** One program, one fresh container: input limits first, then a slot, a workspace, the run. */
 @Injectable()
@@ -40,7 +37,7 @@ export class RunCodeService {
       if (req.session !== undefined) {
         ws = await this.workspaces.acquire(req.tenant, req.session, { create: true });
         if (!ws) throw new Error('workspace missing after create');
-        if ((await ws.usage()).freeBytes < MIN_FREE_BYTES) {
+        if ((await ws.usage()).freeBytes < QUOTA_HEADROOM_BYTES) {
           throw new RpcError('quota_exceeded', `the session workspace quota (${this.workspaces.quotaBytes} bytes) is used up; delete files first`, false, {
             quota_bytes: this.workspaces.quotaBytes,
           });

@@ -7,6 +7,13 @@ import { RpcError } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { createVolume, mountVolume, mountsUnder, unmountVolume, volumeUsage, type VolumeUsage } from './session-volume.js';
 
+/**
+ * A session counts as full once less than this much of its quota is free: the filesystem keeps
+ * some slack below its size (a partial block, metadata), so "exactly zero left" never happens.
+ * Runs are refused then, and a file write may not eat into it.
+ */
+export const QUOTA_HEADROOM_BYTES = 1024 * 1024;
+
 /** A mounted session workspace; `release()` once done with it. */
 export interface SessionWorkspace {
   readonly path: string;

@@ -1,0 +1,108 @@
+import { execFile } from 'node:child_process';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { sandboxCatalog, type ReplyOf, type RequestOf, type RpcEntry, type SandboxRunReply } from '@drael/contracts';
+import { NatsRpcClient, RpcError } from '@drael/nats-rpc';
+import { startServiceProcess, testPrefix, type ServiceProcess } from '@drael/test-support';
+
+export const exec = promisify(execFile);
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+
+export interface Sandbox {
+  prefix: string;
+  instance: string;
+  stateDir: string;
+  env: Record<string, string>;
+  proc: ServiceProcess;
+  client: NatsRpcClient;
+  run(req: RequestOf<typeof sandboxCatalog.run>): Promise<SandboxRunReply>;
+  call<E extends RpcEntry>(entry: E, payload: RequestOf<E>): Promise<ReplyOf<E>>;
+  /** The typed error a call fails with (fails the test if it succeeds). */
+  errorOf<E extends RpcEntry>(entry: E, payload: RequestOf<E>): Promise<RpcError>;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts the built sandbox service as its own process, with its own NATS prefix, label and state dir. */
+export async function startSandbox(extraEnv: Record<string, string> = {}): Promise<Sandbox> {
+  const prefix = testPrefix('sbx');
+  const instance = `test-${prefix.slice(4)}`;
+  const stateDir = `/var/lib/drael/sandbox-test/${instance}`;
+  const env = {
+    NATS_URL,
+    DRAEL_NATS_PREFIX: prefix,
+    SANDBOX_INSTANCE: instance,
+    SANDBOX_STATE_DIR: stateDir,
+    SANDBOX_MAX_CONCURRENT: '2',
+    SANDBOX_WARM_POOL: '1',
+    LOG_LEVEL: 'warn',
+    ...extraEnv,
+  };
+  let proc = await startServiceProcess('sandbox', env, { readyTimeoutMs: 60_000 });
+  const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
+  const sandbox: Sandbox = {
+    prefix,
+    instance,
+    stateDir,
+    env,
+    get proc() {
+      return proc;
+    },
+    client,
+    run: (req) => client.request(sandboxCatalog.run, req),
+    call: (entry, payload) => client.request(entry, payload),
+    errorOf: async (entry, payload) => {
+      try {
+        const r = await client.request(entry, payload);
+        throw new Error(`expected a typed error, got ${JSON.stringify(r).slice(0, 500)}`);
+      } catch (err) {
+        if (err instanceof RpcError) return err;
+        throw err;
+      }
+    },
+    restart: async () => {
+      proc = await startServiceProcess('sandbox', env, { readyTimeoutMs: 60_000 });
+    },
+    stop: async () => {
+      await client.close();
+      await proc.stop('SIGKILL');
+      await removeContainers(instance);
+      // The service unmounts on release; a killed one may leave mounts behind.
+      const mounts = (await readFile('/proc/self/mountinfo', 'utf8'))
+        .split('\n')
+        .map((l) => l.split(' ')[4])
+        .filter((m): m is string => !!m && m.startsWith(`${stateDir}/`));
+      for (const m of mounts) await exec('umount', ['-l', m]).catch(() => undefined);
+      await rm(stateDir, { recursive: true, force: true });
+    },
+  };
+  return sandbox;
+}
+
+export async function containersOf(instance: string, status?: 'running'): Promise<string[]> {
+  const args = ['ps', '-aq', '--no-trunc', '--filter', `label=drael.sandbox.instance=${instance}`];
+  if (status) args.push('--filter', `status=${status}`);
+  const { stdout } = await exec('docker', args);
+  return stdout.split('\n').filter(Boolean);
+}
+
+async function removeContainers(instance: string): Promise<void> {
+  const ids = await containersOf(instance);
+  if (ids.length) await exec('docker', ['rm', '-f', ...ids]).catch(() => undefined);
+}
+
+/** Host processes whose command line contains `marker` (containers' processes are visible from the host). */
+export async function hostProcessesWith(marker: string): Promise<string[]> {
+  const { stdout } = await exec('ps', ['-eo', 'pid,args']);
+  return stdout.split('\n').filter((l) => l.includes(marker) && !l.includes('ps -eo'));
+}
+
+export async function rssKiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+}
+
+export const b64 = (s: string) => Buffer.from(s).toString('base64');
+export const unb64 = (s: string) => Buffer.from(s, 'base64').toString();
+export const stateSessions = (stateDir: string) => join(stateDir, 'sessions');

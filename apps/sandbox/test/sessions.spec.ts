@@ -1,0 +1,205 @@
+import { readdir } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_CODE_BYTES, sandboxCatalog } from '@drael/contracts';
+import { b64, startSandbox, stateSessions, unb64, type Sandbox } from './sandbox-harness.js';
+
+const QUOTA_MB = 16;
+let sbx: Sandbox;
+beforeAll(async () => {
+  sbx = await startSandbox({ SANDBOX_SESSION_QUOTA_MB: String(QUOTA_MB) });
+});
+afterAll(async () => {
+  await sbx?.stop();
+});
+
+describe('runs and session files', () => {
+  it('python, bash and node each run a real program that reads and writes a session file', async () => {
+    const scope = { tenant: 'acme', session: 'chain-1' };
+    await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'in/seed.txt', content_base64: b64('3\n') });
+    const py = await sbx.run({
+      ...scope,
+      runtime: 'python',
+      code: 'n = int(open("in/seed.txt").read())\nopen("py.txt", "w").write(str(n * 7))\nprint("python wrote", n * 7)',
+    });
+    expect(py).toMatchObject({ ok: true, exit_code: 0, stdout: 'python wrote 21\n' });
+    const sh = await sbx.run({ ...scope, runtime: 'bash', code: 'n=$(cat py.txt); echo $((n + 1)) > bash.txt; echo "bash wrote $((n + 1))"' });
+    expect(sh).toMatchObject({ ok: true, stdout: 'bash wrote 22\n' });
+    const js = await sbx.run({
+      ...scope,
+      runtime: 'node',
+      code: 'const fs = require("fs"); const n = Number(fs.readFileSync("bash.txt", "utf8")); fs.writeFileSync("out/node.json", JSON.stringify({ n: n * 2 }), { flag: "w" });',
+    });
+    // out/ does not exist: node fails, and says why.
+    expect(js.ok).toBe(false);
+    expect(js.stderr).toContain('ENOENT');
+    const js2 = await sbx.run({
+      ...scope,
+      runtime: 'node',
+      code: 'const fs = require("fs"); const n = Number(fs.readFileSync("bash.txt", "utf8")); fs.mkdirSync("out"); fs.writeFileSync("out/node.json", JSON.stringify({ n: n * 2 })); console.log("node", n * 2)',
+    });
+    expect(js2).toMatchObject({ ok: true, stdout: 'node 44\n' });
+    const read = await sbx.call(sandboxCatalog.filesRead, { ...scope, path: 'out/node.json' });
+    expect(JSON.parse(unb64(read.content_base64))).toEqual({ n: 44 });
+    const list = await sbx.call(sandboxCatalog.filesList, scope);
+    expect(list.files.map((f) => f.path).sort()).toEqual(['bash.txt', 'in/seed.txt', 'out/node.json', 'py.txt']);
+    expect(list.quota_bytes).toBe(QUOTA_MB * 1024 * 1024);
+    expect(list.used_bytes).toBeGreaterThan(0);
+  });
+
+  it('a run without a session gets a throwaway workspace: nothing it writes is seen by the next run', async () => {
+    const first = await sbx.run({ tenant: 'acme', runtime: 'bash', code: 'echo secret > note.txt; ls' });
+    expect(first).toMatchObject({ ok: true, stdout: 'note.txt\n' });
+    const second = await sbx.run({ tenant: 'acme', runtime: 'bash', code: 'ls -A; cat note.txt' });
+    expect(second.stdout).toBe('');
+    expect(second.stderr).toContain('No such file');
+  });
+
+  it("two tenants using the same session id never see each other's files", async () => {
+    await sbx.run({ tenant: 'tenant-a', session: 'shared', runtime: 'bash', code: 'echo a-secret > secret.txt' });
+    const b = await sbx.run({ tenant: 'tenant-b', session: 'shared', runtime: 'bash', code: 'ls -A; cat secret.txt; ls -A /work/.. ' });
+    expect(b.stdout).not.toContain('secret.txt');
+    expect(b.stdout).not.toContain('a-secret');
+    expect(b.stderr).toContain('No such file');
+    const err = await sbx.errorOf(sandboxCatalog.filesRead, { tenant: 'tenant-b', session: 'shared', path: 'secret.txt' });
+    expect(err.code).toBe('file_not_found');
+    expect((await sbx.call(sandboxCatalog.filesList, { tenant: 'tenant-b', session: 'shared' })).files).toEqual([]);
+    const a = await sbx.call(sandboxCatalog.filesRead, { tenant: 'tenant-a', session: 'shared', path: 'secret.txt' });
+    expect(unb64(a.content_base64)).toBe('a-secret\n');
+  });
+
+  it('session-id traversal and oversized ids are refused with invalid_session before anything runs', async () => {
+    for (const session of ['../../etc', '..', 'a/b', 'x'.repeat(10 * 1024), '', 'sp ace', 'é']) {
+      const err = await sbx.errorOf(sandboxCatalog.run, { tenant: 'acme', session, runtime: 'bash', code: 'echo hi' });
+      expect(err.code).toBe('invalid_session');
+      const ferr = await sbx.errorOf(sandboxCatalog.filesList, { tenant: 'acme', session });
+      expect(ferr.code).toBe('invalid_session');
+    }
+    // A hostile tenant name becomes a hash, never a path.
+    await sbx.run({ tenant: '../../../../etc', session: 'x', runtime: 'bash', code: 'echo hi > f' });
+    const names = await readdir(stateSessions(sbx.stateDir));
+    for (const n of names) expect(n).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it('file paths that leave the workspace are refused', async () => {
+    const scope = { tenant: 'acme', session: 'paths' };
+    for (const path of ['../x', '/etc/passwd', 'a/../../b', 'a//b', './../x', 'a/./b']) {
+      const err = await sbx.errorOf(sandboxCatalog.filesWrite, { ...scope, path, content_base64: b64('x') });
+      expect(err.code, path).toBe('invalid_path');
+    }
+  });
+
+  it('a symlink to a host file planted in the workspace is never followed by list, read, write or delete', async () => {
+    const scope = { tenant: 'acme', session: 'links' };
+    const planted = await sbx.run({
+      ...scope,
+      runtime: 'bash',
+      code: 'ln -s /etc/shadow shadow; ln -s / root; mkdir d; ln -s /etc d/etc; ln -s /etc/hostname hn; echo ok > real.txt; ls -A',
+    });
+    expect(planted.stdout.split('\n')).toEqual(expect.arrayContaining(['shadow', 'root', 'hn', 'real.txt']));
+    const list = await sbx.call(sandboxCatalog.filesList, scope);
+    expect(list.files.map((f) => f.path)).toEqual(['real.txt']);
+    for (const path of ['shadow', 'root/etc/passwd', 'd/etc/passwd', 'hn']) {
+      const err = await sbx.errorOf(sandboxCatalog.filesRead, { ...scope, path });
+      expect(err.code, path).toBe('invalid_path');
+    }
+    // Writing through a link must not touch the target: the host's /etc/hostname stays as it is.
+    const werr = await sbx.errorOf(sandboxCatalog.filesWrite, { ...scope, path: 'd/etc/hostname', content_base64: b64('pwned') });
+    expect(werr.code).toBe('invalid_path');
+    const werr2 = await sbx.errorOf(sandboxCatalog.filesWrite, { ...scope, path: 'hn', content_base64: b64('pwned') });
+    expect(werr2.code).toBe('invalid_path');
+    // Deleting a link removes the link, never its target.
+    expect(await sbx.call(sandboxCatalog.filesDelete, { ...scope, path: 'hn' })).toEqual({ path: 'hn', deleted: true });
+    const after = await sbx.run({ ...scope, runtime: 'bash', code: 'ls -A; cat /etc/hostname' });
+    expect(after.stdout).not.toContain('hn\n');
+    expect(after.stdout).toContain('sandbox');
+    // Inside the sandbox too, a symlink in the workspace is not followed (the volume is nosymfollow).
+    const inside = await sbx.run({ ...scope, runtime: 'bash', code: 'cat shadow' });
+    expect(inside.stderr).toMatch(/Too many levels of symbolic links|Permission denied/);
+  });
+
+  it('a hard link across mounts is refused (the workspace is its own filesystem)', async () => {
+    const r = await sbx.run({
+      tenant: 'acme',
+      session: 'hardlinks',
+      runtime: 'bash',
+      code: 'ln /etc/passwd p1; echo "rc=$?"; echo x > /tmp/t; ln /tmp/t p2; echo "rc=$?"; ln /sandbox/main.sh p3; echo "rc=$?"; ls -A',
+    });
+    expect(r.stdout).toBe('rc=1\nrc=1\nrc=1\n');
+    expect(r.stderr.match(/Invalid cross-device link/g)?.length).toBe(3);
+  });
+
+  it('the per-session quota: one huge file and a file flood stop at the quota, then runs and writes are refused until files are deleted', async () => {
+    const scope = { tenant: 'acme', session: 'quota' };
+    const big = await sbx.run({ ...scope, runtime: 'bash', code: 'dd if=/dev/zero of=big bs=1M count=300 2>&1; stat -c %s big' });
+    const size = Number(big.stdout.trim().split('\n').pop());
+    expect(size).toBeLessThanOrEqual(QUOTA_MB * 1024 * 1024);
+    expect(big.stdout).toMatch(/No space left on device|File too large/);
+    const refused = await sbx.errorOf(sandboxCatalog.run, { ...scope, runtime: 'bash', code: 'echo hi' });
+    expect(refused.code).toBe('quota_exceeded');
+    const wrefused = await sbx.errorOf(sandboxCatalog.filesWrite, { ...scope, path: 'more.txt', content_base64: b64('x'.repeat(100_000)) });
+    expect(wrefused.code).toBe('quota_exceeded');
+    expect(await sbx.call(sandboxCatalog.filesDelete, { ...scope, path: 'big' })).toEqual({ path: 'big', deleted: true });
+
+    const flood = await sbx.run({
+      ...scope,
+      runtime: 'python',
+      code: [
+        'import errno, os',
+        'n = 0',
+        'try:',
+        '    while n < 200000:',
+        '        open(f"f{n}", "w").close(); n += 1',
+        'except OSError as e:',
+        '    print(n, errno.errorcode[e.errno])',
+      ].join('\n'),
+    });
+    const [count, code] = flood.stdout.trim().split(' ');
+    expect(code).toBe('ENOSPC');
+    expect(Number(count)).toBeLessThan(200000);
+    // The listing stays bounded however many files exist.
+    const list = await sbx.call(sandboxCatalog.filesList, scope);
+    expect(list.files.length).toBeLessThanOrEqual(2000);
+    const cleaned = await sbx.run({ ...scope, runtime: 'bash', code: 'find . -name "f*" -delete; ls -A | wc -l' });
+    expect(cleaned).toMatchObject({ ok: true, stdout: '0\n' });
+  });
+
+  it('session files: read is bounded, write and delete round-trip, missing files are typed', async () => {
+    const scope = { tenant: 'acme', session: 'rw' };
+    await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'notes/a.txt', content_base64: b64('hello world') });
+    const part = await sbx.call(sandboxCatalog.filesRead, { ...scope, path: 'notes/a.txt', max_bytes: 5 });
+    expect(part).toEqual({ path: 'notes/a.txt', content_base64: b64('hello'), size: 11, truncated: true });
+    const r = await sbx.run({ ...scope, runtime: 'bash', code: 'cat notes/a.txt; echo " again" >> notes/a.txt' });
+    expect(r.stdout).toBe('hello world');
+    expect(unb64((await sbx.call(sandboxCatalog.filesRead, { ...scope, path: 'notes/a.txt' })).content_base64)).toBe('hello world again\n');
+    expect((await sbx.errorOf(sandboxCatalog.filesRead, { ...scope, path: 'nope.txt' })).code).toBe('file_not_found');
+    expect((await sbx.errorOf(sandboxCatalog.filesRead, { ...scope, path: 'notes' })).code).toBe('invalid_path');
+    expect(await sbx.call(sandboxCatalog.filesDelete, { ...scope, path: 'notes/a.txt' })).toEqual({ path: 'notes/a.txt', deleted: true });
+    expect(await sbx.call(sandboxCatalog.filesDelete, { ...scope, path: 'notes/a.txt' })).toEqual({ path: 'notes/a.txt', deleted: false });
+    // A FIFO planted by a program does not block a read.
+    await sbx.run({ ...scope, runtime: 'bash', code: 'mkfifo pipe' });
+    expect((await sbx.errorOf(sandboxCatalog.filesRead, { ...scope, path: 'pipe' })).code).toBe('invalid_path');
+  });
+
+  it('input limits are typed errors before any container starts', async () => {
+    const exact = `#${'x'.repeat(MAX_CODE_BYTES - 10)}\nprint(1)`;
+    expect(Buffer.byteLength(exact)).toBe(MAX_CODE_BYTES);
+    expect(await sbx.run({ tenant: 'acme', runtime: 'python', code: exact })).toMatchObject({ ok: true, stdout: '1\n' });
+    const tooBig = await sbx.errorOf(sandboxCatalog.run, { tenant: 'acme', runtime: 'python', code: `${exact}#` });
+    expect(tooBig).toMatchObject({ code: 'code_too_large', retryable: false });
+    for (const timeout_s of [0, -1, 300.5, 301, 1e9]) {
+      expect((await sbx.errorOf(sandboxCatalog.run, { tenant: 'acme', runtime: 'bash', code: 'true', timeout_s })).code).toBe('invalid_timeout');
+    }
+    // NaN cannot travel as JSON (it becomes null), and null is not a number: still refused.
+    expect((await sbx.errorOf(sandboxCatalog.run, { tenant: 'acme', runtime: 'bash', code: 'true', timeout_s: Number.NaN })).code).toMatch(
+      /invalid_timeout|bad_request/,
+    );
+    expect((await sbx.errorOf(sandboxCatalog.run, { tenant: 'acme', runtime: 'ruby' as 'bash', code: 'true' })).code).toBe('bad_request');
+  });
+
+  it('output that is not valid UTF-8 still yields valid JSON', async () => {
+    const r = await sbx.run({ tenant: 'acme', runtime: 'bash', code: "printf 'a\\xff\\xfeb\\x00c'; printf '\\xc3' >&2" });
+    expect(r.stdout).toBe('a\uFFFD\uFFFDb\u0000c');
+    expect(r.stderr).toBe('\uFFFD');
+    expect(() => JSON.parse(JSON.stringify(r)) as unknown).not.toThrow();
+  });
+});
