@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { baseEnvShape, envInt } from '@drael/config';
 import { BACKEND_SERVICES } from '@drael/contracts';
+import { responsesConfigShape } from '../responses/responses.config.js';
 
 /** One model alias: which OpenAI-compatible upstream serves it, under which name, at what price. */
 export const ModelRouteSchema = z.object({
@@ -30,6 +31,8 @@ const ALIAS = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 
 export const configSchema = z.object({
   ...baseEnvShape,
+  // The Responses API's Redis store (apps/gateway/src/responses/responses.config.ts).
+  ...responsesConfigShape,
   HOST: z.string().default('0.0.0.0'),
   PORT: envInt(0, 65535).default(8080),
   // DRAEL_MODELS='{"alias":{"base_url":"http://host:port/v1","api_key":"...","model":"upstream-name"}}'

@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import type { CreateResponseRequest } from './responses.schema.js';
+
+export type OutputItem = { type: string; id: string } & Record<string, unknown>;
+
+export interface ResponseUsage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
+
+/** The Responses API `response` object, as the OpenAI SDKs read it. */
+export interface ResponseObject {
+  id: string;
+  object: 'response';
+  created_at: number;
+  status: ResponseStatus;
+  completed_at: number | null;
+  error: { code: string; message: string } | null;
+  incomplete_details: { reason: string } | null;
+  instructions: string | null;
+  max_output_tokens: number | null;
+  model: string;
+  output: OutputItem[];
+  parallel_tool_calls: boolean;
+  previous_response_id: string | null;
+  store: boolean;
+  temperature: number | null;
+  top_p: number | null;
+  text: { format: { type: 'text' } };
+  tool_choice: unknown;
+  tools: unknown[];
+  truncation: 'disabled';
+  usage: ResponseUsage | null;
+  metadata: Record<string, string>;
+}
+
+/** Ids in OpenAI's style: a type prefix and random hex. */
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(16).toString('hex')}`;
+}
+
+export function emptyUsage(): ResponseUsage {
+  return { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 };
+}
+
+export function newResponse(request: CreateResponseRequest): ResponseObject {
+  return {
+    id: newId('resp'),
+    object: 'response',
+    created_at: Math.floor(Date.now() / 1000),
+    status: 'in_progress',
+    completed_at: null,
+    error: null,
+    incomplete_details: null,
+    instructions: request.instructions ?? null,
+    max_output_tokens: request.max_output_tokens ?? null,
+    model: request.model,
+    output: [],
+    parallel_tool_calls: request.parallel_tool_calls ?? true,
+    previous_response_id: request.previous_response_id ?? null,
+    store: request.store !== false,
+    temperature: request.temperature ?? null,
+    top_p: request.top_p ?? null,
+    text: { format: { type: 'text' } },
+    tool_choice: request.tool_choice ?? 'auto',
+    tools: request.tools ?? [],
+    truncation: 'disabled',
+    usage: null,
+    metadata: request.metadata ?? {},
+  };
+}
+
+/** A snapshot for an event: the object as it is now, detached from later changes. */
+export function snapshotOf(response: ResponseObject): ResponseObject {
+  return structuredClone(response);
+}

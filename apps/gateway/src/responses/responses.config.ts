@@ -1,0 +1,14 @@
+import { z } from 'zod';
+import { envInt } from '@drael/config';
+
+/** The Responses API's part of the gateway's environment (joined into the gateway's config schema). */
+export const responsesConfigShape = {
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').default('redis://127.0.0.1:6379'),
+  /** Every stored-response key starts with this, then the account id (tests use one per run). */
+  RESPONSES_KEY_PREFIX: z.string().default('drael:responses:'),
+  /** How long a stored response can be read or continued (30 days, as OpenAI keeps them). */
+  RESPONSES_TTL_S: envInt(60, 365 * 86_400).default(30 * 86_400),
+};
+export const ResponsesConfigSchema = z.object(responsesConfigShape);
+export type ResponsesConfig = z.infer<typeof ResponsesConfigSchema>;
+export const RESPONSES_CONFIG = Symbol('RESPONSES_CONFIG');

@@ -1,0 +1,142 @@
+import { Injectable } from '@nestjs/common';
+import type { ServerResponse } from 'node:http';
+import type { Logger } from '@drael/logger';
+import { ApiError } from '../errors/api-error.js';
+import { ModelRegistry } from '../models/model-registry.js';
+import { validateBody } from '../openai/validate.js';
+import type { ChatMessage } from './chat-message.js';
+import { translateInput } from './input.translator.js';
+import { ResponseLoopService, type Caller } from './response-loop.service.js';
+import { ResponseEvents, SseWriter } from './response-events.js';
+import { newResponse, snapshotOf, type ResponseObject } from './response-object.js';
+import { ResponseStore } from './response.store.js';
+import { CreateResponseSchema, INCLUDE_SOURCES, type FunctionTool } from './responses.schema.js';
+import { ToolSet } from './tool-set.js';
+
+export interface CreateCall {
+  readonly body: unknown;
+  readonly caller: Caller;
+  readonly requestId: string;
+  readonly res: ServerResponse;
+  readonly logger?: Logger;
+}
+
+/**
+ * POST /v1/responses: checks everything it can before any model call (schema, tools, engines,
+ * the previous response), runs the loop, then stores the result. Streamed, the events go out as
+ * they happen and exactly one terminal event ends the stream (spec 02 "one loop, one terminal");
+ * not streamed, the same items come back in `output`, in order.
+ */
+@Injectable()
+export class ResponsesService {
+  constructor(
+    private readonly models: ModelRegistry,
+    private readonly loop: ResponseLoopService,
+    private readonly store: ResponseStore,
+  ) {}
+
+  async create(call: CreateCall): Promise<void> {
+    const request = validateBody(CreateResponseSchema, call.body);
+    const route = this.models.resolve(request.model);
+    const toolSet = ToolSet.from(request.tools);
+    const { caller, res } = call;
+
+    const history: ChatMessage[] = [];
+    const loaded = new Map<string, FunctionTool>();
+    if (request.previous_response_id) {
+      const previous = await this.store.load(caller.account_id, request.previous_response_id);
+      if (!previous) {
+        throw new ApiError('not_found', `No response with id '${request.previous_response_id}' found`, 'previous_response_id');
+      }
+      history.push(...previous.messages);
+      // What tool_search found earlier stays found, as long as this request still declares it.
+      for (const fn of previous.loaded) if (toolSet.deferred.has(fn.name)) loaded.set(fn.name, toolSet.deferred.get(fn.name)!);
+    }
+    const input = translateInput(request.input);
+    history.push(...input.messages);
+    for (const fn of input.clientLoaded) loaded.set(fn.name, fn);
+    if (history.length === 0) throw new ApiError('invalid_request', 'input is required', 'input');
+
+    const response = newResponse(request);
+    const stream = request.stream === true;
+    const sse = stream ? new SseWriter(res, call.requestId) : undefined;
+    const events = new ResponseEvents(sse ? (e) => sse.write(e) : undefined);
+    const abort = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) abort.abort();
+    };
+    res.once('close', onClose);
+
+    events.emit('response.created', { response: snapshotOf(response) });
+    events.emit('response.in_progress', { response: snapshotOf(response) });
+    try {
+      await this.loop.run({
+        response,
+        route,
+        toolSet,
+        toolChoice: request.tool_choice,
+        instructions: request.instructions ?? null,
+        history,
+        loaded,
+        includeSources: (request.include ?? []).includes(INCLUDE_SOURCES),
+        caller,
+        requestId: call.requestId,
+        signal: abort.signal,
+        events,
+        onUpstreamAccepted: () => sse?.open(),
+        temperature: request.temperature,
+        topP: request.top_p,
+        parallelToolCalls: request.parallel_tool_calls,
+      });
+    } catch (err) {
+      res.off('close', onClose);
+      if (abort.signal.aborted) return;
+      // Before the stream started, the failure is an HTTP status with the envelope (the filter);
+      // after, it is the one terminal event of the stream.
+      if (!sse?.isOpen) throw err;
+      const failure = err instanceof ApiError ? err : (ApiError.fromRpc(err) ?? new ApiError('internal', 'Internal server error'));
+      if (!(err instanceof ApiError)) call.logger?.error({ err }, 'response failed mid-stream');
+      response.status = 'failed';
+      response.error = { code: String(failure.code), message: failure.message };
+      events.emit('response.failed', { response: snapshotOf(response) });
+      sse.end();
+      return;
+    }
+    res.off('close', onClose);
+    response.completed_at = Math.floor(Date.now() / 1000);
+    if (response.store) {
+      await this.store.save(caller.account_id, { response, messages: history, loaded: [...loaded.values()] });
+    }
+    if (sse) {
+      const terminal = response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
+      events.emit(terminal, { response: snapshotOf(response) });
+      sse.end();
+      return;
+    }
+    const body = JSON.stringify(withOutputText(response));
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': call.requestId });
+    res.end(body);
+  }
+
+  async get(caller: Caller, id: string): Promise<ResponseObject> {
+    const stored = await this.store.load(caller.account_id, id);
+    if (!stored) throw new ApiError('not_found', `No response with id '${id}' found`, 'response_id');
+    return withOutputText(stored.response);
+  }
+
+  async delete(caller: Caller, id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
+    if (!(await this.store.delete(caller.account_id, id))) throw new ApiError('not_found', `No response with id '${id}' found`, 'response_id');
+    return { id, object: 'response', deleted: true };
+  }
+}
+
+/** The SDKs' convenience `output_text`: every output_text part joined. */
+function withOutputText(response: ResponseObject): ResponseObject & { output_text: string } {
+  const text = response.output
+    .filter((i) => i.type === 'message')
+    .flatMap((i) => (i.content as Array<{ type: string; text?: string }>) ?? [])
+    .filter((p) => p.type === 'output_text')
+    .map((p) => p.text ?? '')
+    .join('');
+  return { ...response, output_text: text };
+}
