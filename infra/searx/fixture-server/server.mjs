@@ -8,7 +8,8 @@
 // token `zzfail-<corpus>` makes that corpus answer 500, `zzfail-all` makes every corpus answer 500.
 // (500, not 429/403: searx suspends an engine for an hour on those whatever ban_time_on_fail says.)
 // A document's `age` ("-2h", "-3d") is relative to now, so freshness tests never go stale.
-// `zzbulk` matches 25 generated documents (limit tests). Plain node, no dependencies.
+// `zzbulk` matches 25 generated documents (limit tests); `zznonce-<x>` tokens are ignored.
+// Plain node, no dependencies.
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 
@@ -34,7 +35,8 @@ function publishedAt(age, now) {
 function search(corpus, params) {
   const tokens = (params.get('q') ?? '').toLowerCase().split(/\s+/).filter(Boolean);
   if (tokens.includes('zzfail-all') || tokens.includes(`zzfail-${corpus}`)) return null;
-  const terms = tokens.filter((t) => !t.startsWith('zzfail-'));
+  // zznonce-* makes a query unique (benchmarks bypass caches with it) without changing its matches.
+  const terms = tokens.filter((t) => !t.startsWith('zzfail-') && !t.startsWith('zznonce-'));
   if (terms.length === 0) return [];
   const now = Date.now();
   const range = RANGE_MS[params.get('time_range') ?? ''];

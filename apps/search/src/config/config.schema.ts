@@ -25,7 +25,7 @@ export const configSchema = z.object({
   // spec 04: searches are cached for 10 minutes.
   SEARCH_CACHE_TTL_S: envInt(0, 86_400).default(600),
   /** Snippet verification through the fetch service (fetch.page.v1). */
-  SEARCH_VERIFY: envBoolean.default(false),
+  SEARCH_VERIFY: envBoolean.default(true),
   /** Total time verification may add to one search; what is not verified by then stays unverified. */
   SEARCH_VERIFY_BUDGET_MS: envInt(100, 30_000).default(4_000),
   /** Pages fetched at once for one search. */
