@@ -7,7 +7,7 @@ import { HtmlExtractor } from './extract/html-extractor.js';
 import { AddressPolicy } from './guard/address-policy.js';
 import { GuardedDialer } from './guard/guarded-dialer.js';
 import { systemResolver, type Resolver } from './guard/resolver.js';
-import { CONNECT_TIMEOUT_MS, FETCH_TIMEOUT_MS, HttpFetcher } from './http/http-fetcher.js';
+import { CONNECT_TIMEOUT_MS, FETCH_TIMEOUT_MS, HttpFetcher, MAX_BODY_BYTES, MAX_REDIRECTS, type HttpFetchLimits } from './http/http-fetcher.js';
 import { Socks5hDialer } from './onion/socks5h.dialer.js';
 import { FetchPageService } from './page/fetch-page.service.js';
 
@@ -28,6 +28,8 @@ export interface FetchRuntimeOverrides {
   resolver?: Resolver;
   /** Off: no cache at all (tests that count upstream hits). */
   cache?: boolean;
+  /** Tighter limits for tests of the limits themselves (a 10 s timeout is slow to watch). */
+  httpLimits?: Partial<HttpFetchLimits>;
 }
 
 /**
@@ -50,7 +52,12 @@ export class FetchRuntime {
     }
     const tor = config.TOR_SOCKS_URL ? Socks5hDialer.fromUrl(config.TOR_SOCKS_URL) : undefined;
     this.dialer = new GuardedDialer(this.policy, overrides.resolver ?? systemResolver, tor, CONNECT_TIMEOUT_MS, FETCH_TIMEOUT_MS);
-    this.http = new HttpFetcher(this.dialer, this.policy);
+    this.http = new HttpFetcher(this.dialer, this.policy, {
+      timeoutMs: FETCH_TIMEOUT_MS,
+      maxBodyBytes: MAX_BODY_BYTES,
+      maxRedirects: MAX_REDIRECTS,
+      ...overrides.httpLimits,
+    });
     if (config.FETCH_BROWSER === 'on') {
       this.proxy = new FilteringProxy(this.dialer);
       const port = this.proxy.start();
