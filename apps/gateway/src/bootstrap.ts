@@ -51,5 +51,15 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
   let closing: Promise<void> | undefined;
-  return { app, url: `http://${host}:${port}`, close: () => (closing ??= app.close()) };
+  const close = async () => {
+    // server.close() drops only the connections idle at that moment; a keep-alive connection
+    // whose stream ends later would hold shutdown until its keep-alive timeout, so sweep again.
+    const sweep = setInterval(() => fastify.server.closeIdleConnections(), 100);
+    try {
+      await app.close();
+    } finally {
+      clearInterval(sweep);
+    }
+  };
+  return { app, url: `http://${host}:${port}`, close: () => (closing ??= close()) };
 }

@@ -1,1 +1,3 @@
 export * from './service-process.js';
+export * from './scripted-upstream.js';
+export * from './gateway-process.js';

@@ -15,8 +15,8 @@ export function rawBodyOf(req: FastifyRequest): Buffer | undefined {
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(['application/json', /^application\/[\w.+-]+\+json\b/], { parseAs: 'buffer' }, (req, body: Buffer, done) => {
-    const buf = body;
+  const parse = (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
+    const buf = body as Buffer;
     if (buf.length === 0) return done(new ApiError('invalid_json', 'Request body is empty; expected JSON'), undefined);
     try {
       const parsed: unknown = JSON.parse(buf.toString('utf8'));
@@ -25,5 +25,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     } catch (err) {
       done(new ApiError('invalid_json', `Request body is not valid JSON: ${(err as Error).message}`), undefined);
     }
-  });
+  };
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parse);
+  app.addContentTypeParser(/^application\/[\w.+-]+\+json\b/, { parseAs: 'buffer' }, parse);
 }
