@@ -1,14 +1,43 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { healthController } from '@drael/nats-rpc';
+import { healthController, RpcClientModule } from '@drael/nats-rpc';
 import { AGENT_RUN_CONFIG, type AgentRunConfig } from './config/config.schema.js';
+import { cryptoProviders } from './crypto/field-cipher.provider.js';
+import { PrismaService } from './db/prisma.service.js';
+import { AgentRepository } from './agents/agent.repository.js';
+import { AgentsService } from './agents/agents.service.js';
+import { AgentsController } from './agents/agents.controller.js';
+import { RunRepository } from './runs/run.repository.js';
+import { RunsService } from './runs/runs.service.js';
+import { RunsController } from './runs/runs.controller.js';
+import { RunWorkerService } from './runs/run-worker.service.js';
+import { RunQueue } from './queue/run.queue.js';
+import { RunExecutor } from './loop/run-executor.js';
+import { InferenceClient } from './inference/inference.client.js';
+import { SandboxExecuteTool } from './tools/sandbox-execute.tool.js';
+import { ToolRegistry } from './tools/tool-registry.js';
 
 @Module({})
 export class AgentRunModule {
   static forRoot(config: AgentRunConfig): DynamicModule {
     return {
       module: AgentRunModule,
-      controllers: [healthController('agent-run')],
-      providers: [{ provide: AGENT_RUN_CONFIG, useValue: config }],
+      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'agent-run' })],
+      controllers: [healthController('agent-run'), AgentsController, RunsController],
+      providers: [
+        { provide: AGENT_RUN_CONFIG, useValue: config },
+        ...cryptoProviders,
+        PrismaService,
+        AgentRepository,
+        AgentsService,
+        RunRepository,
+        RunsService,
+        RunQueue,
+        RunExecutor,
+        RunWorkerService,
+        InferenceClient,
+        SandboxExecuteTool,
+        ToolRegistry,
+      ],
     };
   }
 }

@@ -1,8 +1,45 @@
 import { z } from 'zod';
-import { baseEnvShape } from '@drael/config';
+import { baseEnvShape, envInt } from '@drael/config';
+
+const hex32 = z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes)');
+
+/** USD per million tokens for a model alias; '*' is the price of every alias not listed. */
+const PricesSchema = z.record(z.string(), z.object({ input_per_mtok_usd: z.number().nonnegative(), output_per_mtok_usd: z.number().positive() }));
 
 export const configSchema = z.object({
   ...baseEnvShape,
+  DATABASE_URL: z.string().startsWith('postgres').default('postgresql://postgres@127.0.0.1:5432/drael?schema=agent_run'),
+  DATABASE_POOL_SIZE: envInt(1, 100).default(10),
+  REDIS_URL: z.string().startsWith('redis').default('redis://127.0.0.1:6379'),
+  // Namespaces the BullMQ keys, so several installations (or parallel test runs) share one Redis.
+  AGENT_RUN_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_:-]+$/).default('drael'),
+  AGENT_RUN_CONCURRENCY: envInt(1, 200).default(10),
+  // Ed25519 key that signs receipts (32-byte seed, hex) and its id, carried in each receipt.
+  AGENT_RUN_RECEIPT_KEY: hex32,
+  AGENT_RUN_RECEIPT_KEY_ID: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/).default('k1'),
+  // AES-256-GCM data keys for encryption at rest: "id:base64key,id2:base64key"; new values use the active one.
+  AGENT_RUN_DATA_KEYS: z.string().min(1),
+  AGENT_RUN_DATA_KEY_ACTIVE: z.string().min(1),
+  // spec 03: a run stops after 10 minutes of wall-clock time (shorter only in tests).
+  AGENT_RUN_WALL_CLOCK_MS: envInt(100, 10 * 60_000).default(10 * 60_000),
+  // How long a claim holds without a heartbeat; a worker that misses it can write nothing more.
+  AGENT_RUN_LEASE_MS: envInt(200, 600_000).default(30_000),
+  // On SIGTERM, runs in progress get this long to finish before they are stopped as failed.
+  AGENT_RUN_DRAIN_MS: envInt(0, 600_000).default(20_000),
+  AGENT_RUN_MAX_OUTPUT_TOKENS: envInt(64, 1_000_000).default(4096),
+  AGENT_RUN_MODEL_PRICES: z
+    .string()
+    .default('{"*":{"input_per_mtok_usd":1,"output_per_mtok_usd":4}}')
+    .transform((s, ctx) => {
+      try {
+        return PricesSchema.parse(JSON.parse(s));
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: `not a price table: ${(err as Error).message}` });
+        return z.NEVER;
+      }
+    }),
+  // A sandbox execution is reserved at its full timeout times this price (spec 03).
+  AGENT_RUN_SANDBOX_USD_PER_SECOND: z.coerce.number().nonnegative().default(0.0001),
 });
 export type AgentRunConfig = z.infer<typeof configSchema>;
 export const AGENT_RUN_CONFIG = Symbol('AGENT_RUN_CONFIG');

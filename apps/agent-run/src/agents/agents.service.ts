@@ -1,0 +1,91 @@
+import { Injectable } from '@nestjs/common';
+import { AgentCreateBodySchema, AgentUpdateBodySchema, type Agent } from '@drael/contracts';
+import type { z } from 'zod';
+import { FieldCipher } from '../crypto/field-cipher.js';
+import { newId } from '../db/ids.js';
+import { AgentRunError } from '../agent-run-error.js';
+import { microsToUsd, usdToMicros } from '../loop/money.js';
+import { AgentRepository, type AgentRow, type AgentWrite } from './agent.repository.js';
+
+type CreateBody = z.output<typeof AgentCreateBodySchema>;
+type UpdateBody = z.output<typeof AgentUpdateBodySchema>;
+
+/** Agents: saved configurations (model, instructions, tools, limits). Instructions are encrypted at rest. */
+@Injectable()
+export class AgentsService {
+  constructor(
+    private readonly agents: AgentRepository,
+    private readonly cipher: FieldCipher,
+  ) {}
+
+  async create(accountId: string, body: CreateBody): Promise<Agent> {
+    const id = newId('agent');
+    const row = await this.agents.create(id, accountId, {
+      name: body.name,
+      model: body.model,
+      instructions: this.seal(id, body.instructions),
+      tools: [...new Set(body.tools)],
+      stepLimit: body.limits.step_limit,
+      budgetMicros: usdToMicros(body.limits.budget_usd),
+    });
+    return this.toAgent(row);
+  }
+
+  async get(accountId: string, id: string): Promise<Agent> {
+    return this.toAgent(await this.mustFind(accountId, id));
+  }
+
+  async list(accountId: string, limit: number, before?: string): Promise<Agent[]> {
+    const cursor = before ? (await this.agents.find(accountId, before))?.createdAt : undefined;
+    return (await this.agents.list(accountId, limit, cursor)).map((r) => this.toAgent(r));
+  }
+
+  async update(accountId: string, id: string, patch: UpdateBody): Promise<Agent> {
+    const data: Partial<AgentWrite> = {};
+    if (patch.name !== undefined) data.name = patch.name;
+    if (patch.model !== undefined) data.model = patch.model;
+    if (patch.instructions !== undefined) data.instructions = this.seal(id, patch.instructions);
+    if (patch.tools !== undefined) data.tools = [...new Set(patch.tools)];
+    if (patch.limits?.step_limit !== undefined) data.stepLimit = patch.limits.step_limit;
+    if (patch.limits?.budget_usd !== undefined) data.budgetMicros = usdToMicros(patch.limits.budget_usd);
+    const row = await this.agents.update(accountId, id, data);
+    if (!row) throw notFound(id);
+    return this.toAgent(row);
+  }
+
+  async delete(accountId: string, id: string): Promise<{ id: string; deleted: boolean }> {
+    if (!(await this.agents.softDelete(accountId, id))) throw notFound(id);
+    return { id, deleted: true };
+  }
+
+  async mustFind(accountId: string, id: string): Promise<AgentRow> {
+    const row = await this.agents.find(accountId, id);
+    if (!row) throw notFound(id);
+    return row;
+  }
+
+  /** The plaintext instructions of an agent row. */
+  instructionsOf(row: AgentRow): string {
+    return this.cipher.decrypt(row.instructions, { table: 'agents', id: row.id, column: 'instructions' });
+  }
+
+  private seal(id: string, instructions: string): string {
+    return this.cipher.encrypt(instructions, { table: 'agents', id, column: 'instructions' });
+  }
+
+  private toAgent(row: AgentRow): Agent {
+    return {
+      id: row.id,
+      account_id: row.accountId,
+      name: row.name,
+      model: row.model,
+      instructions: this.instructionsOf(row),
+      tools: row.tools as Agent['tools'],
+      limits: { step_limit: row.stepLimit, budget_usd: microsToUsd(row.budgetMicros) },
+      created_at: row.createdAt.toISOString(),
+      updated_at: row.updatedAt.toISOString(),
+    };
+  }
+}
+
+const notFound = (id: string) => new AgentRunError('agent_not_found', `no agent ${id} in this account`);

@@ -1,0 +1,307 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { InferenceMessage, ReceiptPayload, RunStatus } from '@drael/contracts';
+import { isRpcError } from '@drael/nats-rpc';
+import { createLogger, type Logger } from '@drael/logger';
+import { AGENT_RUN_CONFIG, type AgentRunConfig } from '../config/config.schema.js';
+import { FieldCipher } from '../crypto/field-cipher.js';
+import { newId } from '../db/ids.js';
+import { AgentRepository } from '../agents/agent.repository.js';
+import { InferenceClient } from '../inference/inference.client.js';
+import { extendHead, fingerprint, ZERO_HEAD } from '../receipts/receipt-crypto.js';
+import { ReceiptSigner } from '../receipts/receipt-signer.js';
+import { ClaimLostError, RunRepository, type Claim, type RunRow } from '../runs/run.repository.js';
+import { toolError, type AgentToolDefinition } from '../tools/agent-tool.js';
+import { ToolRegistry } from '../tools/tool-registry.js';
+import { chargeModelCall, chargeSandbox, inputTokenBound, priceOf, reserveModelCall, reserveSandbox } from './budget.js';
+
+interface Ending {
+  status: RunStatus;
+  output?: string;
+  errorCode?: string;
+  errorMessage?: string;
+}
+
+/** Why the run's abort signal fired. */
+type StopReason = 'wall_clock' | 'claim_lost' | 'shutdown';
+
+class RunState {
+  stepSeq = 0;
+  receiptSeq = 0;
+  head = ZERO_HEAD;
+  previousHash: string | null = null;
+  spent = 0;
+  modelCalls = 0;
+  constructor(readonly row: RunRow) {}
+  get remaining() {
+    return this.row.budgetMicros - this.spent;
+  }
+}
+
+export type ExecuteResult = 'executed' | 'not_claimed' | 'reaped' | 'claim_lost';
+
+/**
+ * The run loop (spec 03). The database claim decides who executes a run; every operation is
+ * preceded by the checks that may stop it (cancel, step limit, wall clock, budget), every billed
+ * operation writes its step and receipt atomically with the fencing token, and the run ends with a
+ * signed (id, count, head).
+ */
+@Injectable()
+export class RunExecutor {
+  private readonly log: Logger;
+  private readonly active = new Map<string, AbortController>();
+
+  constructor(
+    @Inject(AGENT_RUN_CONFIG) private readonly config: AgentRunConfig,
+    private readonly runs: RunRepository,
+    private readonly agents: AgentRepository,
+    private readonly cipher: FieldCipher,
+    private readonly signer: ReceiptSigner,
+    private readonly inference: InferenceClient,
+    private readonly tools: ToolRegistry,
+  ) {
+    this.log = createLogger('agent-run', config.LOG_LEVEL).child({ component: 'run-executor' });
+  }
+
+  get activeRuns(): number {
+    return this.active.size;
+  }
+
+  /** Stops every run in progress (graceful shutdown past its drain time): each ends as failed. */
+  abortAll(): void {
+    for (const c of this.active.values()) c.abort('shutdown' satisfies StopReason);
+  }
+
+  async execute(runId: string): Promise<ExecuteResult> {
+    const claim: Claim = { runId, token: randomUUID() };
+    const row = await this.runs.claim(claim, this.config.AGENT_RUN_LEASE_MS);
+    if (!row) return (await this.reapIfLost(runId)) ? 'reaped' : 'not_claimed';
+
+    const controller = new AbortController();
+    this.active.set(runId, controller);
+    const startedAt = row.startedAt?.getTime() ?? Date.now();
+    const wallClock = setTimeout(() => controller.abort('wall_clock' satisfies StopReason), Math.max(0, startedAt + this.config.AGENT_RUN_WALL_CLOCK_MS - Date.now()));
+    const heartbeat = setInterval(() => {
+      this.runs.heartbeat(claim, this.config.AGENT_RUN_LEASE_MS).then(
+        (held) => held || controller.abort('claim_lost' satisfies StopReason),
+        (err: unknown) => this.log.warn({ err, run_id: runId }, 'heartbeat failed'),
+      );
+    }, Math.max(50, Math.floor(this.config.AGENT_RUN_LEASE_MS / 3)));
+
+    const state = new RunState(row);
+    try {
+      let ending: Ending;
+      try {
+        ending = await this.loop(claim, state, controller.signal);
+      } catch (err) {
+        ending = this.endingFor(err, controller.signal);
+      }
+      if (ending.errorCode === 'claim_lost') {
+        this.log.warn({ run_id: runId }, 'claim lost: this worker stops writing');
+        return 'claim_lost';
+      }
+      await this.runs.finish(claim, {
+        status: ending.status,
+        output: ending.output === undefined ? null : this.cipher.encrypt(ending.output, { table: 'runs', id: runId, column: 'output' }),
+        errorCode: ending.errorCode ?? null,
+        errorMessage: ending.errorMessage ?? null,
+        runEnd: this.signer.signRunEnd(runId, state.receiptSeq, state.head),
+      });
+      return 'executed';
+    } catch (err) {
+      if (err instanceof ClaimLostError) {
+        this.log.warn({ run_id: runId }, 'claim lost while finishing');
+        return 'claim_lost';
+      }
+      throw err;
+    } finally {
+      clearTimeout(wallClock);
+      clearInterval(heartbeat);
+      this.active.delete(runId);
+    }
+  }
+
+  private async loop(claim: Claim, state: RunState, signal: AbortSignal): Promise<Ending> {
+    const row = state.row;
+    const agent = await this.agents.findForRun(row.agentId);
+    if (!agent) return { status: 'failed', errorCode: 'agent_not_found', errorMessage: 'the agent of this run no longer exists' };
+    const instructions = this.cipher.decrypt(agent.instructions, { table: 'agents', id: agent.id, column: 'instructions' });
+    const task = this.cipher.decrypt(row.task, { table: 'runs', id: row.id, column: 'task' });
+    const allowed = this.tools.resolve(row.tools);
+    const functions = this.tools.functionDefinitions(allowed);
+    const price = priceOf(this.config.AGENT_RUN_MODEL_PRICES, row.model);
+    const messages: InferenceMessage[] = [...(instructions ? [{ role: 'system' as const, content: instructions }] : []), { role: 'user', content: task }];
+
+    for (;;) {
+      const stop = await this.checkBeforeOperation(claim, signal);
+      if (stop) return stop;
+      if (state.modelCalls >= row.stepLimit) return { status: 'step_limit_reached', errorCode: 'step_limit_reached', errorMessage: `the step limit of ${row.stepLimit} model calls was reached` };
+
+      const requestBody = { messages, tools: functions.length ? functions : undefined };
+      const requestJson = JSON.stringify(requestBody);
+      const reservation = reserveModelCall(state.remaining, inputTokenBound(requestJson, messages.length), price, this.config.AGENT_RUN_MAX_OUTPUT_TOKENS);
+      if (!reservation) return budgetExceeded('the remaining budget cannot pay for 64 output tokens of the next model call');
+
+      const reply = await this.inference.chat(
+        { account_id: row.accountId, model: row.model, ...requestBody, max_tokens: reservation.maxTokens, origin: { kind: 'agent_run', run_id: row.id, step: state.stepSeq } },
+        signal,
+      );
+      const cost = chargeModelCall(reply.usage, price, reservation);
+      await this.record(claim, state, {
+        kind: 'inference.chat',
+        isModelCall: true,
+        status: 'ok',
+        cost,
+        detail: { model: reply.model, prompt_tokens: reply.usage.prompt_tokens, completion_tokens: reply.usage.completion_tokens, max_tokens: reservation.maxTokens, finish_reason: reply.finish_reason },
+        usage: { model: reply.model, prompt_tokens: reply.usage.prompt_tokens, completion_tokens: reply.usage.completion_tokens, max_tokens: reservation.maxTokens },
+        input: requestJson,
+        output: JSON.stringify(reply.message),
+      });
+
+      const calls = reply.message.tool_calls ?? [];
+      if (calls.length === 0) return { status: 'succeeded', output: reply.message.content ?? '' };
+      messages.push({ role: 'assistant', content: reply.message.content ?? null, tool_calls: calls });
+      if (state.modelCalls >= row.stepLimit) {
+        return { status: 'step_limit_reached', errorCode: 'step_limit_reached', errorMessage: `the step limit of ${row.stepLimit} model calls was reached` };
+      }
+
+      for (const call of calls) {
+        const stopTool = await this.checkBeforeOperation(claim, signal);
+        if (stopTool) return stopTool;
+        const content = await this.runTool(claim, state, allowed, call, signal);
+        if (typeof content !== 'string') return content;
+        messages.push({ role: 'tool', tool_call_id: call.id, content });
+      }
+    }
+  }
+
+  /** One tool call: a tool error for the model, or the result; an Ending when the budget refuses it. */
+  private async runTool(
+    claim: Claim,
+    state: RunState,
+    allowed: AgentToolDefinition[],
+    call: { id: string; function: { name: string; arguments: string } },
+    signal: AbortSignal,
+  ): Promise<string | Ending> {
+    const tool = allowed.find((t) => t.functionName === call.function.name);
+    if (!tool) {
+      const known = this.tools.byFunctionName(call.function.name);
+      return this.toolRefused(claim, state, call.function.name, known ? 'tool_not_allowed' : 'unknown_tool', known ? `this agent may not use ${call.function.name}` : `there is no tool ${call.function.name}`);
+    }
+    let args: unknown;
+    try {
+      args = tool.args.parse(JSON.parse(call.function.arguments || '{}'));
+    } catch (err) {
+      const issue = (err as { issues?: Array<{ path: PropertyKey[]; message: string }> }).issues?.[0];
+      return this.toolRefused(claim, state, tool.functionName, 'invalid_arguments', issue ? `${issue.path.join('.') || 'arguments'}: ${issue.message}` : 'arguments are not valid JSON');
+    }
+    const reservation = reserveSandbox(state.remaining, tool.timeoutS, this.config.AGENT_RUN_SANDBOX_USD_PER_SECOND * 1_000_000);
+    if (reservation === null) return budgetExceeded(`the remaining budget cannot cover ${tool.functionName}'s full ${tool.timeoutS} s timeout`);
+
+    const outcome = await tool.execute(args, { accountId: state.row.accountId, runId: state.row.id, signal });
+    await this.record(claim, state, {
+      kind: tool.registryName,
+      isModelCall: false,
+      status: outcome.ok ? 'ok' : 'error',
+      cost: outcome.ran ? chargeSandbox(outcome.durationS, this.config.AGENT_RUN_SANDBOX_USD_PER_SECOND * 1_000_000, reservation) : 0,
+      detail: { tool: tool.functionName, tool_call_id: call.id, ran: outcome.ran, ...outcome.usage },
+      usage: outcome.usage,
+      input: call.function.arguments,
+      output: outcome.content,
+      billed: outcome.ran,
+    });
+    return outcome.content;
+  }
+
+  private async toolRefused(claim: Claim, state: RunState, name: string, code: string, message: string): Promise<string> {
+    await this.record(claim, state, { kind: 'sandbox.execute', isModelCall: false, status: 'error', cost: 0, detail: { tool: name, error: code, ran: false }, billed: false });
+    return toolError(code, message);
+  }
+
+  /** Cancel, wall clock: checked before each operation. */
+  private async checkBeforeOperation(claim: Claim, signal: AbortSignal): Promise<Ending | null> {
+    if (signal.aborted) return this.endingFor(signal.reason, signal);
+    const current = await this.runs.current(claim);
+    if (current.cancelRequested) return { status: 'cancelled', errorCode: 'cancelled', errorMessage: 'the run was cancelled' };
+    return null;
+  }
+
+  private async record(
+    claim: Claim,
+    state: RunState,
+    s: { kind: string; isModelCall: boolean; status: 'ok' | 'error'; cost: number; detail: Record<string, unknown>; usage?: ReceiptPayload['usage']; input?: string; output?: string; billed?: boolean },
+  ): Promise<void> {
+    const billed = s.billed ?? true;
+    let receipt;
+    let newHead = state.head;
+    let hash: string | null = null;
+    if (billed) {
+      const salt = state.row.salt;
+      const payload: ReceiptPayload = {
+        version: 1,
+        id: newId('rcpt'),
+        issued_at: new Date().toISOString(),
+        account_id: state.row.accountId,
+        kind: s.kind as ReceiptPayload['kind'],
+        cost_micros: s.cost,
+        usage: s.usage ?? {},
+        input_fingerprint: fingerprint(salt, s.input ?? ''),
+        output_fingerprint: fingerprint(salt, s.output ?? ''),
+        run: { id: state.row.id, sequence: state.receiptSeq, previous_receipt_hash: state.previousHash },
+      };
+      const signed = this.signer.signReceipt(payload);
+      hash = signed.hash;
+      newHead = extendHead(state.head, signed.hash);
+      receipt = { sequence: state.receiptSeq, hash: signed.hash, payload: payload as unknown as object, keyId: signed.key_id, signature: signed.signature, newHead };
+    }
+    await this.runs.recordStep(claim, {
+      sequence: state.stepSeq,
+      kind: s.kind,
+      status: s.status,
+      costMicros: s.cost,
+      isModelCall: s.isModelCall,
+      receiptsBefore: state.receiptSeq,
+      detail: { ...s.detail, cost_micros: s.cost },
+      receipt,
+    });
+    state.stepSeq++;
+    state.spent += s.cost;
+    if (s.isModelCall) state.modelCalls++;
+    if (hash) {
+      state.receiptSeq++;
+      state.previousHash = hash;
+      state.head = newHead;
+    }
+  }
+
+  private endingFor(err: unknown, signal: AbortSignal): Ending {
+    const reason = signal.aborted ? (signal.reason as StopReason) : undefined;
+    if (err instanceof ClaimLostError || reason === 'claim_lost') return { status: 'failed', errorCode: 'claim_lost' };
+    if (reason === 'wall_clock') return { status: 'timed_out', errorCode: 'timed_out', errorMessage: `the run passed its ${this.config.AGENT_RUN_WALL_CLOCK_MS} ms wall-clock limit` };
+    if (reason === 'shutdown') return { status: 'failed', errorCode: 'interrupted', errorMessage: 'the service shut down during the run' };
+    if (isRpcError(err)) return { status: 'failed', errorCode: err.code, errorMessage: err.message };
+    this.log.error({ err }, 'run failed unexpectedly');
+    return { status: 'failed', errorCode: 'internal', errorMessage: 'internal error' };
+  }
+
+  /**
+   * A run this caller could not claim: if it is still `running` but its lease lapsed, its worker is
+   * gone. It is not executed again: it ends as failed, its run end signed over the receipts it has.
+   */
+  async reapIfLost(runId: string): Promise<boolean> {
+    const row = await this.runs.findById(runId);
+    if (!row || row.status !== 'running' || !row.claimToken || !row.leaseUntil || row.leaseUntil.getTime() > Date.now()) return false;
+    return this.runs.reap(runId, row.claimToken, this.signer.signRunEnd(runId, row.receiptCount, row.receiptHead));
+  }
+
+  /** Sweeps every run whose worker vanished (called on an interval by each worker process). */
+  async reapExpired(): Promise<number> {
+    let reaped = 0;
+    for (const r of await this.runs.expired()) {
+      if (r.claimToken && (await this.runs.reap(r.id, r.claimToken, this.signer.signRunEnd(r.id, r.receiptCount, r.receiptHead)))) reaped++;
+    }
+    return reaped;
+  }
+}
+
+const budgetExceeded = (message: string): Ending => ({ status: 'budget_exceeded', errorCode: 'budget_exceeded', errorMessage: message });

@@ -1,0 +1,70 @@
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { createLogger, type Logger } from '@drael/logger';
+import { AGENT_RUN_CONFIG, type AgentRunConfig } from '../config/config.schema.js';
+
+export const QUEUE_NAME = 'agent-runs';
+
+export interface RunJob {
+  run_id: string;
+}
+
+export function redisConnection(url: string): ConnectionOptions {
+  const u = new URL(url);
+  return {
+    host: u.hostname,
+    port: Number(u.port || 6379),
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    ...(u.pathname.length > 1 ? { db: Number(u.pathname.slice(1)) } : {}),
+    // BullMQ workers block on Redis; retries per request must be unlimited.
+    maxRetriesPerRequest: null,
+  };
+}
+
+/**
+ * The BullMQ queue of runs: agent-run's alone (the gateway never touches Redis for runs). A job
+ * only says "run R is waiting"; whether it runs is decided by the database claim, so a job
+ * delivered twice, redelivered after a stall, or submitted twice executes the run at most once.
+ */
+@Injectable()
+export class RunQueue implements OnApplicationShutdown {
+  private readonly queue: Queue<RunJob>;
+  private worker?: Worker<RunJob>;
+  private readonly log: Logger;
+
+  constructor(@Inject(AGENT_RUN_CONFIG) private readonly config: AgentRunConfig) {
+    this.queue = new Queue<RunJob>(QUEUE_NAME, { connection: redisConnection(config.REDIS_URL), prefix: config.AGENT_RUN_QUEUE_PREFIX });
+    this.log = createLogger('agent-run', config.LOG_LEVEL).child({ component: 'run-queue' });
+  }
+
+  async enqueue(runId: string): Promise<void> {
+    // jobId = run id: BullMQ drops a second add of the same run while the first is kept.
+    await this.queue.add('run', { run_id: runId }, { jobId: runId, attempts: 3, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: 1000, removeOnFail: 1000 });
+  }
+
+  /** Starts taking jobs; the processor decides (through the database) whether the run executes here. */
+  startWorker(processor: (runId: string) => Promise<unknown>): void {
+    this.worker = new Worker<RunJob>(QUEUE_NAME, async (job: Job<RunJob>) => processor(job.data.run_id), {
+      connection: redisConnection(this.config.REDIS_URL),
+      prefix: this.config.AGENT_RUN_QUEUE_PREFIX,
+      concurrency: this.config.AGENT_RUN_CONCURRENCY,
+      // A job whose worker stops renewing its lock is handed to another worker, which finds the
+      // run's database lease lapsed and ends it (never runs it again).
+      lockDuration: this.config.AGENT_RUN_LEASE_MS,
+      stalledInterval: this.config.AGENT_RUN_LEASE_MS,
+      maxStalledCount: 1,
+    });
+    this.worker.on('failed', (job, err) => this.log.error({ err, run_id: job?.data.run_id }, 'run job failed'));
+    this.worker.on('error', (err) => this.log.error({ err }, 'run worker error'));
+  }
+
+  /** Stops taking new jobs and waits for the ones in progress. */
+  async closeWorker(): Promise<void> {
+    await this.worker?.close();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.closeWorker();
+    await this.queue.close();
+  }
+}

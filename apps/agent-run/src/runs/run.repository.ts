@@ -1,0 +1,187 @@
+import { Injectable } from '@nestjs/common';
+import type { RunStatus } from '@drael/contracts';
+import { PrismaService } from '../db/prisma.service.js';
+import { Prisma, type Run as RunRow, type Step as StepRow, type Receipt as ReceiptRow } from '../generated/prisma/client.js';
+
+export type { RunRow, StepRow, ReceiptRow };
+
+/** The claim was lost (lease lapsed, run reaped or cancelled out from under the worker): write nothing more. */
+export class ClaimLostError extends Error {
+  constructor(runId: string) {
+    super(`run ${runId}: this worker no longer holds the claim`);
+    this.name = 'ClaimLostError';
+  }
+}
+
+/** A worker's hold on a run: the fencing token every write must present. */
+export interface Claim {
+  runId: string;
+  token: string;
+}
+
+export interface StepWrite {
+  sequence: number;
+  kind: string;
+  status: 'ok' | 'error';
+  costMicros: number;
+  isModelCall: boolean;
+  /** How many receipts the run has before this step (the next receipt's sequence). */
+  receiptsBefore: number;
+  detail: Prisma.InputJsonValue;
+  receipt?: { sequence: number; hash: string; payload: Prisma.InputJsonValue; keyId: string; signature: string; newHead: string };
+}
+
+export interface RunCreate {
+  id: string;
+  accountId: string;
+  agentId: string;
+  model: string;
+  tools: string[];
+  stepLimit: number;
+  budgetMicros: number;
+  task: string;
+  salt: Uint8Array<ArrayBuffer>;
+  idempotencyKey?: string;
+}
+
+/**
+ * Runs and their steps and receipts. The database decides who may execute a run: a claim is a
+ * conditional update from `queued` that only one caller can win, and carries a fencing token and
+ * a lease. Every later write of the worker is conditional on that token, on the run still running
+ * and on the lease not having lapsed (by the database's clock), so a worker that stalled, lost
+ * its claim or was reaped can write nothing more.
+ */
+@Injectable()
+export class RunRepository {
+  constructor(private readonly db: PrismaService) {}
+
+  /** Inserts a queued run; with an idempotency key, a second create returns the first run instead. */
+  async create(data: RunCreate): Promise<{ run: RunRow; created: boolean }> {
+    try {
+      return { run: await this.db.client.run.create({ data: { ...data, salt: data.salt } }), created: true };
+    } catch (err) {
+      if (data.idempotencyKey && err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
+        const existing = await this.db.client.run.findFirst({ where: { accountId: data.accountId, idempotencyKey: data.idempotencyKey } });
+        if (existing) return { run: existing, created: false };
+      }
+      throw err;
+    }
+  }
+
+  find(accountId: string, id: string): Promise<RunRow | null> {
+    return this.db.client.run.findFirst({ where: { id, accountId } });
+  }
+
+  findById(id: string): Promise<RunRow | null> {
+    return this.db.client.run.findUnique({ where: { id } });
+  }
+
+  list(accountId: string, limit: number, agentId?: string, before?: Date): Promise<RunRow[]> {
+    return this.db.client.run.findMany({
+      where: { accountId, ...(agentId ? { agentId } : {}), ...(before ? { createdAt: { lt: before } } : {}) },
+      orderBy: { createdAt: 'desc' },
+      take: limit,
+    });
+  }
+
+  steps(runId: string, fromSequence = 0): Promise<StepRow[]> {
+    return this.db.client.step.findMany({ where: { runId, sequence: { gte: fromSequence } }, orderBy: { sequence: 'asc' } });
+  }
+
+  receipts(runId: string): Promise<ReceiptRow[]> {
+    return this.db.client.receipt.findMany({ where: { runId }, orderBy: { sequence: 'asc' } });
+  }
+
+  /** queued → running, for exactly one caller. Returns the run when this caller won the claim. */
+  async claim(claim: Claim, leaseMs: number): Promise<RunRow | null> {
+    const won = await this.db.client.$executeRaw`
+      UPDATE "runs" SET "status" = 'running', "claim_token" = ${claim.token},
+             "lease_until" = now() + ${leaseMs} * interval '1 millisecond', "started_at" = now()
+       WHERE "id" = ${claim.runId} AND "status" = 'queued' AND NOT "cancel_requested"`;
+    return won === 1 ? this.findById(claim.runId) : null;
+  }
+
+  /** Extends the lease; false when the claim is gone (the worker must stop). */
+  async heartbeat(claim: Claim, leaseMs: number): Promise<boolean> {
+    const n = await this.db.client.$executeRaw`
+      UPDATE "runs" SET "lease_until" = now() + ${leaseMs} * interval '1 millisecond'
+       WHERE "id" = ${claim.runId} AND "claim_token" = ${claim.token} AND "status" = 'running' AND "lease_until" > now()`;
+    return n === 1;
+  }
+
+  /** The run as the claim holder sees it before an operation (cancel flag, spend). */
+  async current(claim: Claim): Promise<{ cancelRequested: boolean; spentMicros: number }> {
+    const row = await this.db.client.run.findFirst({
+      where: { id: claim.runId, claimToken: claim.token, status: 'running' },
+      select: { cancelRequested: true, spentMicros: true },
+    });
+    if (!row) throw new ClaimLostError(claim.runId);
+    return row;
+  }
+
+  /**
+   * One step, its cost and (for a billed step) its receipt and the new chain head, written together
+   * or not at all. The run row's counters must be where the worker expects them: a step or receipt
+   * sequence can never be written twice.
+   */
+  async recordStep(claim: Claim, step: StepWrite): Promise<void> {
+    const r = step.receipt;
+    await this.db.client.$transaction(async (tx) => {
+      const n = await tx.$executeRaw`
+        UPDATE "runs" SET "spent_micros" = "spent_micros" + ${step.costMicros},
+               "step_count" = "step_count" + 1,
+               "model_calls" = "model_calls" + ${step.isModelCall ? 1 : 0},
+               "receipt_count" = "receipt_count" + ${r ? 1 : 0},
+               "receipt_head" = COALESCE(${r ? r.newHead : null}::text, "receipt_head")
+         WHERE "id" = ${claim.runId} AND "claim_token" = ${claim.token} AND "status" = 'running' AND "lease_until" > now()
+           AND "step_count" = ${step.sequence} AND "receipt_count" = ${step.receiptsBefore}`;
+      if (n !== 1) throw new ClaimLostError(claim.runId);
+      await tx.step.create({
+        data: { runId: claim.runId, sequence: step.sequence, kind: step.kind, status: step.status, costMicros: step.costMicros, detail: step.detail },
+      });
+      if (r) {
+        await tx.receipt.create({ data: { runId: claim.runId, sequence: r.sequence, hash: r.hash, payload: r.payload, keyId: r.keyId, signature: r.signature } });
+      }
+    });
+  }
+
+  /** running → a final status, with the output and the signed run end. */
+  async finish(
+    claim: Claim,
+    end: { status: RunStatus; output: string | null; errorCode: string | null; errorMessage: string | null; runEnd: Prisma.InputJsonValue },
+  ): Promise<void> {
+    const n = await this.db.client.$executeRaw`
+      UPDATE "runs" SET "status" = ${end.status}::"RunStatus", "output" = ${end.output}, "error_code" = ${end.errorCode},
+             "error_message" = ${end.errorMessage}, "run_end" = ${JSON.stringify(end.runEnd)}::jsonb,
+             "claim_token" = NULL, "lease_until" = NULL, "finished_at" = now()
+       WHERE "id" = ${claim.runId} AND "claim_token" = ${claim.token} AND "status" = 'running' AND "lease_until" > now()`;
+    if (n !== 1) throw new ClaimLostError(claim.runId);
+  }
+
+  /** Runs whose worker vanished: still `running`, lease lapsed. */
+  expired(limit = 50): Promise<Array<Pick<RunRow, 'id' | 'claimToken' | 'receiptCount' | 'receiptHead'>>> {
+    return this.db.client.$queryRaw`
+      SELECT "id", "claim_token" AS "claimToken", "receipt_count" AS "receiptCount", "receipt_head" AS "receiptHead"
+        FROM "runs" WHERE "status" = 'running' AND "lease_until" < now() ORDER BY "lease_until" LIMIT ${limit}`;
+  }
+
+  /** Ends a run whose worker was lost, unless its worker came back and renewed the lease meanwhile. */
+  async reap(runId: string, staleToken: string, runEnd: Prisma.InputJsonValue): Promise<boolean> {
+    const n = await this.db.client.$executeRaw`
+      UPDATE "runs" SET "status" = 'failed', "error_code" = 'worker_lost',
+             "error_message" = 'the worker executing this run stopped; the run is not executed again',
+             "run_end" = ${JSON.stringify(runEnd)}::jsonb, "claim_token" = NULL, "lease_until" = NULL, "finished_at" = now()
+       WHERE "id" = ${runId} AND "status" = 'running' AND "claim_token" = ${staleToken} AND "lease_until" < now()`;
+    return n === 1;
+  }
+
+  /** A queued run is cancelled at once; a running one is flagged and stops before its next operation. */
+  async cancel(accountId: string, runId: string, queuedRunEnd: Prisma.InputJsonValue): Promise<void> {
+    await this.db.client.$executeRaw`
+      UPDATE "runs" SET "status" = 'cancelled', "cancel_requested" = true, "finished_at" = now(),
+             "run_end" = ${JSON.stringify(queuedRunEnd)}::jsonb
+       WHERE "id" = ${runId} AND "account_id" = ${accountId} AND "status" = 'queued'`;
+    await this.db.client.$executeRaw`
+      UPDATE "runs" SET "cancel_requested" = true WHERE "id" = ${runId} AND "account_id" = ${accountId} AND "status" = 'running'`;
+  }
+}
