@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { startGatewayProcess, startScriptedUpstream, testPrefix, type GatewayProcess, type ScriptedUpstream } from '@drael/test-support';
+
+/** The official OpenAI SDK, pointed at the gateway like any user's client. */
+let upstream: ScriptedUpstream;
+let gateway: GatewayProcess;
+let client: OpenAI;
+
+beforeAll(async () => {
+  upstream = await startScriptedUpstream({ turns: [] });
+  gateway = await startGatewayProcess({
+    DRAEL_NATS_PREFIX: testPrefix('sdk'),
+    DRAEL_MODELS: JSON.stringify({ 'drael-test': { base_url: upstream.baseUrl, model: 'upstream-model' } }),
+  });
+  client = new OpenAI({
+    baseURL: `${gateway.url}/v1`,
+    apiKey: 'drael_test_key',
+    maxRetries: 0,
+    // These tests are about the plain proxy; the turn loop has its own tests.
+    defaultHeaders: { 'x-drael-server-tools': '0' },
+  });
+});
+
+afterAll(async () => {
+  await gateway?.stop();
+  await upstream?.close();
+});
+
+describe('openai SDK against the gateway', () => {
+  it('lists models', async () => {
+    const ids: string[] = [];
+    for await (const m of client.models.list()) ids.push(m.id);
+    expect(ids).toEqual(['drael-test']);
+  });
+
+  it('non-streaming completion', async () => {
+    upstream.setTurns([{ type: 'text', content: 'Bonjour', usage: { prompt_tokens: 4, completion_tokens: 1 } }]);
+    const c = await client.chat.completions.create({ model: 'drael-test', messages: [{ role: 'user', content: 'Say hi in French' }] });
+    expect(c.choices[0]?.message.content).toBe('Bonjour');
+    expect(c.usage?.total_tokens).toBe(5);
+  });
+
+  it('streaming completion, with usage', async () => {
+    upstream.setTurns([{ type: 'text', content: ['One', ', two', ', three'], usage: { prompt_tokens: 5, completion_tokens: 3 } }]);
+    const stream = await client.chat.completions.create({
+      model: 'drael-test',
+      messages: [{ role: 'user', content: 'Count' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | undefined | null;
+    let finish: string | null | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe('One, two, three');
+    expect(finish).toBe('stop');
+    expect(usage?.completion_tokens).toBe(3);
+  });
+
+  it('client tools round trip: the tool call goes out, the tool result comes back, the model answers', async () => {
+    const tools: OpenAI.ChatCompletionTool[] = [
+      {
+        type: 'function',
+        function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+      },
+    ];
+    upstream.setTurns([
+      { type: 'tool_calls', calls: [{ id: 'call_w1', name: 'get_weather', arguments: ['{"city"', ':"Par', 'is"}'] }] },
+      { type: 'text', content: ['It is ', '18°C in Paris.'] },
+    ]);
+    const first = upstream.requests.length;
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
+
+    // Turn 1 (streamed): the SDK's stream helper assembles the split arguments.
+    const runner = client.chat.completions.stream({ model: 'drael-test', messages, tools });
+    const turn1 = await runner.finalChatCompletion();
+    const call = turn1.choices[0]?.message.tool_calls?.[0];
+    expect(turn1.choices[0]?.finish_reason).toBe('tool_calls');
+    expect(call?.type === 'function' && call.function.name).toBe('get_weather');
+    expect(call?.type === 'function' && JSON.parse(call.function.arguments)).toEqual({ city: 'Paris' });
+
+    // Turn 2: the client ran its tool and sends the result back.
+    messages.push(turn1.choices[0]!.message, { role: 'tool', tool_call_id: call!.id, content: '{"temp_c":18}' });
+    const turn2 = await client.chat.completions.create({ model: 'drael-test', messages, tools });
+    expect(turn2.choices[0]?.message.content).toBe('It is 18°C in Paris.');
+
+    const sent = upstream.requests[first + 1]!.body;
+    expect(sent.tools).toEqual(tools);
+    expect(sent.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_w1', content: '{"temp_c":18}' });
+    expect(sent.messages.at(-2).tool_calls[0].function).toEqual({ name: 'get_weather', arguments: '{"city":"Paris"}' });
+  });
+
+  it('errors surface as the SDK typed errors', async () => {
+    await expect(client.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({
+      status: 404,
+      code: 'model_not_found',
+      type: 'not_found_error',
+    });
+  });
+});
