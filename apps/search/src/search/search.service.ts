@@ -55,8 +55,9 @@ export class SearchService {
 
     const answer = await this.ask(req, key, onion);
     if (!answer.ok) return { ...answer, took_ms: tookMs() };
-    // ok:false is never cached (above); an empty answer is a true answer and is.
-    await this.cacheSet(key, answer);
+    // ok:false is never cached (above); an empty answer is a true answer and is. The write is not
+    // waited for: the reply does not depend on it, and this connection sends it before any later GET.
+    void this.cacheSet(key, answer);
     return { ...answer, took_ms: tookMs(), cached: false };
   }
 
