@@ -9,6 +9,7 @@ import { UpstreamClient } from './upstream/upstream.client.js';
 import { ChatCompletionsController } from './chat/chat-completions.controller.js';
 import { ChatCompletionsService } from './chat/chat-completions.service.js';
 import { ChatProxyService } from './chat/chat-proxy.service.js';
+import { InferenceModule } from './inference/inference.module.js';
 import { SearchToolModule } from './tools-api/search/search-tool.module.js';
 import { ResponsesModule } from './responses/responses.module.js';
 import { FetchToolModule } from './tools-api/fetch/fetch-tool.module.js';
@@ -24,7 +25,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway' }), SearchToolModule, FetchToolModule, ResponsesModule],
+      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway' }), InferenceModule, SearchToolModule, FetchToolModule, ResponsesModule],
       controllers: [HealthController, ModelsController, ChatCompletionsController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },

@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { PinoNestLogger, withRequestId, type Logger } from '@drael/logger';
 import { AppModule } from './app.module.js';
+import { connectGatewaySubjects } from './inference/inference.module.js';
 import type { GatewayConfig } from './config/config.schema.js';
 import { OpenAIExceptionFilter } from './errors/openai-exception.filter.js';
 import { registerJsonBodyParser } from './http/json-body.parser.js';
@@ -46,6 +47,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
 
   app.useGlobalFilters(new OpenAIExceptionFilter(logger));
+  await connectGatewaySubjects(app, config);
   await app.listen({ host: config.HOST, port: config.PORT });
   const address = fastify.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;

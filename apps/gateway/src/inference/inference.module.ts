@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
+import { gatewayCatalog } from '@drael/contracts';
+import { assertCatalogHandled, DrainingNatsServer } from '@drael/nats-rpc';
+import type { GatewayConfig } from '../config/config.schema.js';
+import { InferenceController } from './inference.controller.js';
+import { InferenceService } from './inference.service.js';
+
+@Module({ controllers: [InferenceController], providers: [InferenceService] })
+export class InferenceModule {}
+
+/**
+ * Makes the gateway a hybrid app: besides HTTP it answers its NATS subjects (gatewayCatalog) in
+ * the `gateway` queue group, drained on shutdown like every service.
+ */
+export async function connectGatewaySubjects(app: INestApplication, config: GatewayConfig): Promise<void> {
+  assertCatalogHandled(gatewayCatalog);
+  app.connectMicroservice(
+    { strategy: new DrainingNatsServer({ servers: config.NATS_URL, service: 'gateway', prefix: config.DRAEL_NATS_PREFIX, drainTimeoutMs: config.SHUTDOWN_GRACE_MS }) },
+    { inheritAppConfig: true },
+  );
+  await app.startAllMicroservices();
+}
