@@ -153,6 +153,8 @@ describe('search.query.v1 against searx', () => {
     });
     it('entries expire after 10 minutes', async () => {
       ok(await search.query({ query: 'drael ttl check' }));
+      // a hit proves the (unawaited) write has landed
+      expect(ok(await search.query({ query: 'drael ttl check' })).cached).toBe(true);
       const { Redis } = await import('ioredis');
       const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
       try {
