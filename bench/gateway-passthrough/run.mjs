@@ -1,0 +1,173 @@
+#!/usr/bin/env node
+// Gateway passthrough benchmark: the same scripted upstream served (a) directly, (b) through a
+// naive Node pipe proxy, (c) through the built gateway, each proxy in its own process.
+// Reports CPU seconds per request of the proxy process (from /proc/<pid>/stat) and time to first
+// byte at concurrency 1, non-streaming and streaming. Loopback only; bounded counts.
+// Usage: node bench/gateway-passthrough/run.mjs [--requests 2000] [--ttfb 300] [--concurrency 8]
+import { fork, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+const arg = (name, def) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : def;
+};
+const CPU_REQUESTS = arg('requests', 2000);
+const TTFB_REQUESTS = arg('ttfb', 300);
+const CONCURRENCY = arg('concurrency', 8);
+const WARMUP = arg('warmup', 300);
+const CLK_TCK = 100; // Linux USER_HZ; /proc/<pid>/stat counts CPU time in these ticks
+
+const children = [];
+process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
+
+function freePort() {
+  return new Promise((res) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+}
+
+function cpuSeconds(pid) {
+  // Fields after the ")" of the command name: utime is field 14, stime 15 (1-based).
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+async function waitHttp(url, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`${url} did not come up`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+const MESSAGES = [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Count to sixteen, one token at a time.' }];
+
+/** One request; resolves with { ttfbMs, bytes }. */
+function once(port, stream, headers) {
+  const body = JSON.stringify({ model: 'bench', messages: MESSAGES, stream, max_tokens: 64, temperature: 0 });
+  return new Promise((resolveP, reject) => {
+    const t0 = process.hrtime.bigint();
+    let ttfb;
+    let bytes = 0;
+    const req = http.request(
+      { host: '127.0.0.1', port, method: 'POST', path: '/v1/chat/completions', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } },
+      (res) => {
+        if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
+        res.on('data', (c) => {
+          if (ttfb === undefined) ttfb = Number(process.hrtime.bigint() - t0) / 1e6;
+          bytes += c.length;
+        });
+        res.on('end', () => resolveP({ ttfbMs: ttfb, bytes }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function load(port, stream, headers, count, concurrency) {
+  let next = 0;
+  const results = [];
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        next++;
+        results.push(await once(port, stream, headers));
+      }
+    }),
+  );
+  return results;
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+};
+const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)];
+
+// --- start the three targets --------------------------------------------------------------
+const upstreamProc = fork(resolve(here, 'upstream.mjs'), [], { stdio: 'inherit' });
+children.push(upstreamProc);
+const upstreamPort = await new Promise((r) => upstreamProc.once('message', (m) => r(m.port)));
+
+const naivePort = await freePort();
+const naive = fork(resolve(here, 'naive-proxy.mjs'), [String(naivePort), String(upstreamPort)], { stdio: 'inherit' });
+children.push(naive);
+await new Promise((r) => naive.once('message', r));
+
+const gatewayPort = await freePort();
+const gatewayEnv = {
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+  DRAEL_NATS_PREFIX: `bench-${process.pid}`,
+  HOST: '127.0.0.1',
+  PORT: String(gatewayPort),
+  LOG_LEVEL: process.env.GATEWAY_LOG_LEVEL ?? 'info', // as shipped: one JSON access line per request
+  DRAEL_MODELS: JSON.stringify({ bench: { base_url: `http://127.0.0.1:${upstreamPort}/v1`, model: 'bench' } }),
+  DRAEL_BACKEND_SERVICES: 'agent-run',
+};
+const gateway = spawn(process.execPath, ['dist/main.js'], { cwd: resolve(root, 'apps/gateway'), env: gatewayEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+children.push(gateway);
+await waitHttp(`http://127.0.0.1:${gatewayPort}/healthz`);
+
+// The gateway will grow an API-key guard (billing); pass a key with DRAEL_BENCH_API_KEY then.
+const gatewayHeaders = {
+  'x-drael-server-tools': '0', // a plain proxied completion, not the server-side tool loop
+  ...(process.env.DRAEL_BENCH_API_KEY ? { authorization: `Bearer ${process.env.DRAEL_BENCH_API_KEY}` } : {}),
+};
+const targets = [
+  { name: 'direct', port: upstreamPort, pid: undefined, headers: {} },
+  { name: 'naive proxy', port: naivePort, pid: naive.pid, headers: {} },
+  { name: 'gateway', port: gatewayPort, pid: gateway.pid, headers: gatewayHeaders },
+];
+
+// --- measure --------------------------------------------------------------------------------
+console.log(`gateway-passthrough: ${CPU_REQUESTS} requests at concurrency ${CONCURRENCY} for CPU, ${TTFB_REQUESTS} at concurrency 1 for TTFB, ${WARMUP} warm-up; node ${process.version}, ${new Date().toISOString()}`);
+const rows = [];
+for (const stream of [false, true]) {
+  for (const t of targets) {
+    await load(t.port, stream, t.headers, WARMUP, CONCURRENCY);
+    const cpu0 = t.pid ? cpuSeconds(t.pid) : 0;
+    const started = process.hrtime.bigint();
+    await load(t.port, stream, t.headers, CPU_REQUESTS, CONCURRENCY);
+    const wallS = Number(process.hrtime.bigint() - started) / 1e9;
+    const cpu = t.pid ? cpuSeconds(t.pid) - cpu0 : undefined;
+    const ttfbs = (await load(t.port, stream, t.headers, TTFB_REQUESTS, 1)).map((r) => r.ttfbMs);
+    rows.push({ mode: stream ? 'streaming' : 'non-streaming', target: t.name, cpuPerReqUs: cpu === undefined ? undefined : (cpu / CPU_REQUESTS) * 1e6, rps: CPU_REQUESTS / wallS, ttfbMedian: median(ttfbs), ttfbP90: p90(ttfbs) });
+  }
+}
+
+const fmt = (x, d = 1) => (x === undefined ? '-' : x.toFixed(d));
+console.log('\nmode           target        CPU µs/req   req/s   TTFB median ms   TTFB p90 ms');
+for (const r of rows) {
+  console.log(`${r.mode.padEnd(14)} ${r.target.padEnd(13)} ${fmt(r.cpuPerReqUs).padStart(10)} ${fmt(r.rps, 0).padStart(7)} ${fmt(r.ttfbMedian, 3).padStart(16)} ${fmt(r.ttfbP90, 3).padStart(13)}`);
+}
+console.log('');
+for (const mode of ['non-streaming', 'streaming']) {
+  const by = (name) => rows.find((r) => r.mode === mode && r.target === name);
+  const ratio = by('gateway').cpuPerReqUs / by('naive proxy').cpuPerReqUs;
+  const addedTtfb = by('gateway').ttfbMedian - by('direct').ttfbMedian;
+  const naiveAdded = by('naive proxy').ttfbMedian - by('direct').ttfbMedian;
+  console.log(
+    `${mode}: gateway CPU/request = ${ratio.toFixed(2)}x naive proxy (target <= 1.5x ${ratio <= 1.5 ? 'MET' : 'MISSED'}); ` +
+      `added TTFB median = ${addedTtfb.toFixed(3)} ms over direct (naive proxy adds ${naiveAdded.toFixed(3)} ms; target <= 1 ms ${addedTtfb <= 1 ? 'MET' : 'MISSED'})`,
+  );
+}
+for (const c of children) c.kill('SIGTERM');
+process.exit(0);
