@@ -18,7 +18,7 @@ export function runToolSearch(query: string, deferred: ReadonlyMap<string, Funct
       let score = 0;
       for (const t of terms) {
         if (nameWords.has(t)) score += 3;
-        else if ([...nameWords].some((w) => w.startsWith(t) || t.startsWith(w))) score += 2;
+        else if (t.length >= 4 && [...nameWords].some((w) => w.length >= 4 && (w.startsWith(t) || t.startsWith(w)))) score += 2;
         if (descWords.has(t)) score += 1;
       }
       if (fn.name.toLowerCase() === query.trim().toLowerCase()) score += 10;
@@ -62,6 +62,7 @@ function wordsOf(text: string): Set<string> {
       .replace(/([a-z])([A-Z])/g, '$1 $2')
       .toLowerCase()
       .split(/[^a-z0-9]+/)
-      .filter((w) => w.length > 1),
+      // Words of one or two letters (in, a, to) match everything and say nothing.
+      .filter((w) => w.length > 2),
   );
 }
