@@ -109,6 +109,10 @@ for (let i = 0; i < CACHED_N; i++) {
   if (!body.cached) throw new Error('expected a cached answer');
 }
 
+// the gateway's own floor on this machine right now: an HTTP round trip that does no work
+const floor = [];
+for (let i = 0; i < CACHED_N; i++) floor.push(await timed(async () => (await fetch(`${base}/healthz`)).arrayBuffer()));
+
 // uncached, interleaved with direct SearXNG calls
 for (let i = 0; i < WARMUP; i++) {
   await direct(`drael zznonce-${prefix}-wd${i}`);
@@ -137,6 +141,7 @@ const mGw = median(gw);
 const mSx = median(sx);
 console.log(`bench/search  (${new Date().toISOString()}, node ${process.version}, load ${(await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ')})`);
 console.log(`cached   at the gateway: median ${fmt(median(cached))}, p90 ${fmt(pct(cached, 90))}  (n=${CACHED_N}; target ≤ 2 ms)`);
+console.log(`(gateway GET /healthz  : median ${fmt(median(floor))}, p90 ${fmt(pct(floor, 90))}: the HTTP floor under the current load)`);
 console.log(`uncached at the gateway: median ${fmt(mGw)}, p90 ${fmt(pct(gw, 90))}  (n=${UNCACHED_N}, verification off)`);
 console.log(`SearXNG direct         : median ${fmt(mSx)}, p90 ${fmt(pct(sx, 90))}  (n=${UNCACHED_N})`);
 console.log(`uncached / SearXNG     : ${(mGw / mSx).toFixed(3)}×  (+${(((mGw - mSx) / mSx) * 100).toFixed(1)}%, +${fmt(mGw - mSx)}; target ≤ 1.10×)`);
