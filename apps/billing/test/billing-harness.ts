@@ -1,6 +1,6 @@
 import { inject } from 'vitest';
 import pg from 'pg';
-import { billingCatalog } from '@drael/contracts';
+import { billingCatalog, type RequestOf, type ReplyOf, type RpcEntry } from '@drael/contracts';
 import { NatsRpcClient, startService, type RunningService } from '@drael/nats-rpc';
 import { parseDatabaseUrl } from '@drael/db-migrate';
 import { testPrefix } from '@drael/test-support';
@@ -32,6 +32,8 @@ export class TestClock extends Clock {
 export interface Billing {
   running: RunningService;
   client: NatsRpcClient;
+  /** client.request with a generous timeout: the shared 2-core machine can be very loaded. */
+  rpc<E extends RpcEntry>(entry: E, payload: RequestOf<E>): Promise<ReplyOf<E>>;
   prefix: string;
   databaseUrl: string;
   clock: TestClock;
@@ -70,6 +72,7 @@ export async function startBilling(): Promise<Billing> {
   return {
     running,
     client,
+    rpc: (entry, payload) => client.request(entry, payload, { timeoutMs: 30_000 }),
     prefix,
     databaseUrl,
     clock,
@@ -88,7 +91,7 @@ export async function startBilling(): Promise<Billing> {
 let seq = 0;
 /** A fresh account (own allowances), optionally with extra usage on. */
 export async function newAccount(b: Billing, plan = 'pro', extra?: { daily_ceiling: number }): Promise<string> {
-  const res = await b.client.request(billingCatalog.createAccount, {
+  const res = await b.rpc(billingCatalog.createAccount, {
     name: `acct-${++seq}`,
     plan,
     ...(extra ? { extra_usage: { enabled: true, daily_ceiling: extra.daily_ceiling } } : {}),
@@ -103,8 +106,8 @@ export async function leaveRemaining(b: Billing, accountId: string, tool: 'gener
   const a = usage.allowances[meter];
   const take = a.allowance - a.used - a.held - remaining;
   if (take <= 0) return;
-  const h = await b.client.request(billingCatalog.hold, { account_id: accountId, tool, units: take, idempotency_key: `fill-${++seq}` });
-  await b.client.request(billingCatalog.settle, { account_id: accountId, hold_id: h.hold_id, units: take });
+  const h = await b.rpc(billingCatalog.hold, { account_id: accountId, tool, units: take, idempotency_key: `fill-${++seq}` });
+  await b.rpc(billingCatalog.settle, { account_id: accountId, hold_id: h.hold_id, units: take });
 }
 
 /** Rejections of an allSettled batch, by error code. */
@@ -121,24 +124,29 @@ export function codes(results: PromiseSettledResult<unknown>[]): Record<string, 
  * The database's books balance: every allowance row's held/used equal the sum over its holds,
  * and never exceed the figure. Returns the rows that do not.
  */
-export async function unbalanced(sql: pg.Pool): Promise<unknown[]> {
+export async function unbalanced(sql: pg.Pool, accounts?: string[]): Promise<unknown[]> {
+  const only = accounts ? `WHERE w.account_id = ANY($1::uuid[])` : '';
+  const onlyD = accounts ? `WHERE d.account_id = ANY($1::uuid[])` : '';
+  const params = accounts ? [accounts] : [];
   const weekly = await sql.query(`
     SELECT w.account_id, w.week_start, w.meter, w.allowance, w.used, w.held,
            COALESCE(SUM(h.plan_units) FILTER (WHERE h.status = 'held'), 0)::int AS exp_held,
            COALESCE(SUM(LEAST(h.settled_units, h.plan_units)) FILTER (WHERE h.status = 'settled'), 0)::int AS exp_used
       FROM weekly_allowances w
       LEFT JOIN holds h ON h.account_id = w.account_id AND h.week_start = w.week_start AND h.meter = w.meter
+     ${only}
      GROUP BY w.account_id, w.week_start, w.meter, w.allowance, w.used, w.held
     HAVING w.held <> COALESCE(SUM(h.plan_units) FILTER (WHERE h.status = 'held'), 0)
         OR w.used <> COALESCE(SUM(LEAST(h.settled_units, h.plan_units)) FILTER (WHERE h.status = 'settled'), 0)
-        OR w.used + w.held > w.allowance`);
+        OR w.used + w.held > w.allowance`, params);
   const daily = await sql.query(`
     SELECT d.account_id, d.day, d.ceiling, d.used, d.held
       FROM daily_extras d
       LEFT JOIN holds h ON h.account_id = d.account_id AND h.day = d.day
+     ${onlyD}
      GROUP BY d.account_id, d.day, d.ceiling, d.used, d.held
     HAVING d.held <> COALESCE(SUM(h.extra_units) FILTER (WHERE h.status = 'held'), 0)
         OR d.used <> COALESCE(SUM(GREATEST(h.settled_units - h.plan_units, 0)) FILTER (WHERE h.status = 'settled'), 0)
-        OR d.used + d.held > d.ceiling`);
+        OR d.used + d.held > d.ceiling`, params);
   return [...weekly.rows, ...daily.rows];
 }

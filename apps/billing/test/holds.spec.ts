@@ -12,7 +12,7 @@ afterAll(async () => {
 });
 
 const hold = (account_id: string, units: number, idempotency_key: string, tool: 'generate_image' | 'contact_lookup' | 'breach_lookup' = 'generate_image') =>
-  b.client.request(billingCatalog.hold, { account_id, tool, units, idempotency_key });
+  b.rpc(billingCatalog.hold, { account_id, tool, units, idempotency_key });
 
 describe('holds against the weekly allowance (real PostgreSQL, concurrent NATS requests)', () => {
   it('100 concurrent holds of 1 against an allowance of 10: exactly 10 succeed', async () => {
@@ -51,7 +51,7 @@ describe('holds against the weekly allowance (real PostgreSQL, concurrent NATS r
     const acct = await newAccount(b);
     const h = await hold(acct, 4, 'once');
     const results = await Promise.allSettled(
-      Array.from({ length: 50 }, () => b.client.request(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 4 })),
+      Array.from({ length: 50 }, () => b.rpc(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 4 })),
     );
     expect(codes(results)).toEqual({ ok: 1, hold_already_resolved: 49 });
     const u = await b.usage.get(acct);
@@ -63,8 +63,8 @@ describe('holds against the weekly allowance (real PostgreSQL, concurrent NATS r
     for (let i = 0; i < 20; i++) {
       const h = await hold(acct, 2, `race-${i}`);
       const results = await Promise.allSettled([
-        b.client.request(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 2 }),
-        b.client.request(billingCatalog.release, { account_id: acct, hold_id: h.hold_id }),
+        b.rpc(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 2 }),
+        b.rpc(billingCatalog.release, { account_id: acct, hold_id: h.hold_id }),
       ]);
       expect(codes(results)).toEqual({ ok: 1, hold_already_resolved: 1 });
     }
@@ -76,10 +76,10 @@ describe('holds against the weekly allowance (real PostgreSQL, concurrent NATS r
   it('sweeper against settle: exactly one resolves the hold', async () => {
     const acct = await newAccount(b);
     for (let i = 0; i < 10; i++) {
-      const h = await b.client.request(billingCatalog.hold, { account_id: acct, tool: 'generate_image', units: 1, idempotency_key: `sw-${i}`, ttl_s: 1 });
+      const h = await b.rpc(billingCatalog.hold, { account_id: acct, tool: 'generate_image', units: 1, idempotency_key: `sw-${i}`, ttl_s: 1 });
       const later = new Date(Date.parse(h.expires_at) + 1_000);
       const [settle, expired] = await Promise.allSettled([
-        b.client.request(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 1 }),
+        b.rpc(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 1 }),
         b.holds.expire(h.hold_id, acct, later),
       ]);
       const settleWon = settle.status === 'fulfilled';
@@ -99,7 +99,7 @@ describe('holds against the weekly allowance (real PostgreSQL, concurrent NATS r
     expect((await b.usage.get(acct)).allowances.images.held).toBe(2);
     // A retry after settling still returns the same (now settled) hold, and charges nothing more.
     const [id] = [...ids];
-    await b.client.request(billingCatalog.settle, { account_id: acct, hold_id: id!, units: 2 });
+    await b.rpc(billingCatalog.settle, { account_id: acct, hold_id: id!, units: 2 });
     const again = await hold(acct, 2, 'same-key');
     expect(again).toMatchObject({ hold_id: id, status: 'settled' });
     expect((await b.usage.get(acct)).allowances.images).toMatchObject({ used: 2, held: 0 });
@@ -116,7 +116,7 @@ describe('holds against the weekly allowance (real PostgreSQL, concurrent NATS r
   it('a tool that fails before running is released: nothing charged', async () => {
     const acct = await newAccount(b);
     const h = await hold(acct, 3, 'fails');
-    const released = await b.client.request(billingCatalog.release, { account_id: acct, hold_id: h.hold_id });
+    const released = await b.rpc(billingCatalog.release, { account_id: acct, hold_id: h.hold_id });
     expect(released).toMatchObject({ status: 'released', settled_units: null });
     expect((await b.usage.get(acct)).allowances.images).toMatchObject({ used: 0, held: 0 });
   });
@@ -124,7 +124,7 @@ describe('holds against the weekly allowance (real PostgreSQL, concurrent NATS r
   it('a contact lookup holding 10 and returning 3 plain + 2 premium settles 7', async () => {
     const acct = await newAccount(b);
     const h = await hold(acct, 10, 'contacts', 'contact_lookup');
-    const s = await b.client.request(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, contacts: { plain: 3, premium: 2 } });
+    const s = await b.rpc(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, contacts: { plain: 3, premium: 2 } });
     expect(s).toMatchObject({ status: 'settled', settled_units: 7 });
     expect((await b.usage.get(acct)).allowances.lookups).toMatchObject({ used: 7, held: 0 });
   });
@@ -132,7 +132,7 @@ describe('holds against the weekly allowance (real PostgreSQL, concurrent NATS r
   it('a settle above the hold is capped at the hold', async () => {
     const acct = await newAccount(b);
     const h = await hold(acct, 2, 'cap');
-    const s = await b.client.request(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 50 });
+    const s = await b.rpc(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 50 });
     expect(s.settled_units).toBe(2);
     expect((await b.usage.get(acct)).allowances.images).toMatchObject({ used: 2, held: 0 });
   });
@@ -174,15 +174,15 @@ describe('holds against the weekly allowance (real PostgreSQL, concurrent NATS r
     const a = await newAccount(b);
     const other = await newAccount(b);
     const h = await hold(a, 1, 'mine');
-    await expect(b.client.request(billingCatalog.settle, { account_id: other, hold_id: h.hold_id, units: 1 })).rejects.toMatchObject({ code: 'hold_not_found' });
-    await expect(b.client.request(billingCatalog.release, { account_id: other, hold_id: h.hold_id })).rejects.toMatchObject({ code: 'hold_not_found' });
+    await expect(b.rpc(billingCatalog.settle, { account_id: other, hold_id: h.hold_id, units: 1 })).rejects.toMatchObject({ code: 'hold_not_found' });
+    await expect(b.rpc(billingCatalog.release, { account_id: other, hold_id: h.hold_id })).rejects.toMatchObject({ code: 'hold_not_found' });
     // Retrying the owner's idempotency key from the other account makes a hold of the other account.
     const theirs = await hold(other, 1, 'mine');
     expect(theirs.hold_id).not.toBe(h.hold_id);
     expect(theirs.account_id).toBe(other);
-    const key = await b.client.request(billingCatalog.createKey, { account_id: a, tool_level: 'l1_http' });
-    await expect(b.client.request(billingCatalog.revokeKey, { account_id: other, key_id: key.key_id })).rejects.toMatchObject({ code: 'key_not_found' });
-    expect(await b.client.request(billingCatalog.verifyKey, { api_key: key.api_key })).toMatchObject({ account_id: a });
+    const key = await b.rpc(billingCatalog.createKey, { account_id: a, tool_level: 'l1_http' });
+    await expect(b.rpc(billingCatalog.revokeKey, { account_id: other, key_id: key.key_id })).rejects.toMatchObject({ code: 'key_not_found' });
+    expect(await b.rpc(billingCatalog.verifyKey, { api_key: key.api_key })).toMatchObject({ account_id: a });
     expect((await b.usage.get(a)).allowances.images.held).toBe(1);
   });
 
@@ -190,33 +190,33 @@ describe('holds against the weekly allowance (real PostgreSQL, concurrent NATS r
     await expect(hold('00000000-0000-4000-8000-000000000000', 1, 'x')).rejects.toMatchObject({ code: 'account_not_found' });
     await expect(hold('not-a-uuid', 1, 'x')).rejects.toMatchObject({ code: 'account_not_found' });
     const acct = await newAccount(b);
-    await expect(b.client.request(billingCatalog.release, { account_id: acct, hold_id: 'nope' })).rejects.toMatchObject({ code: 'hold_not_found' });
+    await expect(b.rpc(billingCatalog.release, { account_id: acct, hold_id: 'nope' })).rejects.toMatchObject({ code: 'hold_not_found' });
   });
 
   it('the database itself refuses an overdraft or a second resolution', async () => {
     const acct = await newAccount(b);
     const h = await hold(acct, 1, 'db');
     await expect(b.sql.query(`UPDATE weekly_allowances SET held = allowance + 1 WHERE account_id = $1`, [acct])).rejects.toThrow(/weekly_allowances_within/);
-    await b.client.request(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 1 });
+    await b.rpc(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 1 });
     await expect(b.sql.query(`UPDATE holds SET status = 'held', resolved_at = NULL, settled_units = NULL WHERE id = $1`, [h.hold_id])).rejects.toThrow(/already settled/);
   });
 });
 
 describe('plans and extra usage', () => {
   it('lists the plans with an ETag that is stable', async () => {
-    const a = await b.client.request(billingCatalog.listPlans, {});
-    const c = await b.client.request(billingCatalog.listPlans, {});
+    const a = await b.rpc(billingCatalog.listPlans, {});
+    const c = await b.rpc(billingCatalog.listPlans, {});
     expect(a.plans.map((p) => p.id)).toEqual(PLANS.map((p) => p.id));
     expect(a.etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
     expect(c.etag).toBe(a.etag);
   });
 
   it('unknown plan is refused; extra usage can be turned on later', async () => {
-    await expect(b.client.request(billingCatalog.createAccount, { name: 'x', plan: 'platinum' })).rejects.toMatchObject({ code: 'plan_not_found' });
+    await expect(b.rpc(billingCatalog.createAccount, { name: 'x', plan: 'platinum' })).rejects.toMatchObject({ code: 'plan_not_found' });
     const acct = await newAccount(b);
     await leaveRemaining(b, acct, 'generate_image', 0);
     await expect(hold(acct, 1, 'e1')).rejects.toMatchObject({ code: 'weekly_allowance_reached' });
-    await b.client.request(billingCatalog.setExtraUsage, { account_id: acct, enabled: true, daily_ceiling: 2 });
+    await b.rpc(billingCatalog.setExtraUsage, { account_id: acct, enabled: true, daily_ceiling: 2 });
     await hold(acct, 2, 'e2');
     await expect(hold(acct, 1, 'e3')).rejects.toMatchObject({ code: 'daily_ceiling_reached' });
   });
