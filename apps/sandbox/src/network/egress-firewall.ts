@@ -29,8 +29,12 @@ export class EgressFirewall {
 
   private rules(): string[][] {
     return [
-      ['INPUT', '-i', this.bridge, '-j', 'DROP', '-m', 'comment', '--comment', 'drael-sandbox: no sandbox reaches the host'],
+      // The network has no IPv6 (Docker also disables it inside the container); drop it anyway.
+      ['ip6tables', 'INPUT', '-i', this.bridge, '-j', 'DROP', '-m', 'comment', '--comment', 'drael-sandbox: no IPv6 from sandboxes'],
+      ['ip6tables', 'FORWARD', '-i', this.bridge, '-j', 'DROP', '-m', 'comment', '--comment', 'drael-sandbox: no IPv6 from sandboxes'],
+      ['iptables', 'INPUT', '-i', this.bridge, '-j', 'DROP', '-m', 'comment', '--comment', 'drael-sandbox: no sandbox reaches the host'],
       ...BLOCKED_DESTINATIONS.map((cidr) => [
+        'iptables',
         'DOCKER-USER', '-i', this.bridge, '-d', cidr, '-j', 'DROP', '-m', 'comment', '--comment', 'drael-sandbox: egress to the outside only',
       ]),
     ];
@@ -39,12 +43,12 @@ export class EgressFirewall {
   /** Inserts whichever rule is missing (at the top of its chain); idempotent. */
   async ensure(): Promise<void> {
     for (const rule of this.rules()) {
-      const [chain, ...spec] = rule as [string, ...string[]];
-      const present = await runHostCommand('iptables', ['-w', '5', '-C', chain, ...spec]).then(
+      const [tool, chain, ...spec] = rule as [string, string, ...string[]];
+      const present = await runHostCommand(tool, ['-w', '5', '-C', chain, ...spec]).then(
         () => true,
         () => false,
       );
-      if (!present) await runHostCommand('iptables', ['-w', '5', '-I', chain, '1', ...spec]);
+      if (!present) await runHostCommand(tool, ['-w', '5', '-I', chain, '1', ...spec]);
     }
   }
 
@@ -53,8 +57,8 @@ export class EgressFirewall {
     try {
       await Promise.all(
         this.rules().map((rule) => {
-          const [chain, ...spec] = rule as [string, ...string[]];
-          return runHostCommand('iptables', ['-w', '5', '-C', chain, ...spec]);
+          const [tool, chain, ...spec] = rule as [string, string, ...string[]];
+          return runHostCommand(tool, ['-w', '5', '-C', chain, ...spec]);
         }),
       );
       return true;
