@@ -6,7 +6,8 @@ import {
 } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 import type { Logger } from '@drael/logger';
-import { SearxUnreachableError, type SearxClient, type SearxEngineInfo, type SearxResult } from '../searx/searx.client.js';
+import { SearxUnreachableError, type SearxClient, type SearxEngineInfo } from '../searx/searx.client.js';
+import { isOnionUrl, toResult } from './searx-result.mapper.js';
 import type { CachedSearch, SearchCache, SearchCacheKey } from '../cache/search-cache.js';
 import type { SnippetVerifier } from '../verify/snippet-verifier.js';
 import { classifyIntent } from '../intent/intent.classifier.js';
@@ -176,36 +177,4 @@ export class SearchService {
 function unreachable(err: unknown, queried: string[] = []): Omit<Failure, 'took_ms'> {
   if (!(err instanceof SearxUnreachableError)) throw err;
   return { ok: false, code: 'searx_unreachable', reason: err.message, degraded: [], sources_tried: queried };
-}
-
-function toResult(r: SearxResult, asked: ReadonlySet<string>): SearchResult | null {
-  const engines = (r.engines ?? (r.engine ? [r.engine] : [])).filter((e) => asked.has(e));
-  // A result from an engine that was not asked means SearXNG fell back: not ours to return.
-  if (engines.length === 0) return null;
-  return {
-    title: r.title,
-    url: r.url,
-    snippet: r.content ?? '',
-    source: engines[0]!,
-    engines,
-    page_age: pageAge(r),
-    verified: false,
-  };
-}
-
-/** YYYY-MM-DD from the engine's published date, whichever of SearXNG's two fields carries it. */
-function pageAge(r: SearxResult): string | null {
-  for (const value of [r.pubdate, r.publishedDate]) {
-    const m = value ? /^(\d{4}-\d{2}-\d{2})[ T]/.exec(value) : null;
-    if (m) return m[1]!;
-  }
-  return null;
-}
-
-function isOnionUrl(url: string): boolean {
-  try {
-    return new URL(url).hostname.endsWith('.onion');
-  } catch {
-    return false;
-  }
 }
