@@ -1,5 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
+import type { KeyIdentity } from '@drael/contracts';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
+import { TurnLoopService } from '../turn-loop/turn-loop.service.js';
+import { callerOf, sessionOf } from '../turn-loop/caller.js';
 import { ChatCompletionRequestSchema, type ChatCompletionRequest } from '../openai/chat-completion.schema.js';
 import { validateBody } from '../openai/validate.js';
 import { ModelRegistry } from '../models/model-registry.js';
@@ -16,27 +20,39 @@ export interface ChatCall {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly requestId: string;
   readonly res: ServerResponse;
+  /** The verified key's identity, when an auth guard put one on the request. */
+  readonly identity?: Pick<KeyIdentity, 'account_id' | 'tool_level' | 'plan'>;
 }
 
 /**
  * POST /v1/chat/completions: validates, resolves the model alias, then picks the mode.
  * A request that carries `tools` is the client's own loop and is always proxied (spec 01/04).
- * The server-side turn loop (issue 7) takes the other requests; until it exists they are
- * proxied as plain completions too.
+ * Every other request is served Drael's catalogue by the server-side turn loop, unless
+ * `x-drael-server-tools: 0` asks for a plain proxied completion (spec/README).
  */
 @Injectable()
 export class ChatCompletionsService {
   constructor(
     private readonly models: ModelRegistry,
     private readonly proxy: ChatProxyService,
+    private readonly loop: TurnLoopService,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
   async handle(call: ChatCall): Promise<void> {
     const request = validateBody(ChatCompletionRequestSchema, call.body);
     const route = this.models.resolve(request.model);
     switch (this.modeOf(request, call.headers)) {
+      case 'loop':
+        return this.loop.handle({
+          request,
+          route,
+          caller: callerOf(call.identity, this.config),
+          session: sessionOf(call.headers),
+          requestId: call.requestId,
+          res: call.res,
+        });
       case 'proxy':
-      case 'loop': // issue 7 replaces this with the turn loop
         return this.proxy.forward({
           route,
           body: upstreamBody(call, request.model, route.model),
@@ -47,10 +63,11 @@ export class ChatCompletionsService {
     }
   }
 
-  modeOf(request: ChatCompletionRequest, _headers: ChatCall['headers']): ChatMode {
+  modeOf(request: ChatCompletionRequest, headers: ChatCall['headers']): ChatMode {
     if (request.tools !== undefined) return 'proxy';
-    // The turn loop is not built yet: every request is a plain proxied completion for now.
-    return 'proxy';
+    const optOut = headers['x-drael-server-tools'];
+    if ((Array.isArray(optOut) ? optOut[0] : optOut)?.trim() === '0') return 'proxy';
+    return 'loop';
   }
 }
 

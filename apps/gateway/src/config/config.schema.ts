@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { baseEnvShape, envInt } from '@drael/config';
 import { BACKEND_SERVICES } from '@drael/contracts';
+import { toolsEnvShape } from '../tools/tools.config.js';
 import { responsesConfigShape } from '../responses/responses.config.js';
 
 /** One model alias: which OpenAI-compatible upstream serves it, under which name, at what price. */
@@ -31,6 +32,8 @@ const ALIAS = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 
 export const configSchema = z.object({
   ...baseEnvShape,
+  // The turn loop's tools: providers, cost ceiling, health cache (apps/gateway/src/tools/tools.config.ts).
+  ...toolsEnvShape,
   // The Responses API's Redis store (apps/gateway/src/responses/responses.config.ts).
   ...responsesConfigShape,
   HOST: z.string().default('0.0.0.0'),

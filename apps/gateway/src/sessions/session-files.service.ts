@@ -1,0 +1,38 @@
+import { Injectable } from '@nestjs/common';
+import { MAX_FILE_TRANSFER_BYTES, sandboxCatalog } from '@drael/contracts';
+import { NatsRpcClient } from '@drael/nats-rpc';
+import type { Caller } from '../tools/server-tool.js';
+
+export interface FileListing {
+  object: 'list';
+  data: Array<{ path: string; size: number; modified_at: string }>;
+  used_bytes: number;
+  quota_bytes: number;
+}
+
+/**
+ * A session's files over the sandbox's file subjects. The tenant is always the caller's account,
+ * so a session id names a different workspace for every account (spec 01: namespaced by tenant).
+ */
+@Injectable()
+export class SessionFilesService {
+  constructor(private readonly rpc: NatsRpcClient) {}
+
+  async list(caller: Caller, session: string): Promise<FileListing> {
+    const r = await this.rpc.request(sandboxCatalog.filesList, { tenant: caller.account_id, session });
+    return { object: 'list', data: r.files, used_bytes: r.used_bytes, quota_bytes: r.quota_bytes };
+  }
+
+  async read(caller: Caller, session: string, path: string): Promise<{ content: Buffer; size: number; truncated: boolean }> {
+    const r = await this.rpc.request(sandboxCatalog.filesRead, { tenant: caller.account_id, session, path, max_bytes: MAX_FILE_TRANSFER_BYTES });
+    return { content: Buffer.from(r.content_base64, 'base64'), size: r.size, truncated: r.truncated };
+  }
+
+  async write(caller: Caller, session: string, path: string, content: Buffer): Promise<{ path: string; size: number }> {
+    return this.rpc.request(sandboxCatalog.filesWrite, { tenant: caller.account_id, session, path, content_base64: content.toString('base64') });
+  }
+
+  async delete(caller: Caller, session: string, path: string): Promise<{ path: string; deleted: boolean }> {
+    return this.rpc.request(sandboxCatalog.filesDelete, { tenant: caller.account_id, session, path });
+  }
+}

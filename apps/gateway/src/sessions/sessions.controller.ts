@@ -1,0 +1,62 @@
+import { Controller, Delete, Get, Inject, Param, Put, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
+import { ApiError } from '../errors/api-error.js';
+import { rawBodyOf } from '../http/json-body.parser.js';
+import { callerOf, checkSessionId, identityOf } from '../turn-loop/caller.js';
+import { SessionFilesService } from './session-files.service.js';
+
+/**
+ * Files of a sandbox session (X-Drael-Session), so clients can bring files in and take results
+ * out: GET /v1/sessions/{id}/files lists, GET/PUT/DELETE /v1/sessions/{id}/files/{path} move one
+ * file. Bodies are the file's raw bytes.
+ */
+@Controller('v1/sessions')
+export class SessionsController {
+  constructor(
+    private readonly files: SessionFilesService,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  @Get(':id/files')
+  list(@Param('id') id: string, @Req() req: FastifyRequest) {
+    return this.files.list(callerOf(identityOf(req), this.config), checkSessionId(id, 'id'));
+  }
+
+  @Get(':id/files/*')
+  async read(@Param('id') id: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const file = await this.files.read(callerOf(identityOf(req), this.config), checkSessionId(id, 'id'), filePathOf(req));
+    void reply
+      .header('content-type', 'application/octet-stream')
+      .header('x-drael-file-size', String(file.size))
+      .header('x-drael-truncated', String(file.truncated))
+      .send(file.content);
+  }
+
+  @Put(':id/files/*')
+  write(@Param('id') id: string, @Req() req: FastifyRequest) {
+    const body = Buffer.isBuffer(req.body) ? req.body : rawBodyOf(req);
+    if (!body) throw new ApiError('invalid_request', 'The request body is the file content (any content type)');
+    return this.files.write(callerOf(identityOf(req), this.config), checkSessionId(id, 'id'), filePathOf(req), body);
+  }
+
+  @Delete(':id/files/*')
+  delete(@Param('id') id: string, @Req() req: FastifyRequest) {
+    return this.files.delete(callerOf(identityOf(req), this.config), checkSessionId(id, 'id'), filePathOf(req));
+  }
+}
+
+/** The file path after /files/, percent-decoded (the sandbox checks it stays inside the session). */
+function filePathOf(req: FastifyRequest): string {
+  const url = req.url.split('?')[0] ?? '';
+  const at = url.indexOf('/files/');
+  const raw = at === -1 ? '' : url.slice(at + '/files/'.length);
+  let path: string;
+  try {
+    path = decodeURIComponent(raw);
+  } catch {
+    throw new ApiError('invalid_path', 'The file path is not valid percent-encoding', 'path');
+  }
+  if (path === '') throw new ApiError('invalid_path', 'A file path is required after /files/', 'path');
+  return path;
+}

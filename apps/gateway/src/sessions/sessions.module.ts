@@ -1,0 +1,35 @@
+import { Module, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance } from 'fastify';
+import { MAX_FILE_TRANSFER_BYTES } from '@drael/contracts';
+import { SessionFilesService } from './session-files.service.js';
+import { SessionsController } from './sessions.controller.js';
+
+const SESSION_FILES = /^\/v1\/sessions\/[^/]+\/files\//;
+
+@Module({
+  controllers: [SessionsController],
+  providers: [SessionFilesService],
+})
+export class SessionsModule implements OnModuleInit {
+  constructor(private readonly http: HttpAdapterHost) {}
+
+  /**
+   * File uploads carry raw bytes of any type. The gateway otherwise accepts JSON only, so the
+   * parser answers every other route with the same 415 as before.
+   */
+  onModuleInit(): void {
+    const fastify = this.http.httpAdapter.getInstance<FastifyInstance>();
+    fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_FILE_TRANSFER_BYTES }, (req, body, done) => {
+      if (!SESSION_FILES.test(req.url)) {
+        const err = Object.assign(new Error(`Unsupported Media Type: ${String(req.headers['content-type'])}`), {
+          code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE',
+          statusCode: 415,
+        });
+        done(err, undefined);
+        return;
+      }
+      done(null, body);
+    });
+  }
+}

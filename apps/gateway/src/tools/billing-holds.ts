@@ -1,0 +1,75 @@
+import { Injectable } from '@nestjs/common';
+import { billingCatalog, type PaidTool } from '@drael/contracts';
+import { NatsRpcClient, isRpcError } from '@drael/nats-rpc';
+import { failed, type ToolResult } from './tool-result.js';
+import type { ToolContext } from './server-tool.js';
+
+/** What a paid call did: its document for the model, and the units to settle (undefined: it did not run). */
+export interface PaidOutcome {
+  result: ToolResult;
+  units: number | undefined;
+}
+
+// A hold outlives a slow provider call, then lapses by itself if the gateway dies mid-call.
+const HOLD_TTL_S = 300;
+// Settling and releasing run after the client may have gone: their own short deadline, never the request's signal.
+const RESOLVE_TIMEOUT_MS = 5_000;
+
+/**
+ * Credit around each paid call (spec 01 "What a call costs"): hold before, settle after with the
+ * units actually used, release when the tool did not run. `plan_required` and
+ * `weekly_allowance_reached` come back to the model as `ok: false` with the reason, and the
+ * model is told plainly that the tool did not run.
+ */
+@Injectable()
+export class BillingHolds {
+  constructor(private readonly rpc: NatsRpcClient) {}
+
+  async around(ctx: ToolContext, tool: PaidTool, units: number, call: (signal: AbortSignal) => Promise<PaidOutcome>): Promise<ToolResult> {
+    let holdId: string;
+    try {
+      const hold = await this.rpc.request(
+        billingCatalog.hold,
+        { account_id: ctx.caller.account_id, tool, units, idempotency_key: `${ctx.requestId}:${ctx.callId}`, ttl_s: HOLD_TTL_S },
+        { signal: ctx.signal, requestId: ctx.requestId },
+      );
+      holdId = hold.hold_id;
+    } catch (err) {
+      return refusal(tool, err);
+    }
+
+    let outcome: PaidOutcome | undefined;
+    try {
+      outcome = await call(ctx.signal);
+      return outcome.result;
+    } catch (err) {
+      outcome = undefined;
+      throw err;
+    } finally {
+      await this.resolve(ctx, holdId, outcome?.units);
+    }
+  }
+
+  private async resolve(ctx: ToolContext, holdId: string, units: number | undefined): Promise<void> {
+    const scope = { account_id: ctx.caller.account_id, hold_id: holdId };
+    try {
+      if (units === undefined) await this.rpc.request(billingCatalog.release, scope, { timeoutMs: RESOLVE_TIMEOUT_MS, requestId: ctx.requestId });
+      else await this.rpc.request(billingCatalog.settle, { ...scope, units }, { timeoutMs: RESOLVE_TIMEOUT_MS, requestId: ctx.requestId });
+    } catch {
+      // The hold expires by itself after its TTL: an unresolved hold is never charged as used.
+    }
+  }
+}
+
+function refusal(tool: PaidTool, err: unknown): ToolResult {
+  const code = isRpcError(err) ? err.code : 'billing_unavailable';
+  switch (code) {
+    case 'plan_required':
+      return failed('plan_required', `The account's plan does not include ${tool}. The tool did not run; tell the user it needs a plan that includes it.`);
+    case 'weekly_allowance_reached':
+    case 'daily_ceiling_reached':
+      return failed(code, `The account has used its allowance for ${tool} (${code}). The tool did not run.`);
+    default:
+      return failed(code, `Credit could not be held for ${tool} (${(err as Error).message}). The tool did not run.`);
+  }
+}

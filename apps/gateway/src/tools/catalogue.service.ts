@@ -1,0 +1,46 @@
+import { Injectable } from '@nestjs/common';
+import { allowedTools } from './tool-levels.js';
+import { RunCodeTool } from './run-code.tool.js';
+import { WebSearchTool } from './web-search.tool.js';
+import { WebFetchTool } from './web-fetch.tool.js';
+import { GenerateImageTool } from './generate-image.tool.js';
+import { BreachLookupTool, ContactLookupTool } from './lookup.tools.js';
+import { SpawnAgentTool } from './spawn-agent.tool.js';
+import { MAX_CATALOGUE_TOOLS, type Caller, type FunctionToolDefinition, type ServerTool, type ToolName } from './server-tool.js';
+
+/** The catalogue one request is served: every tool visible at once (no menu, no indirection). */
+export interface ServedCatalogue {
+  readonly tools: ReadonlyMap<ToolName, ServerTool>;
+  readonly definitions: readonly FunctionToolDefinition[];
+}
+
+/**
+ * Decides what a request is served (spec 01 "The catalogue"): every tool whose provider is wired,
+ * narrowed by the key's tool level; a sub-agent never gets spawn_agent. The plan does not narrow
+ * it: a tool the plan lacks is served and answers plan_required.
+ */
+@Injectable()
+export class ToolCatalogue {
+  private readonly all: readonly ServerTool[];
+
+  constructor(runCode: RunCodeTool, webSearch: WebSearchTool, webFetch: WebFetchTool, image: GenerateImageTool, breach: BreachLookupTool, contact: ContactLookupTool, readonly spawnAgent: SpawnAgentTool) {
+    this.all = [runCode, webSearch, webFetch, image, breach, contact, spawnAgent];
+    // spec 01: a hard ceiling of eight; adding a tool is an architecture decision, not a commit.
+    if (this.all.length > MAX_CATALOGUE_TOOLS) throw new Error(`the catalogue has ${this.all.length} tools; the ceiling is ${MAX_CATALOGUE_TOOLS}`);
+  }
+
+  async served(caller: Caller, options: { subAgent: boolean }): Promise<ServedCatalogue> {
+    const allowed = allowedTools(caller.tool_level);
+    const candidates = this.all.filter((t) => allowed.has(t.name) && !(options.subAgent && t.name === 'spawn_agent'));
+    const wired = await Promise.all(candidates.map((t) => t.isWired()));
+    const tools = candidates.filter((_, i) => wired[i]);
+    return {
+      tools: new Map(tools.map((t) => [t.name, t])),
+      definitions: tools.map((t) => t.definition(caller)),
+    };
+  }
+
+  byName(name: string): ServerTool | undefined {
+    return this.all.find((t) => t.name === name);
+  }
+}

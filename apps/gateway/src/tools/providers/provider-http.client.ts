@@ -1,0 +1,73 @@
+import { request } from 'undici';
+
+export class ProviderError extends Error {
+  constructor(
+    readonly code: 'provider_unreachable' | 'provider_error' | 'provider_timeout' | 'provider_bad_answer',
+    message: string,
+    /** True once the provider has answered: the attempt reached it (what a per-attempt price counts). */
+    readonly attempted: boolean,
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+}
+
+// A provider's answer larger than this is not a result we can use.
+const MAX_PROVIDER_BODY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * POST JSON to a paid third-party provider and read its JSON answer: the one place that speaks
+ * HTTP to them. Failures are typed ProviderErrors; the client's abort propagates.
+ */
+export async function postJson(url: string, apiKey: string, body: unknown, options: { signal: AbortSignal; timeoutMs: number }): Promise<unknown> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  let res: Awaited<ReturnType<typeof request>>;
+  try {
+    res = await request(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+      signal: options.signal,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+  } catch (err) {
+    if (options.signal.aborted) throw err;
+    const code = (err as { code?: string }).code ?? '';
+    if (code.includes('TIMEOUT')) throw new ProviderError('provider_timeout', `the provider did not answer within ${options.timeoutMs} ms`, false);
+    throw new ProviderError('provider_unreachable', `the provider could not be reached (${code || (err as Error).message})`, false);
+  }
+  const text = await readCapped(res.body);
+  if (res.statusCode >= 400) {
+    throw new ProviderError('provider_error', `the provider answered ${res.statusCode}: ${errorMessageOf(text)}`, true);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ProviderError('provider_bad_answer', 'the provider answered with something that is not JSON', true);
+  }
+}
+
+async function readCapped(body: AsyncIterable<Buffer | Uint8Array>): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > MAX_PROVIDER_BODY_BYTES) throw new ProviderError('provider_bad_answer', 'the provider answer is too large', true);
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function errorMessageOf(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+    if (typeof parsed.error === 'string') return parsed.error;
+    if (typeof parsed.error?.message === 'string') return parsed.error.message;
+    if (typeof parsed.message === 'string') return parsed.message;
+  } catch {
+    // not JSON: the start of the text says enough
+  }
+  return text.slice(0, 300);
+}

@@ -1,0 +1,30 @@
+import { TOOL_LEVELS, type ToolLevel } from '@drael/contracts';
+import type { ToolName } from './server-tool.js';
+
+/**
+ * A key's tool level → the tools it may be served (spec 04, spec/README "Tool level"): `none`
+ * serves no executed tool; `l1_http` the network-read tools (search, fetch over HTTP, the paid
+ * HTTP providers) and spawn_agent with read-only roles; `l3_shell` adds run_code; `l4_browser`
+ * adds real-browser rendering for web_fetch. Each level includes the ones before it.
+ * This is the one place the mapping lives; the plan then decides what a served tool may cost.
+ */
+const LEVEL_TOOLS: Record<ToolLevel, readonly ToolName[]> = {
+  none: [],
+  l1_http: ['web_search', 'web_fetch', 'generate_image', 'breach_lookup', 'contact_lookup', 'spawn_agent'],
+  l3_shell: ['run_code', 'web_search', 'web_fetch', 'generate_image', 'breach_lookup', 'contact_lookup', 'spawn_agent'],
+  l4_browser: ['run_code', 'web_search', 'web_fetch', 'generate_image', 'breach_lookup', 'contact_lookup', 'spawn_agent'],
+};
+
+export function allowedTools(level: ToolLevel): ReadonlySet<ToolName> {
+  return new Set(LEVEL_TOOLS[level]);
+}
+
+/** True when `level` is at least `min` in the order none < l1_http < l3_shell < l4_browser. */
+export function levelAtLeast(level: ToolLevel, min: ToolLevel): boolean {
+  return TOOL_LEVELS.indexOf(level) >= TOOL_LEVELS.indexOf(min);
+}
+
+/** The lower of two levels: a sub-agent never gets more than the key that spawned it. */
+export function lowerLevel(a: ToolLevel, b: ToolLevel): ToolLevel {
+  return TOOL_LEVELS.indexOf(a) <= TOOL_LEVELS.indexOf(b) ? a : b;
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+const jsonEnv = <S extends z.ZodType>(schema: S) =>
+  z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be valid JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
+
+const httpUrl = z.url({ protocol: /^https?$/ });
+
+/** An OpenAI-compatible images endpoint (POST {base_url}/images/generations). */
+export const ImageProviderSchema = z.object({
+  base_url: httpUrl.transform((u) => u.replace(/\/+$/, '')),
+  api_key: z.string().default(''),
+  model: z.string().min(1),
+  size: z.string().default('1024x1024'),
+  timeout_ms: z.number().int().positive().default(60_000),
+});
+export type ImageProvider = z.infer<typeof ImageProviderSchema>;
+
+/**
+ * A lookup provider over HTTP: POST {url} with JSON {query, limit}; Bearer api_key when set.
+ * Breach providers answer {results: [...]}; contact providers answer {contacts: [{..., premium}]}.
+ */
+export const LookupProviderSchema = z.object({
+  url: httpUrl,
+  api_key: z.string().default(''),
+  timeout_ms: z.number().int().positive().default(20_000),
+});
+export type LookupProvider = z.infer<typeof LookupProviderSchema>;
+
+/** The turn loop's and the tools' settings, merged into the gateway's one config schema. */
+export const toolsEnvShape = {
+  // Unset: the tool has no provider wired and is not served (spec 01).
+  DRAEL_IMAGE_PROVIDER: jsonEnv(ImageProviderSchema).optional(),
+  DRAEL_BREACH_PROVIDER: jsonEnv(LookupProviderSchema).optional(),
+  DRAEL_CONTACT_PROVIDER: jsonEnv(LookupProviderSchema).optional(),
+  // spec 04: the request's cost ceiling, default 5 USD (model prices per alias: input_per_1m/output_per_1m).
+  DRAEL_REQUEST_COST_CEILING_USD: z.coerce.number().nonnegative().default(5),
+  // How long a service's health answer decides whether its tool is served.
+  DRAEL_TOOL_HEALTH_TTL_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
+  DRAEL_TOOL_HEALTH_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(500),
+  // Until API keys are verified on this gateway, requests run as this account and tool level.
+  DRAEL_ANONYMOUS_ACCOUNT: z.string().min(1).max(64).default('anonymous'),
+  DRAEL_ANONYMOUS_TOOL_LEVEL: z.enum(['none', 'l1_http', 'l3_shell', 'l4_browser']).default('l4_browser'),
+  DRAEL_ANONYMOUS_PLAN: z.string().default('free'),
+} as const;

@@ -1,0 +1,103 @@
+import type { ServerResponse } from 'node:http';
+import type { ApiError } from '../errors/api-error.js';
+import type { TurnUsage } from './upstream-turn.js';
+
+/** A vendor frame riding inside the SSE delta (spec 04 progress frames). */
+export type DraelFrame =
+  | { event: 'subagent_started'; id: string; role: string; task: string }
+  | { event: 'subagent_done'; id: string; role: string; ok: boolean; preview: string };
+
+/**
+ * Catalogue mode's one ordinary OpenAI stream: one id, the role once, content deltas, exactly one
+ * finish_reason, usage (when asked) and `[DONE]` once. Intermediate turns and tool traffic never
+ * reach it; vendor frames ride as `delta.drael` so that OpenAI clients ignore them. Headers are
+ * sent with the first event, so a failure before any output is still a proper HTTP error.
+ */
+export class ChatStreamWriter {
+  private started = false;
+  private ended = false;
+  private readonly prefix: string;
+  private readonly suffix = '}\n\n';
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly meta: { id: string; model: string; created: number; requestId: string },
+  ) {
+    // Every chunk shares its head; only the choices differ (no per-chunk object building).
+    this.prefix = `data: {"id":${JSON.stringify(meta.id)},"object":"chat.completion.chunk","created":${meta.created},"model":${JSON.stringify(meta.model)},`;
+  }
+
+  get hasStarted(): boolean {
+    return this.started;
+  }
+
+  text(content: string): Promise<void> {
+    if (content === '') return Promise.resolve();
+    return this.write(this.choice(`{"content":${JSON.stringify(content)}}`, null));
+  }
+
+  frame(frame: DraelFrame): Promise<void> {
+    return this.write(this.choice(`{"drael":${JSON.stringify(frame)}}`, null));
+  }
+
+  /** The one finish_reason, then usage when the client asked for it, then [DONE]. */
+  async finish(finishReason: string, usage: TurnUsage | undefined): Promise<void> {
+    let out = this.choice('{}', finishReason);
+    if (usage) {
+      const u = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+      out += `${this.prefix}"choices":[],"usage":${JSON.stringify(u)}${this.suffix}`;
+    }
+    out += 'data: [DONE]\n\n';
+    await this.write(out);
+    this.end();
+  }
+
+  /** A failure after the stream started: one error event, then the end (as the proxy does). */
+  fail(error: ApiError): void {
+    if (this.ended || this.res.destroyed) return;
+    this.start();
+    this.res.write(`data: ${JSON.stringify(error.toEnvelope())}\n\n`);
+    this.end();
+  }
+
+  private choice(delta: string, finishReason: string | null): string {
+    return `${this.prefix}"choices":[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finishReason === null ? 'null' : JSON.stringify(finishReason)}}]${this.suffix}`;
+  }
+
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+      'x-request-id': this.meta.requestId,
+    });
+    this.res.write(this.choice('{"role":"assistant","content":""}', null));
+  }
+
+  private async write(data: string): Promise<void> {
+    if (this.ended || this.res.destroyed) return;
+    this.start();
+    // A socket that closed while we wrote never drains: its close ends the wait instead.
+    if (!this.res.write(data) && !this.res.destroyed && !this.res.closed) await drained(this.res);
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (!this.res.destroyed) this.res.end();
+  }
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}

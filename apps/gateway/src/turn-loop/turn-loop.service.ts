@@ -1,0 +1,288 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
+import { ApiError } from '../errors/api-error.js';
+import type { ResolvedModel } from '../models/model-registry.js';
+import type { ChatCompletionRequest } from '../openai/chat-completion.schema.js';
+import { UpstreamClient } from '../upstream/upstream.client.js';
+import { ToolCatalogue, type ServedCatalogue } from '../tools/catalogue.service.js';
+import { INVALID_ARGUMENTS, SUB_AGENT_ROLES } from '../tools/spawn-agent.tool.js';
+import { lowerLevel } from '../tools/tool-levels.js';
+import { failed, failureOf, renderResult, type ToolResult } from '../tools/tool-result.js';
+import type { Caller, ToolContext } from '../tools/server-tool.js';
+import { ChatStreamWriter, type DraelFrame } from './chat-stream.writer.js';
+import { CostMeter } from './cost-meter.js';
+import { streamTurn, type UpstreamToolCall } from './upstream-turn.js';
+
+// spec 01 "The loop": one request is bounded at six model turns.
+export const MAX_TURNS = 6;
+// spec 04: at most 4 spawn_agent calls run per turn.
+export const MAX_SPAWNS_PER_TURN = 4;
+// spec 04: children run with max_tokens 4096.
+export const CHILD_MAX_TOKENS = 4096;
+// How much of a child's answer a progress frame previews.
+const PREVIEW_CHARS = 200;
+
+// spec 01: on the last turn the catalogue is withdrawn and the model is told, in the conversation,
+// to answer with what it has and to say plainly what it could not check.
+export const FINAL_TURN_INSTRUCTION =
+  'Tools are no longer available for this request. Answer now with what you have, and say plainly what you could not check.';
+
+/** Client parameters that belong to the client's own tool loop, or to the stream we write ourselves. */
+const NOT_FORWARDED = ['model', 'messages', 'stream', 'stream_options', 'tools', 'tool_choice', 'parallel_tool_calls', 'functions', 'function_call', 'n'];
+
+type Message = Record<string, unknown>;
+
+export interface LoopRequest {
+  readonly request: ChatCompletionRequest;
+  readonly route: ResolvedModel;
+  readonly caller: Caller;
+  readonly session: string | undefined;
+  readonly requestId: string;
+  readonly res: ServerResponse;
+}
+
+interface LoopRun {
+  readonly route: ResolvedModel;
+  readonly baseBody: Record<string, unknown>;
+  readonly messages: Message[];
+  readonly catalogue: ServedCatalogue;
+  readonly maxTurns: number;
+  readonly caller: Caller;
+  readonly session: string | undefined;
+  readonly requestId: string;
+  readonly signal: AbortSignal;
+  readonly meter: CostMeter;
+  /** The parent's text goes to the client as it comes; a child's stays inside. */
+  readonly onText?: (text: string) => Promise<void>;
+  readonly onFrame?: (frame: DraelFrame) => Promise<void>;
+  /** Only the parent may spawn. */
+  readonly canSpawn: boolean;
+}
+
+interface LoopResult {
+  content: string;
+  finishReason: string;
+}
+
+class CostCeilingReached extends Error {}
+
+/**
+ * The server-side turn loop (spec 01 "The loop", spec 04 spawn_agent): at most six model turns;
+ * the calls of one turn run in parallel and their results return in call order; the sixth turn
+ * runs without the catalogue. The client sees one ordinary completion or stream.
+ */
+@Injectable()
+export class TurnLoopService {
+  constructor(
+    private readonly upstream: UpstreamClient,
+    private readonly catalogue: ToolCatalogue,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  async handle(input: LoopRequest): Promise<void> {
+    const { request, res } = input;
+    if ((request.n ?? 1) > 1) {
+      throw new ApiError('invalid_request', 'n > 1 is not served with server-side tools; send x-drael-server-tools: 0 for a plain completion', 'n');
+    }
+    const abort = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) abort.abort();
+    };
+    res.once('close', onClose);
+
+    const id = `chatcmpl-${randomBytes(12).toString('base64url')}`;
+    const created = Math.floor(Date.now() / 1000);
+    const stream = request.stream === true;
+    const writer = stream ? new ChatStreamWriter(res, { id, model: request.model, created, requestId: input.requestId }) : undefined;
+    const meter = new CostMeter(this.config.DRAEL_REQUEST_COST_CEILING_USD);
+
+    try {
+      const catalogue = await this.catalogue.served(input.caller, { subAgent: false });
+      const result = await this.loop({
+        route: input.route,
+        baseBody: baseBodyOf(request),
+        messages: request.messages,
+        catalogue,
+        maxTurns: MAX_TURNS,
+        caller: input.caller,
+        session: input.session,
+        requestId: input.requestId,
+        signal: abort.signal,
+        meter,
+        canSpawn: true,
+        ...(writer ? { onText: (t: string) => writer.text(t), onFrame: (f: DraelFrame) => writer.frame(f) } : {}),
+      });
+      if (abort.signal.aborted) return;
+      if (writer) {
+        await writer.finish(result.finishReason, request.stream_options?.include_usage === true ? meter.usage : undefined);
+      } else {
+        const body = JSON.stringify({
+          id,
+          object: 'chat.completion',
+          created,
+          model: request.model,
+          choices: [{ index: 0, message: { role: 'assistant', content: result.content, refusal: null }, logprobs: null, finish_reason: result.finishReason }],
+          usage: { ...meter.usage, total_tokens: meter.usage.prompt_tokens + meter.usage.completion_tokens },
+        });
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': input.requestId });
+        res.end(body);
+      }
+    } catch (err) {
+      if (abort.signal.aborted || res.destroyed) return;
+      if (writer?.hasStarted) {
+        writer.fail(err instanceof ApiError ? err : ApiError.fromRpc(err) ?? new ApiError('internal', 'The turn loop failed'));
+        return;
+      }
+      throw err;
+    } finally {
+      res.off('close', onClose);
+    }
+  }
+
+  private async loop(run: LoopRun): Promise<LoopResult> {
+    const messages = [...run.messages];
+    let content = '';
+    for (let turn = 1; ; turn++) {
+      const last = turn >= run.maxTurns;
+      const tools = last ? [] : run.catalogue.definitions;
+      const body: Record<string, unknown> = {
+        ...run.baseBody,
+        model: run.route.model,
+        messages: last && turn > 1 ? [...messages, { role: 'user', content: FINAL_TURN_INSTRUCTION }] : messages,
+        stream: true,
+        stream_options: { include_usage: true },
+        ...(tools.length > 0 ? { tools } : {}),
+      };
+      if (!run.canSpawn && run.meter.reached) throw new CostCeilingReached();
+
+      // Text of a later turn starts on its own paragraph, so turns never run into each other.
+      let separated = content === '';
+      const onText = async (text: string) => {
+        const piece = separated ? text : `\n\n${text}`;
+        separated = true;
+        content += piece;
+        await run.onText?.(piece);
+      };
+      const outcome = await streamTurn(this.upstream, run.route, body, { requestId: run.requestId, signal: run.signal, onText });
+      run.meter.add(run.route, outcome.usage);
+
+      if (outcome.toolCalls.length === 0 || last) {
+        // Never tool_calls for Drael's own tools: a tool call on the last turn is not served.
+        const finishReason = outcome.finishReason && outcome.finishReason !== 'tool_calls' && outcome.finishReason !== 'function_call' ? outcome.finishReason : 'stop';
+        return { content, finishReason };
+      }
+      messages.push({
+        role: 'assistant',
+        content: outcome.content === '' ? null : outcome.content,
+        tool_calls: outcome.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+      });
+      const results = await this.runCalls(outcome.toolCalls, run);
+      outcome.toolCalls.forEach((c, i) => messages.push({ role: 'tool', tool_call_id: c.id, content: results[i] }));
+    }
+  }
+
+  /** The calls of one turn, in parallel; results in call order. */
+  private runCalls(calls: UpstreamToolCall[], run: LoopRun): Promise<string[]> {
+    let spawns = 0;
+    return Promise.all(
+      calls.map((call, i) => {
+        if (call.name === 'spawn_agent' && run.canSpawn && run.catalogue.tools.has('spawn_agent')) {
+          spawns++;
+          // spec 04: calls past the cap receive {"error":"delegation_fanout_capped"}.
+          if (spawns > MAX_SPAWNS_PER_TURN) return Promise.resolve(JSON.stringify({ error: 'delegation_fanout_capped' }));
+          return this.spawn(call, run);
+        }
+        return this.runTool(call, run, i).then(renderResult);
+      }),
+    );
+  }
+
+  private async runTool(call: UpstreamToolCall, run: LoopRun, index: number): Promise<ToolResult> {
+    const tool = run.catalogue.tools.get(call.name as never);
+    if (!tool) {
+      if (call.name === 'spawn_agent' && !run.canSpawn) return { error: 'spawn_refused', why: 'a sub-agent cannot start sub-agents; do the task yourself' };
+      return failed('unknown_tool', `no tool named ${JSON.stringify(call.name)} is available to this request; it did not run`);
+    }
+    const args = parseJson(call.arguments);
+    if (args === undefined) return failed('invalid_arguments', 'the arguments are not a JSON object');
+    try {
+      return await tool.run(args, this.contextOf(run, call, index));
+    } catch (err) {
+      if (run.signal.aborted) throw err;
+      return failureOf(err);
+    }
+  }
+
+  /** spawn_agent: a child with its own loop and context, on the parent's alias (spec 04). */
+  private async spawn(call: UpstreamToolCall, run: LoopRun): Promise<string> {
+    const parsed = this.catalogue.spawnAgent.parse(parseJson(call.arguments), run.caller);
+    if (!parsed) return JSON.stringify(INVALID_ARGUMENTS);
+    // spec 04: once the ceiling is reached, further spawns return {"error":"request_cost_ceiling"}.
+    if (run.meter.reached) return JSON.stringify({ error: 'request_cost_ceiling' });
+
+    const role = SUB_AGENT_ROLES[parsed.role];
+    const id = `sub_${randomBytes(6).toString('hex')}`;
+    await run.onFrame?.({ event: 'subagent_started', id, role: parsed.role, task: parsed.task });
+    const childCaller: Caller = { ...run.caller, tool_level: lowerLevel(run.caller.tool_level, role.level) };
+    let outcome: { ok: boolean; text: string; preview: string };
+    try {
+      const catalogue = await this.catalogue.served(childCaller, { subAgent: true });
+      const result = await this.loop({
+        route: run.route,
+        baseBody: { ...pick(run.baseBody, ['temperature', 'top_p']), max_tokens: CHILD_MAX_TOKENS },
+        messages: [
+          { role: 'system', content: role.brief },
+          { role: 'user', content: parsed.task },
+        ],
+        catalogue,
+        maxTurns: role.maxTurns,
+        caller: childCaller,
+        session: run.session,
+        requestId: run.requestId,
+        signal: run.signal,
+        meter: run.meter,
+        canSpawn: false,
+      });
+      if (result.content.trim() === '') throw new Error('the sub-agent gave no answer');
+      outcome = { ok: true, text: renderResult(`SUB-AGENT[${parsed.role}] RESULT: ${result.content}`), preview: result.content.slice(0, PREVIEW_CHARS) };
+    } catch (err) {
+      if (run.signal.aborted) throw err;
+      const ceiling = err instanceof CostCeilingReached;
+      outcome = {
+        ok: false,
+        text: JSON.stringify({ error: ceiling ? 'request_cost_ceiling' : 'sub_agent_failed' }),
+        preview: ceiling ? 'stopped: the request reached its cost ceiling' : 'the sub-agent failed',
+      };
+    }
+    await run.onFrame?.({ event: 'subagent_done', id, role: parsed.role, ok: outcome.ok, preview: outcome.preview });
+    return outcome.text;
+  }
+
+  private contextOf(run: LoopRun, call: UpstreamToolCall, index: number): ToolContext {
+    return { caller: run.caller, session: run.session, requestId: run.requestId, signal: run.signal, callId: `${call.id || 'call'}:${index}:${randomBytes(4).toString('hex')}` };
+  }
+}
+
+function baseBodyOf(request: ChatCompletionRequest): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...request };
+  for (const key of NOT_FORWARDED) delete out[key];
+  return out;
+}
+
+function pick(obj: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (obj[k] !== undefined && obj[k] !== null) out[k] = obj[k];
+  return out;
+}
+
+function parseJson(text: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(text === '' ? '{}' : text);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+

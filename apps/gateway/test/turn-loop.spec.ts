@@ -1,0 +1,219 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FINAL_TURN_INSTRUCTION } from '../src/turn-loop/turn-loop.service.js';
+import { readStream, startLoopHarness, toolMessages, toolNames, type LoopHarness } from './turn-loop.support.js';
+
+// The loop's mechanics against a scripted upstream on a real socket. No backend service answers
+// on this prefix, so only spawn_agent is wired: the other tools must not be served at all.
+let h: LoopHarness;
+const ask = [{ role: 'user', content: 'What is new?' }];
+
+beforeAll(async () => {
+  h = await startLoopHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('catalogue mode', () => {
+  it('serves only wired tools: with no service answering, the upstream sees spawn_agent alone', async () => {
+    h.script([{ type: 'text', content: 'Hello' }]);
+    const before = h.upstream.requests.length;
+    const r = await h.chat({ messages: ask });
+    expect(r.status).toBe(200);
+    const seen = h.upstream.requests[before]!;
+    expect(toolNames(seen.body)).toEqual(['spawn_agent']);
+    expect(seen.body.model).toBe('upstream-model');
+    expect(seen.body.stream).toBe(true);
+  });
+
+  it('streams one ordinary answer: text before a tool call passes through, one id, role once, one finish_reason, [DONE] once, usage summed', async () => {
+    h.script([
+      { type: 'tool_calls', content: ['Let me ', 'check. '], calls: [{ id: 'c1', name: 'web_search', arguments: ['{"query":', '"drael"}'] }], usage: { prompt_tokens: 11, completion_tokens: 3 } },
+      { type: 'text', content: ['It is ', 'new.'], usage: { prompt_tokens: 20, completion_tokens: 4 } },
+    ]);
+    const before = h.upstream.requests.length;
+    const r = await h.chat({ messages: ask, stream: true, stream_options: { include_usage: true } });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const s = await readStream(r);
+    expect(s.content).toBe('Let me check. \n\nIt is new.');
+    expect(s.ids.size).toBe(1);
+    expect(s.roles).toBe(1);
+    expect(s.finishReasons).toEqual(['stop']);
+    expect(s.done).toBe(1);
+    expect(s.events.at(-1)).toBe('[DONE]');
+    const usage = s.chunks.find((c) => c.usage)?.usage;
+    expect(usage).toEqual({ prompt_tokens: 31, completion_tokens: 7, total_tokens: 38 });
+    // No tool traffic in the client's stream.
+    expect(JSON.stringify(s.chunks)).not.toContain('tool_calls');
+
+    // The second turn carries the call and its result (web_search is not served here: it says so).
+    const second = h.upstream.requests[before + 1]!;
+    const assistant = second.body.messages.at(-2);
+    expect(assistant).toMatchObject({ role: 'assistant', content: 'Let me check. ', tool_calls: [{ id: 'c1', function: { name: 'web_search', arguments: '{"query":"drael"}' } }] });
+    const [result] = toolMessages(second.body);
+    expect(result).toMatchObject({ tool_call_id: 'c1', content: { ok: false, error: 'unknown_tool' } });
+  });
+
+  it('without include_usage no usage chunk is sent', async () => {
+    h.script([{ type: 'text', content: 'ok' }]);
+    const s = await readStream(await h.chat({ messages: ask, stream: true }));
+    expect(s.chunks.some((c) => c.usage)).toBe(false);
+    expect(s.finishReasons).toEqual(['stop']);
+  });
+
+  it('non-streamed: one ordinary completion with the final text and usage summed over turns', async () => {
+    h.script([
+      { type: 'tool_calls', calls: [{ name: 'nope', arguments: '{}' }], usage: { prompt_tokens: 5, completion_tokens: 1 } },
+      { type: 'text', content: 'Done.', usage: { prompt_tokens: 9, completion_tokens: 2 } },
+    ]);
+    const r = await h.chat({ messages: ask });
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as any;
+    expect(body.object).toBe('chat.completion');
+    expect(body.model).toBe('gpt-test');
+    expect(body.choices).toHaveLength(1);
+    expect(body.choices[0].message).toMatchObject({ role: 'assistant', content: 'Done.' });
+    expect(body.choices[0].finish_reason).toBe('stop');
+    expect(body.usage).toEqual({ prompt_tokens: 14, completion_tokens: 3, total_tokens: 17 });
+  });
+
+  it('a model that calls tools forever gets six turns; the sixth has no catalogue and is told to answer', async () => {
+    const forever = { type: 'tool_calls' as const, content: 'again ', calls: [{ name: 'web_search', arguments: '{"query":"x"}' }] };
+    // Seven tool-call turns scripted: only the gateway's ceiling can stop at six.
+    h.script([forever, forever, forever, forever, forever, { type: 'text', content: 'Best I can say.' }, forever]);
+    const before = h.upstream.requests.length;
+    const s = await readStream(await h.chat({ messages: ask, stream: true }));
+    const seen = h.upstream.requests.slice(before);
+    expect(seen).toHaveLength(6);
+    for (const req of seen.slice(0, 5)) expect(toolNames(req.body)).toEqual(['spawn_agent']);
+    expect(seen[5]!.body.tools).toBeUndefined();
+    expect(seen[5]!.body.messages.at(-1)).toEqual({ role: 'user', content: FINAL_TURN_INSTRUCTION });
+    expect(FINAL_TURN_INSTRUCTION).toMatch(/answer now with what you have.*say plainly what you could not check/i);
+    // Turns 1..5 each carried one call and its result; the instruction is not part of the history before turn 6.
+    expect(toolMessages(seen[5]!.body)).toHaveLength(5);
+    expect(toolMessages(seen[4]!.body).every((m) => m.content.error === 'unknown_tool')).toBe(true);
+    expect(s.finishReasons).toEqual(['stop']);
+    expect(s.content.endsWith('Best I can say.')).toBe(true);
+  });
+
+  it('a tool call on the sixth turn is not served: finish_reason stays stop, never tool_calls', async () => {
+    const forever = { type: 'tool_calls' as const, calls: [{ name: 'web_search', arguments: '{}' }] };
+    h.script([forever, forever, forever, forever, forever, forever, forever]);
+    const before = h.upstream.requests.length;
+    const r = await h.chat({ messages: ask });
+    const body = (await r.json()) as any;
+    expect(h.upstream.requests.length - before).toBe(6);
+    expect(body.choices[0].finish_reason).toBe('stop');
+    expect(body.choices[0].message.tool_calls).toBeUndefined();
+  });
+
+  it('parallel calls of one turn come back in call order', async () => {
+    h.script([
+      {
+        type: 'tool_calls',
+        calls: [
+          { id: 'a', name: 'zeta', arguments: '{}' },
+          { id: 'b', name: 'spawn_agent', arguments: '{"role":"nobody"}' },
+          { id: 'c', name: 'alpha', arguments: 'not json' },
+        ],
+      },
+      { type: 'text', content: 'ok' },
+    ]);
+    const before = h.upstream.requests.length;
+    await (await h.chat({ messages: ask })).json();
+    const results = toolMessages(h.upstream.requests[before + 1]!.body);
+    expect(results.map((m) => m.tool_call_id)).toEqual(['a', 'b', 'c']);
+    expect(results[0]!.content).toMatchObject({ ok: false, error: 'unknown_tool' });
+    expect(results[1]!.content).toEqual({ error: 'invalid_arguments' });
+    expect(results[2]!.content).toMatchObject({ ok: false, error: 'unknown_tool' });
+  });
+});
+
+describe('mode seam', () => {
+  it('x-drael-server-tools: 0 is a plain proxied completion: no catalogue', async () => {
+    h.script([{ type: 'text', content: 'plain' }]);
+    const before = h.upstream.requests.length;
+    const r = await h.chat({ messages: ask }, { 'x-drael-server-tools': '0' });
+    expect(((await r.json()) as any).choices[0].message.content).toBe('plain');
+    expect(h.upstream.requests[before]!.body.tools).toBeUndefined();
+  });
+
+  it('a request with tools is the client loop: proxied as is, its tool_calls reach the client, nothing of ours added', async () => {
+    h.script([{ type: 'tool_calls', calls: [{ id: 'x1', name: 'client_fn', arguments: '{"a":1}' }] }]);
+    const before = h.upstream.requests.length;
+    const tools = [{ type: 'function', function: { name: 'client_fn', parameters: { type: 'object' } } }];
+    const r = await h.chat({ messages: ask, tools });
+    const body = (await r.json()) as any;
+    expect(body.choices[0].finish_reason).toBe('tool_calls');
+    expect(body.choices[0].message.tool_calls[0].function.name).toBe('client_fn');
+    expect(toolNames(h.upstream.requests[before]!.body)).toEqual(['client_fn']);
+    expect(h.upstream.requests.length).toBe(before + 1);
+  });
+
+  it('x-drael-server-tools: 1 changes nothing', async () => {
+    h.script([{ type: 'text', content: 'hi' }]);
+    const before = h.upstream.requests.length;
+    await (await h.chat({ messages: ask }, { 'x-drael-server-tools': '1' })).json();
+    expect(toolNames(h.upstream.requests[before]!.body)).toEqual(['spawn_agent']);
+  });
+
+  it('a malformed X-Drael-Session is a 400 naming the header', async () => {
+    const r = await h.chat({ messages: ask }, { 'x-drael-session': '../etc' });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as any).error).toMatchObject({ code: 'invalid_session', param: 'X-Drael-Session' });
+  });
+
+  it('n > 1 is refused in catalogue mode', async () => {
+    const r = await h.chat({ messages: ask, n: 2 });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as any).error.param).toBe('n');
+  });
+});
+
+describe('upstream failures', () => {
+  it('an upstream error before any output is the HTTP error itself', async () => {
+    h.script([{ type: 'error', status: 503, message: 'overloaded' }]);
+    const r = await h.chat({ messages: ask, stream: true });
+    expect(r.status).toBe(503);
+    expect(((await r.json()) as any).error.message).toContain('overloaded');
+  });
+
+  it('an upstream error after text was streamed is one error event, then the end', async () => {
+    h.script([
+      { type: 'tool_calls', content: 'Looking. ', calls: [{ name: 'nope', arguments: '{}' }] },
+      { type: 'error', status: 500, message: 'boom' },
+    ]);
+    const s = await readStream(await h.chat({ messages: ask, stream: true }));
+    expect(s.content).toBe('Looking. ');
+    expect(s.chunks.at(-1).error.message).toContain('boom');
+    expect(s.finishReasons).toEqual([]);
+  });
+});
+
+describe('client disconnect', () => {
+  it('aborts the model call in progress and starts no further turn', async () => {
+    h.script([
+      { type: 'tool_calls', content: 'One moment. ', calls: [{ name: 'nope', arguments: '{}' }] },
+      { type: 'text', content: ['alpha', 'b', 'c', 'd', 'e', 'f', 'g', 'h'], chunkDelayMs: 300 },
+      { type: 'text', content: 'never' },
+    ]);
+    const before = h.upstream.requests.length;
+    const abortedBefore = h.upstream.aborted.length;
+    const ac = new AbortController();
+    const r = await h.chat({ messages: ask, stream: true }, {}, ac.signal);
+    const reader = r.body!.getReader();
+    let seen = '';
+    while (!seen.includes('alpha')) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended before the second turn's text: ${seen}`);
+      seen += new TextDecoder().decode(value);
+    }
+    ac.abort();
+    await expect.poll(() => h.upstream.aborted.length, { timeout: 5_000 }).toBe(abortedBefore + 1);
+    expect(h.upstream.aborted.at(-1)!.turn).toBe(1);
+    await new Promise((res) => setTimeout(res, 500));
+    expect(h.upstream.requests.length).toBe(before + 2);
+  });
+});
+

@@ -1,0 +1,144 @@
+import { execFile } from 'node:child_process';
+import { readFile, rm } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { parseSse, startGatewayProcess, startServiceProcess, startScriptedUpstream, testPrefix, type GatewayProcess, type ScriptedTurn, type ScriptedUpstream, type ServiceProcess } from '@drael/test-support';
+
+const exec = promisify(execFile);
+export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const SEARXNG_URL = process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890';
+
+export type LoopService = 'search' | 'sandbox';
+
+/** A gateway process with its scripted upstream and the real services the test asks for, on one NATS prefix. */
+export interface LoopHarness {
+  prefix: string;
+  upstream: ScriptedUpstream;
+  gateway: GatewayProcess;
+  services: ServiceProcess[];
+  chat(body: Record<string, unknown>, headers?: Record<string, string>, signal?: AbortSignal): Promise<Response>;
+  /** Sets the script and makes a request; returns the response and the requests the upstream received for it. */
+  script(turns: ScriptedTurn[]): void;
+  close(): Promise<void>;
+}
+
+export async function startLoopHarness(options: { services?: LoopService[]; env?: Record<string, string>; models?: Record<string, unknown> } = {}): Promise<LoopHarness> {
+  const prefix = testPrefix('loop');
+  const upstream = await startScriptedUpstream({ turns: [] });
+  const services: ServiceProcess[] = [];
+  const cleanups: Array<() => Promise<void>> = [];
+  try {
+    for (const service of options.services ?? []) {
+      if (service === 'search') {
+        services.push(
+          await startServiceProcess('search', {
+            NATS_URL,
+            DRAEL_NATS_PREFIX: prefix,
+            SEARXNG_URL,
+            REDIS_URL,
+            SEARCH_CACHE_PREFIX: `test:${prefix}:`,
+            SEARCH_ONION_ENGINES: 'fixture-onion',
+            SEARCH_VERIFY: 'false',
+          }),
+        );
+      } else {
+        const instance = `test-${prefix.slice(5)}`;
+        const stateDir = `/var/lib/drael/sandbox-test/${instance}`;
+        services.push(
+          await startServiceProcess(
+            'sandbox',
+            { NATS_URL, DRAEL_NATS_PREFIX: prefix, SANDBOX_INSTANCE: instance, SANDBOX_STATE_DIR: stateDir, SANDBOX_MAX_CONCURRENT: '2', SANDBOX_WARM_POOL: '1' },
+            { readyTimeoutMs: 60_000 },
+          ),
+        );
+        cleanups.push(() => cleanSandbox(instance, stateDir));
+      }
+    }
+    const gateway = await startGatewayProcess({
+      NATS_URL,
+      DRAEL_NATS_PREFIX: prefix,
+      DRAEL_BACKEND_SERVICES: 'agent-run',
+      LOG_LEVEL: 'warn',
+      // Teardown only: a test's leftover keep-alive sockets must not hold the process for 30 s.
+      SHUTDOWN_GRACE_MS: '3000',
+      DRAEL_MODELS: JSON.stringify(options.models ?? { 'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model', input_per_1m: 1, output_per_1m: 2 } }),
+      ...options.env,
+    });
+    return {
+      prefix,
+      upstream,
+      gateway,
+      services,
+      chat: (body, headers = {}, signal) =>
+        fetch(`${gateway.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify({ model: 'gpt-test', ...body }),
+          ...(signal ? { signal } : {}),
+        }),
+      script: (turns) => upstream.setTurns(turns),
+      close: async () => {
+        await gateway.stop();
+        for (const s of services) await s.stop('SIGKILL');
+        for (const c of cleanups) await c();
+        await upstream.close();
+      },
+    };
+  } catch (err) {
+    for (const s of services) await s.stop('SIGKILL');
+    for (const c of cleanups) await c();
+    await upstream.close();
+    throw err;
+  }
+}
+
+async function cleanSandbox(instance: string, stateDir: string): Promise<void> {
+  const { stdout } = await exec('docker', ['ps', '-aq', '--no-trunc', '--filter', `label=drael.sandbox.instance=${instance}`]).catch(() => ({ stdout: '' }));
+  const ids = stdout.split('\n').filter(Boolean);
+  if (ids.length) await exec('docker', ['rm', '-f', ...ids]).catch(() => undefined);
+  const mounts = (await readFile('/proc/self/mountinfo', 'utf8'))
+    .split('\n')
+    .map((l) => l.split(' ')[4])
+    .filter((m): m is string => !!m && m.startsWith(`${stateDir}/`));
+  for (const m of mounts) await exec('umount', ['-l', m]).catch(() => undefined);
+  await rm(stateDir, { recursive: true, force: true });
+}
+
+/** Running containers of a sandbox instance. */
+export async function runningContainers(instance: string): Promise<string[]> {
+  const { stdout } = await exec('docker', ['ps', '-q', '--no-trunc', '--filter', `label=drael.sandbox.instance=${instance}`, '--filter', 'status=running']);
+  return stdout.split('\n').filter(Boolean);
+}
+
+/** A streamed answer: every data payload, the chunks, and the text they add up to. */
+export async function readStream(r: Response) {
+  const events = parseSse(await r.text());
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const chunks = events.filter((e): e is any => e !== '[DONE]');
+  const content = chunks.map((c) => c.choices?.[0]?.delta?.content ?? '').join('');
+  const finishReasons = chunks.map((c) => c.choices?.[0]?.finish_reason).filter((f) => f !== null && f !== undefined);
+  const roles = chunks.filter((c) => c.choices?.[0]?.delta?.role !== undefined).length;
+  const done = events.filter((e) => e === '[DONE]').length;
+  const frames = chunks.map((c) => c.choices?.[0]?.delta?.drael).filter(Boolean);
+  return { events, chunks, content, finishReasons, roles, done, frames, ids: new Set(chunks.map((c) => c.id)) };
+}
+
+/** The tool messages a request sent to the upstream, parsed. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function toolMessages(body: any): Array<{ tool_call_id: string; content: any }> {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return (body.messages as any[])
+    .filter((m) => m.role === 'tool')
+    .map((m) => {
+      let content: unknown = m.content;
+      try {
+        content = JSON.parse(m.content as string);
+      } catch {
+        // a sub-agent's text result
+      }
+      return { tool_call_id: m.tool_call_id as string, content };
+    });
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export const toolNames = (body: any): string[] => ((body.tools ?? []) as any[]).map((t) => t.function.name as string);
