@@ -1,13 +1,22 @@
 import 'reflect-metadata';
 import { parseEnv } from '@drael/config';
-import { createLogger } from '@drael/logger';
+import { bufferedStdout, createLogger } from '@drael/logger';
 import { failBoot } from '@drael/nats-rpc';
 import { configSchema } from './config/config.schema.js';
 import { startGateway } from './bootstrap.js';
 
 try {
   const config = parseEnv(configSchema);
-  const logger = createLogger('gateway', config.LOG_LEVEL);
+  // One access line per request: batched writes keep logging off the per-request CPU bill.
+  const logOut = bufferedStdout();
+  process.on('exit', () => {
+    try {
+      logOut.flushSync();
+    } catch {
+      // a write still in flight: nothing more can be done while exiting
+    }
+  });
+  const logger = createLogger('gateway', config.LOG_LEVEL, logOut);
   const gateway = await startGateway(config, logger);
   logger.info({ url: gateway.url, models: Object.keys(config.DRAEL_MODELS) }, `gateway listening on ${gateway.url}`);
 

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { LoggerService } from '@nestjs/common';
 
 export type { Logger } from 'pino';
@@ -25,9 +25,13 @@ export function withRequestId<T>(requestId: string, fn: () => T): T {
   return requestContext.run({ requestId }, fn);
 }
 
-/** One JSON logger per process, tagging each line with its service and the current request id. */
-export function createLogger(service: string, level = 'info'): Logger {
-  return pino({
+/**
+ * One JSON logger per process, tagging each line with its service and the current request id.
+ * `destination` defaults to synchronous stdout; a hot path (the gateway's access log) may pass a
+ * buffered one (see `bufferedStdout`).
+ */
+export function createLogger(service: string, level = 'info', destination?: DestinationStream): Logger {
+  const options = {
     level,
     base: { service },
     timestamp: pino.stdTimeFunctions.isoTime,
@@ -35,7 +39,19 @@ export function createLogger(service: string, level = 'info'): Logger {
       const requestId = currentRequestId();
       return requestId ? { request_id: requestId } : {};
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
+}
+
+/**
+ * Stdout written in 4 KiB batches instead of one write(2) per line (a per-request access log
+ * made those syscalls a tenth of the gateway's CPU), flushed at least every `flushMs` and
+ * synchronously by `flushSync()`, which the owner calls before exiting.
+ */
+export function bufferedStdout(flushMs = 500): DestinationStream & { flushSync(): void } {
+  const dest = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  setInterval(() => dest.flush(), flushMs).unref();
+  return dest;
 }
 
 /** Routes Nest's own framework logs through the same JSON logger. */
