@@ -22,12 +22,28 @@ export interface BrowserPoolOptions {
 // SETTLE_MS more for scripts (client-rendered pages, bot challenges that reload).
 const SETTLE_TEXT_CHARS = 200;
 const SETTLE_MS = 2_000;
+// Tenants whose warm context is kept; the least recently used beyond this is closed.
+const MAX_TENANT_CONTEXTS = 16;
+
+interface TenantContext {
+  context: BrowserContext;
+  page: Page;
+  busy: boolean;
+  /** Settles when the page is blank again after the previous request. */
+  idle: Promise<void>;
+}
+
+interface Lease {
+  page: Page;
+  done(healthy: boolean): void;
+}
 
 /**
  * The browser path, and the only file that knows Playwright. One Chromium, a bounded number
- * of pages at once, and a fresh context per request (cookies, storage and cache are never
- * shared between requests, so never between tenants); spare contexts are made ahead so the
- * warm path costs only navigation. Every byte the browser sends leaves through the filtering
+ * of pages at once, and contexts that are never shared between tenants: a request naming a
+ * tenant reuses that tenant's own context (its warm page makes the fast path), a request
+ * without one gets a fresh context that is closed after it. Spare contexts are made ahead so
+ * neither waits for Chromium to spawn a renderer. Every byte the browser sends leaves through the filtering
  * proxy: Chromium is told to use it for all schemes with no loopback bypass, QUIC and
  * non-proxied WebRTC are off.
  */
@@ -37,6 +53,7 @@ export class BrowserPool {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
   private closed = false;
+  private readonly tenants = new Map<string, TenantContext>();
 
   constructor(
     private readonly proxy: FilteringProxy,
@@ -51,22 +68,29 @@ export class BrowserPool {
     await Promise.all(this.spares);
   }
 
-  async render(url: string, signal?: AbortSignal): Promise<RenderedPage> {
+  /**
+   * Renders one page. With a tenant, that tenant's own context (and warm page) is reused, so
+   * nothing is shared across tenants; without one, a fresh context is used once and closed.
+   */
+  async render(url: string, options: { tenant?: string; signal?: AbortSignal } = {}): Promise<RenderedPage> {
+    const { signal } = options;
     if (this.closed) throw fetchError('browser_unavailable', 'browser is shutting down', {}, true);
     await this.acquire();
     const started = Date.now();
-    let context: BrowserContext | undefined;
+    let lease: Lease | undefined;
+    let healthy = false;
     try {
-      context = await this.takeContext();
-      const page = context.pages()[0] ?? (await context.newPage());
-      const onAbort = () => void context?.close().catch(() => undefined);
+      lease = await this.lease(options.tenant);
+      const page = lease.page;
+      const onAbort = () => void page.close().catch(() => undefined);
       signal?.addEventListener('abort', onAbort, { once: true });
+      // The last main-frame document wins: a challenge page that reloads itself ends on the real one.
+      let last: Response | null = null;
+      const onResponse = (r: Response) => {
+        if (r.request().isNavigationRequest() && r.frame() === page.mainFrame()) last = r;
+      };
+      page.on('response', onResponse);
       try {
-        // The last main-frame document wins: a challenge page that reloads itself ends on the real one.
-        let last: Response | null = null;
-        page.on('response', (r) => {
-          if (r.request().isNavigationRequest() && r.frame() === page.mainFrame()) last = r;
-        });
         let first: Response | null;
         try {
           first = await page.goto(url, { waitUntil: 'load', timeout: this.options.timeoutMs });
@@ -78,8 +102,11 @@ export class BrowserPool {
         for (let r = first.request().redirectedFrom(); r; r = r.redirectedFrom()) redirects++;
         // spec 04: at most 3 redirects, on this path as on the HTTP one.
         if (redirects > MAX_REDIRECTS) throw fetchError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects`, { url });
-        await this.settle(page);
-        const response: Response = last ?? first;
+        const early = (last as Response | null) ?? first;
+        // An ordinary error page is not waited on; a challenge page (403/429/503) may reload itself.
+        const status = early.status();
+        if (!early.headers()[BLOCKED_HEADER] && (status < 400 || status === 403 || status === 429 || status === 503)) await this.settle(page);
+        const response: Response = (last as Response | null) ?? first;
         const blockedRange = response.headers()[BLOCKED_HEADER];
         if (blockedRange) {
           throw fetchError('blocked_address', `refusing to fetch ${response.url()}: a ${blockedRange} address`, {
@@ -89,23 +116,78 @@ export class BrowserPool {
         }
         const mime = (response.headers()['content-type'] ?? 'text/html').split(';')[0]!.trim().toLowerCase();
         const html = await page.content();
+        healthy = !signal?.aborted;
         return { finalUrl: page.url(), status: response.status(), mime, html };
       } finally {
+        page.off('response', onResponse);
         signal?.removeEventListener('abort', onAbort);
       }
     } catch (err) {
-      if (err instanceof FetchError) throw err;
+      if (err instanceof FetchError) {
+        healthy = err.code === 'blocked_address' || err.code === 'upstream_error' || err.code === 'too_many_redirects';
+        throw err;
+      }
       if (signal?.aborted) throw fetchError('fetch_timeout', 'browser render timed out', { url }, true);
       throw fetchError('browser_unavailable', `browser failed: ${(err as Error).message.split('\n')[0]}`, { url }, true);
     } finally {
-      void context?.close().catch(() => undefined);
+      lease?.done(healthy);
       this.release();
       this.refill();
     }
   }
 
+  private async lease(tenant: string | undefined): Promise<Lease> {
+    if (tenant !== undefined) {
+      const entry = this.tenants.get(tenant);
+      if (entry && !entry.busy) {
+        entry.busy = true;
+        // Most recently used last, so eviction takes the oldest.
+        this.tenants.delete(tenant);
+        this.tenants.set(tenant, entry);
+        await entry.idle;
+        return { page: entry.page, done: (healthy) => this.returnTenant(tenant, entry, healthy) };
+      }
+      if (!entry) {
+        const context = await this.takeContext();
+        const created: TenantContext = { context, page: context.pages()[0] ?? (await context.newPage()), busy: true, idle: Promise.resolve() };
+        this.tenants.set(tenant, created);
+        this.evictIdleTenants();
+        return { page: created.page, done: (healthy) => this.returnTenant(tenant, created, healthy) };
+      }
+      // The tenant's page is in use: this request gets a context of its own for once.
+    }
+    const context = await this.takeContext();
+    const page = context.pages()[0] ?? (await context.newPage());
+    return { page, done: () => void context.close().catch(() => undefined) };
+  }
+
+  private returnTenant(tenant: string, entry: TenantContext, healthy: boolean): void {
+    if (!healthy || this.closed || entry.page.isClosed()) {
+      if (this.tenants.get(tenant) === entry) this.tenants.delete(tenant);
+      void entry.context.close().catch(() => undefined);
+      return;
+    }
+    // Leave the page blank so its scripts, timers and sockets stop between requests.
+    entry.idle = entry.page
+      .goto('about:blank', { timeout: 5_000 })
+      .then(() => undefined)
+      .catch(() => undefined);
+    entry.busy = false;
+  }
+
+  private evictIdleTenants(): void {
+    for (const [tenant, entry] of this.tenants) {
+      if (this.tenants.size <= MAX_TENANT_CONTEXTS) break;
+      if (entry.busy) continue;
+      this.tenants.delete(tenant);
+      void entry.context.close().catch(() => undefined);
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    for (const entry of this.tenants.values()) void entry.context.close().catch(() => undefined);
+    this.tenants.clear();
     const browser = this.browser;
     this.browser = undefined;
     if (browser) await (await browser.catch(() => undefined))?.close().catch(() => undefined);

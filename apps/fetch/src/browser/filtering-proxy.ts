@@ -144,6 +144,8 @@ export class FilteringProxy {
       path: `${url.pathname}${url.search}`,
       headers: { ...headers, host: url.host, connection: 'close' },
     });
+    // A socket from the SOCKS dialer arrives paused (nothing may be lost after the handshake).
+    upstreamReq.once('socket', (s) => s.resume());
     upstreamReq.on('response', (up) => {
       const out: Record<string, string | string[]> = {};
       for (const [k, v] of Object.entries(up.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;

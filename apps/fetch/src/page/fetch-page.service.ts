@@ -38,8 +38,8 @@ export class FetchPageService {
         render === 'http'
           ? await this.viaHttp(target.url.href, signal)
           : render === 'browser'
-            ? await this.viaBrowser(target.url.href, signal)
-            : await this.viaAuto(target.url.href, signal);
+            ? await this.viaBrowser(target.url.href, signal, req.tenant)
+            : await this.viaAuto(target.url.href, signal, req.tenant);
       await this.cache?.set(key, page);
     }
 
@@ -70,16 +70,16 @@ export class FetchPageService {
     return this.toPage(res.finalUrl, res.mime, res.kind, res.text);
   }
 
-  private async viaBrowser(url: string, signal: AbortSignal): Promise<CachedPage> {
+  private async viaBrowser(url: string, signal: AbortSignal, tenant: string | undefined): Promise<CachedPage> {
     if (!this.browser) throw fetchError('browser_unavailable', 'the browser path is turned off on this installation', { url });
-    const res = await this.browser.render(url, signal);
+    const res = await this.browser.render(url, { signal, ...(tenant !== undefined ? { tenant } : {}) });
     if (res.status >= 400) {
       throw fetchError('upstream_error', `upstream answered ${res.status}`, { status: res.status, url: res.finalUrl }, res.status >= 500);
     }
     return this.toPage(res.finalUrl, res.mime, 'html', res.html);
   }
 
-  private async viaAuto(url: string, signal: AbortSignal): Promise<CachedPage> {
+  private async viaAuto(url: string, signal: AbortSignal, tenant: string | undefined): Promise<CachedPage> {
     let fromHttp: CachedPage | undefined;
     let httpError: FetchError | undefined;
     try {
@@ -97,7 +97,7 @@ export class FetchPageService {
       throw httpError!;
     }
     try {
-      return await this.viaBrowser(url, signal);
+      return await this.viaBrowser(url, signal, tenant);
     } catch (err) {
       // A blocked hop seen only by the browser is an answer in itself, never hidden.
       if (err instanceof FetchError && err.code === 'blocked_address') throw err;
