@@ -30,6 +30,8 @@ export const configSchema = z.object({
   SEARCH_VERIFY_BUDGET_MS: envInt(100, 30_000).default(4_000),
   /** Pages fetched at once for one search. */
   SEARCH_VERIFY_CONCURRENCY: envInt(1, 16).default(4),
+  /** Pages fetched at once by this process for all searches together. */
+  SEARCH_VERIFY_MAX_IN_FLIGHT: envInt(1, 256).default(16),
 });
 export type SearchConfig = z.infer<typeof configSchema>;
 export const SEARCH_CONFIG = Symbol('SEARCH_CONFIG');

@@ -42,3 +42,32 @@ describe('SnippetVerifier', () => {
     expect(read).toEqual(['1', '2']);
   });
 });
+
+describe('SnippetVerifier, process-wide bound', () => {
+  it('never has more page reads in flight than allowed, across searches', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const reader = {
+      read: async () => {
+        inFlight++;
+        peak = Math.max(peak, inFlight);
+        await new Promise((r) => setTimeout(r, 5));
+        inFlight--;
+        return 'alpha beta gamma';
+      },
+    };
+    const v = new SnippetVerifier(reader, 5000, 4, 2);
+    const items = ['1', '2', '3', '4'].map((url) => ({ url, snippet: 'alpha beta gamma' }));
+    const [a, b] = await Promise.all([v.verify(items, 4), v.verify(items, 4)]);
+    expect(a).toEqual(['present', 'present', 'present', 'present']);
+    expect(b).toEqual(a);
+    expect(peak).toBe(2);
+  });
+
+  it('a read that cannot get a slot within the budget stays unknown', async () => {
+    // a page that never answers: the reader gives up at its timeout, as fetch.page.v1's client does
+    const hang = (_url: string, timeoutMs: number) => new Promise<string>((_res, rej) => setTimeout(() => rej(new Error('timeout')), timeoutMs));
+    const v = new SnippetVerifier({ read: hang }, 50, 2, 1);
+    expect(await v.verify([{ url: '1', snippet: 'alpha beta gamma' }, { url: '2', snippet: 'alpha beta gamma' }], 2)).toEqual(['unknown', 'unknown']);
+  });
+});

@@ -44,11 +44,17 @@ export interface VerifyItem {
  * Returns one verdict per item; items never reached are `unknown`.
  */
 export class SnippetVerifier {
+  private readonly slots: Slots;
+
   constructor(
     private readonly reader: PageReader,
     private readonly budgetMs: number,
     private readonly concurrency: number,
-  ) {}
+    /** Page reads in flight for all searches of this process together. */
+    maxInFlight = concurrency * 4,
+  ) {
+    this.slots = new Slots(maxInFlight);
+  }
 
   async verify(items: readonly VerifyItem[], wanted: number): Promise<Verdict[]> {
     const verdicts: Verdict[] = items.map(() => 'unknown');
@@ -74,11 +80,52 @@ export class SnippetVerifier {
 
   private async check(item: VerifyItem, timeoutMs: number): Promise<Verdict> {
     if (snippetFragments(item.snippet).length === 0) return 'unknown';
+    const started = Date.now();
+    if (!(await this.slots.acquire(timeoutMs))) return 'unknown';
     try {
-      return snippetOnPage(item.snippet, await this.reader.read(item.url, timeoutMs));
+      const left = timeoutMs - (Date.now() - started);
+      if (left <= 0) return 'unknown';
+      return snippetOnPage(item.snippet, await this.reader.read(item.url, left));
     } catch {
       // Unreachable page, fetch refused it, fetch service down or out of time: not known.
       return 'unknown';
+    } finally {
+      this.slots.release();
     }
+  }
+}
+
+/** A counting semaphore whose waiters give up after a deadline. */
+class Slots {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.free = size;
+  }
+
+  acquire(timeoutMs: number): Promise<boolean> {
+    if (this.free > 0) {
+      this.free--;
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      const grant = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        const i = this.waiting.indexOf(grant);
+        if (i >= 0) this.waiting.splice(i, 1);
+        resolve(false);
+      }, timeoutMs);
+      this.waiting.push(grant);
+    });
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
   }
 }
