@@ -118,11 +118,11 @@ export class HttpFetcher {
       const declared = parseContentType(headerValue(res.headers['content-type']));
       const length = Number(headerValue(res.headers['content-length']) ?? NaN);
       if (Number.isFinite(length) && length > this.limits.maxBodyBytes) {
-        res.body.destroy();
+        discard(res.body);
         throw tooLarge(this.limits.maxBodyBytes, current.url.href);
       }
       if (declared && !contentKind(declared.mime)) {
-        res.body.destroy();
+        discard(res.body);
         throw fetchError('unsupported_content_type', `content type ${declared.mime} is not supported`, {
           content_type: declared.mime,
           url: current.url.href,
@@ -146,6 +146,12 @@ export class HttpFetcher {
     const code = (err as NodeJS.ErrnoException).code;
     return fetchError('connection_failed', `fetch failed: ${code ?? (err as Error).message}`, { url: target.url.href }, true);
   }
+}
+
+/** Drops a body we will not read; undici reports the abort as an error nobody needs. */
+function discard(body: Readable): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {
