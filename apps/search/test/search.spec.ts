@@ -153,12 +153,15 @@ describe('search.query.v1 against searx', () => {
     });
     it('entries expire after 10 minutes', async () => {
       ok(await search.query({ query: 'drael ttl check' }));
-      // a hit proves the (unawaited) write has landed
-      expect(ok(await search.query({ query: 'drael ttl check' })).cached).toBe(true);
       const { Redis } = await import('ioredis');
       const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
       try {
-        const keys = await redis.keys(`${search.cachePrefix}*`);
+        // the write is not waited for by the reply: give it a moment to land
+        let keys: string[] = [];
+        for (let i = 0; i < 50 && keys.length === 0; i++) {
+          keys = await redis.keys(`${search.cachePrefix}*`);
+          if (keys.length === 0) await new Promise((r) => setTimeout(r, 50));
+        }
         expect(keys.length).toBeGreaterThan(0);
         for (const k of keys) {
           const ttl = await redis.ttl(k);
@@ -169,6 +172,24 @@ describe('search.query.v1 against searx', () => {
         redis.disconnect();
       }
     });
+  });
+
+  it('the cache is shared: another replica answers from it', async () => {
+    const first = ok(await search.query({ query: 'drael shared cache', limit: 2 }));
+    expect(first.cached).toBe(false);
+    const replica = await startSearch({ SEARCH_CACHE_PREFIX: search.cachePrefix });
+    try {
+      let again = ok(await replica.query({ query: 'drael shared cache', limit: 2 }));
+      // the first replica's write is not waited for by its reply: allow it a moment
+      for (let i = 0; i < 20 && !again.cached; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        again = ok(await replica.query({ query: 'drael shared cache', limit: 2 }));
+      }
+      expect(again.cached).toBe(true);
+      expect(again.results).toEqual(first.results);
+    } finally {
+      await replica.close();
+    }
   });
 
   describe('bad input', () => {

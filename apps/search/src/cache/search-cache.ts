@@ -25,9 +25,21 @@ export interface SearchCache {
   close(): Promise<void>;
 }
 
-/** The shared search cache in Redis: one string per search, expiring on its own. */
+// Hot searches are answered from this process's memory, in front of Redis: one process hop less on
+// the cached path (spec target: cached ≤ 2 ms at the gateway). Entries keep the absolute expiry
+// they have in Redis, so no replica serves an answer longer than the shared cache would.
+const MEMORY_ENTRIES = 1000;
+
+interface Stored {
+  value: CachedSearch;
+  /** epoch ms */
+  expiresAt: number;
+}
+
+/** The shared search cache in Redis (one string per search, expiring on its own), with a small memory front. */
 export class RedisSearchCache implements SearchCache {
   private readonly redis: Redis;
+  private readonly memory = new Map<string, Stored>();
 
   constructor(
     url: string,
@@ -48,20 +60,42 @@ export class RedisSearchCache implements SearchCache {
       key.language?.toLowerCase() ?? null,
       key.verify,
     ]);
-    return `${this.prefix}v1:${createHash('sha256').update(canonical).digest('hex')}`;
+    return `${this.prefix}v2:${createHash('sha256').update(canonical).digest('hex')}`;
   }
 
   async get(key: SearchCacheKey): Promise<CachedSearch | undefined> {
-    const raw = await this.redis.get(this.keyOf(key));
-    return raw === null ? undefined : (JSON.parse(raw) as CachedSearch);
+    const k = this.keyOf(key);
+    const now = Date.now();
+    const near = this.memory.get(k);
+    if (near && near.expiresAt > now) return near.value;
+    if (near) this.memory.delete(k);
+    const raw = await this.redis.get(k);
+    if (raw === null) return undefined;
+    const stored = JSON.parse(raw) as Stored;
+    if (stored.expiresAt <= now) return undefined;
+    this.remember(k, stored);
+    return stored.value;
   }
 
   async set(key: SearchCacheKey, value: CachedSearch): Promise<void> {
     if (this.ttlSeconds === 0) return;
-    await this.redis.set(this.keyOf(key), JSON.stringify(value), 'EX', this.ttlSeconds);
+    const k = this.keyOf(key);
+    const stored: Stored = { value, expiresAt: Date.now() + this.ttlSeconds * 1000 };
+    this.remember(k, stored);
+    await this.redis.set(k, JSON.stringify(stored), 'EX', this.ttlSeconds);
   }
 
   async close(): Promise<void> {
     this.redis.disconnect();
+  }
+
+  private remember(k: string, stored: Stored): void {
+    this.memory.delete(k);
+    if (this.memory.size >= MEMORY_ENTRIES) {
+      // Oldest insertion goes first (Map keeps insertion order).
+      const oldest = this.memory.keys().next();
+      if (!oldest.done) this.memory.delete(oldest.value);
+    }
+    this.memory.set(k, stored);
   }
 }
