@@ -11,6 +11,11 @@ export class ResponseEvents {
 
   constructor(private readonly sink?: (event: ResponseEvent) => void) {}
 
+  /** False for a non-streamed response: callers skip building event payloads nobody reads. */
+  get live(): boolean {
+    return this.sink !== undefined;
+  }
+
   emit(type: string, fields: Record<string, unknown>): void {
     if (!this.sink) return;
     this.sink({ type, sequence_number: this.sequence++, ...fields });

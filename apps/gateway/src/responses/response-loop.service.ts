@@ -302,13 +302,13 @@ export class ResponseLoopService {
   private addItem(response: ResponseObject, events: ResponseEvents, item: OutputItem): number {
     response.output.push(item);
     const index = response.output.length - 1;
-    events.emit('response.output_item.added', { output_index: index, item: structuredClone(item) });
+    if (events.live) events.emit('response.output_item.added', { output_index: index, item: structuredClone(item) });
     return index;
   }
 
   private doneItem(response: ResponseObject, events: ResponseEvents, index: number, item: OutputItem): void {
     response.output[index] = item;
-    events.emit('response.output_item.done', { output_index: index, item: structuredClone(item) });
+    if (events.live) events.emit('response.output_item.done', { output_index: index, item: structuredClone(item) });
   }
 }
 

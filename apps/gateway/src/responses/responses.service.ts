@@ -67,8 +67,10 @@ export class ResponsesService {
     };
     res.once('close', onClose);
 
-    events.emit('response.created', { response: snapshotOf(response) });
-    events.emit('response.in_progress', { response: snapshotOf(response) });
+    if (events.live) {
+      events.emit('response.created', { response: snapshotOf(response) });
+      events.emit('response.in_progress', { response: snapshotOf(response) });
+    }
     try {
       await this.loop.run({
         response,

@@ -1,6 +1,7 @@
 import { ApiError } from '../errors/api-error.js';
 import type { ChatFunctionTool, ChatToolChoice } from './chat-message.js';
 import { FETCH_ENGINE_NAMES, SEARCH_ENGINE_NAMES, normalizeDomain } from './hosted/engines.js';
+import { validTimezone } from './hosted/datetime.tool.js';
 import { HOSTED_FUNCTION, type HostedKind } from './hosted/tool-names.js';
 import type { DatetimeTool, FunctionTool, ResponseTool, ToolChoice, ToolSearchTool, WebFetchTool, WebSearchTool } from './responses.schema.js';
 
@@ -198,13 +199,4 @@ export function chatFunctionOf(fn: FunctionTool): ChatFunctionTool {
       ...(typeof fn.strict === 'boolean' ? { strict: fn.strict } : {}),
     },
   };
-}
-
-export function validTimezone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
 }
