@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['src/**/*.spec.ts', 'test/**/*.spec.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Generous: every test drives real containers on a shared 2-core machine; none asserts speed.
+    testTimeout: 90_000,
+    hookTimeout: 120_000,
     fileParallelism: false,
     reporters: ['default', 'json'],
     outputFile: { json: '.reports/vitest.json' },

@@ -1,6 +1,7 @@
 # Docker engine for the sandbox service: installed from Debian when missing, started when no
 # engine answers. Sourced by infra/provision.sh (runs as root, `apt_install` available).
-apt_install docker.io iptables
+# e2fsprogs: session volumes (mkfs.ext4); iproute2: the network tests' stand-in namespace.
+apt_install docker.io iptables e2fsprogs iproute2
 
 if ! docker info >/dev/null 2>&1; then
   # overlay2 needs the overlay filesystem on an ext4/xfs backing store; anything else (overlay

@@ -8,7 +8,7 @@ afterAll(async () => {
 });
 
 describe('concurrency and lifecycle', () => {
-  it('runs beyond the slots and the queue are refused with the retryable sandbox_busy', async () => {
+  it('runs beyond the slots and the queue are refused with the retryable sandbox_busy', { timeout: 120_000 }, async () => {
     const sbx = await startSandbox({ SANDBOX_MAX_CONCURRENT: '1', SANDBOX_MAX_QUEUE: '1' });
     started.push(sbx);
     const slow = { tenant: 'busy', runtime: 'bash' as const, code: 'sleep 2; echo done', timeout_s: 20 };
@@ -25,7 +25,7 @@ describe('concurrency and lifecycle', () => {
     expect(await sbx.run({ ...slow, code: 'echo again' })).toMatchObject({ ok: true, stdout: 'again\n' });
   });
 
-  it('a service killed mid-run leaves a container that the next start removes; the session stays usable', async () => {
+  it('a service killed mid-run leaves a container that the next start removes; the session stays usable', { timeout: 120_000 }, async () => {
     const sbx = await startSandbox({ SANDBOX_WARM_POOL: '0' });
     started.push(sbx);
     const scope = { tenant: 'restart', session: 's1' };

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import Docker from 'dockerode';
+import { MAX_STREAM_BYTES } from '@drael/contracts';
 import type { Logger } from '@drael/logger';
 import { RpcError } from '@drael/nats-rpc';
 import type { SandboxConfig } from '../config/config.schema.js';
@@ -16,10 +17,18 @@ const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 // How long the output stream may lag behind the exit before it is cut off (a grandchild that
 // escaped the pid namespace cannot exist, so this only bounds a slow engine).
 const STREAM_DRAIN_MS = 2_000;
+// Captures are set up before the request is known (warm containers): the most a run may ask for.
+const MAX_CAPTURE_BYTES = MAX_STREAM_BYTES;
 
+/** A created, attached, not yet started container: everything but the start is done ahead. */
 interface Prepared {
   container: Docker.Container;
   programDir: string;
+  stream: Duplex;
+  streamEnded: Promise<void>;
+  stdout: OutputCapture;
+  stderr: OutputCapture;
+  waited: Promise<{ StatusCode: number }>;
 }
 
 /**
@@ -33,6 +42,8 @@ export class DockerContainerRuntime implements ContainerRuntime {
   // never reused), keyed by runtime.
   private readonly warm = new Map<Runtime, Promise<Prepared | undefined>[]>();
   private closed = false;
+  // Removals of finished session-less containers, done after the reply (awaited on close).
+  private readonly cleanups = new Set<Promise<void>>();
 
   constructor(
     private readonly config: SandboxConfig,
@@ -91,32 +102,47 @@ export class DockerContainerRuntime implements ContainerRuntime {
     } catch (err) {
       throw engineError(err);
     }
-    const { container, programDir } = prepared;
+    let deferred = false;
     try {
-      const file = join(programDir, RUNTIMES[spec.runtime].file);
-      await writeFile(file, spec.code, { mode: 0o444 });
-      return await this.execute(container, spec, signal);
+      await writeFile(join(prepared.programDir, RUNTIMES[spec.runtime].file), spec.code, { mode: 0o444 });
+      const result = await this.execute(prepared, spec, signal);
+      // A session-less run's container holds nothing of the host: remove it after the reply.
+      // A session's container is removed before its volume is unmounted.
+      if (spec.workspace.kind === 'scratch') {
+        deferred = true;
+        this.defer(this.dispose(prepared));
+      }
+      return result;
     } catch (err) {
       this.logger.warn({ err }, 'run failed in the engine');
       throw engineError(err);
     } finally {
-      await container.remove({ force: true, v: true }).catch((err: unknown) => this.logger.warn({ err }, 'container remove failed'));
-      await rm(programDir, { recursive: true, force: true });
+      if (!deferred) await this.dispose(prepared);
     }
+  }
+
+  private defer(task: Promise<void>): void {
+    this.cleanups.add(task);
+    void task.finally(() => this.cleanups.delete(task));
+  }
+
+  private async dispose(p: Prepared): Promise<void> {
+    p.stream.destroy();
+    await p.container.remove({ force: true, v: true }).catch((err: unknown) => this.logger.warn({ err }, 'container remove failed'));
+    await rm(p.programDir, { recursive: true, force: true });
   }
 
   async close(): Promise<void> {
     this.closed = true;
     const pending = [...this.warm.values()].flat();
     this.warm.clear();
-    await Promise.all(
-      pending.map(async (p) => {
+    await Promise.all([
+      ...pending.map(async (p) => {
         const w = await p;
-        if (!w) return;
-        await w.container.remove({ force: true }).catch(() => undefined);
-        await rm(w.programDir, { recursive: true, force: true });
+        if (w) await this.dispose(w);
       }),
-    );
+      ...this.cleanups,
+    ]);
   }
 
   /** Fills the warm pool for every runtime (called at boot and after each take). */
@@ -149,10 +175,25 @@ export class DockerContainerRuntime implements ContainerRuntime {
     const programDir = join(this.runsDir, randomBytes(12).toString('hex'));
     await mkdir(programDir, { mode: 0o755 });
     await chmod(programDir, 0o755);
+    let container: Docker.Container | undefined;
     try {
-      const container = await this.create(runtime, programDir, spec);
-      return { container, programDir };
+      container = await this.create(runtime, programDir, spec);
+      const stdout = new OutputCapture(MAX_CAPTURE_BYTES);
+      const stderr = new OutputCapture(MAX_CAPTURE_BYTES);
+      // Attach before start, or the first bytes are lost.
+      const stream = (await container.attach({ stream: true, stdout: true, stderr: true, logs: false })) as unknown as Duplex;
+      const streamEnded = new Promise<void>((resolve) => {
+        stream.once('end', resolve);
+        stream.once('close', resolve);
+        stream.once('error', () => resolve());
+      });
+      this.docker.modem.demuxStream(stream, stdout, stderr);
+      const waited = container.wait({ condition: 'next-exit' }) as Promise<{ StatusCode: number }>;
+      // A warm container removed unused rejects its wait; that is not an error.
+      waited.catch(() => undefined);
+      return { container, programDir, stream, streamEnded, stdout, stderr, waited };
     } catch (err) {
+      await container?.remove({ force: true }).catch(() => undefined);
       await rm(programDir, { recursive: true, force: true });
       throw err;
     }
@@ -237,23 +278,13 @@ export class DockerContainerRuntime implements ContainerRuntime {
     return container;
   }
 
-  private async execute(container: Docker.Container, spec: ContainerRunSpec, signal?: AbortSignal): Promise<ContainerRunResult> {
-    const stdout = new OutputCapture(spec.maxStreamBytes);
-    const stderr = new OutputCapture(spec.maxStreamBytes);
-    // Attach before start, or the first bytes are lost.
-    const stream = (await container.attach({ stream: true, stdout: true, stderr: true, logs: false })) as unknown as Duplex;
-    const streamEnded = new Promise<void>((resolve) => {
-      stream.once('end', resolve);
-      stream.once('close', resolve);
-      stream.once('error', () => resolve());
-    });
-    this.docker.modem.demuxStream(stream, stdout, stderr);
-
+  private async execute(p: Prepared, spec: ContainerRunSpec, signal?: AbortSignal): Promise<ContainerRunResult> {
+    if (spec.maxStreamBytes > MAX_CAPTURE_BYTES) throw new Error('maxStreamBytes above the capture size');
+    const { container, stdout, stderr } = p;
     let timedOut = false;
     let timer: NodeJS.Timeout | undefined;
     const kill = () => container.kill({ signal: 'SIGKILL' }).catch(() => undefined);
     const onAbort = () => void kill();
-    const waited = container.wait({ condition: 'next-exit' }) as Promise<{ StatusCode: number }>;
     await container.start();
     const startedAt = performance.now();
     try {
@@ -262,17 +293,19 @@ export class DockerContainerRuntime implements ContainerRuntime {
         void kill();
       }, spec.timeoutMs);
       signal?.addEventListener('abort', onAbort, { once: true });
-      const { StatusCode } = await waited;
+      const { StatusCode } = await p.waited;
       const durationS = (performance.now() - startedAt) / 1000;
       clearTimeout(timer);
-      await Promise.race([streamEnded, new Promise((r) => setTimeout(r, STREAM_DRAIN_MS))]);
-      stream.destroy();
+      await Promise.race([p.streamEnded, new Promise((r) => setTimeout(r, STREAM_DRAIN_MS))]);
       const state = (await container.inspect()).State;
+      const cut = (c: OutputCapture) => ({ bytes: c.bytes.subarray(0, spec.maxStreamBytes), truncated: c.seen > spec.maxStreamBytes });
+      const out = cut(stdout);
+      const err = cut(stderr);
       return {
         exitCode: typeof state.ExitCode === 'number' ? state.ExitCode : StatusCode,
-        stdout: stdout.bytes,
-        stderr: stderr.bytes,
-        truncated: { stdout: stdout.truncated, stderr: stderr.truncated },
+        stdout: out.bytes,
+        stderr: err.bytes,
+        truncated: { stdout: out.truncated, stderr: err.truncated },
         timedOut,
         oomKilled: state.OOMKilled,
         durationS: Math.round(durationS * 1000) / 1000,
@@ -280,12 +313,10 @@ export class DockerContainerRuntime implements ContainerRuntime {
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      stream.destroy();
     }
   }
 }
 
-/** A limit the engine did not apply is a run that must not happen. */
 export class EngineDroppedLimitError extends RpcError {
   constructor(readonly warnings: string[]) {
     super('runtime_unavailable', `the container engine dropped a limit, so the run was refused: ${warnings.join('; ')}`, false);

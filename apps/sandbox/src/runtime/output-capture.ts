@@ -7,14 +7,14 @@ import { Writable } from 'node:stream';
 export class OutputCapture extends Writable {
   private readonly chunks: Buffer[] = [];
   private kept = 0;
-  private seen = 0;
+  private seenBytes = 0;
 
   constructor(private readonly limit: number) {
     super({ decodeStrings: true });
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
-    this.seen += chunk.length;
+    this.seenBytes += chunk.length;
     const room = this.limit - this.kept;
     if (room > 0) {
       const part = chunk.length <= room ? chunk : chunk.subarray(0, room);
@@ -25,8 +25,13 @@ export class OutputCapture extends Writable {
     done();
   }
 
+  /** Every byte the program wrote to this stream, kept or not. */
+  get seen(): number {
+    return this.seenBytes;
+  }
+
   get truncated(): boolean {
-    return this.seen > this.limit;
+    return this.seenBytes > this.limit;
   }
 
   get bytes(): Buffer {
