@@ -9,10 +9,10 @@ const ask = [{ role: 'user', content: 'What is new?' }];
 
 beforeAll(async () => {
   h = await startLoopHarness();
-});
+}, 180_000);
 afterAll(async () => {
   await h?.close();
-});
+}, 60_000);
 
 describe('catalogue mode', () => {
   it('serves only wired tools: with no service answering, the upstream sees spawn_agent alone', async () => {

@@ -1,7 +1,21 @@
 import { execFile } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { parseSse, startGatewayProcess, startServiceProcess, startScriptedUpstream, testPrefix, type GatewayProcess, type ScriptedTurn, type ScriptedUpstream, type ServiceProcess } from '@drael/test-support';
+import { NatsRpcClient } from '@drael/nats-rpc';
+import {
+  createTestKey,
+  parseSse,
+  startGatewayProcess,
+  startServiceProcess,
+  startScriptedUpstream,
+  testPrefix,
+  type GatewayProcess,
+  type ScriptedTurn,
+  type ScriptedUpstream,
+  type ServiceProcess,
+  type TestKey,
+  type TestKeyOptions,
+} from '@drael/test-support';
 
 const exec = promisify(execFile);
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -16,6 +30,13 @@ export interface LoopHarness {
   upstream: ScriptedUpstream;
   gateway: GatewayProcess;
   services: ServiceProcess[];
+  /** A NATS client on the harness prefix (billing's subjects, the sandbox's files). */
+  nats: NatsRpcClient;
+  /** The default key (pro plan, l4_browser) and its account. */
+  apiKey: string;
+  key: TestKey;
+  /** Another key on a new account of its own. */
+  newKey(options?: TestKeyOptions): Promise<TestKey>;
   chat(body: Record<string, unknown>, headers?: Record<string, string>, signal?: AbortSignal): Promise<Response>;
   /** Sets the script and makes a request; returns the response and the requests the upstream received for it. */
   script(turns: ScriptedTurn[]): void;
@@ -27,6 +48,7 @@ export async function startLoopHarness(options: { services?: LoopService[]; env?
   const upstream = await startScriptedUpstream({ turns: [] });
   const services: ServiceProcess[] = [];
   const cleanups: Array<() => Promise<void>> = [];
+  let nats: NatsRpcClient | undefined;
   try {
     for (const service of options.services ?? []) {
       if (service === 'search') {
@@ -54,6 +76,8 @@ export async function startLoopHarness(options: { services?: LoopService[]; env?
         cleanups.push(() => cleanSandbox(instance, stateDir));
       }
     }
+    // Every /v1 route needs an API key: the gateway's test process brings billing on our prefix
+    // (key verification and holds) and a key of a fresh account (pro plan, l4_browser).
     const gateway = await startGatewayProcess({
       NATS_URL,
       DRAEL_NATS_PREFIX: prefix,
@@ -61,30 +85,53 @@ export async function startLoopHarness(options: { services?: LoopService[]; env?
       LOG_LEVEL: 'warn',
       // Teardown only: a test's leftover keep-alive sockets must not hold the process for 30 s.
       SHUTDOWN_GRACE_MS: '3000',
-      DRAEL_MODELS: JSON.stringify(options.models ?? { 'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model', input_per_1m: 1, output_per_1m: 2 } }),
+      DRAEL_MODELS: JSON.stringify(
+        Object.fromEntries(
+          Object.entries(options.models ?? { 'gpt-test': { model: 'upstream-model', input_per_1m: 1, output_per_1m: 2 } }).map(([alias, route]) => [
+            alias,
+            { ...(route as object), base_url: upstream.baseUrl },
+          ]),
+        ),
+      ),
       ...options.env,
-    });
+    }, { readyTimeoutMs: 90_000, billing: { tool_level: 'l4_browser', plan: 'pro' } });
+    nats = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
+    const natsClient = nats;
+    const key = gateway.key!;
+    // A cold billing (first database queries on a busy machine) can miss the key check's
+    // deadline once: warm the path before any test counts on it.
+    for (let i = 0; i < 20; i++) {
+      const r = await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${key.api_key}` } });
+      if (r.status === 200) break;
+      await new Promise((res) => setTimeout(res, 250));
+    }
     return {
       prefix,
       upstream,
       gateway,
       services,
+      nats: natsClient,
+      apiKey: key.api_key,
+      key,
+      newKey: (o) => createTestKey(natsClient, { tool_level: 'l4_browser', plan: 'pro', ...o }),
       chat: (body, headers = {}, signal) =>
         fetch(`${gateway.url}/v1/chat/completions`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', ...headers },
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${key.api_key}`, ...headers },
           body: JSON.stringify({ model: 'gpt-test', ...body }),
           ...(signal ? { signal } : {}),
         }),
       script: (turns) => upstream.setTurns(turns),
       close: async () => {
         await gateway.stop();
+        await natsClient.close();
         for (const s of services) await s.stop('SIGKILL');
         for (const c of cleanups) await c();
         await upstream.close();
       },
     };
   } catch (err) {
+    await nats?.close();
     for (const s of services) await s.stop('SIGKILL');
     for (const c of cleanups) await c();
     await upstream.close();
