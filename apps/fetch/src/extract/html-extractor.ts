@@ -52,6 +52,8 @@ export class HtmlExtractor {
       canonical: canonicalHref ? safeUrl(canonicalHref, base) : null,
       lang: clean(document.documentElement?.getAttribute('lang')) ?? meta('meta[http-equiv="content-language" i]'),
     };
+    // Script and style text is not page text (Readability drops them too).
+    for (const el of Array.from(document.querySelectorAll('script, style, noscript, template'))) el.remove();
     const pageText = normaliseSpace(document.body?.textContent ?? '');
 
     const article = new Readability<Node>(document, { serializer: (el) => el, charThreshold: 300 }).parse();
@@ -64,6 +66,9 @@ export class HtmlExtractor {
     let markdown: string;
     if (plausible) {
       markdown = this.toMarkdown(article.content as unknown as HTMLElement);
+      // Readability lifts the page's heading out as the title; the reader still wants it on top.
+      const heading = clean(article.title);
+      if (heading && !markdown.slice(0, heading.length + 200).includes(heading)) markdown = `# ${heading}\n\n${markdown}`;
     } else {
       // Readability has mutated the first parse; the fallback works on a fresh one (rare path).
       const body = parseHTML(html).document.body;

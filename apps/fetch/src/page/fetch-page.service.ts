@@ -16,6 +16,8 @@ const CHALLENGE_STATUSES = new Set([403, 429, 503]);
 
 /** The rules of a fetch: guard, cache, path choice, extraction, focus and bounds. */
 export class FetchPageService {
+  private readonly scripted = new WeakSet<CachedPage>();
+
   constructor(
     private readonly policy: AddressPolicy,
     private readonly http: HttpFetcher,
@@ -67,7 +69,10 @@ export class FetchPageService {
   private async viaHttp(url: string, signal: AbortSignal): Promise<CachedPage> {
     const target = parseTarget(url, this.policy);
     const res = await this.http.fetch(target, signal);
-    return this.toPage(res.finalUrl, res.mime, res.kind, res.text);
+    const page = this.toPage(res.finalUrl, res.mime, res.kind, res.text);
+    // A page without scripts renders the same in a browser: auto mode does not try one.
+    if (res.kind === 'html' && /<script\b/i.test(res.text)) this.scripted.add(page);
+    return page;
   }
 
   private async viaBrowser(url: string, signal: AbortSignal, tenant: string | undefined): Promise<CachedPage> {
@@ -85,7 +90,7 @@ export class FetchPageService {
     try {
       fromHttp = await this.viaHttp(url, signal);
       if (fromHttp.content_type !== 'text/html' && fromHttp.content_type !== 'application/xhtml+xml') return fromHttp;
-      if (normaliseSpace(fromHttp.content).length >= AUTO_BROWSER_BELOW_CHARS) return fromHttp;
+      if (normaliseSpace(fromHttp.content).length >= AUTO_BROWSER_BELOW_CHARS || !this.scripted.has(fromHttp)) return fromHttp;
     } catch (err) {
       if (!(err instanceof FetchError)) throw err;
       const status = Number(err.details?.status);

@@ -1,0 +1,50 @@
+// Token-level F1 between extracted markdown and the expected text of a fixture page: the
+// measure of extraction quality used by the test suite and bench/fetch.
+
+/** Markdown syntax out, words in: links keep their text, images their alt, code its content. */
+export function markdownToText(md: string): string {
+  return md
+    .replace(/^(```|~~~).*$/gm, ' ')
+    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/^\s{0,3}(#{1,6}|>|[-*+]|\d+\.)\s+/gm, '')
+    .replace(/\\([\\`*_{}[\]()#+\-.!|])/g, '$1');
+}
+
+const NO_SPACE_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
+
+/** Lowercase word tokens; scripts written without spaces count one token per character. */
+export function tokens(text: string): string[] {
+  const out: string[] = [];
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}\p{M}]+/gu) ?? []) {
+    if (NO_SPACE_SCRIPT.test(word)) out.push(...Array.from(word));
+    else out.push(word);
+  }
+  return out;
+}
+
+export interface F1 {
+  precision: number;
+  recall: number;
+  f1: number;
+}
+
+/** Bag-of-tokens precision, recall and F1 of `got` against `expected`. */
+export function tokenF1(got: string, expected: string): F1 {
+  const g = tokens(got);
+  const e = tokens(expected);
+  const counts = new Map<string, number>();
+  for (const t of e) counts.set(t, (counts.get(t) ?? 0) + 1);
+  let overlap = 0;
+  for (const t of g) {
+    const c = counts.get(t) ?? 0;
+    if (c > 0) {
+      overlap++;
+      counts.set(t, c - 1);
+    }
+  }
+  const precision = g.length ? overlap / g.length : 0;
+  const recall = e.length ? overlap / e.length : 0;
+  const f1 = precision + recall ? (2 * precision * recall) / (precision + recall) : 0;
+  return { precision, recall, f1 };
+}
