@@ -10,50 +10,47 @@ const SEARXNG_URL = process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890';
 
 interface Stack {
   gateway: GatewayProcess;
-  search?: ServiceProcess;
+  search: ServiceProcess;
 }
 
-async function startStack(searchEnv: Record<string, string> | null): Promise<Stack> {
+async function startStack(searchEnv: Record<string, string>): Promise<Stack> {
   const prefix = testPrefix('gw-search');
-  const search =
-    searchEnv === null
-      ? undefined
-      : await startServiceProcess('search', {
-          NATS_URL,
-          DRAEL_NATS_PREFIX: prefix,
-          SEARXNG_URL,
-          SEARCH_CACHE_PREFIX: `test:${prefix}:`,
-          SEARCH_ONION_ENGINES: 'fixture-onion',
-          SEARCH_VERIFY: 'false',
-          ...searchEnv,
-        });
+  const search = await startServiceProcess('search', {
+    NATS_URL,
+    DRAEL_NATS_PREFIX: prefix,
+    SEARXNG_URL,
+    SEARCH_CACHE_PREFIX: `test:${prefix}:`,
+    SEARCH_ONION_ENGINES: 'fixture-onion',
+    SEARCH_VERIFY: 'false',
+    ...searchEnv,
+  });
   const gateway = await startGatewayProcess({ NATS_URL, DRAEL_NATS_PREFIX: prefix, DRAEL_BACKEND_SERVICES: 'search', LOG_LEVEL: 'warn' });
   return { gateway, search };
 }
 
 let main: Stack;
-let searxDown: Stack;
-let serviceDown: Stack;
+let degraded: Stack;
 
 beforeAll(async () => {
   execFileSync('bash', [fileURLToPath(new URL('../../../infra/searx/start-local.sh', import.meta.url))], { stdio: 'inherit', timeout: 60_000 });
-  main = await startStack({});
-  // searx unreachable, and no onion engine pinned
-  searxDown = await startStack({ SEARXNG_URL: `http://127.0.0.1:${await freePort()}`, SEARCH_ONION_ENGINES: '' });
-  serviceDown = await startStack(null);
-});
+  // the second stack: searx unreachable, and no onion engine pinned; its search service is stopped by the last test
+  const deadSearx = `http://127.0.0.1:${await freePort()}`;
+  [main, degraded] = await Promise.all([startStack({}), startStack({ SEARXNG_URL: deadSearx, SEARCH_ONION_ENGINES: '' })]);
+  // each stack boots a search service, a billing service and a gateway: slow on a busy machine
+}, 180_000);
 
 afterAll(async () => {
-  for (const stack of [main, searxDown, serviceDown]) {
+  for (const stack of [main, degraded]) {
     await stack?.gateway.stop();
-    await stack?.search?.stop();
+    await stack?.search.stop();
   }
 });
 
 const post = (stack: Stack, body: unknown) =>
   fetch(`${stack.gateway.url}/v1/tools/search`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    // every /v1 route needs a key: test-support's gateway starts billing and makes one (authHeaders)
+    headers: { 'content-type': 'application/json', ...(stack.gateway as { authHeaders?: Record<string, string> }).authHeaders },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 
@@ -146,7 +143,7 @@ describe('POST /v1/tools/search', () => {
   });
 
   it('onion where no onion engine is configured → typed error, not the clear web', async () => {
-    await expectError(await post(searxDown, { query: 'zzhidden', onion: true }), 503, 'service_unavailable_error', 'onion_search_unavailable');
+    await expectError(await post(degraded, { query: 'zzhidden', onion: true }), 503, 'service_unavailable_error', 'onion_search_unavailable');
   });
 
   describe('max_results', () => {
@@ -178,10 +175,11 @@ describe('POST /v1/tools/search', () => {
   });
 
   it('SearXNG down → 503 search_unavailable (server_error)', async () => {
-    await expectError(await post(searxDown, { query: 'drael' }), 503, 'server_error', 'search_unavailable');
+    await expectError(await post(degraded, { query: 'drael' }), 503, 'server_error', 'search_unavailable');
   });
 
   it('search service down → 503 search_unavailable (server_error)', async () => {
-    await expectError(await post(serviceDown, { query: 'drael' }), 503, 'server_error', 'search_unavailable');
+    await degraded.search.stop();
+    await expectError(await post(degraded, { query: 'drael' }), 503, 'server_error', 'search_unavailable');
   });
 });
