@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { cutFields, cutText, failed, MAX_FIELD_BYTES, notFound, renderResult } from './tool-result.js';
+import { shapeRun } from './run-code.tool.js';
+import { shapeSearch } from './web-search.tool.js';
+import { shapeFetch } from './web-fetch.tool.js';
+import { allowedTools, lowerLevel } from './tool-levels.js';
+
+describe('8 KiB cuts', () => {
+  it('leaves a short field alone', () => {
+    expect(cutText('hello')).toEqual({ text: 'hello', cut: false });
+  });
+
+  it('cuts a long field to at most 8 KiB and says so in the text', () => {
+    const long = 'x'.repeat(20_000);
+    const { text, cut } = cutText(long);
+    expect(cut).toBe(true);
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(MAX_FIELD_BYTES);
+    expect(text).toMatch(/\[cut: the first 8192 of 20000 bytes are shown; the rest was dropped\]$/);
+    expect(text.startsWith('xxxx')).toBe(true);
+  });
+
+  it('never splits a multi-byte character', () => {
+    const { text } = cutText('é'.repeat(10_000));
+    expect(text).not.toContain('\uFFFD');
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(MAX_FIELD_BYTES);
+  });
+
+  it('cuts every string field of a result, deeply', () => {
+    const r = cutFields({ a: 'y'.repeat(9000), list: [{ b: 'z'.repeat(9000) }], n: 3 });
+    expect(r.a).toContain('[cut:');
+    expect(r.list[0]!.b).toContain('[cut:');
+    expect(r.n).toBe(3);
+    expect(JSON.parse(renderResult({ a: 'q'.repeat(50_000) })).a.length).toBeLessThanOrEqual(MAX_FIELD_BYTES);
+  });
+});
+
+describe('result shapes', () => {
+  it('empty and failed never share a shape', () => {
+    expect(notFound('queried, nothing')).toEqual({ ok: true, found: false, note: 'queried, nothing' });
+    expect(failed('x', 'because')).toEqual({ ok: false, error: 'x', why: 'because' });
+  });
+
+  it('run_code: the spec fields, 8 KiB of each stream, both cuts in truncated, why on failure', () => {
+    const r = shapeRun({
+      ok: false,
+      exit_code: 2,
+      stdout: 'o'.repeat(10_000),
+      stderr: 'err',
+      truncated: { stdout: false, stderr: true },
+      timed_out: false,
+      oom_killed: false,
+      duration_s: 0.4,
+    });
+    expect(Object.keys(r).sort()).toEqual(['duration_s', 'exit_code', 'ok', 'stderr', 'stdout', 'timed_out', 'truncated', 'why']);
+    expect(r.truncated).toEqual({ stdout: true, stderr: true });
+    expect(Buffer.byteLength(r.stdout as string)).toBeLessThanOrEqual(MAX_FIELD_BYTES);
+    expect(r.why).toMatch(/exited with code 2/);
+  });
+
+  it('web_search: found:false with the service note; ok:false with the reason', () => {
+    const base = { degraded: [], sources_tried: ['a', 'b'], took_ms: 1 };
+    expect(shapeSearch({ ok: true, found: false, note: 'all 2 engines answered; nothing', results: [], coverage: 1, intent: 'general', cached: false, ...base })).toEqual({
+      ok: true,
+      found: false,
+      note: 'all 2 engines answered; nothing',
+    });
+    expect(shapeSearch({ ok: false, code: 'all_engines_failed', reason: 'every engine failed', ...base })).toEqual({ ok: false, error: 'all_engines_failed', why: 'every engine failed' });
+  });
+
+  it('web_fetch: a page without text is found:false, not an empty success', () => {
+    const page = { url: 'u', final_url: 'https://e.test/', title: 'T', byline: null, description: null, canonical: null, lang: null, content_type: 'text/html', chars: 0, truncated: false, took_ms: 1, cached: false };
+    expect(shapeFetch({ ...page, content: '  ' })).toMatchObject({ ok: true, found: false });
+    expect(shapeFetch({ ...page, content: '# Hi' })).toEqual({ ok: true, url: 'https://e.test/', title: 'T', content: '# Hi' });
+  });
+});
+
+describe('tool levels', () => {
+  it('none serves nothing; l1_http no run_code; l3_shell and up run_code', () => {
+    expect(allowedTools('none').size).toBe(0);
+    expect(allowedTools('l1_http').has('run_code')).toBe(false);
+    expect(allowedTools('l1_http').has('web_search')).toBe(true);
+    expect(allowedTools('l3_shell').has('run_code')).toBe(true);
+    expect(lowerLevel('l4_browser', 'l1_http')).toBe('l1_http');
+  });
+});
