@@ -3,11 +3,11 @@
 //   - uncached: unique searches through gateway → NATS → search service → SearXNG, interleaved
 //     with the same kind of searches sent straight to SearXNG, in the same run; ratio printed.
 // Verification is off (SEARCH_VERIFY=false), as the target is stated for. Loopback only.
-// Needs: NATS, Redis, built apps (pnpm build). Starts the local searx itself (infra/searx).
+// Needs: NATS, Redis, Postgres (billing, for the API key), built apps and packages (pnpm build).
+// Starts the local searx itself (infra/searx).
 // Usage: node bench/search/run.mjs [--cached N] [--uncached N]
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 const arg = (name, fallback) => {
@@ -21,24 +21,6 @@ const repo = fileURLToPath(new URL('../..', import.meta.url));
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SEARXNG_URL = process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890';
-
-const freePort = () =>
-  new Promise((res) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-
-function start(app, env) {
-  const child = spawn(process.execPath, ['dist/main.js'], {
-    cwd: `${repo}/apps/${app}`,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME ?? '/root', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  return child;
-}
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -55,8 +37,10 @@ async function timed(fn) {
 
 execFileSync('bash', [`${repo}/infra/searx/start-local.sh`], { stdio: 'inherit' });
 const prefix = `bench-${randomBytes(4).toString('hex')}`;
-const port = await freePort();
-const search = start('search', {
+// test-support starts the built apps as production runs them; its gateway also brings up billing
+// and makes an API key when the gateway asks for one.
+const { startGatewayProcess, startServiceProcess } = await import(`${repo}/packages/test-support/dist/index.js`);
+const search = await startServiceProcess('search', {
   NATS_URL,
   DRAEL_NATS_PREFIX: prefix,
   SEARXNG_URL,
@@ -65,26 +49,20 @@ const search = start('search', {
   SEARCH_CACHE_TTL_S: '120',
   SEARCH_ONION_ENGINES: 'fixture-onion',
   SEARCH_VERIFY: 'false',
+  LOG_LEVEL: 'warn',
 });
-const gateway = start('gateway', { NATS_URL, DRAEL_NATS_PREFIX: prefix, DRAEL_BACKEND_SERVICES: 'search', HOST: '127.0.0.1', PORT: String(port) });
-const stop = () => {
-  search.kill('SIGTERM');
-  gateway.kill('SIGTERM');
+const gateway = await startGatewayProcess({ NATS_URL, DRAEL_NATS_PREFIX: prefix, DRAEL_BACKEND_SERVICES: 'search', LOG_LEVEL: 'warn' });
+const stop = async () => {
+  await gateway.stop();
+  await search.stop();
 };
-process.on('exit', stop);
-
-const base = `http://127.0.0.1:${port}`;
-for (let i = 0; ; i++) {
-  const r = await fetch(`${base}/readyz`).catch(() => undefined);
-  if (r?.ok) break;
-  if (i > 300) throw new Error('gateway/search did not become ready');
-  await new Promise((res) => setTimeout(res, 100));
-}
+const base = gateway.url;
+const auth = gateway.authHeaders ?? {};
 
 const viaGateway = async (query) => {
   const r = await fetch(`${base}/v1/tools/search`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...auth },
     body: JSON.stringify({ query, max_results: 10 }),
   });
   const body = await r.json();
@@ -112,6 +90,9 @@ for (let i = 0; i < CACHED_N; i++) {
 // the gateway's own floor on this machine right now: an HTTP round trip that does no work
 const floor = [];
 for (let i = 0; i < CACHED_N; i++) floor.push(await timed(async () => (await fetch(`${base}/healthz`)).arrayBuffer()));
+// and an authenticated /v1 route that calls no service (API key check and rate limit only)
+const authFloor = [];
+for (let i = 0; i < CACHED_N; i++) authFloor.push(await timed(async () => (await fetch(`${base}/v1/models`, { headers: auth })).arrayBuffer()));
 
 // uncached, interleaved with direct SearXNG calls
 for (let i = 0; i < WARMUP; i++) {
@@ -142,8 +123,9 @@ const mSx = median(sx);
 console.log(`bench/search  (${new Date().toISOString()}, node ${process.version}, load ${(await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ')})`);
 console.log(`cached   at the gateway: median ${fmt(median(cached))}, p90 ${fmt(pct(cached, 90))}  (n=${CACHED_N}; target ≤ 2 ms)`);
 console.log(`(gateway GET /healthz  : median ${fmt(median(floor))}, p90 ${fmt(pct(floor, 90))}: the HTTP floor under the current load)`);
+console.log(`(gateway GET /v1/models: median ${fmt(median(authFloor))}, p90 ${fmt(pct(authFloor, 90))}: the floor of an authenticated /v1 route)`);
 console.log(`uncached at the gateway: median ${fmt(mGw)}, p90 ${fmt(pct(gw, 90))}  (n=${UNCACHED_N}, verification off)`);
 console.log(`SearXNG direct         : median ${fmt(mSx)}, p90 ${fmt(pct(sx, 90))}  (n=${UNCACHED_N})`);
 console.log(`uncached / SearXNG     : ${(mGw / mSx).toFixed(3)}×  (+${(((mGw - mSx) / mSx) * 100).toFixed(1)}%, +${fmt(mGw - mSx)}; target ≤ 1.10×)`);
-stop();
+await stop();
 process.exit(0);
