@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { SessionIdSchema } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
@@ -23,9 +23,15 @@ export interface SessionWorkspace {
 
 interface Entry {
   refs: number;
+  mounted: boolean;
   // Serializes mount/unmount of one volume.
   chain: Promise<unknown>;
+  idle?: NodeJS.Timeout;
 }
+
+// A volume stays mounted this long after its last user, so a run followed by file calls (the
+// usual pattern) does not pay an unmount + mount (and the flush between) each time.
+const IDLE_UNMOUNT_MS = 20_000;
 
 /** Refuses any session id outside ^[A-Za-z0-9_-]{1,64}$ before it comes near a path. */
 export function assertSessionId(session: string): void {
@@ -40,8 +46,10 @@ export function assertSessionId(session: string): void {
  * using one session id get two different volumes.
  */
 @Injectable()
-export class WorkspaceService {
+export class WorkspaceService implements OnApplicationShutdown {
   private readonly root: string;
+  // One entry per volume touched by this process, never dropped: a dropped entry could let two
+  // entries mount one volume twice. A few hundred bytes per session.
   private readonly entries = new Map<string, Entry>();
 
   constructor(@Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig) {
@@ -65,12 +73,14 @@ export class WorkspaceService {
     const key = mountPoint;
     let entry = this.entries.get(key);
     if (!entry) {
-      entry = { refs: 0, chain: Promise.resolve() };
+      entry = { refs: 0, mounted: false, chain: Promise.resolve() };
       this.entries.set(key, entry);
     }
     const e = entry;
     const mounted = await this.serialize(e, async () => {
-      if (e.refs === 0) {
+      clearTimeout(e.idle);
+      e.idle = undefined;
+      if (!e.mounted) {
         const exists = await access(image).then(
           () => true,
           () => false,
@@ -81,14 +91,12 @@ export class WorkspaceService {
           await createVolume(image, this.quotaBytes);
         }
         await mountVolume(image, mountPoint);
+        e.mounted = true;
       }
       e.refs += 1;
       return true;
     });
-    if (!mounted) {
-      if (e.refs === 0) this.entries.delete(key);
-      return undefined;
-    }
+    if (!mounted) return undefined;
     let released = false;
     return {
       path: mountPoint,
@@ -99,12 +107,30 @@ export class WorkspaceService {
         await this.serialize(e, async () => {
           e.refs -= 1;
           if (e.refs === 0) {
-            await unmountVolume(mountPoint);
-            this.entries.delete(key);
+            e.idle = setTimeout(() => void this.unmountIdle(e, mountPoint), IDLE_UNMOUNT_MS);
+            e.idle.unref();
           }
         });
       },
     };
+  }
+
+  private unmountIdle(e: Entry, mountPoint: string): Promise<void> {
+    return this.serialize(e, async () => {
+      if (e.refs > 0 || !e.mounted) return;
+      await unmountVolume(mountPoint);
+      e.mounted = false;
+    });
+  }
+
+  /** Unmounts every idle volume (in-flight users were drained before shutdown). */
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all(
+      [...this.entries.entries()].map(([mountPoint, e]) => {
+        clearTimeout(e.idle);
+        return this.unmountIdle(e, mountPoint);
+      }),
+    );
   }
 
   private locate(tenant: string, session: string) {
