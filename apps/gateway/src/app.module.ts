@@ -14,6 +14,9 @@ import { SessionsModule } from './sessions/sessions.module.js';
 import { InferenceModule } from './inference/inference.module.js';
 import { SearchToolModule } from './tools-api/search/search-tool.module.js';
 import { ResponsesModule } from './responses/responses.module.js';
+import { AuthModule } from './auth/auth.module.js';
+import { BillingApiModule } from './billing-api/billing-api.module.js';
+import { AdminModule } from './admin/admin.module.js';
 import { FetchToolModule } from './tools-api/fetch/fetch-tool.module.js';
 
 /**
@@ -27,7 +30,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway' }), InferenceModule, SearchToolModule, FetchToolModule, ResponsesModule, TurnLoopModule, SessionsModule],
+      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway' }), InferenceModule, SearchToolModule, AuthModule, BillingApiModule, AdminModule, FetchToolModule, ResponsesModule, TurnLoopModule, SessionsModule],
       controllers: [HealthController, ModelsController, ChatCompletionsController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },

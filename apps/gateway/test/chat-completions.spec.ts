@@ -10,7 +10,7 @@ const post = (body: unknown, headers: Record<string, string> = {}, signal?: Abor
   fetch(`${gateway.url}/v1/chat/completions`, {
     method: 'POST',
     // Server tools off: these tests are about the plain proxy (the turn loop has its own tests).
-    headers: { 'content-type': 'application/json', 'x-drael-server-tools': '0', ...headers },
+    headers: { 'content-type': 'application/json', 'x-drael-server-tools': '0', ...gateway.authHeaders, ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
     signal,
   });
@@ -39,7 +39,7 @@ afterAll(async () => {
 
 describe('GET /v1/models', () => {
   it('lists the configured aliases, not the upstream names', async () => {
-    const r = await fetch(`${gateway.url}/v1/models`);
+    const r = await fetch(`${gateway.url}/v1/models`, { headers: gateway.authHeaders });
     expect(r.status).toBe(200);
     const body = (await r.json()) as { object: string; data: Array<{ id: string; object: string }> };
     expect(body.object).toBe('list');

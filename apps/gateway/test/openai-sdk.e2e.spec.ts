@@ -15,7 +15,7 @@ beforeAll(async () => {
   });
   client = new OpenAI({
     baseURL: `${gateway.url}/v1`,
-    apiKey: 'drael_test_key',
+    apiKey: gateway.apiKey,
     maxRetries: 0,
     // These tests are about the plain proxy; the turn loop has its own tests.
     defaultHeaders: { 'x-drael-server-tools': '0' },

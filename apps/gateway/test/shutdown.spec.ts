@@ -21,7 +21,7 @@ describe('SIGTERM', () => {
   it('stops taking requests, lets the open stream finish, then exits 0', async () => {
     const r = await fetch(`${gateway.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-drael-server-tools': '0' },
+      headers: { 'content-type': 'application/json', 'x-drael-server-tools': '0', ...gateway.authHeaders },
       body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true }),
     });
     const reader = r.body!.getReader();

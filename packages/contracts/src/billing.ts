@@ -23,39 +23,6 @@ export const TOOL_LEVELS = ['none', 'l1_http', 'l3_shell', 'l4_browser'] as cons
 export const ToolLevelSchema = z.enum(TOOL_LEVELS);
 export type ToolLevel = z.infer<typeof ToolLevelSchema>;
 
-/**
- * What each tool level serves and may execute (spec 04, spec/README). The ONE place that maps a
- * key's level to tools: the gateway's catalogue filters by it and the executor refuses a (forged)
- * call outside it. Levels are cumulative.
- * - none: no executed tool at all.
- * - l1_http: the network-read tools (search, fetch over plain HTTP) and the provider-backed paid
- *   tools, which are reads/calls over HTTP too (the plan decides whether they cost or answer
- *   plan_required).
- * - l3_shell: adds run_code (the sandbox).
- * - l4_browser: adds real-browser rendering for web_fetch.
- */
-const LEVEL_TOOLS: Record<ToolLevel, readonly string[]> = {
-  none: [],
-  l1_http: ['web_search', 'web_fetch', 'generate_image', 'breach_lookup', 'contact_lookup'],
-  l3_shell: ['web_search', 'web_fetch', 'generate_image', 'breach_lookup', 'contact_lookup', 'run_code'],
-  l4_browser: ['web_search', 'web_fetch', 'generate_image', 'breach_lookup', 'contact_lookup', 'run_code'],
-};
-
-/** The tools a key of this level may be served and may execute. */
-export function allowedTools(level: ToolLevel): readonly string[] {
-  return LEVEL_TOOLS[level];
-}
-
-/** Whether `tool` may execute for a key of this level (the check a forged tool call meets). */
-export function isToolAllowed(level: ToolLevel, tool: string): boolean {
-  return LEVEL_TOOLS[level].includes(tool);
-}
-
-/** Whether web_fetch may render with a real browser for a key of this level. */
-export function browserRenderingAllowed(level: ToolLevel): boolean {
-  return level === 'l4_browser';
-}
-
 /** The tools that cost something (spec 01: run_code, web_search and web_fetch are free and never held). */
 export const PAID_TOOLS = ['generate_image', 'breach_lookup', 'contact_lookup'] as const;
 export const PaidToolSchema = z.enum(PAID_TOOLS);

@@ -78,9 +78,29 @@ async function withEngine<T>(options: MigratorOptions, fn: (engine: SchemaEngine
   }
 }
 
+/** Names of the migrations `_prisma_migrations` records as applied ([] when there is no table yet). */
+async function appliedNames(target: Target): Promise<Set<string>> {
+  const client = new pg.Client({ connectionString: target.url });
+  await client.connect();
+  try {
+    const res = await client.query<{ migration_name: string }>(
+      `SELECT migration_name FROM "${target.schema}"."_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
+    );
+    return new Set(res.rows.map((r) => r.migration_name));
+  } catch {
+    return new Set();
+  } finally {
+    await client.end();
+  }
+}
+
 /** Applies every migration not yet in `_prisma_migrations` (CI, bring-up, production). */
 export async function deploy(options: MigratorOptions): Promise<string[]> {
   const migrationsList = await readMigrations(options.migrationsDir);
+  // Fast path: nothing pending means no engine start and no wait on the engine's advisory lock
+  // (every deploy in one database queues on it), which matters when many test runs share a server.
+  const applied = await appliedNames(parseDatabaseUrl(options.databaseUrl));
+  if (migrationsList.migrationDirectories.every((d) => applied.has(d.path))) return [];
   return withEngine(options, async (engine) => {
     const out = await engine.applyMigrations({ migrationsList, filters: NO_FILTER });
     return out.appliedMigrationNames;

@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
+import { NatsRpcClient } from '@drael/nats-rpc';
+import { createTestKey, startBillingForTests, type TestKey, type TestKeyOptions } from './billing-for-tests.js';
+import type { ServiceProcess } from './service-process.js';
 
 export interface GatewayProcess {
   /** e.g. http://127.0.0.1:40123 (the OpenAI base URL is `${url}/v1`) */
@@ -11,8 +14,26 @@ export interface GatewayProcess {
   output(): string;
   /** Resolves with the exit code when the process ends (null if a signal killed it). */
   readonly exited: Promise<number | null>;
-  /** Sends the signal (SIGTERM by default) and waits for the exit code. */
+  /** Sends the signal (SIGTERM by default) and waits for the exit code (then stops its billing). */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** A key of a fresh account (every /v1 and /api route needs one); undefined with `billing: false`. */
+  readonly key?: TestKey;
+  /** `drael_...` of `key`, for OpenAI clients. */
+  readonly apiKey: string;
+  /** `{ authorization: 'Bearer drael_...' }` to spread into fetch headers. */
+  readonly authHeaders: Record<string, string>;
+  /** The billing service started for this gateway (same NATS prefix). */
+  readonly billing?: ServiceProcess;
+}
+
+export interface GatewayProcessOptions {
+  readyTimeoutMs?: number;
+  /**
+   * API keys come from the real billing service: by default one is started on the gateway's NATS
+   * prefix and a key is made (options set its tool level, plan, limits). `false`: start none (the
+   * test brings its own billing, or needs none).
+   */
+  billing?: false | TestKeyOptions;
 }
 
 const repoRoot = resolve(new URL('../../..', import.meta.url).pathname);
@@ -34,7 +55,18 @@ export async function freePort(): Promise<number> {
  * waits until GET /healthz answers. `env` is the gateway's configuration (DRAEL_MODELS,
  * DRAEL_NATS_PREFIX, DRAEL_BACKEND_SERVICES, ...).
  */
-export async function startGatewayProcess(env: Record<string, string>, options: { readyTimeoutMs?: number } = {}): Promise<GatewayProcess> {
+export async function startGatewayProcess(env: Record<string, string>, options: GatewayProcessOptions = {}): Promise<GatewayProcess> {
+  let billing: ServiceProcess | undefined;
+  let key: TestKey | undefined;
+  if (options.billing !== false) {
+    billing = await startBillingForTests(env);
+    const client = await NatsRpcClient.connect({ servers: env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix: env.DRAEL_NATS_PREFIX ?? '' });
+    try {
+      key = await createTestKey(client, options.billing ?? {});
+    } finally {
+      await client.close();
+    }
+  }
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const child = spawn(process.execPath, ['dist/main.js'], {
     cwd: resolve(repoRoot, 'apps', 'gateway'),
@@ -45,6 +77,8 @@ export async function startGatewayProcess(env: Record<string, string>, options: 
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
+  // The billing started for this gateway ends with it, however the gateway ends.
+  const billingStopped = exited.then(() => billing?.stop());
   const url = `http://127.0.0.1:${port}`;
   const handle: GatewayProcess = {
     url,
@@ -54,8 +88,14 @@ export async function startGatewayProcess(env: Record<string, string>, options: 
     output: () => out,
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
+      const code = await exited;
+      await billingStopped;
+      return code;
     },
+    key,
+    apiKey: key?.api_key ?? '',
+    authHeaders: key ? { authorization: `Bearer ${key.api_key}` } : {},
+    billing,
   };
   const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
   for (;;) {

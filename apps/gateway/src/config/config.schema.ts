@@ -3,6 +3,9 @@ import { baseEnvShape, envInt } from '@drael/config';
 import { BACKEND_SERVICES } from '@drael/contracts';
 import { toolsEnvShape } from '../tools/tools.config.js';
 import { responsesConfigShape } from '../responses/responses.config.js';
+import { authConfigShape } from '../auth/auth.config.js';
+import { rateLimitConfigShape } from '../rate-limit/rate-limit.config.js';
+import { adminConfigShape } from '../admin/admin.config.js';
 
 /** One model alias: which OpenAI-compatible upstream serves it, under which name, at what price. */
 export const ModelRouteSchema = z.object({
@@ -36,6 +39,10 @@ export const configSchema = z.object({
   ...toolsEnvShape,
   // The Responses API's Redis store (apps/gateway/src/responses/responses.config.ts).
   ...responsesConfigShape,
+  // API keys, rate limits and the admin API (apps/gateway/src/{auth,rate-limit,admin}).
+  ...authConfigShape,
+  ...rateLimitConfigShape,
+  ...adminConfigShape,
   HOST: z.string().default('0.0.0.0'),
   PORT: envInt(0, 65535).default(8080),
   // DRAEL_MODELS='{"alias":{"base_url":"http://host:port/v1","api_key":"...","model":"upstream-name"}}'

@@ -97,9 +97,10 @@ export function httpErrorOf(code: ErrorCode): HttpErrorShape {
       return { status: 503, type: 'service_unavailable_error' };
 
     // billing
+    // A caller's own key always names a live account (a bad key is invalid_api_key, 401); these
+    // two come from the admin API naming an account or key that is not there (or not that account's).
     case 'account_not_found':
     case 'key_not_found':
-      return { status: 401, type: 'authentication_error' };
     case 'plan_not_found':
       return { status: 404, type: 'not_found_error' };
     case 'plan_required':

@@ -1,0 +1,55 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, UseGuards } from '@nestjs/common';
+import { z } from 'zod';
+import { billingCatalog, ToolLevelSchema } from '@drael/contracts';
+import { NatsRpcClient } from '@drael/nats-rpc';
+import { validateBody as validate } from '../openai/validate.js';
+import { AdminTokenGuard } from './admin-token.guard.js';
+
+const CreateAccountBody = z.object({
+  name: z.string().min(1).max(200),
+  plan: z.string().default('free'),
+  extra_usage: z.object({ enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative() }).optional(),
+});
+const CreateKeyBody = z.object({
+  name: z.string().max(200).optional(),
+  tool_level: ToolLevelSchema.default('l3_shell'),
+  rate_limit: z.object({ per_minute: z.number().int().positive(), per_hour: z.number().int().positive() }).optional(),
+});
+const ExtraUsageBody = z.object({ enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative() });
+
+/**
+ * The operator's API (behind the admin token): accounts, keys, extra usage, usage. Thin: each route
+ * is one billing subject over NATS. The same operations exist in billing's CLI.
+ */
+@Controller('admin')
+@UseGuards(AdminTokenGuard)
+export class AdminController {
+  constructor(@Inject(NatsRpcClient) private readonly nats: NatsRpcClient) {}
+
+  @Post('accounts')
+  @HttpCode(201)
+  createAccount(@Body() body: unknown) {
+    return this.nats.request(billingCatalog.createAccount, validate(CreateAccountBody, body));
+  }
+
+  @Post('accounts/:account/keys')
+  @HttpCode(201)
+  createKey(@Param('account') account: string, @Body() body: unknown) {
+    return this.nats.request(billingCatalog.createKey, { account_id: account, ...validate(CreateKeyBody, body ?? {}) });
+  }
+
+  @Delete('accounts/:account/keys/:key')
+  revokeKey(@Param('account') account: string, @Param('key') key: string) {
+    return this.nats.request(billingCatalog.revokeKey, { account_id: account, key_id: key });
+  }
+
+  @Put('accounts/:account/extra-usage')
+  setExtraUsage(@Param('account') account: string, @Body() body: unknown) {
+    return this.nats.request(billingCatalog.setExtraUsage, { account_id: account, ...validate(ExtraUsageBody, body) });
+  }
+
+  @Get('accounts/:account/usage')
+  usage(@Param('account') account: string) {
+    return this.nats.request(billingCatalog.usage, { account_id: account });
+  }
+}

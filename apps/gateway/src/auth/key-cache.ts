@@ -1,0 +1,30 @@
+/**
+ * A small TTL cache for key verification results, bounded in size (Map keeps insertion order, so
+ * the first entry is the oldest). Keys are cached by the sha256 of the API key, never the key.
+ */
+export class KeyCache<V> {
+  private readonly entries = new Map<string, { value: V; expiresAt: number }>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get(id: string): V | undefined {
+    const e = this.entries.get(id);
+    if (!e) return undefined;
+    if (e.expiresAt <= this.now()) {
+      this.entries.delete(id);
+      return undefined;
+    }
+    return e.value;
+  }
+
+  set(id: string, value: V): void {
+    if (this.ttlMs <= 0) return;
+    this.entries.delete(id);
+    this.entries.set(id, { value, expiresAt: this.now() + this.ttlMs });
+    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+  }
+}

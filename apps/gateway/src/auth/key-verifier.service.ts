@@ -1,0 +1,43 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { billingCatalog, type KeyIdentity } from '@drael/contracts';
+import { NatsRpcClient, isRpcError } from '@drael/nats-rpc';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
+import { ApiError } from '../errors/api-error.js';
+import { KeyCache } from './key-cache.js';
+
+type Verdict = { ok: true; identity: KeyIdentity } | { ok: false };
+
+/**
+ * Verifies API keys with billing (`billing.keys.verify.v1`), remembering answers briefly so most
+ * requests cost no NATS round trip. Bad keys are remembered too (a flood of wrong keys does not
+ * become a flood of lookups). A revoked key stops working once its entry expires.
+ */
+@Injectable()
+export class KeyVerifier {
+  private readonly cache: KeyCache<Verdict>;
+
+  constructor(
+    @Inject(NatsRpcClient) private readonly nats: NatsRpcClient,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    this.cache = new KeyCache(config.AUTH_CACHE_TTL_MS, config.AUTH_CACHE_MAX_KEYS);
+  }
+
+  async verify(apiKey: string): Promise<KeyIdentity> {
+    const id = createHash('sha256').update(apiKey).digest('base64url');
+    let verdict = this.cache.get(id);
+    if (!verdict) {
+      try {
+        verdict = { ok: true, identity: await this.nats.request(billingCatalog.verifyKey, { api_key: apiKey.slice(0, 256) }) };
+      } catch (err) {
+        // Only a definite "no" is cached; billing being down is not the key's fault.
+        if (!(isRpcError(err) && err.code === 'invalid_api_key')) throw ApiError.fromRpc(err) ?? err;
+        verdict = { ok: false };
+      }
+      this.cache.set(id, verdict);
+    }
+    if (!verdict.ok) throw new ApiError('invalid_api_key', 'Incorrect API key provided.');
+    return verdict.identity;
+  }
+}

@@ -1,0 +1,186 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are probed field by field */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { billingCatalog } from '@drael/contracts';
+import { NatsRpcClient } from '@drael/nats-rpc';
+import { createTestKey, startGatewayProcess, startScriptedUpstream, testPrefix, type GatewayProcess, type ScriptedUpstream } from '@drael/test-support';
+
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
+const prefix = testPrefix('gw-auth');
+let upstream: ScriptedUpstream;
+let gateway: GatewayProcess;
+let nats: NatsRpcClient;
+
+beforeAll(async () => {
+  upstream = await startScriptedUpstream({ turns: [] });
+  gateway = await startGatewayProcess({
+    NATS_URL,
+    DRAEL_NATS_PREFIX: prefix,
+    DRAEL_BACKEND_SERVICES: 'billing',
+    AUTH_CACHE_TTL_MS: '1000',
+    RATE_LIMIT_KEY_PREFIX: `${prefix}:rl:`,
+    DRAEL_ADMIN_TOKEN: ADMIN_TOKEN,
+    DRAEL_MODELS: JSON.stringify({ 'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model' } }),
+  });
+  nats = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
+});
+
+afterAll(async () => {
+  await nats?.close();
+  await gateway?.stop();
+  await upstream?.close();
+});
+
+const get = (path: string, headers: Record<string, string> = {}) => fetch(`${gateway.url}${path}`, { headers });
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+const chat = (key: string, stream: boolean) =>
+  fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { ...bearer(key), 'content-type': 'application/json', 'x-drael-server-tools': '0' },
+    body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], stream }),
+  });
+
+describe('API keys on every /v1 and /api route', () => {
+  it('no key: 401 missing_api_key in the OpenAI envelope; a bad key: 401 invalid_api_key', async () => {
+    for (const path of ['/v1/models', '/api/billing/usage']) {
+      const none = await get(path);
+      expect(none.status).toBe(401);
+      expect(await none.json()).toMatchObject({ error: { type: 'authentication_error', code: 'missing_api_key', param: null } });
+      const bad = await get(path, bearer('drael_wrongwrongwrongwrongwrongwrongwrongwrongwro'));
+      expect(bad.status).toBe(401);
+      expect(await bad.json()).toMatchObject({ error: { type: 'authentication_error', code: 'invalid_api_key' } });
+    }
+    const noKeyChat = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(noKeyChat.status).toBe(401);
+  });
+
+  it('health, readiness and the published plans need no key', async () => {
+    expect((await get('/healthz')).status).toBe(200);
+    expect([200, 503]).toContain((await get('/readyz')).status);
+    expect((await get('/api/billing/plans')).status).toBe(200);
+  });
+
+  it('a good key passes, and its identity reaches the handlers (usage is the key\'s account)', async () => {
+    const r = await get('/v1/models', gateway.authHeaders);
+    expect(r.status).toBe(200);
+    const usage = await get('/api/billing/usage', gateway.authHeaders);
+    expect(usage.status).toBe(200);
+    expect(await usage.json()).toMatchObject({ account_id: gateway.key!.account_id, plan: 'pro' });
+  });
+
+  it('a revoked key stops working within seconds', async () => {
+    const k = await createTestKey(nats, {});
+    expect((await get('/v1/models', bearer(k.api_key))).status).toBe(200);
+    await nats.request(billingCatalog.revokeKey, { account_id: k.account_id, key_id: k.key_id });
+    // The gateway trusts a verified key for AUTH_CACHE_TTL_MS (1 s here); poll well past it.
+    let status = 200;
+    for (let i = 0; i < 50 && status === 200; i++) {
+      await new Promise((res) => setTimeout(res, 200));
+      status = (await get('/v1/models', bearer(k.api_key))).status;
+    }
+    expect(status).toBe(401);
+  });
+
+  it('cross-account: a key never reads another account\'s usage', async () => {
+    const other = await createTestKey(nats, {});
+    const r = await get(`/api/billing/usage?account_id=${other.account_id}`, gateway.authHeaders);
+    expect(r.status).toBe(404);
+    expect(await r.json()).toMatchObject({ error: { code: 'not_found' } });
+    const own = await get(`/api/billing/usage?account_id=${gateway.key!.account_id}`, gateway.authHeaders);
+    expect(own.status).toBe(200);
+    // The admin API is not opened by an API key.
+    const adm = await fetch(`${gateway.url}/admin/accounts/${other.account_id}/usage`, { headers: gateway.authHeaders });
+    expect(adm.status).toBe(401);
+  });
+});
+
+describe('rate limits per key (Redis)', () => {
+  it('headers on a plain response, then 429 rate_limit_exceeded with Retry-After past the limit', async () => {
+    const k = await createTestKey(nats, { rate_limit: { per_minute: 3, per_hour: 100 } });
+    const seen: { status: number; remaining: string | null }[] = [];
+    for (let i = 0; i < 3; i++) {
+      upstream.setTurns([{ type: 'text', content: 'ok' }]);
+      const r = await chat(k.api_key, false);
+      await r.text();
+      expect(r.headers.get('x-ratelimit-limit')).toBe('3');
+      expect(r.headers.get('x-ratelimit-limit-requests')).toBe('3');
+      expect(Number(r.headers.get('x-ratelimit-reset'))).toBeGreaterThan(0);
+      expect(r.headers.get('x-ratelimit-reset-requests')).toMatch(/^(\d+m)?\d+s$/);
+      seen.push({ status: r.status, remaining: r.headers.get('x-ratelimit-remaining') });
+      expect(r.headers.get('x-ratelimit-remaining-requests')).toBe(r.headers.get('x-ratelimit-remaining'));
+    }
+    expect(seen).toEqual([
+      { status: 200, remaining: '2' },
+      { status: 200, remaining: '1' },
+      { status: 200, remaining: '0' },
+    ]);
+    const refused = await chat(k.api_key, false);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(await refused.json()).toMatchObject({ error: { type: 'rate_limit_error', code: 'rate_limit_exceeded' } });
+    // Another key of the same gateway is not affected.
+    expect((await get('/v1/models', gateway.authHeaders)).status).toBe(200);
+  });
+
+  it('headers are on a streamed response, before its first byte', async () => {
+    const k = await createTestKey(nats, { rate_limit: { per_minute: 10, per_hour: 100 } });
+    upstream.setTurns([{ type: 'text', content: 'streamed answer' }]);
+    const r = await chat(k.api_key, true);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toContain('text/event-stream');
+    // fetch resolves on the head: the headers were written before any of the body.
+    expect(r.headers.get('x-ratelimit-limit')).toBe('10');
+    expect(r.headers.get('x-ratelimit-remaining')).toBe('9');
+    expect(r.headers.get('x-ratelimit-remaining-requests')).toBe('9');
+    expect(await r.text()).toContain('[DONE]');
+  });
+
+  it('the hour window counts too', async () => {
+    const k = await createTestKey(nats, { rate_limit: { per_minute: 100, per_hour: 2 } });
+    expect((await get('/v1/models', bearer(k.api_key))).headers.get('x-ratelimit-limit')).toBe('2');
+    expect((await get('/v1/models', bearer(k.api_key))).status).toBe(200);
+    const r = await get('/v1/models', bearer(k.api_key));
+    expect(r.status).toBe(429);
+    expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(60);
+  });
+});
+
+describe('GET /api/billing/plans', () => {
+  it('publishes the plans with an ETag and answers 304 to a matching If-None-Match', async () => {
+    const r = await get('/api/billing/plans');
+    expect(r.status).toBe(200);
+    const etag = r.headers.get('etag')!;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    const body = (await r.json()) as any;
+    expect(body.data.map((p: any) => p.id)).toContain('free');
+    expect(body.data[0]).toHaveProperty('weekly.images');
+    const again = await get('/api/billing/plans', { 'if-none-match': etag });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect((await get('/api/billing/plans', { 'if-none-match': '"other"' })).status).toBe(200);
+  });
+});
+
+describe('admin API (admin token)', () => {
+  it('creates an account and a key that works, and revokes it', async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    expect((await fetch(`${gateway.url}/admin/accounts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' })).status).toBe(401);
+    expect((await fetch(`${gateway.url}/admin/accounts`, { method: 'POST', headers: { ...admin, authorization: 'Bearer wrong-token-wrong-token-wrong' }, body: '{"name":"x"}' })).status).toBe(401);
+    const acct = await fetch(`${gateway.url}/admin/accounts`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Acme', plan: 'team' }) });
+    expect(acct.status).toBe(201);
+    const { account_id } = (await acct.json()) as { account_id: string };
+    const keyRes = await fetch(`${gateway.url}/admin/accounts/${account_id}/keys`, { method: 'POST', headers: admin, body: JSON.stringify({ tool_level: 'l1_http' }) });
+    expect(keyRes.status).toBe(201);
+    const key = (await keyRes.json()) as { api_key: string; key_id: string; tool_level: string };
+    expect(key).toMatchObject({ tool_level: 'l1_http' });
+    expect((await get('/api/billing/usage', bearer(key.api_key))).status).toBe(200);
+    const bad = await fetch(`${gateway.url}/admin/accounts/${account_id}/keys`, { method: 'POST', headers: admin, body: JSON.stringify({ tool_level: 'root' }) });
+    expect(bad.status).toBe(400);
+    const adminNoBody = { authorization: admin.authorization };
+    const del = await fetch(`${gateway.url}/admin/accounts/${account_id}/keys/${key.key_id}`, { method: 'DELETE', headers: adminNoBody });
+    expect(await del.json()).toEqual({ key_id: key.key_id, revoked: true });
+    const wrongAcct = await fetch(`${gateway.url}/admin/accounts/${gateway.key!.account_id}/keys/${key.key_id}`, { method: 'DELETE', headers: adminNoBody });
+    expect(wrongAcct.status).toBe(404);
+  });
+});
