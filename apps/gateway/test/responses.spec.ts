@@ -21,7 +21,7 @@ beforeAll(async () => {
       body: `<!doctype html><html><head><title>Notes</title></head><body><article><h1>Release notes</h1><p>${INJECTION}</p><p>Version 2 adds streaming to every endpoint of the product.</p></article></body></html>`,
     },
   });
-});
+}, 180_000);
 afterAll(async () => {
   await pages?.close();
   await stack?.close();
@@ -528,6 +528,15 @@ describe('hosted datetime', () => {
 });
 
 describe('function tools pass through to the client', () => {
+  it('streamed: the function_call item with its arguments done event, then one terminal', async () => {
+    const tools = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
+    stack.upstream.setTurns([{ type: 'tool_calls', calls: [{ id: 'w2', name: 'get_weather', arguments: '{"city":"Rome"}' }] }]);
+    const events = await eventsOf(await stack.post({ model: 'gpt-test', input: 'Weather in Rome?', tools, stream: true }));
+    expectOneTerminalAndMonotonic(events);
+    expect(types(events).slice(2)).toEqual(['response.output_item.added', 'response.function_call_arguments.done', 'response.output_item.done', 'response.completed']);
+    expect(events.at(-1)!.response.output[0]).toMatchObject({ type: 'function_call', call_id: 'w2', name: 'get_weather', arguments: '{"city":"Rome"}' });
+  });
+
   it('a function call ends the response as a function_call item; the output comes back with previous_response_id', async () => {
     const tools = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }, { type: 'web_search' }];
     stack.upstream.setTurns([
@@ -547,6 +556,35 @@ describe('function tools pass through to the client', () => {
     const sent = requestsSince(before)[1]!.body.messages;
     expect(sent.map((m: any) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
     expect(sent[3]).toEqual({ role: 'tool', tool_call_id: 'w1', content: '{"celsius":4}' });
+  });
+});
+
+describe('a client that goes away', () => {
+  it('stops the loop: the upstream call in flight is aborted and no further turn is made', async () => {
+    stack.upstream.setTurns([
+      { type: 'tool_calls', calls: [{ id: 'd1', name: 'datetime', arguments: '{}' }] },
+      { type: 'text', content: ['slow', ' answer', ' never', ' finished'], chunkDelayMs: 400 },
+      { type: 'text', content: 'must not be asked' },
+    ]);
+    const before = stack.upstream.requests.length;
+    const abort = new AbortController();
+    const r = await fetch(`${stack.gateway.url}/v1/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...stack.auth },
+      body: JSON.stringify({ model: 'gpt-test', input: 'hi', tools: [{ type: 'datetime' }], stream: true }),
+      signal: abort.signal,
+    });
+    const reader = r.body!.getReader();
+    let seen = '';
+    while (!seen.includes('response.output_text.delta')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += new TextDecoder().decode(value);
+    }
+    abort.abort();
+    await expect.poll(() => stack.upstream.aborted.length > 0 && requestsSince(before).length, { timeout: 10_000 }).toBe(2);
+    await new Promise((res) => setTimeout(res, 500));
+    expect(requestsSince(before)).toHaveLength(2);
   });
 });
 
@@ -570,18 +608,18 @@ describe('stored responses', () => {
   it('GET returns a stored response, DELETE removes it; store:false is never stored', async () => {
     stack.upstream.setTurns([{ type: 'text', content: 'kept' }]);
     const created = await json(await stack.post({ model: 'gpt-test', input: 'hi', metadata: { ticket: 'T-1' } }));
-    const got = await fetch(`${stack.gateway.url}/v1/responses/${created.id}`);
+    const got = await stack.get(created.id);
     expect(got.status).toBe(200);
     expect(await json(got)).toMatchObject({ id: created.id, output_text: 'kept', metadata: { ticket: 'T-1' }, status: 'completed' });
-    const del = await fetch(`${stack.gateway.url}/v1/responses/${created.id}`, { method: 'DELETE' });
+    const del = await stack.del(created.id);
     expect(await json(del)).toEqual({ id: created.id, object: 'response', deleted: true });
-    const gone = await fetch(`${stack.gateway.url}/v1/responses/${created.id}`);
+    const gone = await stack.get(created.id);
     expect(gone.status).toBe(404);
     expect((await json(gone)).error).toMatchObject({ code: 'not_found', type: 'not_found_error' });
 
     stack.upstream.setTurns([{ type: 'text', content: 'not kept' }]);
     const ephemeral = await json(await stack.post({ model: 'gpt-test', input: 'hi', store: false }));
-    expect((await fetch(`${stack.gateway.url}/v1/responses/${ephemeral.id}`)).status).toBe(404);
+    expect((await stack.get(ephemeral.id)).status).toBe(404);
     const cont = await stack.post({ model: 'gpt-test', input: 'more', previous_response_id: ephemeral.id });
     expect(cont.status).toBe(404);
     expect((await json(cont)).error.param).toBe('previous_response_id');
@@ -601,8 +639,61 @@ describe('stored responses', () => {
   });
 });
 
+describe('keys, accounts and tool levels', () => {
+  it('a stored response belongs to its account: another account can neither read, continue nor delete it', async () => {
+    stack.upstream.setTurns([{ type: 'text', content: 'mine' }]);
+    const created = await json(await stack.post({ model: 'gpt-test', input: 'hi' }));
+    const other = await stack.newKey();
+    expect((await stack.get(created.id, other)).status).toBe(404);
+    expect((await stack.del(created.id, other)).status).toBe(404);
+    const before = stack.upstream.requests.length;
+    const cont = await stack.post({ model: 'gpt-test', input: 'more', previous_response_id: created.id }, other);
+    expect(cont.status).toBe(404);
+    expect(requestsSince(before)).toHaveLength(0);
+    expect((await stack.get(created.id)).status).toBe(200);
+  });
+
+  it('no key is a 401 on the same envelope', async () => {
+    const r = await stack.post({ model: 'gpt-test', input: 'hi' }, {});
+    expect(r.status).toBe(401);
+    expect((await json(r)).error.type).toBe('authentication_error');
+  });
+
+  it('tool level none: web_search fails typed before dispatch, the turn still ends in an answer', async () => {
+    const none = await stack.newKey({ tool_level: 'none' });
+    stack.upstream.setTurns([
+      { type: 'tool_calls', calls: [{ id: 'c1', name: 'web_search', arguments: '{"query":"drael"}' }] },
+      { type: 'text', content: 'I cannot search.' },
+    ]);
+    const wire = stack.tap.seen.length;
+    const body = await json(await stack.post({ model: 'gpt-test', input: 'drael?', tools: [{ type: 'web_search' }] }, none));
+    expect(body.output[0]).toMatchObject({ type: 'web_search_call', status: 'failed', error: { code: 'tool_level_insufficient' } });
+    expect(body.output_text).toBe('I cannot search.');
+    expect(stack.tap.seen.slice(wire).filter((s) => s.subject === SEARCH)).toHaveLength(0);
+  });
+
+  it('l1_http: engine auto is not allowed the browser (plain HTTP is sent); engine browser fails before dispatch', async () => {
+    const http = await stack.newKey({ tool_level: 'l1_http' });
+    const fetchTurns = () => [
+      { type: 'tool_calls' as const, calls: [{ id: 'f1', name: 'web_fetch', arguments: JSON.stringify({ url: `${pages.url}/pricing` }) }] },
+      { type: 'text' as const, content: 'ok' },
+    ];
+    stack.upstream.setTurns(fetchTurns());
+    let wire = stack.tap.seen.length;
+    const auto = await json(await stack.post({ model: 'gpt-test', input: 'read', tools: [{ type: 'web_fetch' }] }, http));
+    expect(auto.output[0]).toMatchObject({ status: 'completed' });
+    expect(stack.tap.seen.slice(wire).filter((s) => s.subject === FETCH).map((s) => (s.data as any).render)).toEqual(['http']);
+
+    stack.upstream.setTurns(fetchTurns());
+    wire = stack.tap.seen.length;
+    const browser = await json(await stack.post({ model: 'gpt-test', input: 'read', tools: [{ type: 'web_fetch', engine: 'browser' }] }, http));
+    expect(browser.output[0]).toMatchObject({ type: 'web_search_call', status: 'failed', error: { code: 'tool_level_insufficient' } });
+    expect(stack.tap.seen.slice(wire).filter((s) => s.subject === FETCH)).toHaveLength(0);
+  });
+});
+
 describe('the official openai SDK', () => {
-  const client = () => new OpenAI({ baseURL: `${stack.gateway.url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
+  const client = () => new OpenAI({ baseURL: `${stack.gateway.url}/v1`, apiKey: stack.gateway.apiKey, maxRetries: 0 });
 
   it('responses.create returns the items and output_text', async () => {
     stack.upstream.setTurns([

@@ -2,7 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { NatsRpcClient } from '@drael/nats-rpc';
 import {
+  createTestKey,
   parseSse,
   startGatewayProcess,
   startScriptedUpstream,
@@ -11,6 +13,7 @@ import {
   type GatewayProcess,
   type ScriptedUpstream,
   type ServiceProcess,
+  type TestKeyOptions,
 } from '@drael/test-support';
 
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -73,6 +76,9 @@ export async function startPages(pages: Record<string, { status?: number; body: 
   return { url: `http://127.0.0.1:${port}`, hits, close: () => new Promise((r) => server.close(() => r())) };
 }
 
+// Boot can take long on a shared, busy 2-core machine; waiting longer costs nothing when it is quick.
+const BOOT = { readyTimeoutMs: 120_000 };
+
 export interface Stack {
   prefix: string;
   keyPrefix: string;
@@ -81,7 +87,13 @@ export interface Stack {
   search: ServiceProcess;
   fetch: ServiceProcess;
   tap: WireTap;
+  /** The bearer header of the stack's own key (a fresh account from the real billing service). */
+  auth: Record<string, string>;
   post(body: unknown, headers?: Record<string, string>): Promise<Response>;
+  get(id: string, headers?: Record<string, string>): Promise<Response>;
+  del(id: string, headers?: Record<string, string>): Promise<Response>;
+  /** A key of another, new account on the same billing service. */
+  newKey(options?: TestKeyOptions): Promise<Record<string, string>>;
   close(): Promise<void>;
 }
 
@@ -91,7 +103,7 @@ export async function startStack(gatewayEnv: Record<string, string> = {}): Promi
   const keyPrefix = `test:${prefix}:`;
   const tap = await WireTap.start(prefix);
   const upstream = await startScriptedUpstream({ turns: [] });
-  const [search, fetchSvc] = await Promise.all([
+  const [search, fetchSvc, gateway] = await Promise.all([
     startServiceProcess('search', {
       NATS_URL,
       DRAEL_NATS_PREFIX: prefix,
@@ -99,7 +111,7 @@ export async function startStack(gatewayEnv: Record<string, string> = {}): Promi
       REDIS_URL,
       SEARCH_CACHE_PREFIX: `${keyPrefix}search:`,
       SEARCH_VERIFY: 'false',
-    }),
+    }, BOOT),
     startServiceProcess('fetch', {
       NATS_URL,
       DRAEL_NATS_PREFIX: prefix,
@@ -108,18 +120,24 @@ export async function startStack(gatewayEnv: Record<string, string> = {}): Promi
       FETCH_BROWSER: 'off',
       TOR_SOCKS_URL: '',
       FETCH_TEST_ALLOW_CIDRS: '127.0.0.0/8',
-    }),
+    }, BOOT),
+    startGatewayProcess(
+      {
+        NATS_URL,
+        DRAEL_NATS_PREFIX: prefix,
+        DRAEL_BACKEND_SERVICES: 'search,fetch',
+        REDIS_URL,
+        RESPONSES_KEY_PREFIX: `${keyPrefix}responses:`,
+        RATE_LIMIT_KEY_PREFIX: `${keyPrefix}rl:`,
+        LOG_LEVEL: 'warn',
+        DRAEL_MODELS: JSON.stringify({ 'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model' } }),
+        ...gatewayEnv,
+      },
+      { billing: { tool_level: 'l4_browser' }, ...BOOT },
+    ),
   ]);
-  const gateway = await startGatewayProcess({
-    NATS_URL,
-    DRAEL_NATS_PREFIX: prefix,
-    DRAEL_BACKEND_SERVICES: 'search,fetch',
-    REDIS_URL,
-    RESPONSES_KEY_PREFIX: `${keyPrefix}responses:`,
-    LOG_LEVEL: 'warn',
-    DRAEL_MODELS: JSON.stringify({ 'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model' } }),
-    ...gatewayEnv,
-  });
+  const auth = gateway.authHeaders;
+  const url = (id: string) => `${gateway.url}/v1/responses/${id}`;
   return {
     prefix,
     keyPrefix,
@@ -128,12 +146,24 @@ export async function startStack(gatewayEnv: Record<string, string> = {}): Promi
     search,
     fetch: fetchSvc,
     tap,
-    post: (body, headers = {}) =>
+    auth,
+    post: (body, headers = auth) =>
       fetch(`${gateway.url}/v1/responses`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...headers },
         body: JSON.stringify(body),
       }),
+    get: (id, headers = auth) => fetch(url(id), { headers }),
+    del: (id, headers = auth) => fetch(url(id), { method: 'DELETE', headers }),
+    newKey: async (options = {}) => {
+      const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
+      try {
+        const key = await createTestKey(client, options);
+        return { authorization: `Bearer ${key.api_key}` };
+      } finally {
+        await client.close();
+      }
+    },
     close: async () => {
       await gateway.stop();
       await Promise.all([search.stop(), fetchSvc.stop()]);

@@ -139,6 +139,15 @@ export class ResponseLoopService {
             events.emit('response.web_search_call.searching', { output_index: p.index, item_id: p.item.id });
           }
         }
+        if (p.kind === 'client_function' && p.item && p.index !== undefined) {
+          // The arguments arrive whole (the model's turn is complete), so one done event, as OpenAI sends after its deltas.
+          events.emit('response.function_call_arguments.done', {
+            item_id: p.item.id,
+            output_index: p.index,
+            name: p.call.function.name,
+            arguments: p.call.function.arguments,
+          });
+        }
         if (p.kind === 'client_function' || p.kind === 'client_tool_search') endsHere = true;
       }
       // The calls of one turn run in parallel; their results go back to the model in call order.
