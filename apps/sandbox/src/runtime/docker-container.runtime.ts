@@ -63,13 +63,14 @@ export class DockerContainerRuntime implements ContainerRuntime {
   }
 
   async removeLeftovers(): Promise<number> {
+    // Program files of runs that died with the previous process (their containers go next).
+    await rm(this.runsDir, { recursive: true, force: true });
+    await mkdir(this.runsDir, { recursive: true, mode: 0o711 });
     const leftovers = await this.docker.listContainers({
       all: true,
       filters: { label: [`${LABEL}=1`, `${LABEL_INSTANCE}=${this.config.SANDBOX_INSTANCE}`] },
     });
     await Promise.all(leftovers.map((c) => this.docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
-    await rm(this.runsDir, { recursive: true, force: true });
-    await mkdir(this.runsDir, { recursive: true, mode: 0o711 });
     return leftovers.length;
   }
 
