@@ -1,0 +1,137 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are free-form JSON read by the assertions */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLoopHarness, toolMessages, toolNames, type LoopHarness } from './turn-loop.support.js';
+
+// The tools against the REAL search service (Debian searx with the fixture engines) and the REAL
+// sandbox (Docker), through the gateway process. fetch is not started: web_fetch must be absent.
+let h: LoopHarness;
+const ask = [{ role: 'user', content: 'Work it out.' }];
+const call = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
+
+beforeAll(async () => {
+  h = await startLoopHarness({ services: ['search', 'sandbox'] });
+}, 240_000);
+afterAll(async () => {
+  await h?.close();
+}, 60_000);
+
+/** One tool round: the script calls `calls`, then answers; returns the tool results the model got. */
+async function round(calls: ReturnType<typeof call>[], headers: Record<string, string> = {}) {
+  h.script([{ type: 'tool_calls', calls }, { type: 'text', content: 'done' }]);
+  const before = h.upstream.requests.length;
+  const r = await h.chat({ messages: ask }, headers);
+  expect(r.status).toBe(200);
+  await r.json();
+  const seen = h.upstream.requests.slice(before);
+  expect(seen).toHaveLength(2);
+  return { results: toolMessages(seen[1]!.body) };
+}
+
+/** The tools the upstream was offered for one plain request. */
+async function offered(headers: Record<string, string> = {}): Promise<string[]> {
+  h.script([{ type: 'text', content: 'hi' }]);
+  const before = h.upstream.requests.length;
+  const r = await h.chat({ messages: ask }, headers);
+  expect(r.status).toBe(200);
+  await r.json();
+  return toolNames(h.upstream.requests[before]!.body);
+}
+
+describe('served catalogue with real services', () => {
+  it('serves the tools whose service answers; unwired ones are absent from what the upstream received', async () => {
+    expect(await offered()).toEqual(['run_code', 'web_search', 'spawn_agent']);
+  });
+
+  it('a key at l1_http is not served run_code', async () => {
+    const key = await h.newKey({ tool_level: 'l1_http' });
+    expect(await offered({ authorization: `Bearer ${key.api_key}` })).toEqual(['web_search', 'spawn_agent']);
+  });
+});
+
+describe('web_search and run_code in one turn', () => {
+  it('runs the calls in parallel and answers in call order: found, empty (found:false + note), failed (ok:false + why), code', async () => {
+    const { results } = await round([
+      call('s-found', 'web_search', { query: 'drael' }),
+      call('s-empty', 'web_search', { query: 'zzempty nothing matches this' }),
+      call('s-fail', 'web_search', { query: 'drael zzfail-all' }),
+      call('code', 'run_code', { runtime: 'python', code: 'print(6*7)' }),
+    ]);
+    expect(results.map((r) => r.tool_call_id)).toEqual(['s-found', 's-empty', 's-fail', 'code']);
+    const [found, empty, fail, code] = results.map((r) => r.content);
+    expect(found.ok).toBe(true);
+    expect(found.found).toBe(true);
+    expect(found.results.map((x: any) => x.url)).toContain('http://127.0.0.1:8891/pages/drael-architecture');
+    expect(empty).toMatchObject({ ok: true, found: false });
+    expect(empty.note).toMatch(/queried/);
+    expect(fail.ok).toBe(false);
+    expect(typeof fail.why).toBe('string');
+    expect(fail.why.length).toBeGreaterThan(0);
+    expect(code).toMatchObject({ ok: true, exit_code: 0, stdout: '42\n', stderr: '', timed_out: false, truncated: { stdout: false, stderr: false } });
+    expect(typeof code.duration_s).toBe('number');
+  });
+
+  it('run_code: at most 8 KiB of each stream, the cut stated in the text and in truncated; a failure says why', async () => {
+    const { results } = await round([
+      call('big', 'run_code', { runtime: 'python', code: 'print("x" * 20000)' }),
+      call('bad', 'run_code', { runtime: 'bash', code: 'echo oops >&2; exit 3' }),
+    ]);
+    const [big, bad] = results.map((r) => r.content);
+    expect(Buffer.byteLength(big.stdout)).toBeLessThanOrEqual(8192);
+    expect(big.stdout).toMatch(/\[cut: the first 8192 of 20001 bytes are shown/);
+    expect(big.truncated.stdout).toBe(true);
+    expect(bad).toMatchObject({ ok: false, exit_code: 3, stderr: 'oops\n' });
+    expect(bad.why).toMatch(/exited with code 3/);
+  });
+});
+
+describe('sessions', () => {
+  const files = (session: string, path = '', apiKey = h.apiKey, init: RequestInit = {}) =>
+    fetch(`${h.gateway.url}/v1/sessions/${session}/files${path ? `/${path}` : ''}`, { ...init, headers: { authorization: `Bearer ${apiKey}`, ...(init.headers ?? {}) } });
+
+  it('files brought in are seen by run_code, results are taken out, and they persist across requests', async () => {
+    const session = `s${Date.now()}`;
+    const put = await files(session, 'in/data.txt', h.apiKey, { method: 'PUT', body: 'hello from the client', headers: { 'content-type': 'application/octet-stream' } });
+    expect(put.status).toBe(200);
+    expect(await put.json()).toMatchObject({ path: 'in/data.txt', size: 21 });
+
+    const first = await round(
+      [call('r1', 'run_code', { runtime: 'bash', code: 'tr a-z A-Z < in/data.txt > out.txt && cat out.txt' })],
+      { 'x-drael-session': session },
+    );
+    expect(first.results[0]!.content).toMatchObject({ ok: true, stdout: 'HELLO FROM THE CLIENT' });
+
+    // A later request on the same session sees what the first one wrote.
+    const second = await round([call('r2', 'run_code', { runtime: 'bash', code: 'cat out.txt' })], { 'x-drael-session': session });
+    expect(second.results[0]!.content).toMatchObject({ ok: true, stdout: 'HELLO FROM THE CLIENT' });
+
+    const got = await files(session, 'out.txt');
+    expect(got.status).toBe(200);
+    expect(await got.text()).toBe('HELLO FROM THE CLIENT');
+    const listing = (await (await files(session)).json()) as any;
+    expect(listing.object).toBe('list');
+    expect(listing.data.map((f: any) => f.path).sort()).toEqual(['in/data.txt', 'out.txt']);
+
+    const del = await files(session, 'out.txt', h.apiKey, { method: 'DELETE' });
+    expect(((await del.json()) as any).deleted).toBe(true);
+    expect((await files(session, 'out.txt')).status).toBe(404);
+  });
+
+  it('the same session id is a different workspace for another account', async () => {
+    const session = `shared${Date.now()}`;
+    expect((await files(session, 'secret.txt', h.apiKey, { method: 'PUT', body: 'mine', headers: { 'content-type': 'text/plain' } })).status).toBe(200);
+    const other = await h.newKey();
+    expect((await files(session, 'secret.txt', other.api_key)).status).toBe(404);
+    const theirs = await round([call('peek', 'run_code', { runtime: 'bash', code: 'cat secret.txt' })], {
+      authorization: `Bearer ${other.api_key}`,
+      'x-drael-session': session,
+    });
+    expect(theirs.results[0]!.content).toMatchObject({ ok: false });
+    expect(theirs.results[0]!.content.stdout).toBe('');
+  });
+
+  it('without a session header nothing a run writes is readable by a later request', async () => {
+    await round([call('w', 'run_code', { runtime: 'bash', code: 'echo left > note.txt' })]);
+    const later = await round([call('r', 'run_code', { runtime: 'bash', code: 'cat note.txt' })]);
+    expect(later.results[0]!.content).toMatchObject({ ok: false });
+  });
+});
