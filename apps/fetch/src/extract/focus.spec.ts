@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { applyFocus, truncate } from './focus.js';
+
+const page = [
+  '# Runtime 24',
+  'Runtime 24 is released today.',
+  '## Module customization hooks',
+  'The synchronous module hooks are now stable.',
+  'Loaders no longer need a worker thread.',
+  '## Permission model',
+  'Processes may only read granted paths.',
+  '## Test runner',
+  'Subtests are awaited automatically; loader bugs in mocks were fixed.',
+].join('\n\n');
+
+describe('applyFocus', () => {
+  it('keeps the blocks about the focus, in page order, under their headings', () => {
+    const out = applyFocus(page, 'ESM loader hooks', 10_000);
+    expect(out.split('\n\n')).toEqual([
+      '# Runtime 24',
+      '## Module customization hooks',
+      'The synchronous module hooks are now stable.',
+      'Loaders no longer need a worker thread.',
+      '## Test runner',
+      'Subtests are awaited automatically; loader bugs in mocks were fixed.',
+    ]);
+  });
+
+  it('with a small budget keeps the best blocks first', () => {
+    const out = applyFocus(page, 'loader hooks', 60);
+    expect(out).toContain('The synchronous module hooks are now stable.');
+    expect(out).not.toContain('Permission');
+  });
+
+  it('a focus that matches nothing leaves the page whole', () => {
+    expect(applyFocus(page, 'quantum chromodynamics', 10_000)).toBe(page);
+  });
+
+  it('no focus leaves the page whole', () => {
+    expect(applyFocus(page, undefined, 10)).toBe(page);
+  });
+
+  it('code fences are never split', () => {
+    const md = 'Intro about caching.\n\n```\nline one\n\nline two about caching\n```\n\nUnrelated.';
+    expect(applyFocus(md, 'caching', 10_000)).toBe('Intro about caching.\n\n```\nline one\n\nline two about caching\n```');
+  });
+});
+
+describe('truncate', () => {
+  it('cuts at max characters, on a word boundary when near', () => {
+    const { text, truncated } = truncate('word '.repeat(40), 98);
+    expect(truncated).toBe(true);
+    expect(text.length).toBeLessThanOrEqual(98);
+    expect(text.endsWith('word')).toBe(true);
+    // A long unbroken run is cut where it must be.
+    expect(truncate('x'.repeat(50), 20).text).toBe('x'.repeat(20));
+  });
+
+  it('leaves short text alone', () => {
+    expect(truncate('short', 10)).toEqual({ text: 'short', truncated: false });
+  });
+});
