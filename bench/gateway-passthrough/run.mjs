@@ -136,20 +136,39 @@ const targets = [
   { name: 'naive proxy', port: naivePort, pid: naive.pid, headers: {} },
   { name: 'gateway', port: gatewayPort, pid: gateway.pid, headers: gatewayHeaders },
 ];
+// GATEWAY_B_DIR=<another checkout's apps/gateway> adds a second gateway build to the same run (A/B).
+if (process.env.GATEWAY_B_DIR) {
+  const portB = await freePort();
+  const b = spawn(process.execPath, ['dist/main.js'], { cwd: resolve(process.env.GATEWAY_B_DIR), env: { ...gatewayEnv, PORT: String(portB), DRAEL_NATS_PREFIX: `bench-b-${process.pid}` }, stdio: ['ignore', 'ignore', 'inherit'] });
+  children.push(b);
+  await waitHttp(`http://127.0.0.1:${portB}/healthz`);
+  targets.push({ name: 'gateway B', port: portB, pid: b.pid, headers: gatewayHeaders });
+}
 
 // --- measure --------------------------------------------------------------------------------
-console.log(`gateway-passthrough: ${CPU_REQUESTS} requests at concurrency ${CONCURRENCY} for CPU, ${TTFB_REQUESTS} at concurrency 1 for TTFB, ${WARMUP} warm-up; node ${process.version}, ${new Date().toISOString()}`);
+// Targets take turns in ROUNDS short rounds, so drift in the machine's load (other work on a
+// shared machine) spreads evenly over them instead of favouring whichever ran in a quiet spell.
+const ROUNDS = arg('rounds', 5);
+console.log(`gateway-passthrough: ${CPU_REQUESTS} requests at concurrency ${CONCURRENCY} for CPU and ${TTFB_REQUESTS} at concurrency 1 for TTFB per target and mode, in ${ROUNDS} interleaved rounds, after ${WARMUP} warm-up; node ${process.version}, ${new Date().toISOString()}`);
 const rows = [];
 for (const stream of [false, true]) {
+  const acc = new Map(targets.map((t) => [t.name, { cpu: 0, wall: 0, ttfbs: [] }]));
+  for (const t of targets) await load(t.port, stream, t.headers, WARMUP, CONCURRENCY);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const t of targets) {
+      const a = acc.get(t.name);
+      const cpu0 = t.pid ? cpuSeconds(t.pid) : 0;
+      const started = process.hrtime.bigint();
+      await load(t.port, stream, t.headers, Math.ceil(CPU_REQUESTS / ROUNDS), CONCURRENCY);
+      a.wall += Number(process.hrtime.bigint() - started) / 1e9;
+      if (t.pid) a.cpu += cpuSeconds(t.pid) - cpu0;
+      a.ttfbs.push(...(await load(t.port, stream, t.headers, Math.ceil(TTFB_REQUESTS / ROUNDS), 1)).map((r) => r.ttfbMs));
+    }
+  }
+  const n = Math.ceil(CPU_REQUESTS / ROUNDS) * ROUNDS;
   for (const t of targets) {
-    await load(t.port, stream, t.headers, WARMUP, CONCURRENCY);
-    const cpu0 = t.pid ? cpuSeconds(t.pid) : 0;
-    const started = process.hrtime.bigint();
-    await load(t.port, stream, t.headers, CPU_REQUESTS, CONCURRENCY);
-    const wallS = Number(process.hrtime.bigint() - started) / 1e9;
-    const cpu = t.pid ? cpuSeconds(t.pid) - cpu0 : undefined;
-    const ttfbs = (await load(t.port, stream, t.headers, TTFB_REQUESTS, 1)).map((r) => r.ttfbMs);
-    rows.push({ mode: stream ? 'streaming' : 'non-streaming', target: t.name, cpuPerReqUs: cpu === undefined ? undefined : (cpu / CPU_REQUESTS) * 1e6, rps: CPU_REQUESTS / wallS, ttfbMedian: median(ttfbs), ttfbP90: p90(ttfbs) });
+    const a = acc.get(t.name);
+    rows.push({ mode: stream ? 'streaming' : 'non-streaming', target: t.name, cpuPerReqUs: t.pid ? (a.cpu / n) * 1e6 : undefined, rps: n / a.wall, ttfbMedian: median(a.ttfbs), ttfbP90: p90(a.ttfbs) });
   }
 }
 
@@ -161,6 +180,7 @@ for (const r of rows) {
 console.log('');
 for (const mode of ['non-streaming', 'streaming']) {
   const by = (name) => rows.find((r) => r.mode === mode && r.target === name);
+  if (by('gateway B')) console.log(`${mode}: gateway B CPU/request = ${(by('gateway B').cpuPerReqUs / by('naive proxy').cpuPerReqUs).toFixed(2)}x naive proxy`);
   const ratio = by('gateway').cpuPerReqUs / by('naive proxy').cpuPerReqUs;
   const addedTtfb = by('gateway').ttfbMedian - by('direct').ttfbMedian;
   const naiveAdded = by('naive proxy').ttfbMedian - by('direct').ttfbMedian;

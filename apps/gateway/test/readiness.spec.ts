@@ -11,7 +11,7 @@ let nc: NatsConnection;
 
 beforeAll(async () => {
   nc = await connect({ servers: NATS_URL });
-  gateway = await startGatewayProcess({ NATS_URL, DRAEL_NATS_PREFIX: prefix, DRAEL_BACKEND_SERVICES: 'agent-run', READY_TIMEOUT_MS: '500' });
+  gateway = await startGatewayProcess({ NATS_URL, DRAEL_NATS_PREFIX: prefix, DRAEL_BACKEND_SERVICES: 'search', READY_TIMEOUT_MS: '500' });
 });
 
 afterAll(async () => {
@@ -29,7 +29,7 @@ describe('GET /healthz and /readyz', () => {
 
   it('/readyz is 503 naming the service that does not answer, and asks it with the request id', async () => {
     // A bare subscriber on the service's health subject sees the request (and never answers).
-    const sub = nc.subscribe(`${prefix}.agent-run.health.v1`, { max: 1 });
+    const sub = nc.subscribe(`${prefix}.search.health.v1`, { max: 1 });
     const seen = (async () => {
       for await (const m of sub) return m.headers?.get('x-request-id');
       return undefined;
@@ -38,16 +38,16 @@ describe('GET /healthz and /readyz', () => {
     expect(r.status).toBe(503);
     const body = (await r.json()) as any;
     expect(body.error).toMatchObject({ type: 'service_unavailable_error', code: 'service_unavailable' });
-    expect(body.error.message).toContain('agent-run');
-    expect(body.failing).toEqual(['agent-run']);
+    expect(body.error.message).toContain('search');
+    expect(body.failing).toEqual(['search']);
     expect(body.nats).toBe(true);
     expect(await seen).toBe('ready-probe-1');
   });
 
   it('/readyz is 200 once every backend service answers its health subject', async () => {
-    service = await startServiceProcess('agent-run', { NATS_URL, DRAEL_NATS_PREFIX: prefix });
+    service = await startServiceProcess('search', { NATS_URL, DRAEL_NATS_PREFIX: prefix });
     const r = await fetch(`${gateway.url}/readyz`);
     expect(r.status).toBe(200);
-    expect(await r.json()).toMatchObject({ status: 'ready', services: { 'agent-run': 'ok' } });
+    expect(await r.json()).toMatchObject({ status: 'ready', services: { 'search': 'ok' } });
   });
 });

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
 import { ApiError } from '../errors/api-error.js';
-import { UpstreamClient, upstreamFailure, type UpstreamResponse } from '../upstream/upstream.client.js';
+import { UpstreamClient, upstreamFailure } from '../upstream/upstream.client.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 
 export interface ProxyCall {
@@ -16,98 +17,137 @@ export interface ProxyCall {
 // An upstream error body longer than this is cut: it only has to carry a message.
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
+class ClientGone extends Error {
+  constructor() {
+    super('the client closed the connection');
+  }
+}
+
 /**
  * Proxy mode: the request goes to the alias's upstream as is and the answer comes back as is.
  * Streaming answers are written to the client chunk by chunk as they arrive, without parsing
- * or re-encoding them (CPU per request is a judged figure). A client that goes away aborts the
- * upstream request.
+ * or re-encoding them (CPU per request is a judged figure); the upstream is paused while the
+ * client's socket is full. A client that goes away aborts the upstream request.
  */
 @Injectable()
 export class ChatProxyService {
   constructor(private readonly upstream: UpstreamClient) {}
 
-  async forward(call: ProxyCall): Promise<void> {
-    const { res } = call;
-    const abort = new AbortController();
-    const onClose = () => {
-      if (!res.writableFinished) abort.abort();
-    };
-    res.once('close', onClose);
+  forward(call: ProxyCall): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.upstream.dispatch(
+        call.route,
+        { path: '/chat/completions', body: call.body, requestId: call.requestId, accept: call.stream ? 'text/event-stream' : 'application/json' },
+        new ProxyHandler(call, resolve, reject),
+      );
+    });
+  }
+}
 
-    let upstream: UpstreamResponse;
-    try {
-      upstream = await this.upstream.post(call.route, {
-        path: '/chat/completions',
-        body: call.body,
-        requestId: call.requestId,
-        signal: abort.signal,
-        accept: call.stream ? 'text/event-stream' : 'application/json',
+/** One proxied answer, driven by undici's dispatch callbacks. */
+class ProxyHandler implements Dispatcher.DispatchHandler {
+  private controller?: Dispatcher.DispatchController;
+  private status = 0;
+  private contentType: string | undefined;
+  /** Non-streaming answers and error bodies are collected; streamed ones never are. */
+  private chunks: Buffer[] = [];
+  private collected = 0;
+  private streaming = false;
+  private settled = false;
+  private readonly onClose = () => {
+    if (!this.call.res.writableFinished) this.controller?.abort(new ClientGone());
+    this.finish();
+  };
+  private readonly onDrain = () => this.controller?.resume();
+
+  constructor(
+    private readonly call: ProxyCall,
+    private readonly resolve: () => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    call.res.once('close', this.onClose);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.call.res.destroyed) controller.abort(new ClientGone());
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.status = statusCode;
+    const ct = headers['content-type'];
+    this.contentType = Array.isArray(ct) ? ct[0] : ct;
+    if (statusCode < 400 && this.call.stream) {
+      this.streaming = true;
+      this.call.res.writeHead(statusCode, {
+        'content-type': this.contentType ?? 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        'x-accel-buffering': 'no',
+        'x-request-id': this.call.requestId,
       });
-    } catch (err) {
-      res.off('close', onClose);
-      if (abort.signal.aborted) return;
-      throw err;
     }
+  }
 
-    if (upstream.statusCode >= 400) {
-      res.off('close', onClose);
-      throw await passThroughError(upstream);
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.streaming) {
+      if (!this.call.res.write(chunk)) {
+        controller.pause();
+        this.call.res.once('drain', this.onDrain);
+      }
+      return;
     }
-    if (call.stream) await relayStream(upstream, res, call.requestId, abort.signal);
-    else await relayWhole(upstream, res, call.requestId, abort.signal);
-    res.off('close', onClose);
+    if (this.status >= 400 && this.collected >= MAX_ERROR_BODY_BYTES) return;
+    this.chunks.push(chunk);
+    this.collected += chunk.length;
   }
-}
 
-/** Streaming: every upstream chunk goes straight to the socket; a failure mid-way is one error event. */
-async function relayStream(upstream: UpstreamResponse, res: ServerResponse, requestId: string, signal: AbortSignal): Promise<void> {
-  res.writeHead(upstream.statusCode, {
-    'content-type': headerOf(upstream, 'content-type') ?? 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-    'x-request-id': requestId,
-  });
-  try {
-    for await (const chunk of upstream.body) {
-      if (!res.write(chunk as Buffer)) await drained(res, signal);
+  onResponseEnd(): void {
+    const { res } = this.call;
+    if (this.streaming) {
+      res.end();
+      return this.finish();
     }
-  } catch (err) {
-    if (signal.aborted || res.destroyed) return;
-    const failure = upstreamFailure(err) ?? new ApiError('upstream_error', 'The model upstream stream failed');
-    res.write(`data: ${JSON.stringify(failure.toEnvelope())}\n\n`);
+    if (this.status >= 400) return this.fail(passThroughError(this.status, Buffer.concat(this.chunks).toString('utf8')));
+    const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    res.writeHead(this.status, {
+      'content-type': this.contentType ?? 'application/json',
+      'content-length': body.length,
+      'x-request-id': this.call.requestId,
+    });
+    res.end(body);
+    this.finish();
   }
-  if (!res.destroyed) res.end();
-}
 
-/** Non-streaming: collected first so that a failure half-way is still a proper error status. */
-async function relayWhole(upstream: UpstreamResponse, res: ServerResponse, requestId: string, signal: AbortSignal): Promise<void> {
-  const chunks: Buffer[] = [];
-  try {
-    for await (const chunk of upstream.body) chunks.push(chunk as Buffer);
-  } catch (err) {
-    if (signal.aborted || res.destroyed) return;
-    throw upstreamFailure(err) ?? new ApiError('upstream_error', 'The model upstream answer was cut off');
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    const { res } = this.call;
+    if (err instanceof ClientGone || res.destroyed) return this.finish();
+    if (this.streaming) {
+      // Headers are gone: the failure is reported in-band, as one error event, then the end.
+      const failure = upstreamFailure(err) ?? new ApiError('upstream_error', 'The model upstream stream failed');
+      res.end(`data: ${JSON.stringify(failure.toEnvelope())}\n\n`);
+      return this.finish();
+    }
+    this.fail(upstreamFailure(err, this.call.route.base_url) ?? new ApiError('upstream_error', `The model upstream failed: ${err.message}`));
   }
-  const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-  res.writeHead(upstream.statusCode, {
-    'content-type': headerOf(upstream, 'content-type') ?? 'application/json',
-    'content-length': body.length,
-    'x-request-id': requestId,
-  });
-  res.end(body);
+
+  private finish(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.call.res.off('close', this.onClose);
+    this.call.res.off('drain', this.onDrain);
+    this.resolve();
+  }
+
+  private fail(err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.call.res.off('close', this.onClose);
+    this.reject(err);
+  }
 }
 
 /** Upstream 4xx/5xx: same status, its OpenAI envelope kept when it sent one, wrapped in one otherwise. */
-async function passThroughError(upstream: UpstreamResponse): Promise<ApiError> {
-  let text = '';
-  try {
-    for await (const chunk of upstream.body) {
-      if (text.length < MAX_ERROR_BODY_BYTES) text += (chunk as Buffer).toString('utf8');
-    }
-  } catch {
-    // the message is best effort; the status still goes through
-  }
-  const status = upstream.statusCode;
+function passThroughError(status: number, text: string): ApiError {
   const fallbackType = status === 401 ? 'authentication_error' : status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
   let parsed: unknown;
   try {
@@ -126,23 +166,4 @@ async function passThroughError(upstream: UpstreamResponse): Promise<ApiError> {
   }
   const detail = text.trim().slice(0, 500);
   return new ApiError('upstream_error', `The model upstream answered ${status}${detail ? `: ${detail}` : ''}`, null, { status, type: fallbackType });
-}
-
-function headerOf(upstream: UpstreamResponse, name: string): string | undefined {
-  const v = upstream.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    res.once('drain', done);
-    res.once('close', done);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
