@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import pg from 'pg';
 import { deploy } from '@drael/db-migrate';
 import { agentRunCatalog, type Agent, type Run, type RequestOf, type ReplyOf } from '@drael/contracts';
-import { NatsRpcClient } from '@drael/nats-rpc';
+import { isRpcError, NatsRpcClient } from '@drael/nats-rpc';
 import {
   startGatewayProcess,
   startScriptedUpstream,
@@ -93,7 +93,18 @@ export async function startStack(options: { workerEnv?: Record<string, string>; 
       workers.push(w);
       return w;
     },
-    call: (name, req) => rpc.request(agentRunCatalog[name], req as never),
+    // Generous timeouts and a retry while no worker answers: workers boot slowly on a loaded 2-core machine.
+    call: async (name, req) => {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        try {
+          return await rpc.request(agentRunCatalog[name], req as never, { timeoutMs: Math.max(agentRunCatalog[name].timeoutMs, 30_000) });
+        } catch (err) {
+          if (!(isRpcError(err) && err.code === 'unavailable') || Date.now() > deadline) throw err;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+    },
     createAgent: (accountId, agent = {}) =>
       stack.call('createAgent', {
         account_id: accountId,

@@ -9,9 +9,10 @@ import { UpstreamClient } from './upstream/upstream.client.js';
 import { ChatCompletionsController } from './chat/chat-completions.controller.js';
 import { ChatCompletionsService } from './chat/chat-completions.service.js';
 import { ChatProxyService } from './chat/chat-proxy.service.js';
+import { InferenceModule } from './inference/inference.module.js';
+import { AgentsModule } from './agents/agents.module.js';
 import { TurnLoopModule } from './turn-loop/turn-loop.module.js';
 import { SessionsModule } from './sessions/sessions.module.js';
-import { InferenceModule } from './inference/inference.module.js';
 import { SearchToolModule } from './tools-api/search/search-tool.module.js';
 import { ResponsesModule } from './responses/responses.module.js';
 import { AuthModule } from './auth/auth.module.js';
@@ -30,7 +31,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway' }), InferenceModule, SearchToolModule, AuthModule, BillingApiModule, AdminModule, FetchToolModule, ResponsesModule, TurnLoopModule, SessionsModule],
+      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway' }), InferenceModule, AgentsModule, SearchToolModule, AuthModule, BillingApiModule, AdminModule, FetchToolModule, ResponsesModule, TurnLoopModule, SessionsModule],
       controllers: [HealthController, ModelsController, ChatCompletionsController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },

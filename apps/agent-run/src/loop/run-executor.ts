@@ -72,6 +72,11 @@ export class RunExecutor {
     for (const c of this.active.values()) c.abort('shutdown' satisfies StopReason);
   }
 
+  /** Resolves when no run is executing in this process. */
+  async idle(): Promise<void> {
+    while (this.active.size > 0) await new Promise((r) => setTimeout(r, 50));
+  }
+
   async execute(runId: string): Promise<ExecuteResult> {
     const claim: Claim = { runId, token: randomUUID() };
     const row = await this.runs.claim(claim, this.config.AGENT_RUN_LEASE_MS);

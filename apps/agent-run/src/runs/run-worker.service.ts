@@ -38,6 +38,8 @@ export class RunWorkerService implements OnApplicationBootstrap, OnModuleDestroy
     const drain = setTimeout(() => this.executor.abortAll(), this.config.AGENT_RUN_DRAIN_MS);
     try {
       await this.queue.closeWorker();
+      // Whatever BullMQ reports, no run may be left running by this process.
+      await this.executor.idle();
     } finally {
       clearTimeout(drain);
     }

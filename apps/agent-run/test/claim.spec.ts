@@ -1,0 +1,171 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createPrisma, type PrismaService } from '../src/db/prisma.service.js';
+import { ClaimLostError, RunRepository } from '../src/runs/run.repository.js';
+import { QUEUE_NAME, redisConnection } from '../src/queue/run.queue.js';
+import { account, startStack, type Stack } from './harness.js';
+
+let stack: Stack;
+let repo: RunRepository;
+let prisma: ReturnType<typeof createPrisma>;
+
+beforeAll(async () => {
+  stack = await startStack({ workers: 0 });
+  prisma = createPrisma(stack.db.url, 12);
+  repo = new RunRepository({ client: prisma } as PrismaService);
+}, 120_000);
+// Each test's workers answer the agent-run NATS subjects: none may outlive its test.
+afterEach(async () => {
+  await Promise.all(stack.workers.splice(0).map((w) => w.stop('SIGKILL')));
+});
+afterAll(async () => {
+  await prisma?.$disconnect();
+  await stack?.stop();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function parkedRun(): Promise<string> {
+  const accountId = account();
+  const agentId = `agent_${randomBytes(6).toString('hex')}`;
+  await prisma.agent.create({ data: { id: agentId, accountId, name: 'a', model: 'm', instructions: 'x', tools: [], stepLimit: 5, budgetMicros: 1_000 } });
+  const id = `run_${randomBytes(6).toString('hex')}`;
+  await repo.create({ id, accountId, agentId, model: 'm', tools: [], stepLimit: 5, budgetMicros: 1_000, task: 'x', salt: new Uint8Array(32) });
+  return id;
+}
+
+const step = (sequence: number, costMicros = 10) => ({ sequence, kind: 'inference.chat', status: 'ok' as const, costMicros, isModelCall: true, receiptsBefore: sequence, detail: {} });
+
+describe('the claim, decided by the database', () => {
+  it('lets exactly one of many concurrent claimers win', async () => {
+    const id = await parkedRun();
+    const results = await Promise.all(Array.from({ length: 10 }, () => repo.claim({ runId: id, token: randomUUID() }, 30_000)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('rejects every late write of a worker whose lease lapsed, and lets it be reaped', async () => {
+    const id = await parkedRun();
+    const stalled = { runId: id, token: randomUUID() };
+    expect(await repo.claim(stalled, 300)).not.toBeNull();
+    await repo.recordStep(stalled, step(0));
+    await sleep(700); // the worker stalls past its lease
+
+    expect(await repo.heartbeat(stalled, 300)).toBe(false);
+    await expect(repo.recordStep(stalled, step(1))).rejects.toBeInstanceOf(ClaimLostError);
+    expect(await repo.claim({ runId: id, token: randomUUID() }, 300)).toBeNull(); // never claimed twice
+    expect(await repo.reap(id, stalled.token, { sealed: true })).toBe(true);
+    await expect(repo.finish(stalled, { status: 'succeeded', output: null, errorCode: null, errorMessage: null, runEnd: {} })).rejects.toBeInstanceOf(ClaimLostError);
+
+    const run = await repo.findById(id);
+    expect(run).toMatchObject({ status: 'failed', errorCode: 'worker_lost', stepCount: 1, spentMicros: 10, claimToken: null });
+    expect(await repo.steps(id)).toHaveLength(1);
+  });
+
+  it('never writes a step sequence twice, and never spends past the budget', async () => {
+    const id = await parkedRun();
+    const claim = { runId: id, token: randomUUID() };
+    await repo.claim(claim, 30_000);
+    await repo.recordStep(claim, step(0, 600));
+    await expect(repo.recordStep(claim, step(0, 1))).rejects.toBeInstanceOf(ClaimLostError);
+    // 600 + 401 > 1,000: the database's CHECK refuses it even if the worker's arithmetic were wrong.
+    await expect(repo.recordStep(claim, step(1, 401))).rejects.toThrow();
+    expect((await repo.findById(id))?.spentMicros).toBe(600);
+  });
+});
+
+describe('workers (built agent-run processes)', { timeout: 180_000 }, () => {
+  const text = (content: string, extra = {}) => ({ type: 'text' as const, content, usage: { prompt_tokens: 10, completion_tokens: 5 }, ...extra });
+
+  it('executes a run once when its job is delivered to two workers', async () => {
+    const queuePrefix = `drael-test:${stack.prefix}:dup`;
+    const env = { AGENT_RUN_QUEUE_PREFIX: queuePrefix };
+    const [w1, w2] = await Promise.all([stack.startWorker(env), stack.startWorker(env)]);
+    const acct = account();
+    stack.upstream.setTurns([text('one', { headersDelayMs: 1_000 }), text('two')]);
+    const start = stack.upstream.requests.length;
+    const agent = await stack.createAgent(acct);
+    const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
+    // A second job for the same run (as a redelivery or a double submit would make).
+    const queue = new Queue(QUEUE_NAME, { connection: redisConnection(stack.env.REDIS_URL!), prefix: queuePrefix });
+    await queue.add('run', { run_id: created.id }, { jobId: `${created.id}-again` });
+    await queue.add('run', { run_id: created.id }, { jobId: `${created.id}-third` });
+    const run = await stack.waitForRun(acct, created.id);
+    await sleep(500);
+    await queue.close();
+    expect(run).toMatchObject({ status: 'succeeded', output: 'one', receipt_count: 1 });
+    expect(stack.upstream.requests.length - start).toBe(1);
+    expect(await stack.db.query('SELECT 1 FROM receipts WHERE run_id = $1', [created.id])).toHaveLength(1);
+    await Promise.all([w1.stop('SIGKILL'), w2.stop('SIGKILL')]);
+  });
+
+  it('a worker killed mid-run: the run is not executed again and gets no second set of receipts', async () => {
+    const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:kill`, AGENT_RUN_LEASE_MS: '1500' };
+    const a = await stack.startWorker(env);
+    const acct = account();
+    stack.upstream.setTurns([
+      { type: 'tool_calls', calls: [{ name: 'no_such_tool', arguments: '{}' }], usage: { prompt_tokens: 10, completion_tokens: 5 } },
+      text('too late', { headersDelayMs: 30_000 }),
+      text('never'),
+    ]);
+    const start = stack.upstream.requests.length;
+    const agent = await stack.createAgent(acct);
+    const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
+    await stack.upstream.waitForRequests(start + 2, 30_000); // the second model call is in flight
+    await a.stop('SIGKILL');
+
+    const b = await stack.startWorker(env);
+    const run = await stack.waitForRun(acct, created.id, 60_000);
+    expect(run).toMatchObject({ status: 'failed', error: { code: 'worker_lost' }, receipt_count: 1 });
+    expect(stack.upstream.requests.length - start).toBe(2);
+    const verified = await stack.call('verifyRun', { account_id: acct, run_id: created.id });
+    expect(verified).toMatchObject({ valid: true, receipt_count: 1 });
+    await b.stop('SIGKILL');
+  });
+
+  it('graceful shutdown lets a run in progress finish, then exits 0', async () => {
+    const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:drain`, AGENT_RUN_DRAIN_MS: '30000' };
+    const w = await stack.startWorker(env);
+    const acct = account();
+    stack.upstream.setTurns([text('finished while draining', { headersDelayMs: 1_500 })]);
+    const start = stack.upstream.requests.length;
+    const agent = await stack.createAgent(acct);
+    const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
+    await stack.upstream.waitForRequests(start + 1, 30_000);
+    // The harness client still needs a responder for reads once this worker is gone.
+    const reader = await stack.startWorker({ ...env, AGENT_RUN_CONCURRENCY: '1', AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:reader` });
+    expect(await w.stop('SIGTERM')).toBe(0);
+    const run = await stack.call('getRun', { account_id: acct, run_id: created.id });
+    expect(run).toMatchObject({ status: 'succeeded', output: 'finished while draining', receipt_count: 1 });
+    expect((await stack.call('verifyRun', { account_id: acct, run_id: created.id })).valid).toBe(true);
+    await reader.stop('SIGKILL');
+  });
+
+  it('graceful shutdown past its drain time stops the run as failed, with a valid signed chain', async () => {
+    const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:drain2`, AGENT_RUN_DRAIN_MS: '200' };
+    const w = await stack.startWorker(env);
+    const acct = account();
+    stack.upstream.setTurns([text('too slow', { headersDelayMs: 30_000 })]);
+    const start = stack.upstream.requests.length;
+    const agent = await stack.createAgent(acct);
+    const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
+    await stack.upstream.waitForRequests(start + 1, 30_000);
+    const reader = await stack.startWorker({ ...env, AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:reader2` });
+    expect(await w.stop('SIGTERM')).toBe(0);
+    const run = await stack.call('getRun', { account_id: acct, run_id: created.id });
+    expect(run).toMatchObject({ status: 'failed', error: { code: 'interrupted' }, receipt_count: 0 });
+    expect((await stack.call('verifyRun', { account_id: acct, run_id: created.id })).valid).toBe(true);
+    await reader.stop('SIGKILL');
+  });
+
+  it('stops a run at its wall-clock limit (shortened here) with status timed_out', async () => {
+    const w = await stack.startWorker({ AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:clock`, AGENT_RUN_WALL_CLOCK_MS: '1500' });
+    const acct = account();
+    stack.upstream.setTurns([text('slow', { headersDelayMs: 30_000 })]);
+    const agent = await stack.createAgent(acct);
+    const run = await stack.waitForRun(acct, (await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' })).id);
+    expect(run).toMatchObject({ status: 'timed_out', error: { code: 'timed_out' } });
+    expect((await stack.call('verifyRun', { account_id: acct, run_id: run.id })).valid).toBe(true);
+    await w.stop('SIGKILL');
+  });
+});

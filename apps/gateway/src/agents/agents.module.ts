@@ -1,0 +1,6 @@
+import { Module } from '@nestjs/common';
+import { AgentsController } from './agents.controller.js';
+
+/** HTTP endpoints for hosted agents and runs (issue 9); agent-run answers behind them over NATS. */
+@Module({ controllers: [AgentsController] })
+export class AgentsModule {}
