@@ -97,12 +97,30 @@ export class DockerContainerRuntime implements ContainerRuntime {
   }
 
   async run(spec: ContainerRunSpec, signal?: AbortSignal): Promise<ContainerRunResult> {
+    const warm = await this.takeWarm(spec);
+    if (warm) {
+      try {
+        return await this.runPrepared(warm, spec, signal);
+      } catch (err) {
+        // A warm container can vanish under us (the engine restarted): run in a fresh one.
+        if (!(err instanceof StartFailed)) throw engineError(err);
+        this.logger.warn({ err: err.cause }, 'warm container would not start; using a fresh one');
+      }
+    }
     let prepared: Prepared;
     try {
-      prepared = (await this.takeWarm(spec)) ?? (await this.prepare(spec.runtime, spec));
+      prepared = await this.prepare(spec.runtime, spec);
     } catch (err) {
       throw engineError(err);
     }
+    try {
+      return await this.runPrepared(prepared, spec, signal);
+    } catch (err) {
+      throw engineError(err instanceof StartFailed ? err.cause : err);
+    }
+  }
+
+  private async runPrepared(prepared: Prepared, spec: ContainerRunSpec, signal?: AbortSignal): Promise<ContainerRunResult> {
     let deferred = false;
     try {
       await writeFile(join(prepared.programDir, RUNTIMES[spec.runtime].file), spec.code, { mode: 0o444 });
@@ -116,7 +134,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
       return result;
     } catch (err) {
       this.logger.warn({ err }, 'run failed in the engine');
-      throw engineError(err);
+      throw err;
     } finally {
       if (!deferred) await this.dispose(prepared);
     }
@@ -169,6 +187,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
     if (spec.network || spec.workspace.kind !== 'scratch' || spec.workspace.bytes !== this.config.SANDBOX_SCRATCH_MB << 20) return undefined;
     const next = this.warm.get(spec.runtime)?.shift();
     this.warmUp();
+    // A failed warm create resolves to undefined (logged): the run then creates its own.
     return next ? await next : undefined;
   }
 
@@ -286,7 +305,11 @@ export class DockerContainerRuntime implements ContainerRuntime {
     let timer: NodeJS.Timeout | undefined;
     const kill = () => container.kill({ signal: 'SIGKILL' }).catch(() => undefined);
     const onAbort = () => void kill();
-    await container.start();
+    try {
+      await container.start();
+    } catch (err) {
+      throw new StartFailed(err);
+    }
     const startedAt = performance.now();
     try {
       timer = setTimeout(() => {
@@ -315,6 +338,14 @@ export class DockerContainerRuntime implements ContainerRuntime {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     }
+  }
+}
+
+/** The engine refused to start a created container. */
+class StartFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super('container start failed');
+    this.name = 'StartFailed';
   }
 }
 
