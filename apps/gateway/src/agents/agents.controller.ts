@@ -94,6 +94,7 @@ export class AgentsController {
   }
 
   @Post('runs/:run_id/cancel')
+  @HttpCode(200)
   async cancel(@CallerIdentity() caller: KeyIdentity, @Param('run_id') runId: string) {
     return runObject(await this.call('cancelRun', { account_id: caller.account_id, run_id: runId }));
   }

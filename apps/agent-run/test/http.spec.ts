@@ -1,0 +1,87 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestKey } from '@drael/test-support';
+import { startStack, type Stack } from './harness.js';
+
+let stack: Stack;
+let auth: Record<string, string>;
+
+beforeAll(async () => {
+  stack = await startStack();
+  auth = { ...stack.gateway.authHeaders };
+}, 180_000);
+afterAll(async () => stack?.stop());
+
+const api = (path: string, init: RequestInit = {}) =>
+  fetch(`${stack.gateway.url}${path}`, { ...init, headers: { ...auth, ...(init.body ? { 'content-type': 'application/json' } : {}) } });
+
+describe('gateway HTTP endpoints for agents and runs (real gateway, billing key, agent-run)', { timeout: 120_000 }, () => {
+  it('creates an agent, runs a task, streams its events, and the CLI verifies its receipts', async () => {
+    stack.upstream.setTurns([{ type: 'text', content: 'over http', usage: { prompt_tokens: 20, completion_tokens: 4 } }]);
+    const agentRes = await api('/v1/agents', { method: 'POST', body: JSON.stringify({ name: 'h', model: 'test-model', instructions: 'be brief', tools: ['sandbox.execute'], limits: { step_limit: 3, budget_usd: 0.5 } }) });
+    expect(agentRes.status).toBe(201);
+    const agent = (await agentRes.json()) as { id: string; object: string; account_id: string };
+    expect(agent).toMatchObject({ object: 'agent', account_id: stack.gateway.key!.account_id });
+
+    const runRes = await api(`/v1/agents/${agent.id}/runs`, { method: 'POST', body: JSON.stringify({ task: 'say it' }) });
+    expect(runRes.status).toBe(202);
+    const run = (await runRes.json()) as { id: string; status: string };
+    expect(run.status).toBe('queued');
+
+    const events = await api(`/v1/runs/${run.id}/events`);
+    expect(events.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const sse = await events.text();
+    expect(sse).toMatch(/id: 1\nevent: run.step\n/);
+    expect(sse).toMatch(/event: run.done\ndata: .*"status":"succeeded"/);
+
+    const final = (await (await api(`/v1/runs/${run.id}`)).json()) as { status: string; output: string };
+    expect(final).toMatchObject({ status: 'succeeded', output: 'over http' });
+    const steps = (await (await api(`/v1/runs/${run.id}/steps`)).json()) as { data: unknown[] };
+    expect(steps.data).toHaveLength(1);
+    expect(await (await api(`/v1/runs/${run.id}/verify`)).json()).toMatchObject({ valid: true, receipt_count: 1 });
+
+    const receipts = await (await api(`/v1/runs/${run.id}/receipts`)).text();
+    const { public_key } = (await (await api('/v1/receipts/public-key')).json()) as { public_key: string };
+    const file = join(mkdtempSync(join(tmpdir(), 'receipts-http-')), 'r.json');
+    writeFileSync(file, receipts);
+    const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'receipts.cli.js');
+    const ok = spawnSync(process.execPath, [cli, 'verify', file, '--public-key', public_key], { encoding: 'utf8' });
+    expect(ok.status).toBe(0);
+    const cut = JSON.parse(receipts) as { receipts: unknown[] };
+    cut.receipts.pop();
+    writeFileSync(file, JSON.stringify(cut));
+    expect(spawnSync(process.execPath, [cli, 'verify', file, '--public-key', public_key], { encoding: 'utf8' }).status).toBe(1);
+  });
+
+  it('answers 400 for a task of 0 or 50,001 characters', async () => {
+    const agent = (await (await api('/v1/agents', { method: 'POST', body: JSON.stringify({ model: 'test-model' }) })).json()) as { id: string };
+    for (const task of ['', 'y'.repeat(50_001)]) {
+      const res = await api(`/v1/agents/${agent.id}/runs`, { method: 'POST', body: JSON.stringify({ task }) });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ error: { code: 'invalid_task', type: 'invalid_request_error' } });
+    }
+  });
+
+  it("scopes everything to the key's account: another account gets 404", async () => {
+    const agent = (await (await api('/v1/agents', { method: 'POST', body: JSON.stringify({ model: 'test-model' }) })).json()) as { id: string };
+    const other = await createTestKey(stack.rpc, {});
+    const asOther = (path: string, init: RequestInit = {}) => fetch(`${stack.gateway.url}${path}`, { ...init, headers: { authorization: `Bearer ${other.api_key}`, 'content-type': 'application/json' } });
+    expect((await asOther(`/v1/agents/${agent.id}`)).status).toBe(404);
+    expect((await asOther(`/v1/agents/${agent.id}/runs`, { method: 'POST', body: JSON.stringify({ task: 'x' }) })).status).toBe(404);
+    expect((await asOther('/v1/agents')).status).toBe(200);
+    expect(((await (await asOther('/v1/agents')).json()) as { data: unknown[] }).data).toHaveLength(0);
+    expect((await fetch(`${stack.gateway.url}/v1/agents`)).status).toBe(401);
+  });
+
+  it('updates and deletes an agent', async () => {
+    const agent = (await (await api('/v1/agents', { method: 'POST', body: JSON.stringify({ model: 'test-model', instructions: 'old' }) })).json()) as { id: string };
+    const patched = await (await api(`/v1/agents/${agent.id}`, { method: 'PATCH', body: JSON.stringify({ instructions: 'new', limits: { step_limit: 7 } }) })).json();
+    expect(patched).toMatchObject({ instructions: 'new', limits: { step_limit: 7 } });
+    expect((await api(`/v1/agents/${agent.id}`, { method: 'PATCH', body: JSON.stringify({ tools: ['rm_rf'] }) })).status).toBe(400);
+    expect(await (await api(`/v1/agents/${agent.id}`, { method: 'DELETE' })).json()).toMatchObject({ id: agent.id, deleted: true });
+    expect((await api(`/v1/agents/${agent.id}`)).status).toBe(404);
+  });
+});
