@@ -4,6 +4,7 @@ import { PrismaService } from '../db/prisma.service.js';
 
 interface HoldFnRow {
   outcome: string;
+  plan?: string | null;
   id: string | null;
   tool: string | null;
   units: number | null;
@@ -14,7 +15,14 @@ interface HoldFnRow {
   expires_at: Date | null;
 }
 
-export type HoldOutcome = 'created' | 'existing' | 'conflict' | 'weekly_allowance_reached' | 'daily_ceiling_reached';
+export type HoldOutcome =
+  | 'created'
+  | 'existing'
+  | 'conflict'
+  | 'weekly_allowance_reached'
+  | 'daily_ceiling_reached'
+  | 'account_not_found'
+  | 'plan_required';
 export type ResolveOutcome = 'resolved' | 'resolved_before' | 'not_found';
 
 export interface HoldInput {
@@ -24,8 +32,9 @@ export interface HoldInput {
   tool: PaidTool;
   meter: string;
   units: number;
-  /** The plan's weekly figure for this meter, used when the week's row is first created. */
-  allowance: number;
+  /** Weekly figure of this meter for each plan that includes the tool (plans.ts); the account's
+   *  plan picks one inside the database, and a plan missing here answers plan_required. */
+  allowances: Record<string, number>;
   now: Date;
   ttlS: number;
 }
@@ -55,12 +64,12 @@ function toHold(accountId: string, r: HoldFnRow): Hold | undefined {
 export class HoldRepository {
   constructor(private readonly db: PrismaService) {}
 
-  async hold(h: HoldInput): Promise<{ outcome: HoldOutcome; hold?: Hold }> {
+  async hold(h: HoldInput): Promise<{ outcome: HoldOutcome; plan?: string; hold?: Hold }> {
     const [row] = await this.db.client.$queryRaw<HoldFnRow[]>`
       SELECT * FROM billing_hold(${h.id}::uuid, ${h.accountId}::uuid, ${h.idempotencyKey}, ${h.tool}, ${h.meter},
-                                 ${h.units}::int, ${h.allowance}::int, ${h.now}::timestamptz, ${h.ttlS}::int)`;
+                                 ${h.units}::int, ${JSON.stringify(h.allowances)}::jsonb, ${h.now}::timestamptz, ${h.ttlS}::int)`;
     if (!row) throw new Error('billing_hold returned no row');
-    return { outcome: row.outcome as HoldOutcome, hold: toHold(h.accountId, row) };
+    return { outcome: row.outcome as HoldOutcome, plan: row.plan ?? undefined, hold: toHold(h.accountId, row) };
   }
 
   /** Settles (units capped at the hold), releases or expires; exactly one resolution ever wins. */

@@ -3,7 +3,6 @@ import { Injectable } from '@nestjs/common';
 import { contactLookupUnits, TOOL_METER, type Hold, type ParsedRequestOf, type billingCatalog } from '@drael/contracts';
 import { billingError, isUuid } from '../billing-error.js';
 import { Clock } from '../clock/clock.js';
-import { AccountsService } from '../accounts/accounts.service.js';
 import { PlansService } from '../plans/plans.service.js';
 import { HoldRepository } from './hold.repository.js';
 
@@ -15,28 +14,25 @@ type ReleaseRequest = ParsedRequestOf<typeof billingCatalog.release>;
 export class HoldsService {
   constructor(
     private readonly holds: HoldRepository,
-    private readonly accounts: AccountsService,
     private readonly plans: PlansService,
     private readonly clock: Clock,
   ) {}
 
-  /** Holds credit before a paid call: counts against the allowance at once, or says why not. */
+  /**
+   * Holds credit before a paid call: counts against the allowance at once, or says why not. One
+   * database round trip: the account's plan is read inside billing_hold, which gets the figures.
+   */
   async hold(req: HoldRequest, now = this.clock.now()): Promise<Hold> {
-    const account = await this.accounts.get(req.account_id);
-    const plan = this.plans.find(account.plan);
-    // spec 01: a tool the plan does not include answers plan_required, before anything is written.
-    if (!plan?.tools.includes(req.tool)) {
-      throw billingError('plan_required', `${req.tool} is not included in the ${account.plan} plan`, { tool: req.tool, plan: account.plan });
-    }
+    if (!isUuid(req.account_id)) throw billingError('account_not_found', 'no such account');
     const meter = TOOL_METER[req.tool];
-    const { outcome, hold } = await this.holds.hold({
+    const { outcome, plan, hold } = await this.holds.hold({
       id: randomUUID(),
-      accountId: account.id,
+      accountId: req.account_id,
       idempotencyKey: req.idempotency_key,
       tool: req.tool,
       meter,
       units: req.units,
-      allowance: plan.weekly[meter],
+      allowances: this.plans.allowancesFor(req.tool),
       now,
       ttlS: req.ttl_s,
     });
@@ -44,15 +40,17 @@ export class HoldsService {
       case 'created':
       case 'existing':
         return hold!;
+      case 'account_not_found':
+        throw billingError('account_not_found', 'no such account');
+      case 'plan_required':
+        // spec 01: a tool the plan does not include answers plan_required, before anything is written.
+        throw billingError('plan_required', `${req.tool} is not included in the ${plan} plan`, { tool: req.tool, plan });
       case 'conflict':
         throw billingError('idempotency_conflict', 'this idempotency key was used for a different hold', { hold_id: hold?.hold_id });
       case 'weekly_allowance_reached':
-        throw billingError('weekly_allowance_reached', `the ${account.plan} plan's ${meter} for this week are used`, { meter, plan: account.plan });
+        throw billingError('weekly_allowance_reached', `the ${plan} plan's ${meter} for this week are used`, { meter, plan });
       case 'daily_ceiling_reached':
-        throw billingError('daily_ceiling_reached', `today's extra usage ceiling (${account.dailyCeiling}) is reached`, {
-          meter,
-          daily_ceiling: account.dailyCeiling,
-        });
+        throw billingError('daily_ceiling_reached', "today's extra usage ceiling is reached", { meter });
     }
   }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { Plan } from '@drael/contracts';
+import { TOOL_METER, type PaidTool, type Plan } from '@drael/contracts';
 import { PLANS } from './plans.js';
 
 @Injectable()
@@ -11,6 +11,11 @@ export class PlansService {
 
   list(): readonly Plan[] {
     return PLANS;
+  }
+
+  /** For each plan that includes `tool`: its weekly figure of the tool's meter. */
+  allowancesFor(tool: PaidTool): Record<string, number> {
+    return Object.fromEntries(PLANS.filter((p) => p.tools.includes(tool)).map((p) => [p.id, p.weekly[TOOL_METER[tool]]]));
   }
 
   find(id: string): Plan | undefined {
