@@ -1,0 +1,157 @@
+#!/usr/bin/env node
+// Turn loop: the overhead the gateway adds per tool round, excluding model and tool time.
+// The built gateway runs as its own process (with the real billing for its API key). In this
+// process: an OpenAI-compatible upstream that answers at once (turn 1: one web_search call;
+// turn 2: text) and a NATS responder on search.query.v1 that answers at once. Both ends stamp
+// their events with this process's clock, so per request:
+//   overhead = (tool request received − upstream turn 1 ended) + (upstream turn 2 received − tool reply sent)
+// i.e. everything between the model's answer and the tool, and between the tool and the next
+// model call: SSE parsing, tool dispatch and shaping, NATS, request building, loopback hops.
+// Peer in the same run: one proxied completion (x-drael-server-tools: 0) end to end.
+// Loopback only; bounded counts. Usage: node bench/turn-loop/run.mjs [--requests 300] [--warmup 50]
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import { loadavg } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+const { startGatewayProcess } = await import(resolve(root, 'packages/test-support/dist/index.js'));
+const gatewayRequire = createRequire(resolve(root, 'apps/gateway/package.json'));
+const { connect } = await import(pathToFileURL(gatewayRequire.resolve('@nats-io/transport-node')).href);
+
+const arg = (name, def) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : def;
+};
+const REQUESTS = arg('requests', 300);
+const WARMUP = arg('warmup', 50);
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const prefix = `bench-loop-${randomBytes(4).toString('hex')}`;
+
+// --- the tool: search.query.v1 answering at once (Nest's NATS packet format) -----------------
+let toolReceived = 0;
+let toolReplied = 0;
+const nc = await connect({ servers: NATS_URL });
+const enc = new TextEncoder();
+const serve = (subject, answer) => {
+  const sub = nc.subscribe(`${prefix}.${subject}`);
+  void (async () => {
+    for await (const msg of sub) {
+      const now = performance.now();
+      const packet = msg.json();
+      if (subject === 'search.query.v1') toolReceived = now;
+      const out = enc.encode(JSON.stringify({ id: packet.id, response: { result: answer(packet.data) }, isDisposed: true }));
+      if (subject === 'search.query.v1') toolReplied = performance.now();
+      msg.respond(out);
+    }
+  })();
+};
+serve('search.health.v1', () => ({ service: 'search', status: 'ok', uptime_s: 1, version: 'bench' }));
+serve('search.query.v1', () => ({
+  ok: true,
+  found: true,
+  results: [{ title: 'Bench', url: 'https://bench.test/', snippet: 'a result', source: 'bench', engines: ['bench'], page_age: null, verified: false }],
+  degraded: [],
+  coverage: 1,
+  sources_tried: ['bench'],
+  intent: 'general',
+  took_ms: 0,
+  cached: false,
+}));
+await nc.flush();
+
+// --- the model: answers at once ---------------------------------------------------------------
+let turn1Ended = 0;
+let turn2Received = 0;
+const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+const toolTurn =
+  chunk({ role: 'assistant', content: '' }) +
+  chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'web_search', arguments: '{"query":"bench"}' } }] }) +
+  chunk({}, 'tool_calls') +
+  `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5 } })}\n\ndata: [DONE]\n\n`;
+const textTurn = chunk({ role: 'assistant', content: '' }) + chunk({ content: 'Answer.' }) + chunk({}, 'stop') + 'data: [DONE]\n\n';
+const upstream = createServer((req, res) => {
+  const parts = [];
+  req.on('data', (c) => parts.push(c));
+  req.on('end', () => {
+    const now = performance.now();
+    const body = JSON.parse(Buffer.concat(parts).toString('utf8'));
+    const afterTool = body.messages.at(-1).role === 'tool';
+    if (afterTool) turn2Received = now;
+    if (!body.stream) {
+      const text = JSON.stringify({ id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'Answer.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(afterTool ? textTurn : toolTurn, () => {
+      if (!afterTool) turn1Ended = performance.now();
+    });
+  });
+});
+await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
+const upstreamUrl = `http://127.0.0.1:${upstream.address().port}/v1`;
+
+const gateway = await startGatewayProcess(
+  {
+    NATS_URL,
+    DRAEL_NATS_PREFIX: prefix,
+    DRAEL_BACKEND_SERVICES: 'search',
+    LOG_LEVEL: 'warn',
+    DRAEL_MODELS: JSON.stringify({ bench: { base_url: upstreamUrl, model: 'm' } }),
+  },
+  { readyTimeoutMs: 90_000, billing: { tool_level: 'l1_http', plan: 'pro' } },
+);
+const headers = { 'content-type': 'application/json', authorization: `Bearer ${gateway.apiKey}` };
+const body = JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'q' }], stream: true });
+
+async function loopRequest() {
+  const t0 = performance.now();
+  const r = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers, body });
+  const text = await r.text();
+  if (r.status !== 200 || !text.includes('Answer.')) throw new Error(`unexpected answer ${r.status}: ${text.slice(0, 300)}`);
+  return { total: performance.now() - t0, overhead: toolReceived - turn1Ended + (turn2Received - toolReplied) };
+}
+async function proxyRequest() {
+  const t0 = performance.now();
+  const r = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { ...headers, 'x-drael-server-tools': '0' }, body });
+  await r.text();
+  return performance.now() - t0;
+}
+
+const q = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+const f = (ms) => `${ms.toFixed(2)} ms`;
+
+try {
+  for (let i = 0; i < WARMUP; i++) {
+    await loopRequest();
+    await proxyRequest();
+  }
+  const overhead = [];
+  const loopTotal = [];
+  const proxyTotal = [];
+  for (let i = 0; i < REQUESTS; i++) {
+    const r = await loopRequest();
+    overhead.push(r.overhead);
+    loopTotal.push(r.total);
+    proxyTotal.push(await proxyRequest());
+  }
+  console.log(`turn loop bench: ${REQUESTS} requests (1 tool round each) after ${WARMUP} warm-up; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  console.log(`  overhead per tool round (excl. model and tool time): median ${f(q(overhead, 50))}, p99 ${f(q(overhead, 99))}   (target: median <= 5 ms)`);
+  console.log(`  catalogue-mode request, 2 model turns + 1 tool call, end to end: median ${f(q(loopTotal, 50))}, p99 ${f(q(loopTotal, 99))}`);
+  console.log(`  peer, proxied single completion (x-drael-server-tools: 0), end to end: median ${f(q(proxyTotal, 50))}, p99 ${f(q(proxyTotal, 99))}`);
+  console.log(`  ratio catalogue-mode / proxied (medians): ${(q(loopTotal, 50) / q(proxyTotal, 50)).toFixed(2)}x`);
+} finally {
+  await gateway.stop();
+  await nc.drain();
+  upstream.closeAllConnections();
+  upstream.close();
+}
