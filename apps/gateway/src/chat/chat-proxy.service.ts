@@ -28,6 +28,10 @@ class ClientGone extends Error {
  * Streaming answers are written to the client chunk by chunk as they arrive, without parsing
  * or re-encoding them (CPU per request is a judged figure); the upstream is paused while the
  * client's socket is full. A client that goes away aborts the upstream request.
+ *
+ * The answer's `model` field stays the upstream's: OpenAI itself answers `gpt-4o` requests with
+ * a dated name, so clients (the SDKs included) never rely on it echoing the request, and
+ * rewriting it would mean parsing and re-encoding every chunk.
  */
 @Injectable()
 export class ChatProxyService {

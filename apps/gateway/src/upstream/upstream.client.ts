@@ -31,7 +31,7 @@ export class UpstreamClient implements OnApplicationShutdown {
   constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {}
 
   async post(target: UpstreamTarget, call: UpstreamCall): Promise<UpstreamResponse> {
-    const url = new URL(target.base_url + call.path);
+    const { origin, path } = this.endpointOf(target.base_url, call.path);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: call.accept ?? 'application/json, text/event-stream',
@@ -39,15 +39,15 @@ export class UpstreamClient implements OnApplicationShutdown {
     };
     if (target.api_key) headers.authorization = `Bearer ${target.api_key}`;
     try {
-      return await this.poolFor(url.origin).request({
+      return await this.poolFor(origin).request({
         method: 'POST',
-        path: url.pathname + url.search,
+        path,
         headers,
         body: call.body,
         signal: call.signal,
       });
     } catch (err) {
-      throw upstreamFailure(err, url.origin) ?? err;
+      throw upstreamFailure(err, origin) ?? err;
     }
   }
 
