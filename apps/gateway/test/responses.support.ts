@@ -121,19 +121,21 @@ export async function startStack(gatewayEnv: Record<string, string> = {}): Promi
       TOR_SOCKS_URL: '',
       FETCH_TEST_ALLOW_CIDRS: '127.0.0.0/8',
     }, BOOT),
-    startGatewayProcess(
-      {
-        NATS_URL,
-        DRAEL_NATS_PREFIX: prefix,
-        DRAEL_BACKEND_SERVICES: 'search,fetch',
-        REDIS_URL,
-        RESPONSES_KEY_PREFIX: `${keyPrefix}responses:`,
-        RATE_LIMIT_KEY_PREFIX: `${keyPrefix}rl:`,
-        LOG_LEVEL: 'warn',
-        DRAEL_MODELS: JSON.stringify({ 'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model' } }),
-        ...gatewayEnv,
-      },
-      { billing: { tool_level: 'l4_browser' }, ...BOOT },
+    withRetries(() =>
+      startGatewayProcess(
+        {
+          NATS_URL,
+          DRAEL_NATS_PREFIX: prefix,
+          DRAEL_BACKEND_SERVICES: 'search,fetch',
+          REDIS_URL,
+          RESPONSES_KEY_PREFIX: `${keyPrefix}responses:`,
+          RATE_LIMIT_KEY_PREFIX: `${keyPrefix}rl:`,
+          LOG_LEVEL: 'warn',
+          DRAEL_MODELS: JSON.stringify({ 'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model' } }),
+          ...gatewayEnv,
+        },
+        { billing: { tool_level: 'l4_browser' }, ...BOOT },
+      ),
     ),
   ]);
   const auth = gateway.authHeaders;
@@ -172,6 +174,20 @@ export async function startStack(gatewayEnv: Record<string, string> = {}): Promi
       await deleteKeys(keyPrefix);
     },
   };
+}
+
+/**
+ * Billing's test schema is migrated under a Postgres advisory lock that other packages' test runs
+ * hold at the same moment on this shared machine; a lock timeout is worth another try.
+ */
+async function withRetries<T>(start: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (i >= attempts || !/advisory lock|db-migrate/.test(String((err as Error).message))) throw err;
+    }
+  }
 }
 
 async function deleteKeys(prefix: string): Promise<void> {

@@ -196,6 +196,7 @@ export class ResponseLoopService {
       toolLevel: run.caller.tool_level,
       allowedDomains: run.toolSet.allowedDomains,
       signal: run.signal,
+      requestId: run.requestId,
     };
     const text = (key: string): string | undefined => {
       const v = args?.[key];

@@ -1,26 +1,34 @@
-import { Controller, Delete, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { callerOf } from './caller.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
+import { callerOf, identityOf } from '../turn-loop/caller.js';
 import { ResponsesService } from './responses.service.js';
 
+/**
+ * /v1/responses. The caller is the key identity the auth guard verified, resolved the same way as
+ * for chat completions (turn-loop/caller.ts), so stored responses are scoped to its account.
+ */
 @Controller('v1/responses')
 export class ResponsesController {
-  constructor(private readonly responses: ResponsesService) {}
+  constructor(
+    private readonly responses: ResponsesService,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
 
   @Post()
   async create(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     // The answer (a stream or one JSON body) is written to the raw socket by the service.
     reply.hijack();
-    await this.responses.create({ body: req.body, caller: callerOf(req), requestId: req.id, res: reply.raw });
+    await this.responses.create({ body: req.body, caller: callerOf(identityOf(req), this.config), requestId: req.id, res: reply.raw });
   }
 
   @Get(':id')
   get(@Req() req: FastifyRequest, @Param('id') id: string) {
-    return this.responses.get(callerOf(req), id);
+    return this.responses.get(callerOf(identityOf(req), this.config), id);
   }
 
   @Delete(':id')
   delete(@Req() req: FastifyRequest, @Param('id') id: string) {
-    return this.responses.delete(callerOf(req), id);
+    return this.responses.delete(callerOf(identityOf(req), this.config), id);
   }
 }

@@ -1,4 +1,5 @@
-import { TOOL_LEVELS, type ToolLevel } from '@drael/contracts';
+import type { ToolLevel } from '@drael/contracts';
+import { levelAtLeast } from '../../tools/tool-levels.js';
 
 /**
  * Engines behind the hosted web tools, each with what it can guarantee. spec 02: "an engine that
@@ -52,9 +53,8 @@ export class EngineRefusal {
   ) {}
 }
 
-export function levelAllows(level: ToolLevel, min: ToolLevel): boolean {
-  return TOOL_LEVELS.indexOf(level) >= TOOL_LEVELS.indexOf(min);
-}
+// The key's tool level order lives in one place (tools/tool-levels.ts).
+const levelAllows = levelAtLeast;
 
 /** The search engine for one call, or why no engine may run it. */
 export function pickSearchEngine(requested: string, c: EngineConstraints, engines = SEARCH_ENGINES): SearchEngine | EngineRefusal {

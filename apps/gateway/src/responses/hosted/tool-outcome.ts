@@ -30,6 +30,7 @@ export interface HostedCallContext {
   readonly toolLevel: ToolLevel;
   readonly allowedDomains: readonly string[];
   readonly signal: AbortSignal;
+  readonly requestId: string;
 }
 
 export function failed(code: string, message: string, extra: Record<string, unknown> = {}): ToolOutcome {

@@ -25,7 +25,7 @@ export async function runWebFetch(rawUrl: string, declaration: WebFetchTool, ctx
   let page;
   try {
     // spec 02: 1 MiB per returned page.
-    page = await web.fetch({ url: url.href, max_chars: MAX_PAGE_BYTES, render: engine.render, tenant: ctx.accountId }, ctx.signal);
+    page = await web.fetch({ url: url.href, max_chars: MAX_PAGE_BYTES, render: engine.render, tenant: ctx.accountId }, ctx);
   } catch (err) {
     return failedFrom(err);
   }

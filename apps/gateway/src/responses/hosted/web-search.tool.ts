@@ -26,7 +26,7 @@ export async function runWebSearch(
   let reply;
   try {
     // With a domain filter ask for the most the service gives, so enough survive the filter.
-    reply = await web.search({ query, limit: filtering ? MAX_SEARCH_LIMIT : wanted }, ctx.signal);
+    reply = await web.search({ query, limit: filtering ? MAX_SEARCH_LIMIT : wanted }, ctx);
   } catch (err) {
     return failedFrom(err);
   }
