@@ -1,26 +1,30 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { parseDatabaseUrl } from '@drael/db-migrate';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { BILLING_CONFIG, type BillingConfig } from '../config/config.schema.js';
 
-/** Creates billing's Prisma client on adapter-pg, confined to billing's own schema. */
-export function createPrisma(databaseUrl: string, poolSize = 10): PrismaClient {
-  const { url, schema } = parseDatabaseUrl(databaseUrl);
-  // search_path too: the billing_hold/billing_resolve functions are called unqualified.
-  const adapter = new PrismaPg({ connectionString: url, max: poolSize, options: `-c search_path="${schema}"` }, { schema });
-  return new PrismaClient({ adapter });
-}
-
+/**
+ * Billing's database: ONE pg pool, confined to billing's schema, under two access paths: the
+ * Prisma client (adapter-pg) for the ordinary rows, and the pool itself for the two hot-path
+ * function calls (billing_hold, billing_resolve), which need no query building and run on every
+ * paid tool call. Both live only in repositories.
+ */
 @Injectable()
 export class PrismaService implements OnModuleDestroy {
+  readonly pool: pg.Pool;
   readonly client: PrismaClient;
 
   constructor(@Inject(BILLING_CONFIG) config: BillingConfig) {
-    this.client = createPrisma(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
+    const { url, schema } = parseDatabaseUrl(config.DATABASE_URL);
+    // search_path too: the functions are called unqualified.
+    this.pool = new pg.Pool({ connectionString: url, max: config.DATABASE_POOL_SIZE, options: `-c search_path="${schema}"` });
+    this.client = new PrismaClient({ adapter: new PrismaPg(this.pool, { schema }) });
   }
 
   async onModuleDestroy(): Promise<void> {
     await this.client.$disconnect();
+    await this.pool.end();
   }
 }

@@ -65,9 +65,11 @@ export class HoldRepository {
   constructor(private readonly db: PrismaService) {}
 
   async hold(h: HoldInput): Promise<{ outcome: HoldOutcome; plan?: string; hold?: Hold }> {
-    const [row] = await this.db.client.$queryRaw<HoldFnRow[]>`
-      SELECT * FROM billing_hold(${h.id}::uuid, ${h.accountId}::uuid, ${h.idempotencyKey}, ${h.tool}, ${h.meter},
-                                 ${h.units}::int, ${JSON.stringify(h.allowances)}::jsonb, ${h.now}::timestamptz, ${h.ttlS}::int)`;
+    const { rows } = await this.db.pool.query<HoldFnRow>(
+      'SELECT * FROM billing_hold($1::uuid, $2::uuid, $3, $4, $5, $6::int, $7::jsonb, $8::timestamptz, $9::int)',
+      [h.id, h.accountId, h.idempotencyKey, h.tool, h.meter, h.units, JSON.stringify(h.allowances), h.now, h.ttlS],
+    );
+    const row = rows[0];
     if (!row) throw new Error('billing_hold returned no row');
     return { outcome: row.outcome as HoldOutcome, plan: row.plan ?? undefined, hold: toHold(h.accountId, row) };
   }
@@ -80,8 +82,11 @@ export class HoldRepository {
     units: number,
     now: Date,
   ): Promise<{ outcome: ResolveOutcome; hold?: Hold }> {
-    const [row] = await this.db.client.$queryRaw<HoldFnRow[]>`
-      SELECT * FROM billing_resolve(${holdId}::uuid, ${accountId}::uuid, ${status}::"HoldStatus", ${units}::int, ${now}::timestamptz)`;
+    const { rows } = await this.db.pool.query<HoldFnRow>(
+      'SELECT * FROM billing_resolve($1::uuid, $2::uuid, $3::"HoldStatus", $4::int, $5::timestamptz)',
+      [holdId, accountId, status, units, now],
+    );
+    const row = rows[0];
     if (!row) throw new Error('billing_resolve returned no row');
     return { outcome: row.outcome as ResolveOutcome, hold: toHold(accountId, row) };
   }
