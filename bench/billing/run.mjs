@@ -51,7 +51,7 @@ try {
       await client.request(healthEntry('billing'), {}, { timeoutMs: 500 });
       break;
     } catch {
-      if (i > 200) throw new Error('billing did not start');
+      if (i > 600) throw new Error('billing did not start');
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -76,7 +76,7 @@ try {
   for (let i = 0; i < WARMUP + ROUNDTRIPS; i++) {
     const account = next();
     const t0 = performance.now();
-    const { rows } = await admin.query('SELECT id FROM billing_hold($1, $2, $3, $4, $5, 1, 1000, now(), 300)', [randomUUID(), account, randomUUID(), 'generate_image', 'images']);
+    const { rows } = await admin.query(`SELECT id FROM billing_hold($1, $2, $3, $4, $5, 1, '{"team":1000}'::jsonb, now(), 300)`, [randomUUID(), account, randomUUID(), 'generate_image', 'images']);
     await admin.query(`SELECT outcome FROM billing_resolve($1, $2, 'settled', 1, now())`, [rows[0].id, account]);
     if (i >= WARMUP) direct.push(performance.now() - t0);
   }
