@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { HtmlExtractor } from './html-extractor.js';
+
+const extractor = new HtmlExtractor();
+const body = (inner: string) =>
+  `<!doctype html><html lang="de"><head><title>Titel</title><meta name="description" content="Kurz"><link rel="canonical" href="/kanon"></head>` +
+  `<body><nav><a href="/">Start</a></nav><article><h1>Titel</h1>${'<p>Ein Absatz mit genug Text, damit Readability ihn als Inhalt erkennt und behält.</p>'.repeat(6)}${inner}</article></body></html>`;
+
+describe('HtmlExtractor', () => {
+  it('resolves links and images against the page, in every spelling', () => {
+    const { markdown } = extractor.extract(
+      body(
+        '<p>Siehe <a href="/docs/a?x=1">eins</a>, <a href="../b">zwei</a>, <a href="c d">drei</a>, <a href="https://other.example/x">vier</a>, ' +
+          '<a href="//cdn.example/y">fünf</a>, <a href="/p/./q">sechs</a> und <a href="javascript:alert(1)">sieben</a>.</p><img src="img/z.png" alt="Bild">',
+      ),
+      'https://site.example/blog/post/',
+    );
+    expect(markdown).toContain('[eins](https://site.example/docs/a?x=1)');
+    expect(markdown).toContain('[zwei](https://site.example/blog/b)');
+    expect(markdown).toContain('[drei](https://site.example/blog/post/c%20d)');
+    expect(markdown).toContain('[vier](https://other.example/x)');
+    expect(markdown).toContain('[fünf](https://cdn.example/y)');
+    expect(markdown).toContain('[sechs](https://site.example/p/q)');
+    expect(markdown).toContain('sieben');
+    expect(markdown).not.toContain('javascript:');
+    expect(markdown).toContain('![Bild](https://site.example/blog/post/img/z.png)');
+  });
+
+  it('reads title, description, canonical and lang from the page', () => {
+    const page = extractor.extract(body(''), 'https://site.example/a');
+    expect(page).toMatchObject({ title: 'Titel', description: 'Kurz', canonical: 'https://site.example/kanon', lang: 'de', readable: true });
+    expect(page.markdown.startsWith('# Titel')).toBe(true);
+  });
+
+  it('falls back to the whole page when there is no plausible article', () => {
+    const page = extractor.extract('<html><body><nav>Menu</nav><div><b>Open</b> 9–17</div><p>Closed on Sundays.</p></body></html>', 'https://x.example/');
+    expect(page.readable).toBe(false);
+    expect(page.markdown).toContain('**Open** 9–17');
+    expect(page.markdown).toContain('Closed on Sundays.');
+    expect(page.markdown).not.toContain('Menu');
+  });
+});
