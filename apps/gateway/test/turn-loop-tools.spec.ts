@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are free-form JSON read by the assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLoopHarness, toolMessages, toolNames, type LoopHarness } from './turn-loop.support.js';
+import { runningContainers, startLoopHarness, toolMessages, toolNames, type LoopHarness } from './turn-loop.support.js';
 
 // The tools against the REAL search service (Debian searx with the fixture engines) and the REAL
 // sandbox (Docker), through the gateway process. fetch is not started: web_fetch must be absent.
@@ -133,5 +133,29 @@ describe('sessions', () => {
     await round([call('w', 'run_code', { runtime: 'bash', code: 'echo left > note.txt' })]);
     const later = await round([call('r', 'run_code', { runtime: 'bash', code: 'cat note.txt' })]);
     expect(later.results[0]!.content).toMatchObject({ ok: false });
+  });
+});
+
+describe('client disconnect mid-loop', () => {
+  it('kills the running sandbox and starts no further model turn', async () => {
+    h.script([
+      { type: 'tool_calls', content: 'Running it. ', calls: [call('long', 'run_code', { runtime: 'bash', code: 'sleep 60; echo finished' })] },
+      { type: 'text', content: 'never asked' },
+    ]);
+    const before = h.upstream.requests.length;
+    const instance = h.sandboxInstance!;
+    const ac = new AbortController();
+    const r = await h.chat({ messages: ask, stream: true }, {}, ac.signal);
+    const reader = r.body!.getReader();
+    let seen = '';
+    while (!seen.includes('Running it.')) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error('stream ended early');
+      seen += new TextDecoder().decode(value);
+    }
+    await expect.poll(() => runningContainers(instance), { timeout: 30_000, interval: 250 }).toHaveLength(1);
+    ac.abort();
+    await expect.poll(() => runningContainers(instance), { timeout: 15_000, interval: 250 }).toHaveLength(0);
+    expect(h.upstream.requests.length).toBe(before + 1);
   });
 });

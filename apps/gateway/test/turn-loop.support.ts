@@ -30,6 +30,8 @@ export interface LoopHarness {
   upstream: ScriptedUpstream;
   gateway: GatewayProcess;
   services: ServiceProcess[];
+  /** The sandbox's instance label (its containers carry it), when the sandbox was started. */
+  sandboxInstance?: string;
   /** A NATS client on the harness prefix (billing's subjects, the sandbox's files). */
   nats: NatsRpcClient;
   /** The default key (pro plan, l4_browser) and its account. */
@@ -48,6 +50,7 @@ export async function startLoopHarness(options: { services?: LoopService[]; env?
   const upstream = await startScriptedUpstream({ turns: [] });
   const services: ServiceProcess[] = [];
   const cleanups: Array<() => Promise<void>> = [];
+  let sandboxInstance: string | undefined;
   let nats: NatsRpcClient | undefined;
   try {
     for (const service of options.services ?? []) {
@@ -65,6 +68,7 @@ export async function startLoopHarness(options: { services?: LoopService[]; env?
         );
       } else {
         const instance = `test-${prefix.slice(5)}`;
+        sandboxInstance = instance;
         const stateDir = `/var/lib/drael/sandbox-test/${instance}`;
         services.push(
           await startServiceProcess(
@@ -110,6 +114,7 @@ export async function startLoopHarness(options: { services?: LoopService[]; env?
       upstream,
       gateway,
       services,
+      ...(sandboxInstance ? { sandboxInstance } : {}),
       nats: natsClient,
       apiKey: key.api_key,
       key,

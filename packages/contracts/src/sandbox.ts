@@ -42,6 +42,9 @@ export const SandboxRunRequestSchema = z.object({
   code: z.string(),
   timeout_s: z.number().optional(),
   network: z.boolean().optional(),
+  // Names the run so that its caller can stop it (sandbox.run.cancel.v1), e.g. when the client of a
+  // chat completion goes away mid-loop (issue 7).
+  run_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional(),
 });
 export const SandboxRunReplySchema = z.object({
   ok: z.boolean(),
@@ -70,6 +73,15 @@ export const sandboxCatalog = {
     errors: SANDBOX_ERROR_CODES,
     // The longest run plus container start and teardown.
     timeoutMs: (MAX_TIMEOUT_S + 30) * 1000,
+  }),
+  runCancel: defineEntry({
+    subject: 'sandbox.run.cancel.v1',
+    service: 'sandbox',
+    // Scoped by tenant: a caller can only stop its own account's runs.
+    request: z.object({ tenant: TenantSchema, run_id: z.string().min(1).max(64) }),
+    reply: z.object({ run_id: z.string(), cancelled: z.boolean() }),
+    errors: SANDBOX_ERROR_CODES,
+    timeoutMs: 2_000,
   }),
   filesList: defineEntry({
     subject: 'sandbox.files.list.v1',

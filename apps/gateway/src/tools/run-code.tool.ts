@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { MAX_TIMEOUT_S, sandboxCatalog, type SandboxRunReply } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
@@ -57,19 +58,24 @@ export class RunCodeTool implements ServerTool {
   async run(args: unknown, ctx: ToolContext): Promise<ToolResult> {
     const parsed = parseArguments(ArgsSchema, args);
     if (!parsed.ok) return parsed.result;
+    // A named run can be stopped: when the client goes away mid-loop its container is killed.
+    const runId = `run_${randomBytes(9).toString('base64url')}`;
+    const tenant = ctx.caller.account_id;
+    const cancel = () => {
+      this.rpc.request(sandboxCatalog.runCancel, { tenant, run_id: runId }, { requestId: ctx.requestId }).catch(() => undefined);
+    };
+    ctx.signal.addEventListener('abort', cancel, { once: true });
     let reply: SandboxRunReply;
     try {
       reply = await this.rpc.request(
         sandboxCatalog.run,
-        {
-          tenant: ctx.caller.account_id,
-          ...(ctx.session !== undefined ? { session: ctx.session } : {}),
-          ...parsed.value,
-        },
+        { tenant, ...(ctx.session !== undefined ? { session: ctx.session } : {}), ...parsed.value, run_id: runId },
         { signal: ctx.signal, requestId: ctx.requestId },
       );
     } catch (err) {
       return failureOf(err, 'sandbox_failed');
+    } finally {
+      ctx.signal.removeEventListener('abort', cancel);
     }
     return shapeRun(reply);
   }

@@ -317,6 +317,8 @@ export class DockerContainerRuntime implements ContainerRuntime {
         void kill();
       }, spec.timeoutMs);
       signal?.addEventListener('abort', onAbort, { once: true });
+      // Cancelled while the container was starting: the listener came too late to hear it.
+      if (signal?.aborted) void kill();
       const { StatusCode } = await p.waited;
       const durationS = (performance.now() - startedAt) / 1000;
       clearTimeout(timer);
