@@ -25,6 +25,25 @@ describe('concurrency and lifecycle', () => {
     expect(await sbx.run({ ...slow, code: 'echo again' })).toMatchObject({ ok: true, stdout: 'again\n' });
   });
 
+  it('a run with a run_id can be cancelled by its own tenant only; the container is killed', { timeout: 120_000 }, async () => {
+    const sbx = await startSandbox({ SANDBOX_WARM_POOL: '0' });
+    started.push(sbx);
+    const run = sbx.run({ tenant: 'owner', run_id: 'job-1', runtime: 'bash', code: 'echo started; sleep 100', timeout_s: 200 });
+    let running: string[] = [];
+    for (let i = 0; i < 200 && running.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      running = await containersOf(sbx.instance, 'running');
+    }
+    expect(running).toHaveLength(1);
+    // Another tenant naming the same run id stops nothing.
+    expect(await sbx.call(sandboxCatalog.runCancel, { tenant: 'intruder', run_id: 'job-1' })).toEqual({ run_id: 'job-1', cancelled: false });
+    expect(await containersOf(sbx.instance, 'running')).toEqual(running);
+    expect(await sbx.call(sandboxCatalog.runCancel, { tenant: 'owner', run_id: 'job-1' })).toEqual({ run_id: 'job-1', cancelled: true });
+    expect(await run).toMatchObject({ ok: false, exit_code: 137, timed_out: false, stdout: 'started\n' });
+    expect(await containersOf(sbx.instance)).toEqual([]);
+    expect(await sbx.call(sandboxCatalog.runCancel, { tenant: 'owner', run_id: 'job-1' })).toEqual({ run_id: 'job-1', cancelled: false });
+  });
+
   it('a service killed mid-run leaves a container that the next start removes; the session stays usable', { timeout: 120_000 }, async () => {
     const sbx = await startSandbox({ SANDBOX_WARM_POOL: '0' });
     started.push(sbx);
