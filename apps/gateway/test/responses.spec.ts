@@ -199,6 +199,25 @@ describe('hosted web_search', () => {
     expect(JSON.parse(toolMessage.content)).toMatchObject({ ok: true, found: true });
   });
 
+  it('the calls of one turn run in parallel and come back in call order, as items and as tool messages', async () => {
+    stack.upstream.setTurns([
+      {
+        type: 'tool_calls',
+        calls: [
+          { id: 'a', name: 'web_search', arguments: '{"query":"drael gateway architecture"}' },
+          { id: 'b', name: 'datetime', arguments: '{}' },
+          { id: 'c', name: 'web_search', arguments: '{"query":"zzqqxx nothing anywhere"}' },
+        ],
+      },
+      { type: 'text', content: 'ok' },
+    ]);
+    const before = stack.upstream.requests.length;
+    const body = await json(await stack.post({ model: 'gpt-test', input: 'go', tools: [{ type: 'web_search' }, { type: 'datetime' }] }));
+    expect(body.output.map((i: any) => i.action?.query ?? i.type)).toEqual(['drael gateway architecture', 'datetime_call', 'zzqqxx nothing anywhere', 'message']);
+    const tools = requestsSince(before)[1]!.body.messages.filter((m: any) => m.role === 'tool');
+    expect(tools.map((m: any) => m.tool_call_id)).toEqual(['a', 'b', 'c']);
+  });
+
   it('non-streamed responses carry the same items in output, in order', async () => {
     stack.upstream.setTurns([
       { type: 'tool_calls', content: 'Let me look.', calls: [{ id: 'c1', name: 'web_search', arguments: '{"query":"drael"}' }] },

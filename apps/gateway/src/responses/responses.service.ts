@@ -1,6 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import type { Logger } from '@drael/logger';
 import { ApiError } from '../errors/api-error.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { validateBody } from '../openai/validate.js';
@@ -18,7 +17,6 @@ export interface CreateCall {
   readonly caller: Caller;
   readonly requestId: string;
   readonly res: ServerResponse;
-  readonly logger?: Logger;
 }
 
 /**
@@ -29,6 +27,8 @@ export interface CreateCall {
  */
 @Injectable()
 export class ResponsesService {
+  private readonly log = new Logger('responses');
+
   constructor(
     private readonly models: ModelRegistry,
     private readonly loop: ResponseLoopService,
@@ -97,7 +97,7 @@ export class ResponsesService {
       // after, it is the one terminal event of the stream.
       if (!sse?.isOpen) throw err;
       const failure = err instanceof ApiError ? err : (ApiError.fromRpc(err) ?? new ApiError('internal', 'Internal server error'));
-      if (!(err instanceof ApiError)) call.logger?.error({ err }, 'response failed mid-stream');
+      if (!(err instanceof ApiError)) this.log.error(`response ${response.id} failed mid-stream: ${(err as Error).message}`, (err as Error).stack);
       response.status = 'failed';
       response.error = { code: String(failure.code), message: failure.message };
       events.emit('response.failed', { response: snapshotOf(response) });
@@ -107,7 +107,12 @@ export class ResponsesService {
     res.off('close', onClose);
     response.completed_at = Math.floor(Date.now() / 1000);
     if (response.store) {
-      await this.store.save(caller.account_id, { response, messages: history, loaded: [...loaded.values()] });
+      try {
+        await this.store.save(caller.account_id, { response, messages: history, loaded: [...loaded.values()] });
+      } catch (err) {
+        // The answer exists and was paid for: it still goes out; only GET and continuation will miss it.
+        this.log.error(`could not store response ${response.id}: ${(err as Error).message}`);
+      }
     }
     if (sse) {
       const terminal = response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
