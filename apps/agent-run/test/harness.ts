@@ -23,7 +23,16 @@ export async function freshSchema(): Promise<{ url: string; schema: string; drop
   const schema = `agent_run_t_${randomBytes(4).toString('hex')}`;
   const url = `${BASE_DB}?schema=${schema}`;
   const appDir = resolve(import.meta.dirname, '..');
-  await deploy({ databaseUrl: url, schemaPath: resolve(appDir, 'prisma/schema.prisma'), migrationsDir: resolve(appDir, 'prisma/migrations') });
+  // The wasm schema engine's connect can time out on a loaded machine: try again before giving up.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await deploy({ databaseUrl: url, schemaPath: resolve(appDir, 'prisma/schema.prisma'), migrationsDir: resolve(appDir, 'prisma/migrations') });
+      break;
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
   const pool = new pg.Pool({ connectionString: BASE_DB, max: 2, options: `-c search_path="${schema}"` });
   return {
     url,
@@ -91,6 +100,8 @@ export async function startStack(options: { workerEnv?: Record<string, string>; 
     startWorker: async (extra = {}) => {
       const w = await startServiceProcess('agent-run', { ...env, ...extra }, { readyTimeoutMs: 60_000 });
       workers.push(w);
+      // Warm the new process's first database queries, so the gateway's 5 s NATS timeouts hold on a busy machine.
+      await stack.call('listAgents', { account_id: 'warm-up', limit: 1 }).catch(() => undefined);
       return w;
     },
     // Generous timeouts and a retry while no worker answers: workers boot slowly on a loaded 2-core machine.
