@@ -136,6 +136,31 @@ describe('rate limits per key (Redis)', () => {
     expect(await r.text()).toContain('[DONE]');
   });
 
+  it('is shared by every gateway replica (the counters live in Redis)', async () => {
+    const replica = await startGatewayProcess(
+      {
+        NATS_URL,
+        DRAEL_NATS_PREFIX: prefix,
+        DRAEL_BACKEND_SERVICES: 'billing',
+        RATE_LIMIT_KEY_PREFIX: `${prefix}:rl:`,
+        DRAEL_MODELS: JSON.stringify({ 'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model' } }),
+      },
+      { billing: false }, // the first gateway's billing answers on this prefix already
+    );
+    try {
+      const k = await createTestKey(nats, { rate_limit: { per_minute: 3, per_hour: 100 } });
+      const on = (gw: GatewayProcess) => fetch(`${gw.url}/v1/models`, { headers: bearer(k.api_key) });
+      expect((await on(gateway)).headers.get('x-ratelimit-remaining')).toBe('2');
+      expect((await on(replica)).headers.get('x-ratelimit-remaining')).toBe('1');
+      expect((await on(gateway)).headers.get('x-ratelimit-remaining')).toBe('0');
+      const refused = await on(replica);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBeTruthy();
+    } finally {
+      await replica.stop();
+    }
+  });
+
   it('the hour window counts too', async () => {
     const k = await createTestKey(nats, { rate_limit: { per_minute: 100, per_hour: 2 } });
     expect((await get('/v1/models', bearer(k.api_key))).headers.get('x-ratelimit-limit')).toBe('2');
