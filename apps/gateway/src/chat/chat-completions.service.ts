@@ -1,7 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import type { KeyIdentity } from '@drael/contracts';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
 import { TurnLoopService } from '../turn-loop/turn-loop.service.js';
 import { callerOf, sessionOf } from '../turn-loop/caller.js';
 import { ChatCompletionRequestSchema, type ChatCompletionRequest } from '../openai/chat-completion.schema.js';
@@ -36,7 +35,6 @@ export class ChatCompletionsService {
     private readonly models: ModelRegistry,
     private readonly proxy: ChatProxyService,
     private readonly loop: TurnLoopService,
-    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
   async handle(call: ChatCall): Promise<void> {
@@ -47,7 +45,7 @@ export class ChatCompletionsService {
         return this.loop.handle({
           request,
           route,
-          caller: callerOf(call.identity, this.config),
+          caller: callerOf(call.identity),
           session: sessionOf(call.headers),
           requestId: call.requestId,
           res: call.res,

@@ -1,6 +1,5 @@
-import { Controller, Delete, Get, Inject, Param, Put, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Put, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
 import { ApiError } from '../errors/api-error.js';
 import { rawBodyOf } from '../http/json-body.parser.js';
 import { callerOf, checkSessionId, identityOf } from '../turn-loop/caller.js';
@@ -13,19 +12,16 @@ import { SessionFilesService } from './session-files.service.js';
  */
 @Controller('v1/sessions')
 export class SessionsController {
-  constructor(
-    private readonly files: SessionFilesService,
-    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
-  ) {}
+  constructor(private readonly files: SessionFilesService) {}
 
   @Get(':id/files')
   list(@Param('id') id: string, @Req() req: FastifyRequest) {
-    return this.files.list(callerOf(identityOf(req), this.config), checkSessionId(id, 'id'));
+    return this.files.list(callerOf(identityOf(req)), checkSessionId(id, 'id'));
   }
 
   @Get(':id/files/*')
   async read(@Param('id') id: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const file = await this.files.read(callerOf(identityOf(req), this.config), checkSessionId(id, 'id'), filePathOf(req));
+    const file = await this.files.read(callerOf(identityOf(req)), checkSessionId(id, 'id'), filePathOf(req));
     void reply
       .header('content-type', 'application/octet-stream')
       .header('x-drael-file-size', String(file.size))
@@ -37,12 +33,12 @@ export class SessionsController {
   write(@Param('id') id: string, @Req() req: FastifyRequest) {
     const body = Buffer.isBuffer(req.body) ? req.body : rawBodyOf(req);
     if (!body) throw new ApiError('invalid_request', 'The request body is the file content (any content type)');
-    return this.files.write(callerOf(identityOf(req), this.config), checkSessionId(id, 'id'), filePathOf(req), body);
+    return this.files.write(callerOf(identityOf(req)), checkSessionId(id, 'id'), filePathOf(req), body);
   }
 
   @Delete(':id/files/*')
   delete(@Param('id') id: string, @Req() req: FastifyRequest) {
-    return this.files.delete(callerOf(identityOf(req), this.config), checkSessionId(id, 'id'), filePathOf(req));
+    return this.files.delete(callerOf(identityOf(req)), checkSessionId(id, 'id'), filePathOf(req));
   }
 }
 

@@ -47,8 +47,4 @@ export const toolsEnvShape = {
   // How long a service's health answer decides whether its tool is served.
   DRAEL_TOOL_HEALTH_TTL_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   DRAEL_TOOL_HEALTH_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(500),
-  // Until API keys are verified on this gateway, requests run as this account and tool level.
-  DRAEL_ANONYMOUS_ACCOUNT: z.string().min(1).max(64).default('anonymous'),
-  DRAEL_ANONYMOUS_TOOL_LEVEL: z.enum(['none', 'l1_http', 'l3_shell', 'l4_browser']).default('l4_browser'),
-  DRAEL_ANONYMOUS_PLAN: z.string().default('free'),
 } as const;

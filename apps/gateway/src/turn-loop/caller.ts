@@ -1,16 +1,15 @@
 import { SessionIdSchema, type KeyIdentity } from '@drael/contracts';
-import type { GatewayConfig } from '../config/config.schema.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Caller } from '../tools/server-tool.js';
 
 /**
  * The caller of a request: the key identity the auth guard verified (account = sandbox tenant,
- * tool level, plan). Until a guard puts one on the request, requests run as the configured
- * anonymous account and tool level: the one seam auth plugs into.
+ * tool level, plan). No identity, no tools and no files: there is no anonymous account.
  */
-export function callerOf(identity: Pick<KeyIdentity, 'account_id' | 'tool_level' | 'plan'> | undefined, config: GatewayConfig): Caller {
-  if (identity) return { account_id: identity.account_id, tool_level: identity.tool_level, plan: identity.plan };
-  return { account_id: config.DRAEL_ANONYMOUS_ACCOUNT, tool_level: config.DRAEL_ANONYMOUS_TOOL_LEVEL, plan: config.DRAEL_ANONYMOUS_PLAN };
+// The second parameter is ignored: it was the anonymous fallback's config, kept so callers compile.
+export function callerOf(identity: Pick<KeyIdentity, 'account_id' | 'tool_level' | 'plan'> | undefined, _unused?: unknown): Caller {
+  if (!identity) throw new ApiError('missing_api_key', 'You didn\'t provide an API key. Use "Authorization: Bearer drael_...".');
+  return { account_id: identity.account_id, tool_level: identity.tool_level, plan: identity.plan };
 }
 
 export const SESSION_HEADER = 'x-drael-session';
