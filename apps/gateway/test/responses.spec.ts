@@ -755,3 +755,24 @@ describe('the official openai SDK', () => {
     ]);
   });
 });
+
+// Last: it stops the stack's search service.
+describe('a service that is down', () => {
+  it('a search with no search service answering fails typed (unavailable) on the item; the response still completes once', async () => {
+    await stack.search.stop();
+    // The wire tap is a subscriber too: without closing it NATS would not answer "no responders".
+    await stack.tap.close();
+    stack.upstream.setTurns([
+      { type: 'tool_calls', calls: [{ id: 'c1', name: 'web_search', arguments: '{"query":"drael"}' }] },
+      { type: 'text', content: 'Search is down.' },
+    ]);
+    const before = stack.upstream.requests.length;
+    const events = await eventsOf(await stack.post({ model: 'gpt-test', input: 'drael?', tools: [{ type: 'web_search' }], stream: true }));
+    expectOneTerminalAndMonotonic(events);
+    const failed = events.find((e) => e.type === 'response.web_search_call.failed')!;
+    expect(failed.item).toMatchObject({ type: 'web_search_call', status: 'failed', error: { code: 'unavailable' } });
+    const tool = JSON.parse(requestsSince(before)[1]!.body.messages.find((m: any) => m.role === 'tool').content);
+    expect(tool).toMatchObject({ ok: false, error: 'unavailable' });
+    expect(events.at(-1)).toMatchObject({ type: 'response.completed' });
+  });
+});

@@ -53,6 +53,7 @@ export class WireTap {
   }
 
   async close(): Promise<void> {
+    if (this.nc.isClosed()) return;
     this.sub.unsubscribe();
     await this.nc.close();
   }
