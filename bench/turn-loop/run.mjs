@@ -10,6 +10,7 @@
 // Peer in the same run: one proxied completion (x-drael-server-tools: 0) end to end.
 // Loopback only; bounded counts. Usage: node bench/turn-loop/run.mjs [--requests 300] [--warmup 50]
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
@@ -124,6 +125,12 @@ async function proxyRequest() {
   return performance.now() - t0;
 }
 
+// CPU seconds the gateway process has used (utime + stime from /proc, clock ticks of 10 ms).
+const cpuMs = () => {
+  const fields = readFileSync(`/proc/${gateway.child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+
 const q = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
@@ -144,11 +151,20 @@ try {
     loopTotal.push(r.total);
     proxyTotal.push(await proxyRequest());
   }
+  // Gateway CPU per request, each mode in a block of its own: scheduling delays on a loaded
+  // machine inflate wall time but not the CPU the gateway spends.
+  let c0 = cpuMs();
+  for (let i = 0; i < REQUESTS; i++) await loopRequest();
+  const loopCpu = (cpuMs() - c0) / REQUESTS;
+  c0 = cpuMs();
+  for (let i = 0; i < REQUESTS; i++) await proxyRequest();
+  const proxyCpu = (cpuMs() - c0) / REQUESTS;
   console.log(`turn loop bench: ${REQUESTS} requests (1 tool round each) after ${WARMUP} warm-up; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   console.log(`  overhead per tool round (excl. model and tool time): median ${f(q(overhead, 50))}, p99 ${f(q(overhead, 99))}   (target: median <= 5 ms)`);
   console.log(`  catalogue-mode request, 2 model turns + 1 tool call, end to end: median ${f(q(loopTotal, 50))}, p99 ${f(q(loopTotal, 99))}`);
   console.log(`  peer, proxied single completion (x-drael-server-tools: 0), end to end: median ${f(q(proxyTotal, 50))}, p99 ${f(q(proxyTotal, 99))}`);
   console.log(`  ratio catalogue-mode / proxied (medians): ${(q(loopTotal, 50) / q(proxyTotal, 50)).toFixed(2)}x`);
+  console.log(`  gateway CPU per request: catalogue mode ${f(loopCpu)}, proxied ${f(proxyCpu)}; the tool round (one more model turn + the tool call) costs ${f(loopCpu - proxyCpu)} of CPU`);
 } finally {
   await gateway.stop();
   await nc.drain();
