@@ -10,6 +10,8 @@ import http from 'node:http';
 import net from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createTestKey, startBillingForTests } from '../../packages/test-support/dist/index.js';
+import { NatsRpcClient } from '../../packages/nats-rpc/dist/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -126,10 +128,19 @@ const gateway = spawn(process.execPath, ['dist/main.js'], { cwd: resolve(root, '
 children.push(gateway);
 await waitHttp(`http://127.0.0.1:${gatewayPort}/healthz`);
 
-// The gateway will grow an API-key guard (billing); pass a key with DRAEL_BENCH_API_KEY then.
+// Every /v1 route needs an API key: DRAEL_BENCH_API_KEY, or a fresh account's key from the real
+// billing service started here on the gateway's NATS prefix (as the tests do).
+let apiKey = process.env.DRAEL_BENCH_API_KEY;
+if (!apiKey) {
+  const billing = await startBillingForTests({ NATS_URL: gatewayEnv.NATS_URL, DRAEL_NATS_PREFIX: gatewayEnv.DRAEL_NATS_PREFIX });
+  children.push(billing.child);
+  const client = await NatsRpcClient.connect({ servers: gatewayEnv.NATS_URL, prefix: gatewayEnv.DRAEL_NATS_PREFIX });
+  apiKey = (await createTestKey(client)).api_key;
+  await client.close();
+}
 const gatewayHeaders = {
   'x-drael-server-tools': '0', // a plain proxied completion, not the server-side tool loop
-  ...(process.env.DRAEL_BENCH_API_KEY ? { authorization: `Bearer ${process.env.DRAEL_BENCH_API_KEY}` } : {}),
+  authorization: `Bearer ${apiKey}`,
 };
 const targets = [
   { name: 'direct', port: upstreamPort, pid: undefined, headers: {} },
@@ -139,7 +150,7 @@ const targets = [
 // GATEWAY_B_DIR=<another checkout's apps/gateway> adds a second gateway build to the same run (A/B).
 if (process.env.GATEWAY_B_DIR) {
   const portB = await freePort();
-  const b = spawn(process.execPath, ['dist/main.js'], { cwd: resolve(process.env.GATEWAY_B_DIR), env: { ...gatewayEnv, PORT: String(portB), DRAEL_NATS_PREFIX: `bench-b-${process.pid}` }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const b = spawn(process.execPath, ['dist/main.js'], { cwd: resolve(process.env.GATEWAY_B_DIR), env: { ...gatewayEnv, PORT: String(portB) }, stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(b);
   await waitHttp(`http://127.0.0.1:${portB}/healthz`);
   targets.push({ name: 'gateway B', port: portB, pid: b.pid, headers: gatewayHeaders });
