@@ -220,7 +220,7 @@ describe('attack suite', () => {
     const r = await py('import time\nprint("start", flush=True)\ntime.sleep(1000)', { timeout_s: 3 });
     expect(r).toMatchObject({ ok: false, timed_out: true, exit_code: 137, oom_killed: false, stdout: 'start\n' });
     expect(r.duration_s).toBeGreaterThanOrEqual(3);
-    expect(r.duration_s).toBeLessThan(3 + 5);
+    expect(r.duration_s).toBeLessThan(3 + 10);
   });
 
   it('an orphaned daemon does not outlive its run', async () => {

@@ -155,7 +155,7 @@ describe('network', () => {
     expect(accepted.split('\n').filter((l) => l.startsWith('accepted'))).toEqual([`accepted ${HOST_SIDE_IP} ${OUTSIDE_IP}`]);
   });
 
-  it('network on: another sandbox is unreachable', { timeout: 90_000 }, async () => {
+  it('network on: another sandbox is unreachable', { timeout: 150_000 }, async () => {
     const scope = { tenant: 'n', session: 'listener' };
     const listener = sbx.run({
       ...scope,
@@ -177,7 +177,7 @@ describe('network', () => {
       ].join('\n'),
     });
     let peerIp = '';
-    for (let i = 0; i < 200 && !peerIp; i++) {
+    for (let i = 0; i < 450 && !peerIp; i++) {
       await new Promise((r) => setTimeout(r, 100));
       peerIp = await sbx.call(sandboxCatalog.filesRead, { ...scope, path: 'ip.txt' }).then(
         (f) => unb64(f.content_base64),
