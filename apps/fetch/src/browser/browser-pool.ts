@@ -264,7 +264,21 @@ export class BrowserPool {
   private async settle(page: Page): Promise<void> {
     const deadline = Date.now() + SETTLE_MS;
     while (Date.now() < deadline) {
-      const chars = await page.evaluate(() => document.body?.innerText.trim().length ?? 0).catch(() => 0);
+      // Text nodes outside scripts and styles, counted only up to the threshold: innerText would
+      // force a layout of the whole page on every poll.
+      const chars = await page
+        .evaluate((enough) => {
+          const body = document.body;
+          if (!body) return 0;
+          const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
+          let n = 0;
+          for (let node = walker.nextNode(); node && n < enough; node = walker.nextNode()) {
+            const tag = node.parentElement?.tagName;
+            if (tag !== 'SCRIPT' && tag !== 'STYLE' && tag !== 'NOSCRIPT') n += (node.textContent ?? '').trim().length;
+          }
+          return n;
+        }, SETTLE_TEXT_CHARS)
+        .catch(() => 0);
       if (chars >= SETTLE_TEXT_CHARS) return;
       await page.waitForLoadState('load', { timeout: 250 }).catch(() => undefined);
       await new Promise((r) => setTimeout(r, 100));
