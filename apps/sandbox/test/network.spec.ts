@@ -91,13 +91,16 @@ function serveInNamespace(seconds: number) {
 // Connects to every target at once (a dropped SYN costs the whole timeout), one line per target.
 const probe = (targets: Array<[string, number]>) =>
   [
-    'import socket, threading',
+    'import socket, sys, threading',
+    'lock = threading.Lock()',
+    'def say(line):',
+    '    with lock: sys.stdout.write(line + "\\n"); sys.stdout.flush()',  // one whole line at a time
     'def one(host, port):',
     '    s = socket.socket(); s.settimeout(2)',
     '    try:',
-    '        s.connect((host, port)); print(host, "CONNECTED", s.recv(64).decode().strip(), flush=True)',
+    '        s.connect((host, port)); say(f"{host} CONNECTED {s.recv(64).decode().strip()}")',
     '    except OSError as e:',
-    '        print(host, "FAILED", e.strerror or e, flush=True)',
+    '        say(f"{host} FAILED {e.strerror or e}")',
     `ts = [threading.Thread(target=one, args=t) for t in ${JSON.stringify(targets)}]`,
     'for t in ts: t.start()',
     'for t in ts: t.join()',
