@@ -260,7 +260,6 @@ describe('hosted web_search', () => {
     const events = await eventsOf(r);
     expectOneTerminalAndMonotonic(events);
     expect(types(events)).toContain('response.web_search_call.completed');
-    expect(types(events)).not.toContain('response.web_search_call.failed');
     const item = events.find((e) => e.type === 'response.web_search_call.completed')!.item;
     expect(item.status).toBe('completed');
     expect(item.results).toEqual([]);
@@ -725,6 +724,41 @@ describe('the official openai SDK', () => {
     expect(response.output_text).toBe('Drael is a gateway.');
   });
 
+  it('responses.stream accepts every event Drael sends, also for failed calls, tool_search and datetime items', async () => {
+    stack.upstream.setTurns([
+      {
+        type: 'tool_calls',
+        calls: [
+          { id: 'f1', name: 'web_fetch', arguments: JSON.stringify({ url: 'http://127.0.0.1:9/gone' }) },
+          { id: 'd1', name: 'datetime', arguments: '{}' },
+          { id: 's1', name: 'tool_search', arguments: '{"query":"weather"}' },
+        ],
+      },
+      { type: 'tool_calls', calls: [{ id: 'w1', name: 'get_weather', arguments: '{"city":"Oslo"}' }] },
+    ]);
+    const stream = client().responses.stream({
+      model: 'gpt-test',
+      input: 'go',
+      tools: [
+        { type: 'web_fetch', engine: 'http' },
+        { type: 'datetime' },
+        { type: 'tool_search' },
+        { type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} }, strict: false, defer_loading: true },
+      ] as never,
+    });
+    const seen: string[] = [];
+    for await (const event of stream) seen.push(event.type);
+    const final = await stream.finalResponse();
+    expect(seen.filter((t) => TERMINALS.includes(t))).toEqual(['response.completed']);
+    expect(final.output.map((i) => `${i.type}:${(i as { status?: string }).status}`)).toEqual([
+      'web_search_call:failed',
+      'datetime_call:completed',
+      'tool_search_call:completed',
+      'tool_search_output:completed',
+      'function_call:completed',
+    ]);
+  });
+
   it('responses.stream: the event order, one terminal, and the final response', async () => {
     stack.upstream.setTurns([
       { type: 'tool_calls', calls: [{ id: 'c1', name: 'web_search', arguments: '{"query":"drael gateway architecture"}' }] },
@@ -769,7 +803,8 @@ describe('a service that is down', () => {
     const before = stack.upstream.requests.length;
     const events = await eventsOf(await stack.post({ model: 'gpt-test', input: 'drael?', tools: [{ type: 'web_search' }], stream: true }));
     expectOneTerminalAndMonotonic(events);
-    const failed = events.find((e) => e.type === 'response.web_search_call.failed')!;
+    expect(types(events)).not.toContain('response.web_search_call.completed');
+    const failed = events.find((e) => e.type === 'response.output_item.done' && e.item.type === 'web_search_call')!;
     expect(failed.item).toMatchObject({ type: 'web_search_call', status: 'failed', error: { code: 'unavailable' } });
     const tool = JSON.parse(requestsSince(before)[1]!.body.messages.find((m: any) => m.role === 'tool').content);
     expect(tool).toMatchObject({ ok: false, error: 'unavailable' });

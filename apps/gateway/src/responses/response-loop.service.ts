@@ -286,8 +286,9 @@ export class ResponseLoopService {
       const action = { ...(base.action as Record<string, unknown>) };
       if (run.includeSources && !outcome.failure) action.sources = outcome.sources.map((s) => ({ type: 'url', url: s.url }));
       item = { ...item, action, ...(outcome.itemFields ?? {}) };
+      // A failed call has no event of its own in the Responses protocol (the SDKs reject unknown
+      // event types): its output_item.done carries status "failed" and the typed error.
       if (!outcome.failure) events.emit('response.web_search_call.completed', { output_index: index, item_id: item.id, item });
-      else events.emit('response.web_search_call.failed', { output_index: index, item_id: item.id, item });
       this.doneItem(response, events, index, item);
       return;
     }
