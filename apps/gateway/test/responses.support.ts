@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
@@ -100,6 +102,8 @@ export interface Stack {
 
 /** Scripted upstream, the real search and fetch services, and the built gateway, all on one fresh prefix. */
 export async function startStack(gatewayEnv: Record<string, string> = {}): Promise<Stack> {
+  // The local searx and its fixture corpora: started unless they already answer (idempotent).
+  execFileSync('bash', [fileURLToPath(new URL('../../../infra/searx/start-local.sh', import.meta.url))], { stdio: 'inherit', timeout: 60_000 });
   const prefix = testPrefix('resp');
   const keyPrefix = `test:${prefix}:`;
   const tap = await WireTap.start(prefix);
