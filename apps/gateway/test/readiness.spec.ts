@@ -34,6 +34,9 @@ describe('GET /healthz and /readyz', () => {
       for await (const m of sub) return m.headers?.get('x-request-id');
       return undefined;
     })();
+    // The subscription must be on the server before the probe asks, or the probe gets "no
+    // responders" and the subscriber never sees the request.
+    await nc.flush();
     const r = await fetch(`${gateway.url}/readyz`, { headers: { 'x-request-id': 'ready-probe-1' } });
     expect(r.status).toBe(503);
     const body = (await r.json()) as any;
