@@ -31,3 +31,17 @@ export const envBoolean = z
   .transform((v) => v === 'true' || v === '1');
 
 export const envInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+/** A variable holding JSON, parsed and then validated by `schema` (e.g. model aliases, provider settings). */
+export const envJson = <S extends z.ZodType>(schema: S) =>
+  z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be valid JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { baseEnvShape, envInt } from '@drael/config';
+import { baseEnvShape, envInt, envJson } from '@drael/config';
 import { BACKEND_SERVICES } from '@drael/contracts';
 import { toolsEnvShape } from '../tools/tools.config.js';
 import { responsesConfigShape } from '../responses/responses.config.js';
@@ -18,19 +18,6 @@ export const ModelRouteSchema = z.object({
 });
 export type ModelRoute = z.infer<typeof ModelRouteSchema>;
 
-const jsonOf = <S extends z.ZodType>(schema: S) =>
-  z
-    .string()
-    .transform((text, ctx) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'must be valid JSON' });
-        return z.NEVER;
-      }
-    })
-    .pipe(schema);
-
 const ALIAS = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 
 export const configSchema = z.object({
@@ -46,7 +33,7 @@ export const configSchema = z.object({
   HOST: z.string().default('0.0.0.0'),
   PORT: envInt(0, 65535).default(8080),
   // DRAEL_MODELS='{"alias":{"base_url":"http://host:port/v1","api_key":"...","model":"upstream-name"}}'
-  DRAEL_MODELS: jsonOf(
+  DRAEL_MODELS: envJson(
     z.record(z.string().regex(ALIAS, 'alias: letters, digits and ._:/- only'), ModelRouteSchema),
   ).default({}),
   // Services /readyz asks; comma separated. Defaults to every backend service.

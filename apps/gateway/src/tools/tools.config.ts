@@ -1,17 +1,5 @@
 import { z } from 'zod';
-
-const jsonEnv = <S extends z.ZodType>(schema: S) =>
-  z
-    .string()
-    .transform((text, ctx) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'must be valid JSON' });
-        return z.NEVER;
-      }
-    })
-    .pipe(schema);
+import { envJson } from '@drael/config';
 
 const httpUrl = z.url({ protocol: /^https?$/ });
 
@@ -39,9 +27,9 @@ export type LookupProvider = z.infer<typeof LookupProviderSchema>;
 /** The turn loop's and the tools' settings, merged into the gateway's one config schema. */
 export const toolsEnvShape = {
   // Unset: the tool has no provider wired and is not served (spec 01).
-  DRAEL_IMAGE_PROVIDER: jsonEnv(ImageProviderSchema).optional(),
-  DRAEL_BREACH_PROVIDER: jsonEnv(LookupProviderSchema).optional(),
-  DRAEL_CONTACT_PROVIDER: jsonEnv(LookupProviderSchema).optional(),
+  DRAEL_IMAGE_PROVIDER: envJson(ImageProviderSchema).optional(),
+  DRAEL_BREACH_PROVIDER: envJson(LookupProviderSchema).optional(),
+  DRAEL_CONTACT_PROVIDER: envJson(LookupProviderSchema).optional(),
   // spec 04: the request's cost ceiling, default 5 USD (model prices per alias: input_per_1m/output_per_1m).
   DRAEL_REQUEST_COST_CEILING_USD: z.coerce.number().nonnegative().default(5),
   // How long a service's health answer decides whether its tool is served.
