@@ -1,14 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
-import { BillingHolds } from './billing-holds.js';
+import { BillingHolds, type PaidOutcome } from './billing-holds.js';
+import { ProviderTool } from './provider-tool.js';
 import { ServiceHealth } from './service-health.js';
-import { parseArguments } from './tool-arguments.js';
-import { failed, type ToolResult } from './tool-result.js';
-import { postJson, ProviderError } from './providers/provider-http.client.js';
-import type { FunctionToolDefinition, ServerTool, ToolContext } from './server-tool.js';
+import { failed } from './tool-result.js';
+import { postJson, type ProviderError } from './providers/provider-http.client.js';
+import type { FunctionToolDefinition } from './server-tool.js';
+import type { ImageProvider } from './tools.config.js';
 
 const ArgsSchema = z.object({ prompt: z.string().trim().min(1).max(4000) });
+type Args = z.infer<typeof ArgsSchema>;
 
 const ImagesAnswerSchema = z.object({
   data: z.array(z.object({ url: z.string().optional(), b64_json: z.string().optional(), revised_prompt: z.string().optional() })).min(1),
@@ -20,15 +22,19 @@ const ImagesAnswerSchema = z.object({
  * held, settled when the provider answered, released when the attempt never reached it.
  */
 @Injectable()
-export class GenerateImageTool implements ServerTool {
+export class GenerateImageTool extends ProviderTool<ImageProvider, Args> {
   readonly name = 'generate_image' as const;
-  readonly minLevel = 'l1_http' as const;
+  protected readonly providerLabel = 'image';
+  protected readonly notDone = 'No image was made.';
+  protected readonly args = ArgsSchema;
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
-    private readonly holds: BillingHolds,
-    private readonly health: ServiceHealth,
-  ) {}
+    holds: BillingHolds,
+    health: ServiceHealth,
+  ) {
+    super(holds, health);
+  }
 
   definition(): FunctionToolDefinition {
     return {
@@ -41,38 +47,36 @@ export class GenerateImageTool implements ServerTool {
     };
   }
 
-  async isWired(): Promise<boolean> {
-    return this.config.DRAEL_IMAGE_PROVIDER !== undefined && (await this.health.isUp('billing'));
+  protected provider(): ImageProvider | undefined {
+    return this.config.DRAEL_IMAGE_PROVIDER;
   }
 
-  async run(args: unknown, ctx: ToolContext): Promise<ToolResult> {
-    const provider = this.config.DRAEL_IMAGE_PROVIDER;
-    if (!provider) return failed('not_configured', 'No image provider is configured. The tool did not run.');
-    const parsed = parseArguments(ArgsSchema, args);
-    if (!parsed.ok) return parsed.result;
-    return this.holds.around(ctx, 'generate_image', 1, async (signal) => {
-      try {
-        const answer = await postJson(
-          `${provider.base_url}/images/generations`,
-          provider.api_key,
-          { model: provider.model, prompt: parsed.value.prompt, n: 1, size: provider.size },
-          { signal, timeoutMs: provider.timeout_ms },
-        );
-        const images = ImagesAnswerSchema.safeParse(answer);
-        if (!images.success) return { result: failed('provider_bad_answer', 'the image provider answered without an image'), units: 1 };
-        const first = images.data.data[0]!;
-        return {
-          result: {
-            ok: true,
-            ...(first.url ? { url: first.url } : { note: `the image was returned inline (${first.b64_json?.length ?? 0} base64 characters) and is not shown here` }),
-            ...(first.revised_prompt ? { revised_prompt: first.revised_prompt } : {}),
-          },
-          units: 1,
-        };
-      } catch (err) {
-        if (err instanceof ProviderError) return { result: failed(err.code, `${err.message}. No image was made.`), units: err.attempted ? 1 : undefined };
-        throw err;
-      }
-    });
+  protected holdUnits(): number {
+    return 1;
+  }
+
+  // spec 01: cash at a provider per attempt: an attempt the provider answered is charged.
+  protected override unitsOnFailure(err: ProviderError): number | undefined {
+    return err.attempted ? 1 : undefined;
+  }
+
+  protected async call(provider: ImageProvider, args: Args, signal: AbortSignal): Promise<PaidOutcome> {
+    const answer = await postJson(
+      `${provider.base_url}/images/generations`,
+      provider.api_key,
+      { model: provider.model, prompt: args.prompt, n: 1, size: provider.size },
+      { signal, timeoutMs: provider.timeout_ms },
+    );
+    const images = ImagesAnswerSchema.safeParse(answer);
+    if (!images.success) return { result: failed('provider_bad_answer', 'the image provider answered without an image'), units: 1 };
+    const first = images.data.data[0]!;
+    return {
+      result: {
+        ok: true,
+        ...(first.url ? { url: first.url } : { note: `the image was returned inline (${first.b64_json?.length ?? 0} base64 characters) and is not shown here` }),
+        ...(first.revised_prompt ? { revised_prompt: first.revised_prompt } : {}),
+      },
+      units: 1,
+    };
   }
 }
