@@ -18,13 +18,19 @@ import { HoldSweeper } from './holds/hold-sweeper.service.js';
 import { UsageRepository } from './usage/usage.repository.js';
 import { UsageService } from './usage/usage.service.js';
 import { UsageController } from './usage/usage.controller.js';
+import { receiptSignerProvider } from './receipts/receipt-signer.provider.js';
+import { ReceiptsController } from './receipts/receipts.controller.js';
+import { SpendRepository } from './spend/spend.repository.js';
+import { SpendService } from './spend/spend.service.js';
+import { SpendController } from './spend/spend.controller.js';
+import { SpendSweeper } from './spend/spend-sweeper.service.js';
 
 @Module({})
 export class BillingModule {
   static forRoot(config: BillingConfig, options: { clock?: Clock } = {}): DynamicModule {
     return {
       module: BillingModule,
-      controllers: [healthController('billing'), PlansController, AccountsController, KeysController, HoldsController, UsageController],
+      controllers: [healthController('billing'), PlansController, AccountsController, KeysController, HoldsController, UsageController, SpendController, ReceiptsController],
       providers: [
         { provide: BILLING_CONFIG, useValue: config },
         { provide: Clock, useValue: options.clock ?? new SystemClock() },
@@ -39,6 +45,10 @@ export class BillingModule {
         HoldSweeper,
         UsageRepository,
         UsageService,
+        receiptSignerProvider,
+        SpendRepository,
+        SpendService,
+        SpendSweeper,
       ],
       exports: [HoldsService, HoldSweeper, UsageService, AccountsService, KeysService, PrismaService],
     };

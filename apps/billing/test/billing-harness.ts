@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import pg from 'pg';
 import { billingCatalog, type RequestOf, type ReplyOf, type RpcEntry } from '@drael/contracts';
@@ -10,6 +11,8 @@ import { configSchema } from '../src/config/config.schema.js';
 import { HoldsService } from '../src/holds/holds.service.js';
 import { HoldSweeper } from '../src/holds/hold-sweeper.service.js';
 import { UsageService } from '../src/usage/usage.service.js';
+import { SpendService } from '../src/spend/spend.service.js';
+import { SpendSweeper } from '../src/spend/spend-sweeper.service.js';
 
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 
@@ -40,6 +43,10 @@ export interface Billing {
   holds: HoldsService;
   sweeper: HoldSweeper;
   usage: UsageService;
+  spend: SpendService;
+  spendSweeper: SpendSweeper;
+  /** The Ed25519 seed (hex) this billing signs agent receipts with. */
+  receiptKey: string;
   /** A plain pg pool on billing's schema, for assertions on rows and invariants. */
   sql: pg.Pool;
   close(): Promise<void>;
@@ -49,6 +56,7 @@ export interface Billing {
 export async function startBilling(): Promise<Billing> {
   const prefix = testPrefix('billing');
   const databaseUrl = inject('databaseUrl');
+  const receiptKey = randomBytes(32).toString('hex');
   const config = configSchema.parse({
     DATABASE_URL: databaseUrl,
     DRAEL_NATS_PREFIX: prefix,
@@ -56,6 +64,7 @@ export async function startBilling(): Promise<Billing> {
     LOG_LEVEL: 'silent',
     DATABASE_POOL_SIZE: '20',
     BILLING_SWEEP_INTERVAL_MS: '600000',
+    BILLING_RECEIPT_KEY: receiptKey,
   });
   const clock = new TestClock();
   const running = await startService({
@@ -79,6 +88,9 @@ export async function startBilling(): Promise<Billing> {
     holds: running.app.get(HoldsService),
     sweeper: running.app.get(HoldSweeper),
     usage: running.app.get(UsageService),
+    spend: running.app.get(SpendService),
+    spendSweeper: running.app.get(SpendSweeper),
+    receiptKey,
     sql,
     close: async () => {
       await client.close();

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { COMMON_ERROR_CODES } from './wire-error.js';
 import { defineEntry } from './rpc-entry.js';
 import { healthEntry } from './health.js';
-import { AccountIdSchema } from './billing.js';
+import { AccountIdSchema, ReceiptKeySchema, ReceiptSchema, RunEndSchema, StepKindSchema } from './billing.js';
 
 export const AGENT_RUN_ERROR_CODES = [...COMMON_ERROR_CODES, 'agent_not_found', 'run_not_found', 'invalid_task'] as const;
 export type AgentRunErrorCode = (typeof AGENT_RUN_ERROR_CODES)[number];
@@ -94,9 +94,6 @@ export const RunSchema = z.object({
 });
 export type Run = z.infer<typeof RunSchema>;
 
-export const STEP_KINDS = ['inference.chat', 'sandbox.execute'] as const;
-export const StepKindSchema = z.enum(STEP_KINDS);
-
 /** A step as the public API shows it: what happened and what it cost, never the content. */
 export const RunStepSchema = z.object({
   run_id: z.string(),
@@ -110,36 +107,6 @@ export const RunStepSchema = z.object({
 export type RunStep = z.infer<typeof RunStepSchema>;
 
 const Hex32 = z.string().regex(/^[0-9a-f]{64}$/);
-const Hex64 = z.string().regex(/^[0-9a-f]{128}$/);
-
-/** The signed part of a receipt. Its keccak256 over the JCS (RFC 8785) bytes is the receipt hash. */
-export const ReceiptPayloadSchema = z.object({
-  version: z.literal(1),
-  id: z.string(),
-  issued_at: z.string(),
-  account_id: AccountIdSchema,
-  kind: StepKindSchema,
-  cost_micros: z.number().int().nonnegative(),
-  usage: z.record(z.string(), z.union([z.number(), z.string(), z.null()])),
-  input_fingerprint: Hex32,
-  output_fingerprint: Hex32,
-  run: z.object({ id: z.string(), sequence: z.number().int().nonnegative(), previous_receipt_hash: Hex32.nullable() }),
-});
-export type ReceiptPayload = z.infer<typeof ReceiptPayloadSchema>;
-
-export const ReceiptSchema = z.object({ payload: ReceiptPayloadSchema, hash: Hex32, key_id: z.string(), signature: Hex64 });
-export type Receipt = z.infer<typeof ReceiptSchema>;
-
-/** Signed at the end of a run, so a receipt chain cut short is caught too. */
-export const RunEndPayloadSchema = z.object({
-  version: z.literal(1),
-  type: z.literal('run_end'),
-  run_id: z.string(),
-  receipt_count: z.number().int().nonnegative(),
-  receipt_head: Hex32,
-});
-export const RunEndSchema = z.object({ payload: RunEndPayloadSchema, key_id: z.string(), signature: Hex64 });
-export type RunEnd = z.infer<typeof RunEndSchema>;
 
 export const RunReceiptsSchema = z.object({
   run_id: z.string(),
@@ -199,5 +166,6 @@ export const agentRunCatalog = {
     z.object({ events: z.array(RunEventSchema), done: z.boolean() }),
     25_000,
   ),
-  publicKey: entry('agent-run.receipts.key.v1', z.object({}).strict(), z.object({ key_id: z.string(), public_key: Hex32, algorithm: z.literal('ed25519') })),
+  // billing signs receipts; this answers billing's public key (kept for callers of this subject).
+  publicKey: entry('agent-run.receipts.key.v1', z.object({}).strict(), ReceiptKeySchema),
 } as const;

@@ -15,6 +15,11 @@ export const BILLING_ERROR_CODES = [
   'hold_not_found',
   'hold_already_resolved',
   'idempotency_conflict',
+  // agent steps (spec 03: the account's balance, monthly budget and rate limit apply)
+  'insufficient_balance',
+  'monthly_budget_reached',
+  'agent_rate_limited',
+  'receipt_chain_mismatch',
 ] as const;
 export type BillingErrorCode = (typeof BILLING_ERROR_CODES)[number];
 
@@ -85,8 +90,84 @@ export const UsageSchema = z.object({
     lookups: z.object({ allowance: z.number().int(), used: z.number().int(), held: z.number().int(), extra: z.number().int() }),
   }),
   extra_usage: z.object({ enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative(), used_today: z.number().int() }),
+  /** Agent steps' money: the prepaid balance and this calendar month's spend (spec 03). */
+  agent_spend: z.object({
+    balance_usd: z.number(),
+    held_usd: z.number(),
+    monthly_budget_usd: z.number().nullable(),
+    month_start: z.string(),
+    spent_this_month_usd: z.number(),
+    steps_per_minute: z.number().int(),
+  }),
 });
 export type Usage = z.infer<typeof UsageSchema>;
+
+/** Kinds of billed agent steps. */
+export const STEP_KINDS = ['inference.chat', 'sandbox.execute'] as const;
+export const StepKindSchema = z.enum(STEP_KINDS);
+export type StepKind = z.infer<typeof StepKindSchema>;
+
+const Hex32 = z.string().regex(/^[0-9a-f]{64}$/);
+const Hex64 = z.string().regex(/^[0-9a-f]{128}$/);
+const Micros = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+/** The signed part of a receipt. Its keccak256 over the JCS (RFC 8785) bytes is the receipt hash. */
+export const ReceiptPayloadSchema = z.object({
+  version: z.literal(1),
+  id: z.string(),
+  issued_at: z.string(),
+  account_id: AccountIdSchema,
+  kind: StepKindSchema,
+  cost_micros: z.number().int().nonnegative(),
+  usage: z.record(z.string(), z.union([z.number(), z.string(), z.null()])),
+  input_fingerprint: Hex32,
+  output_fingerprint: Hex32,
+  run: z.object({ id: z.string(), sequence: z.number().int().nonnegative(), previous_receipt_hash: Hex32.nullable() }),
+});
+export type ReceiptPayload = z.infer<typeof ReceiptPayloadSchema>;
+
+export const ReceiptSchema = z.object({ payload: ReceiptPayloadSchema, hash: Hex32, key_id: z.string(), signature: Hex64 });
+export type Receipt = z.infer<typeof ReceiptSchema>;
+
+/** Signed at the end of a run, so a receipt chain cut short is caught too. */
+export const RunEndPayloadSchema = z.object({
+  version: z.literal(1),
+  type: z.literal('run_end'),
+  run_id: z.string(),
+  receipt_count: z.number().int().nonnegative(),
+  receipt_head: Hex32,
+});
+export const RunEndSchema = z.object({ payload: RunEndPayloadSchema, key_id: z.string(), signature: Hex64 });
+export type RunEnd = z.infer<typeof RunEndSchema>;
+
+export const ReceiptKeySchema = z.object({ key_id: z.string(), public_key: Hex32, algorithm: z.literal('ed25519') });
+
+/** An account's money for agent steps, in micro-dollars. */
+export const WalletSchema = z.object({
+  account_id: AccountIdSchema,
+  balance_micros: Micros,
+  held_micros: Micros,
+  available_micros: Micros,
+  monthly_budget_micros: Micros.nullable(),
+  month_start: z.string(),
+  spent_this_month_micros: Micros,
+  held_this_month_micros: Micros,
+  agent_steps_per_minute: z.number().int().positive(),
+});
+export type Wallet = z.infer<typeof WalletSchema>;
+
+/** A cash hold for one agent operation (model call or sandbox execution): reserve → settle | release | expire. */
+export const SpendHoldSchema = z.object({
+  hold_id: z.string(),
+  account_id: AccountIdSchema,
+  run_id: z.string(),
+  kind: StepKindSchema,
+  amount_micros: Micros,
+  status: z.enum(['held', 'settled', 'released', 'expired']),
+  settled_micros: Micros.nullable(),
+  expires_at: z.string(),
+});
+export type SpendHold = z.infer<typeof SpendHoldSchema>;
 
 export const billingCatalog = {
   health: healthEntry('billing'),
@@ -192,6 +273,93 @@ export const billingCatalog = {
     service: 'billing',
     request: z.object({ account_id: AccountIdSchema }),
     reply: UsageSchema,
+    errors: BILLING_ERROR_CODES,
+    timeoutMs: 2_000,
+  }),
+  // Agent steps' money (spec 03). Amounts are integer micro-dollars.
+  creditWallet: defineEntry({
+    subject: 'billing.wallet.credit.v1',
+    service: 'billing',
+    // Prepaid credit added to the balance (an operator's top-up).
+    request: z.object({ account_id: AccountIdSchema, amount_micros: z.number().int().positive().max(1_000_000_000_000) }),
+    reply: WalletSchema,
+    errors: BILLING_ERROR_CODES,
+    timeoutMs: 5_000,
+  }),
+  setAgentLimits: defineEntry({
+    subject: 'billing.wallet.limits.v1',
+    service: 'billing',
+    // monthly_budget_micros null removes the cap; a field left out keeps its value.
+    request: z.object({
+      account_id: AccountIdSchema,
+      monthly_budget_micros: z.number().int().nonnegative().max(1_000_000_000_000).nullable().optional(),
+      agent_steps_per_minute: z.number().int().positive().max(1_000_000).optional(),
+    }),
+    reply: WalletSchema,
+    errors: BILLING_ERROR_CODES,
+    timeoutMs: 5_000,
+  }),
+  wallet: defineEntry({
+    subject: 'billing.wallet.get.v1',
+    service: 'billing',
+    request: z.object({ account_id: AccountIdSchema }),
+    reply: WalletSchema,
+    errors: BILLING_ERROR_CODES,
+    timeoutMs: 2_000,
+  }),
+  reserveSpend: defineEntry({
+    subject: 'billing.spend.reserve.v1',
+    service: 'billing',
+    request: z.object({
+      account_id: AccountIdSchema,
+      run_id: z.string().min(1).max(64),
+      kind: StepKindSchema,
+      amount_micros: z.number().int().nonnegative().max(1_000_000_000_000),
+      idempotency_key: z.string().min(1).max(200),
+      // Longer than a run's 10-minute wall clock, so a hold never expires under a live operation.
+      ttl_s: z.number().int().positive().max(3600).default(900),
+    }),
+    reply: SpendHoldSchema,
+    errors: BILLING_ERROR_CODES,
+    timeoutMs: 2_000,
+  }),
+  settleSpend: defineEntry({
+    subject: 'billing.spend.settle.v1',
+    service: 'billing',
+    // The actual cost (capped at the hold) and what billing puts into the step's receipt besides
+    // what it knows itself (account, kind, cost, time): the run link, usage and the salted fingerprints.
+    request: z.object({
+      account_id: AccountIdSchema,
+      hold_id: z.string(),
+      amount_micros: z.number().int().nonnegative().max(1_000_000_000_000),
+      receipt: ReceiptPayloadSchema.pick({ usage: true, input_fingerprint: true, output_fingerprint: true, run: true }),
+    }),
+    reply: z.object({ hold: SpendHoldSchema, receipt: ReceiptSchema }),
+    errors: BILLING_ERROR_CODES,
+    timeoutMs: 2_000,
+  }),
+  releaseSpend: defineEntry({
+    subject: 'billing.spend.release.v1',
+    service: 'billing',
+    request: z.object({ account_id: AccountIdSchema, hold_id: z.string() }),
+    reply: SpendHoldSchema,
+    errors: BILLING_ERROR_CODES,
+    timeoutMs: 2_000,
+  }),
+  receiptKey: defineEntry({
+    subject: 'billing.receipts.key.v1',
+    service: 'billing',
+    request: z.object({}).strict(),
+    reply: ReceiptKeySchema,
+    errors: BILLING_ERROR_CODES,
+    timeoutMs: 2_000,
+  }),
+  signRunEnd: defineEntry({
+    subject: 'billing.receipts.run-end.v1',
+    service: 'billing',
+    // Signed only when count and head are those of receipts billing issued for this run.
+    request: z.object({ account_id: AccountIdSchema, run_id: z.string().min(1).max(64), receipt_count: z.number().int().nonnegative(), receipt_head: Hex32 }),
+    reply: RunEndSchema,
     errors: BILLING_ERROR_CODES,
     timeoutMs: 2_000,
   }),

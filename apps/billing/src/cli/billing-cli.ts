@@ -11,7 +11,10 @@ const USAGE = `usage: drael-billing <command> [options]   (NATS_URL, DRAEL_NATS_
   keys create --account ID [--tool-level ${TOOL_LEVELS.join('|')}] [--per-minute N] [--per-hour N] [--key-name NAME]
   keys revoke --account ID --key KEY_ID
   usage --account ID
-  plans`;
+  plans
+  wallet --account ID
+  wallet credit --account ID --amount-usd X
+  wallet limits --account ID [--monthly-budget-usd X|none] [--steps-per-minute N]`;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -28,6 +31,9 @@ const { values, positionals } = parseArgs({
     enable: { type: 'boolean' },
     disable: { type: 'boolean' },
     'daily-ceiling': { type: 'string' },
+    'amount-usd': { type: 'string' },
+    'monthly-budget-usd': { type: 'string' },
+    'steps-per-minute': { type: 'string' },
   },
 });
 
@@ -36,6 +42,12 @@ function need(name: keyof typeof values): string {
   if (typeof v !== 'string' || !v) throw new Error(`--${name} is required`);
   return v;
 }
+// Agent money is integer micro-dollars on the wire.
+const usdToMicros = (v: string): number => {
+  const usd = Number(v);
+  if (!Number.isFinite(usd) || usd < 0) throw new Error(`not an amount in USD: ${v}`);
+  return Math.round(usd * 1_000_000);
+};
 const int = (v: string | boolean | undefined) => (typeof v === 'string' ? Number.parseInt(v, 10) : undefined);
 
 const client = await NatsRpcClient.connect({
@@ -79,6 +91,19 @@ try {
     print(await client.request(billingCatalog.revokeKey, { account_id: need('account'), key_id: need('key') }));
   } else if (cmd === 'usage') {
     print(await client.request(billingCatalog.usage, { account_id: need('account') }));
+  } else if (cmd === 'wallet') {
+    print(await client.request(billingCatalog.wallet, { account_id: need('account') }));
+  } else if (cmd === 'wallet credit') {
+    print(await client.request(billingCatalog.creditWallet, { account_id: need('account'), amount_micros: usdToMicros(need('amount-usd')) }));
+  } else if (cmd === 'wallet limits') {
+    const budget = values['monthly-budget-usd'];
+    print(
+      await client.request(billingCatalog.setAgentLimits, {
+        account_id: need('account'),
+        ...(budget === undefined ? {} : { monthly_budget_micros: budget === 'none' ? null : usdToMicros(budget) }),
+        ...(values['steps-per-minute'] ? { agent_steps_per_minute: int(values['steps-per-minute']) } : {}),
+      }),
+    );
   } else if (cmd === 'plans') {
     print(await client.request(billingCatalog.listPlans, {}));
   } else {

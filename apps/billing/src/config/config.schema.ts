@@ -11,6 +11,11 @@ export const configSchema = z.object({
   // Request limits a new key gets when the creator names none (spec 04: per-minute and per-hour limits).
   BILLING_DEFAULT_PER_MINUTE: envInt(1, 1_000_000).default(60),
   BILLING_DEFAULT_PER_HOUR: envInt(1, 100_000_000).default(1_000),
+  // Ed25519 key that signs agent steps' receipts and run ends (32-byte seed, hex) and its id, carried
+  // in each receipt. Optional so an installation without hosted agents boots without it; with none,
+  // agent steps cannot be settled (billing answers unavailable) and no agent run can bill a step.
+  BILLING_RECEIPT_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes)').optional(),
+  BILLING_RECEIPT_KEY_ID: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/).default('k1'),
 });
 export type BillingConfig = z.infer<typeof configSchema>;
 export const BILLING_CONFIG = Symbol('BILLING_CONFIG');

@@ -3,6 +3,7 @@ import { METERS, type Meter, type Usage } from '@drael/contracts';
 import { Clock } from '../clock/clock.js';
 import { AccountsService } from '../accounts/accounts.service.js';
 import { PlansService } from '../plans/plans.service.js';
+import { SpendService } from '../spend/spend.service.js';
 import { UsageRepository } from './usage.repository.js';
 import { utcDay, weekStart } from './week.js';
 
@@ -13,6 +14,7 @@ export class UsageService {
     private readonly accounts: AccountsService,
     private readonly plans: PlansService,
     private readonly clock: Clock,
+    private readonly spend: SpendService,
   ) {}
 
   /** The week's allowances, used, held and extra usage, and today's extra usage against the ceiling. */
@@ -20,10 +22,11 @@ export class UsageService {
     const account = await this.accounts.get(accountId);
     const plan = this.plans.find(account.plan);
     const week = weekStart(now);
-    const [rows, daily, extra] = await Promise.all([
+    const [rows, daily, extra, wallet] = await Promise.all([
       this.usage.weekly(account.id, week),
       this.usage.daily(account.id, utcDay(now)),
       this.usage.extraByMeter(account.id, week),
+      this.spend.wallet(account.id, now),
     ]);
     const meter = (m: Meter) => {
       const row = rows.find((r) => r.meter === m);
@@ -38,6 +41,14 @@ export class UsageService {
         enabled: account.extraUsageEnabled,
         daily_ceiling: account.dailyCeiling,
         used_today: (daily?.used ?? 0) + (daily?.held ?? 0),
+      },
+      agent_spend: {
+        balance_usd: wallet.balance_micros / 1_000_000,
+        held_usd: wallet.held_micros / 1_000_000,
+        monthly_budget_usd: wallet.monthly_budget_micros === null ? null : wallet.monthly_budget_micros / 1_000_000,
+        month_start: wallet.month_start,
+        spent_this_month_usd: wallet.spent_this_month_micros / 1_000_000,
+        steps_per_minute: wallet.agent_steps_per_minute,
       },
     };
   }

@@ -113,6 +113,15 @@ export function httpErrorOf(code: ErrorCode): HttpErrorShape {
     case 'hold_already_resolved':
     case 'idempotency_conflict':
       return { status: 409, type: 'invalid_request_error' };
+    // agent steps' money (spec 03): the account's balance or monthly budget cannot pay, or its step rate is used up
+    case 'insufficient_balance':
+    case 'monthly_budget_reached':
+      return { status: 429, type: 'insufficient_quota' };
+    case 'agent_rate_limited':
+      return { status: 429, type: 'rate_limit_error' };
+    // A receipt that would not extend the run's chain as billing issued it: a platform fault, never the caller's.
+    case 'receipt_chain_mismatch':
+      return { status: 500, type: 'server_error' };
 
     // agent-run
     case 'agent_not_found':

@@ -1,0 +1,194 @@
+import { Injectable } from '@nestjs/common';
+import type { SpendHold, StepKind, Wallet } from '@drael/contracts';
+import { PrismaService } from '../db/prisma.service.js';
+
+interface SpendFnRow {
+  outcome: string;
+  retry_after_ms?: number | null;
+  id: string | null;
+  run_id: string | null;
+  kind: string | null;
+  amount_micros: string | null;
+  status: string | null;
+  settled_micros: string | null;
+  expires_at: Date | null;
+  receipt?: unknown;
+}
+
+export type ReserveOutcome = 'created' | 'existing' | 'conflict' | 'account_not_found' | 'rate_limited' | 'insufficient_balance' | 'monthly_budget_reached';
+export type SpendResolveOutcome = 'resolved' | 'resolved_before' | 'not_found' | 'chain_mismatch';
+
+export interface ReserveInput {
+  id: string;
+  accountId: string;
+  idempotencyKey: string;
+  runId: string;
+  kind: StepKind;
+  amountMicros: number;
+  now: Date;
+  ttlS: number;
+}
+
+export interface ReceiptLink {
+  sequence: number;
+  previous: string | null;
+  hash: string;
+  receipt: unknown;
+}
+
+// BIGINT columns arrive as strings from pg; micro-dollar sums stay far below 2^53.
+const num = (v: string | number | null | undefined): number => (v === null || v === undefined ? 0 : Number(v));
+
+function toHold(accountId: string, r: SpendFnRow): SpendHold | undefined {
+  if (!r.id) return undefined;
+  return {
+    hold_id: r.id,
+    account_id: accountId,
+    run_id: r.run_id ?? '',
+    kind: r.kind as StepKind,
+    amount_micros: num(r.amount_micros),
+    status: r.status as SpendHold['status'],
+    settled_micros: r.settled_micros === null ? null : num(r.settled_micros),
+    expires_at: (r.expires_at ?? new Date(0)).toISOString(),
+  };
+}
+
+/**
+ * Agent steps' cash holds and the account's wallet. Reserve and resolve are ONE call each of a
+ * PL/pgSQL function from the migration (spend_reserve, spend_resolve): the account row's lock,
+ * conditional updates and CHECK constraints make the database itself refuse an overdraft, a
+ * month over budget, a rate past the limit, a second resolution or a receipt off the chain.
+ */
+@Injectable()
+export class SpendRepository {
+  constructor(private readonly db: PrismaService) {}
+
+  async reserve(r: ReserveInput): Promise<{ outcome: ReserveOutcome; retryAfterMs?: number; hold?: SpendHold }> {
+    const { rows } = await this.db.pool.query<SpendFnRow>(
+      'SELECT * FROM spend_reserve($1::uuid, $2::uuid, $3, $4, $5, $6::bigint, $7::timestamptz, $8::int)',
+      [r.id, r.accountId, r.idempotencyKey, r.runId, r.kind, r.amountMicros, r.now, r.ttlS],
+    );
+    const row = rows[0];
+    if (!row) throw new Error('spend_reserve returned no row');
+    return { outcome: row.outcome as ReserveOutcome, retryAfterMs: row.retry_after_ms ?? undefined, hold: toHold(r.accountId, row) };
+  }
+
+  async find(holdId: string, accountId: string): Promise<{ hold: SpendHold; receipt: unknown } | null> {
+    const { rows } = await this.db.pool.query<SpendFnRow>(
+      `SELECT 'found' AS outcome, "id", "run_id", "kind", "amount_micros", "status"::text AS "status", "settled_micros", "expires_at", "receipt"
+         FROM "spend_holds" WHERE "id" = $1::uuid AND "account_id" = $2::uuid`,
+      [holdId, accountId],
+    );
+    const row = rows[0];
+    return row ? { hold: toHold(accountId, row)!, receipt: row.receipt ?? null } : null;
+  }
+
+  /** Settles (amount capped at the hold, with its receipt), releases or expires; exactly one resolution wins. */
+  async resolve(
+    holdId: string,
+    accountId: string,
+    status: 'settled' | 'released' | 'expired',
+    amountMicros: number,
+    now: Date,
+    link?: ReceiptLink,
+  ): Promise<{ outcome: SpendResolveOutcome; hold?: SpendHold; receipt?: unknown }> {
+    const { rows } = await this.db.pool.query<SpendFnRow>(
+      'SELECT * FROM spend_resolve($1::uuid, $2::uuid, $3::"HoldStatus", $4::bigint, $5::timestamptz, $6::int, $7, $8, $9::jsonb)',
+      [holdId, accountId, status, amountMicros, now, link?.sequence ?? null, link?.previous ?? null, link?.hash ?? null, link ? JSON.stringify(link.receipt) : null],
+    );
+    const row = rows[0];
+    if (!row) throw new Error('spend_resolve returned no row');
+    return { outcome: row.outcome as SpendResolveOutcome, hold: toHold(accountId, row), receipt: row.receipt ?? undefined };
+  }
+
+  /** The hashes of the receipts billing issued for a run, in chain order. */
+  async receiptHashes(accountId: string, runId: string): Promise<string[]> {
+    const { rows } = await this.db.pool.query<{ receipt_hash: string }>(
+      `SELECT "receipt_hash" FROM "spend_holds" WHERE "account_id" = $1::uuid AND "run_id" = $2 AND "receipt_sequence" IS NOT NULL
+        ORDER BY "receipt_sequence"`,
+      [accountId, runId],
+    );
+    return rows.map((r) => r.receipt_hash);
+  }
+
+  /** Spend holds past their expiry and still unresolved (oldest first). */
+  async expired(now: Date, limit: number): Promise<{ id: string; accountId: string }[]> {
+    const { rows } = await this.db.pool.query<{ id: string; account_id: string }>(
+      `SELECT "id", "account_id" FROM "spend_holds" WHERE "status" = 'held' AND "expires_at" <= $1 ORDER BY "expires_at" LIMIT $2`,
+      [now, limit],
+    );
+    return rows.map((r) => ({ id: r.id, accountId: r.account_id }));
+  }
+
+  async credit(accountId: string, amountMicros: number): Promise<boolean> {
+    const { rowCount } = await this.db.pool.query(`UPDATE "accounts" SET "balance_micros" = "balance_micros" + $2::bigint WHERE "id" = $1::uuid`, [
+      accountId,
+      amountMicros,
+    ]);
+    return rowCount === 1;
+  }
+
+  /**
+   * Sets the monthly budget (null: none) and the step rate; a field left undefined keeps its value.
+   * This month's row takes the new budget at once, never below what it already spent or holds
+   * (the CHECK would refuse it): lowering the cap stops further spend without rewriting the past.
+   */
+  async setLimits(accountId: string, monthlyBudget: number | null | undefined, stepsPerMinute: number | undefined, month: Date): Promise<boolean> {
+    const client = await this.db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rowCount } = await client.query(
+        `UPDATE "accounts" SET "monthly_budget_micros" = CASE WHEN $2::boolean THEN $3::bigint ELSE "monthly_budget_micros" END,
+                "agent_steps_per_minute" = COALESCE($4::int, "agent_steps_per_minute")
+          WHERE "id" = $1::uuid`,
+        [accountId, monthlyBudget !== undefined, monthlyBudget ?? null, stepsPerMinute ?? null],
+      );
+      if (rowCount === 1 && monthlyBudget !== undefined) {
+        await client.query(
+          `UPDATE "monthly_spend" SET "budget_micros" = CASE WHEN $3::bigint IS NULL THEN NULL ELSE GREATEST($3::bigint, "spent_micros" + "held_micros") END
+            WHERE "account_id" = $1::uuid AND "month" = $2::date`,
+          [accountId, month, monthlyBudget],
+        );
+      }
+      await client.query('COMMIT');
+      return rowCount === 1;
+    } catch (err) {
+      await client.query('ROLLBACK');
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async wallet(accountId: string, month: Date): Promise<Wallet | null> {
+    const { rows } = await this.db.pool.query<{
+      balance_micros: string;
+      held_micros: string;
+      monthly_budget_micros: string | null;
+      agent_steps_per_minute: number;
+      spent: string | null;
+      month_held: string | null;
+    }>(
+      `SELECT a."balance_micros", a."held_micros", a."monthly_budget_micros", a."agent_steps_per_minute",
+              m."spent_micros" AS "spent", m."held_micros" AS "month_held"
+         FROM "accounts" a LEFT JOIN "monthly_spend" m ON m."account_id" = a."id" AND m."month" = $2::date
+        WHERE a."id" = $1::uuid`,
+      [accountId, month],
+    );
+    const r = rows[0];
+    if (!r) return null;
+    const balance = num(r.balance_micros);
+    const held = num(r.held_micros);
+    return {
+      account_id: accountId,
+      balance_micros: balance,
+      held_micros: held,
+      available_micros: balance - held,
+      monthly_budget_micros: r.monthly_budget_micros === null ? null : num(r.monthly_budget_micros),
+      month_start: month.toISOString(),
+      spent_this_month_micros: num(r.spent),
+      held_this_month_micros: num(r.month_held),
+      agent_steps_per_minute: r.agent_steps_per_minute,
+    };
+  }
+}

@@ -1,0 +1,169 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { ReceiptSchema, type ParsedRequestOf, type Receipt, type ReceiptPayload, type ReplyOf, type RunEnd, type SpendHold, type Wallet, type billingCatalog } from '@drael/contracts';
+import { RpcError } from '@drael/nats-rpc';
+import { billingError, isUuid } from '../billing-error.js';
+import { Clock } from '../clock/clock.js';
+import { RECEIPT_SIGNER } from '../receipts/receipt-signer.provider.js';
+import { chainHead, type ReceiptSigner } from '../receipts/receipt-signer.js';
+import { monthStart } from './month.js';
+import { SpendRepository } from './spend.repository.js';
+
+type ReserveRequest = ParsedRequestOf<typeof billingCatalog.reserveSpend>;
+type SettleRequest = ParsedRequestOf<typeof billingCatalog.settleSpend>;
+
+/**
+ * Agent steps billed to the account that owns the agent (spec 03): every operation of a run first
+ * reserves its maximum cost here (refused past the balance, the month's budget or the account's
+ * step rate), then settles with its actual cost, which issues the step's signed receipt, or
+ * releases when it did not run. API-key limits play no part: runs are not made with a key.
+ */
+@Injectable()
+export class SpendService {
+  constructor(
+    private readonly spend: SpendRepository,
+    private readonly clock: Clock,
+    @Inject(RECEIPT_SIGNER) private readonly signer: ReceiptSigner | null,
+  ) {}
+
+  async reserve(req: ReserveRequest, now = this.clock.now()): Promise<SpendHold> {
+    if (!isUuid(req.account_id)) throw billingError('account_not_found', 'no such account');
+    const { outcome, retryAfterMs, hold } = await this.spend.reserve({
+      id: randomUUID(),
+      accountId: req.account_id,
+      idempotencyKey: req.idempotency_key,
+      runId: req.run_id,
+      kind: req.kind,
+      amountMicros: req.amount_micros,
+      now,
+      ttlS: req.ttl_s,
+    });
+    switch (outcome) {
+      case 'created':
+      case 'existing':
+        return hold!;
+      case 'account_not_found':
+        throw billingError('account_not_found', 'no such account');
+      case 'conflict':
+        throw billingError('idempotency_conflict', 'this idempotency key was used for a different reservation', { hold_id: hold?.hold_id });
+      case 'rate_limited':
+        throw billingError('agent_rate_limited', "the account's agent step rate limit is reached", { retry_after_ms: retryAfterMs });
+      case 'insufficient_balance':
+        throw billingError('insufficient_balance', "the account's balance cannot cover this operation", { amount_micros: req.amount_micros });
+      case 'monthly_budget_reached':
+        throw billingError('monthly_budget_reached', "the account's monthly budget cannot cover this operation", { amount_micros: req.amount_micros });
+    }
+  }
+
+  /**
+   * Settles with the actual cost (capped at the reservation) and issues the step's receipt: billing
+   * states the account, kind, cost and time; the caller gives the run link, usage and fingerprints.
+   * Idempotent: settling a settled hold again returns the receipt issued the first time.
+   */
+  async settle(req: SettleRequest, now = this.clock.now()): Promise<ReplyOf<typeof billingCatalog.settleSpend>> {
+    const signer = this.requireSigner();
+    const found = isUuid(req.hold_id) && isUuid(req.account_id) ? await this.spend.find(req.hold_id, req.account_id) : null;
+    if (!found) throw billingError('hold_not_found', 'no such spend hold for this account');
+    if (found.hold.status !== 'held') return this.settledBefore(found.hold, found.receipt);
+
+    const cost = Math.min(req.amount_micros, found.hold.amount_micros);
+    const payload: ReceiptPayload = {
+      version: 1,
+      id: `rcpt_${randomBytes(12).toString('hex')}`,
+      issued_at: now.toISOString(),
+      account_id: req.account_id,
+      kind: found.hold.kind,
+      cost_micros: cost,
+      usage: req.receipt.usage,
+      input_fingerprint: req.receipt.input_fingerprint,
+      output_fingerprint: req.receipt.output_fingerprint,
+      run: { id: found.hold.run_id, sequence: req.receipt.run.sequence, previous_receipt_hash: req.receipt.run.previous_receipt_hash },
+    };
+    if (req.receipt.run.id !== found.hold.run_id) throw billingError('bad_request', `the hold belongs to run ${found.hold.run_id}`);
+    const receipt = signer.signReceipt(payload);
+    const res = await this.spend.resolve(req.hold_id, req.account_id, 'settled', cost, now, {
+      sequence: payload.run.sequence,
+      previous: payload.run.previous_receipt_hash,
+      hash: receipt.hash,
+      receipt,
+    });
+    switch (res.outcome) {
+      case 'resolved':
+        return { hold: res.hold!, receipt };
+      case 'resolved_before':
+        return this.settledBefore(res.hold!, res.receipt);
+      case 'not_found':
+        throw billingError('hold_not_found', 'no such spend hold for this account');
+      case 'chain_mismatch':
+        throw billingError('receipt_chain_mismatch', `receipt ${payload.run.sequence} does not extend run ${payload.run.id}'s chain as billing issued it`);
+    }
+  }
+
+  /** The operation did not run: the whole reservation returns. */
+  async release(req: ParsedRequestOf<typeof billingCatalog.releaseSpend>, now = this.clock.now()): Promise<SpendHold> {
+    const res = isUuid(req.hold_id) && isUuid(req.account_id) ? await this.spend.resolve(req.hold_id, req.account_id, 'released', 0, now) : { outcome: 'not_found' as const };
+    if (res.outcome === 'not_found') throw billingError('hold_not_found', 'no such spend hold for this account');
+    if (res.outcome === 'resolved_before') {
+      // A release repeated after a lost reply is answered as the first one was.
+      if (res.hold?.status === 'released') return res.hold;
+      throw billingError('hold_already_resolved', `the spend hold is already ${res.hold?.status}`, { status: res.hold?.status });
+    }
+    return res.hold!;
+  }
+
+  /** The sweeper's move for a stale spend hold; false when something else resolved it first. */
+  async expire(holdId: string, accountId: string, now = this.clock.now()): Promise<boolean> {
+    return (await this.spend.resolve(holdId, accountId, 'expired', 0, now)).outcome === 'resolved';
+  }
+
+  /**
+   * Signs a run's end, only for a count and head that are those of the receipts billing issued for
+   * the run (a prefix of them: a worker killed between a settle and its own write holds one fewer).
+   */
+  async signRunEnd(req: ParsedRequestOf<typeof billingCatalog.signRunEnd>): Promise<RunEnd> {
+    const signer = this.requireSigner();
+    const hashes = isUuid(req.account_id) ? await this.spend.receiptHashes(req.account_id, req.run_id) : [];
+    if (req.receipt_count > hashes.length || chainHead(hashes.slice(0, req.receipt_count)) !== req.receipt_head) {
+      throw billingError('receipt_chain_mismatch', `run ${req.run_id}: ${req.receipt_count} receipts with this head were not issued by billing`, {
+        issued: hashes.length,
+      });
+    }
+    return signer.signRunEnd(req.run_id, req.receipt_count, req.receipt_head);
+  }
+
+  publicKey(): ReplyOf<typeof billingCatalog.receiptKey> {
+    const signer = this.requireSigner();
+    return { key_id: signer.keyId, public_key: signer.publicKey, algorithm: 'ed25519' };
+  }
+
+  async credit(req: ParsedRequestOf<typeof billingCatalog.creditWallet>): Promise<Wallet> {
+    if (!isUuid(req.account_id) || !(await this.spend.credit(req.account_id, req.amount_micros))) throw billingError('account_not_found', 'no such account');
+    return this.wallet(req.account_id);
+  }
+
+  async setLimits(req: ParsedRequestOf<typeof billingCatalog.setAgentLimits>, now = this.clock.now()): Promise<Wallet> {
+    const ok = isUuid(req.account_id) && (await this.spend.setLimits(req.account_id, req.monthly_budget_micros, req.agent_steps_per_minute, monthStart(now)));
+    if (!ok) throw billingError('account_not_found', 'no such account');
+    return this.wallet(req.account_id, now);
+  }
+
+  async wallet(accountId: string, now = this.clock.now()): Promise<Wallet> {
+    const w = isUuid(accountId) ? await this.spend.wallet(accountId, monthStart(now)) : null;
+    if (!w) throw billingError('account_not_found', 'no such account');
+    return w;
+  }
+
+  private settledBefore(hold: SpendHold, receipt: unknown): ReplyOf<typeof billingCatalog.settleSpend> {
+    const parsed = ReceiptSchema.safeParse(receipt);
+    if (hold.status !== 'settled' || !parsed.success) {
+      throw billingError('hold_already_resolved', `the spend hold is already ${hold.status}`, { status: hold.status });
+    }
+    return { hold, receipt: parsed.data satisfies Receipt };
+  }
+
+  private requireSigner(): ReceiptSigner {
+    // Retryable: an operator can add the key and restart; nothing was written.
+    if (!this.signer) throw new RpcError('unavailable', 'billing has no receipt signing key (BILLING_RECEIPT_KEY)', true);
+    return this.signer;
+  }
+}
