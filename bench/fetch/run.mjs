@@ -6,7 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { FetchRuntime } from '../../apps/fetch/dist/fetch.runtime.js';
 import { HtmlExtractor } from '../../apps/fetch/dist/extract/html-extractor.js';
-import { markdownToText, tokenF1 } from './text-f1.mjs';
+import { markdownToText, tokenF1 } from '../../apps/fetch/dist/extract/text-f1.js';
 
 const HTTP_RUNS = Number(process.env.BENCH_HTTP_RUNS ?? 60);
 const BROWSER_RUNS = Number(process.env.BENCH_BROWSER_RUNS ?? 20);

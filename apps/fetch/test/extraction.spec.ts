@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FetchRuntime } from '../src/fetch.runtime.js';
 import { FIXTURE_ALLOW, FIXTURE_HOST, makeRuntime, startFixtureServer, type FixtureServer } from './support/fixtures.js';
 import { loadPages, servePages } from './support/page-fixtures.js';
-import { markdownToText, tokenF1 } from './support/text-f1.js';
+import { markdownToText, tokenF1 } from '../src/extract/text-f1.js';
 
 // Extraction quality on the fixture set (test/fixtures/pages: articles, docs, forums, Q&A,
 // JS-rendered pages, a bot challenge, seven languages), fetched through the service with

@@ -39,4 +39,32 @@ describe('HtmlExtractor', () => {
     expect(page.markdown).toContain('Closed on Sundays.');
     expect(page.markdown).not.toContain('Menu');
   });
+
+  // The visibility check and the element lookups are Readability's steps done the cheaper way
+  // (makeReader): hidden content must still go, styled-but-visible content must stay.
+  it('drops hidden content (style, hidden, aria-hidden) and keeps visible styled content', () => {
+    const { markdown } = extractor.extract(
+      body(
+        '<p style="display: none">Versteckt per Stil.</p><p style="visibility:hidden">Unsichtbar per Stil.</p>' +
+          '<p hidden>Versteckt per Attribut.</p><p aria-hidden="true">Versteckt per ARIA.</p>' +
+          '<p style="color: red">Rot und sichtbar.</p><p aria-hidden="false">Sichtbar trotz ARIA.</p>',
+      ),
+      'https://site.example/a',
+    );
+    expect(markdown).toContain('Rot und sichtbar.');
+    expect(markdown).toContain('Sichtbar trotz ARIA.');
+    for (const hidden of ['Versteckt per Stil', 'Unsichtbar per Stil', 'Versteckt per Attribut', 'Versteckt per ARIA']) expect(markdown).not.toContain(hidden);
+  });
+
+  it('scopes to a lone dominant <article> and still returns the page around a listing of several', () => {
+    const around = `<aside>${'<p>Ein Seitenkasten mit anderen Geschichten, die hier nicht hingehören.</p>'.repeat(2)}</aside>`;
+    const single = extractor.extract(body('').replace('</article>', `</article>${around}`), 'https://site.example/a');
+    expect(single.readable).toBe(true);
+    expect(single.markdown).toContain('Ein Absatz mit genug Text');
+    expect(single.markdown).not.toContain('Seitenkasten');
+
+    const teaser = (n: number) => `<article><h2>Beitrag ${n}</h2>${'<p>Ein Beitrag in einer Liste mit mehreren Beiträgen und genug Text.</p>'.repeat(3)}</article>`;
+    const listing = extractor.extract(`<html><body><main>${[1, 2, 3].map(teaser).join('')}</main></body></html>`, 'https://site.example/liste');
+    for (const n of [1, 2, 3]) expect(listing.markdown).toContain(`Beitrag ${n}`);
+  });
 });

@@ -1,5 +1,6 @@
 // Token-level F1 between extracted markdown and the expected text of a fixture page: the
-// measure of extraction quality used by the test suite and bench/fetch.
+// measure of extraction quality. Not used by the service; it lives in src so that the test suite
+// (test/extraction.spec.ts) and bench/fetch (from the built dist) share one copy.
 
 /** Markdown syntax out, words in: links keep their text, images their alt, code its content. */
 export function markdownToText(md: string): string {
