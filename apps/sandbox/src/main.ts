@@ -5,12 +5,16 @@ import { exitOnSignals, failBoot, startService } from '@drael/nats-rpc';
 import { configSchema } from './config/config.schema.js';
 import { SandboxModule } from './sandbox.module.js';
 
+// sandbox.run.cancel.v1 is a broadcast (run/run-cancel.listener.ts), not a queue-group handler:
+// the boot check covers the rest of the catalog.
+const { runCancel: _broadcast, ...queueGroupCatalog } = sandboxCatalog;
+
 try {
   const config = parseEnv(configSchema);
   const running = await startService({
     service: 'sandbox',
     module: SandboxModule.forRoot(config),
-    catalog: sandboxCatalog,
+    catalog: queueGroupCatalog,
     natsUrl: config.NATS_URL,
     prefix: config.DRAEL_NATS_PREFIX,
     logLevel: config.LOG_LEVEL,

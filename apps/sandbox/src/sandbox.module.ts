@@ -6,7 +6,9 @@ import { FilesController } from './files/files.controller.js';
 import { SessionFilesService } from './files/session-files.service.js';
 import { EgressGuard } from './network/egress-guard.js';
 import { RunCodeService } from './run/run-code.service.js';
+import { RunCancelListener } from './run/run-cancel.listener.js';
 import { RunController } from './run/run.controller.js';
+import { RunRegistry } from './run/run-registry.js';
 import { CONTAINER_RUNTIME } from './runtime/container-runtime.js';
 import { DockerContainerRuntime } from './runtime/docker-container.runtime.js';
 import { SandboxLifecycle } from './sandbox-lifecycle.service.js';
@@ -24,6 +26,8 @@ export class SandboxModule {
         WorkspaceService,
         EgressGuard,
         RunCodeService,
+        RunRegistry,
+        RunCancelListener,
         SessionFilesService,
         SandboxLifecycle,
       ],

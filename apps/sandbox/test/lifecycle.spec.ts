@@ -35,13 +35,61 @@ describe('concurrency and lifecycle', () => {
       running = await containersOf(sbx.instance, 'running');
     }
     expect(running).toHaveLength(1);
-    // Another tenant naming the same run id stops nothing.
-    expect(await sbx.call(sandboxCatalog.runCancel, { tenant: 'intruder', run_id: 'job-1' })).toEqual({ run_id: 'job-1', cancelled: false });
+    // Another tenant naming the same run id stops nothing: no replica owns that run, none answers.
+    expect(await sbx.errorOf(sandboxCatalog.runCancel, { tenant: 'intruder', run_id: 'job-1' })).toMatchObject({ code: 'timeout' });
     expect(await containersOf(sbx.instance, 'running')).toEqual(running);
     expect(await sbx.call(sandboxCatalog.runCancel, { tenant: 'owner', run_id: 'job-1' })).toEqual({ run_id: 'job-1', cancelled: true });
     expect(await run).toMatchObject({ ok: false, exit_code: 137, timed_out: false, stdout: 'started\n' });
     expect(await containersOf(sbx.instance)).toEqual([]);
-    expect(await sbx.call(sandboxCatalog.runCancel, { tenant: 'owner', run_id: 'job-1' })).toEqual({ run_id: 'job-1', cancelled: false });
+    // Finished: nobody runs it any more.
+    expect(await sbx.errorOf(sandboxCatalog.runCancel, { tenant: 'owner', run_id: 'job-1' })).toMatchObject({ code: 'timeout' });
+  });
+
+  it('a cancel is heard by every replica: it stops a run wherever the queue group put it (two processes, one prefix)', { timeout: 240_000 }, async () => {
+    // Info logs: a replica says when it listens (the health probe may be answered by the other one).
+    const env = { SANDBOX_WARM_POOL: '0', SANDBOX_MAX_CONCURRENT: '10', LOG_LEVEL: 'info' };
+    const a = await startSandbox(env);
+    started.push(a);
+    const b = await startSandbox(env, { join: a });
+    started.push(b);
+    await expect.poll(() => b.proc.output().includes('sandbox listening'), { timeout: 60_000, interval: 200 }).toBe(true);
+    const running = async () => ({ a: (await containersOf(a.instance, 'running')).length, b: (await containersOf(b.instance, 'running')).length });
+    // Runs go through the queue group (a random replica each): start them one by one until both
+    // replicas are running at least one (10 runs all on one replica: 1 chance in 512).
+    const runs: Array<{ run_id: string; reply: Promise<unknown> }> = [];
+    let now = { a: 0, b: 0 };
+    for (let i = 0; i < 10 && (now.a === 0 || now.b === 0); i++) {
+      const run_id = `spread-${i}`;
+      const reply = a.run({ tenant: 'owner', run_id, runtime: 'bash', code: 'echo started; sleep 100', timeout_s: 200 }).catch((e: unknown) => e);
+      runs.push({ run_id, reply });
+      for (let t = 0; t < 300; t++) {
+        now = await running();
+        if (now.a + now.b === runs.length) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(now.a + now.b).toBe(runs.length);
+    }
+    expect(now.a).toBeGreaterThan(0);
+    expect(now.b).toBeGreaterThan(0);
+    // Sent from either replica's side, every cancel is answered by the replica that runs it.
+    for (const [i, r] of runs.entries()) {
+      const via = i % 2 === 0 ? a : b;
+      expect(await via.call(sandboxCatalog.runCancel, { tenant: 'owner', run_id: r.run_id })).toEqual({ run_id: r.run_id, cancelled: true });
+    }
+    for (const r of runs) expect(await r.reply).toMatchObject({ ok: false, exit_code: 137, timed_out: false, stdout: 'started\n' });
+    expect(await running()).toEqual({ a: 0, b: 0 });
+  });
+
+  it('a run that arrives after its own cancel never starts a container', { timeout: 120_000 }, async () => {
+    const sbx = await startSandbox({ SANDBOX_WARM_POOL: '0' });
+    started.push(sbx);
+    // Nobody runs it yet: no answer, but every replica remembers the cancel.
+    expect(await sbx.errorOf(sandboxCatalog.runCancel, { tenant: 'owner', run_id: 'early' })).toMatchObject({ code: 'timeout' });
+    const reply = await sbx.run({ tenant: 'owner', run_id: 'early', runtime: 'bash', code: 'echo ran', timeout_s: 20 });
+    expect(reply).toMatchObject({ ok: false, exit_code: null, stdout: '', duration_s: 0 });
+    expect(await containersOf(sbx.instance)).toEqual([]);
+    // Another tenant's run with the same id is not affected.
+    expect(await sbx.run({ tenant: 'other', run_id: 'early', runtime: 'bash', code: 'echo ran', timeout_s: 20 })).toMatchObject({ ok: true, stdout: 'ran\n' });
   });
 
   it('a service killed mid-run leaves a container that the next start removes; the session stays usable', { timeout: 120_000 }, async () => {

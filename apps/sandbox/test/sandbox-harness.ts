@@ -24,10 +24,13 @@ export interface Sandbox {
   stop(): Promise<void>;
 }
 
-/** Starts the built sandbox service as its own process, with its own NATS prefix, label and state dir. */
-export async function startSandbox(extraEnv: Record<string, string> = {}): Promise<Sandbox> {
-  const prefix = testPrefix('sbx');
-  const instance = `test-${prefix.slice(4)}`;
+/**
+ * Starts the built sandbox service as its own process, with its own NATS prefix, label and state
+ * dir. `join` puts it on another sandbox's prefix instead: a second replica of the same service.
+ */
+export async function startSandbox(extraEnv: Record<string, string> = {}, options: { join?: Sandbox } = {}): Promise<Sandbox> {
+  const prefix = options.join?.prefix ?? testPrefix('sbx');
+  const instance = options.join ? `${options.join.instance}-r${Math.random().toString(36).slice(2, 6)}` : `test-${prefix.slice(4)}`;
   const stateDir = `/var/lib/drael/sandbox-test/${instance}`;
   const env = {
     NATS_URL,

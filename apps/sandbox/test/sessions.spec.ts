@@ -1,4 +1,5 @@
 import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_CODE_BYTES, sandboxCatalog } from '@drael/contracts';
 import { b64, startSandbox, stateSessions, unb64, type Sandbox } from './sandbox-harness.js';
@@ -201,5 +202,68 @@ describe('runs and session files', () => {
     expect(r.stdout).toBe('a\uFFFD\uFFFDb\u0000c');
     expect(r.stderr).toBe('\uFFFD');
     expect(() => JSON.parse(JSON.stringify(r)) as unknown).not.toThrow();
+  });
+});
+
+describe("a request's workspace (scope: request)", () => {
+  const volumes = async (): Promise<string[]> => {
+    const root = join(sbx.stateDir, 'requests');
+    const out: string[] = [];
+    for (const tenantDir of await readdir(root).catch(() => [] as string[])) {
+      for (const f of await readdir(join(root, tenantDir))) if (f.endsWith('.img')) out.push(f);
+    }
+    return out;
+  };
+
+  it('is shared by the runs that name it, apart from the session of the same id, and deleted with its files', async () => {
+    const ws = { tenant: 'acme', session: 'req_abc', scope: 'request' as const };
+    expect(await sbx.run({ ...ws, runtime: 'bash', code: 'echo from-call-1 > shared.txt' })).toMatchObject({ ok: true });
+    expect(await sbx.run({ ...ws, runtime: 'bash', code: 'cat shared.txt' })).toMatchObject({ ok: true, stdout: 'from-call-1\n' });
+    // The same id as a client session (header or /v1/sessions) names another workspace.
+    const asSession = await sbx.run({ tenant: 'acme', session: 'req_abc', runtime: 'bash', code: 'cat shared.txt' });
+    expect(asSession.ok).toBe(false);
+    expect((await sbx.call(sandboxCatalog.filesList, { tenant: 'acme', session: 'req_abc' })).files).toEqual([]);
+    // Another tenant naming it gets a workspace of its own.
+    expect((await sbx.run({ ...ws, tenant: 'other', runtime: 'bash', code: 'cat shared.txt' })).ok).toBe(false);
+    expect((await sbx.call(sandboxCatalog.filesList, ws)).files.map((f) => f.path)).toEqual(['shared.txt']);
+
+    expect(await volumes()).toHaveLength(2);
+    expect(await sbx.call(sandboxCatalog.workspaceDelete, ws)).toEqual({ deleted: true });
+    expect(await sbx.call(sandboxCatalog.workspaceDelete, { ...ws, tenant: 'other' })).toEqual({ deleted: true });
+    expect(await volumes()).toEqual([]);
+    expect((await sbx.call(sandboxCatalog.filesList, ws)).files).toEqual([]);
+    // The client session of the same id is untouched.
+    expect((await sbx.call(sandboxCatalog.filesList, { tenant: 'acme', session: 'req_abc' })).quota_bytes).toBe(QUOTA_MB * 1024 * 1024);
+    expect(await sbx.call(sandboxCatalog.workspaceDelete, ws)).toEqual({ deleted: false });
+  });
+
+  it('deleted while a run uses it: the run finishes, then the volume is gone', async () => {
+    const ws = { tenant: 'acme', session: 'req_busy', scope: 'request' as const };
+    const run = sbx.run({ ...ws, runtime: 'bash', code: 'sleep 2; echo done > f.txt; cat f.txt' });
+    for (let i = 0; i < 100 && (await volumes()).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await volumes()).toHaveLength(1);
+    expect(await sbx.call(sandboxCatalog.workspaceDelete, ws)).toEqual({ deleted: true });
+    expect(await run).toMatchObject({ ok: true, stdout: 'done\n' });
+    await expect.poll(volumes, { timeout: 10_000 }).toEqual([]);
+  });
+
+  it('one left behind (its gateway never deleted it) is removed once unused and older than the maximum age; sessions stay', { timeout: 120_000 }, async () => {
+    const short = await startSandbox({ SANDBOX_REQUEST_WORKSPACE_MAX_AGE_S: '2' });
+    try {
+      const images = async (kind: 'requests' | 'sessions') => {
+        const root = join(short.stateDir, kind);
+        const out: string[] = [];
+        for (const d of await readdir(root).catch(() => [] as string[])) for (const f of await readdir(join(root, d))) if (f.endsWith('.img')) out.push(f);
+        return out;
+      };
+      expect(await short.run({ tenant: 'acme', session: 'req_orphan', scope: 'request', runtime: 'bash', code: 'echo x > f.txt' })).toMatchObject({ ok: true });
+      expect(await short.run({ tenant: 'acme', session: 'kept', runtime: 'bash', code: 'echo x > f.txt' })).toMatchObject({ ok: true });
+      expect(await images('requests')).toHaveLength(1);
+      await expect.poll(() => images('requests'), { timeout: 30_000, interval: 500 }).toEqual([]);
+      expect(await images('sessions')).toHaveLength(1);
+      expect(await short.run({ tenant: 'acme', session: 'kept', runtime: 'bash', code: 'cat f.txt' })).toMatchObject({ ok: true, stdout: 'x\n' });
+    } finally {
+      await short.stop();
+    }
   });
 });

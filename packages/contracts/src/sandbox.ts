@@ -35,9 +35,17 @@ export const RuntimeSchema = z.enum(['python', 'bash', 'node']);
 // `invalid_session` (checked by the service against SessionIdSchema), not a generic bad_request.
 const SessionField = z.string();
 
+// Whose workspace a session id names. `session` (the default): a client's X-Drael-Session.
+// `request`: the workspace of one gateway request that carries no session header (spec 01: a
+// workspace for that request alone), in a namespace of its own, so that no session id a client
+// sends (header or /v1/sessions) can ever name it. The gateway deletes it when the request ends.
+export const WorkspaceScopeSchema = z.enum(['session', 'request']);
+export type WorkspaceScope = z.infer<typeof WorkspaceScopeSchema>;
+
 export const SandboxRunRequestSchema = z.object({
   tenant: TenantSchema,
   session: SessionField.optional(),
+  scope: WorkspaceScopeSchema.optional(),
   runtime: RuntimeSchema,
   code: z.string(),
   timeout_s: z.number().optional(),
@@ -59,7 +67,7 @@ export const SandboxRunReplySchema = z.object({
 export type SandboxRunRequest = z.infer<typeof SandboxRunRequestSchema>;
 export type SandboxRunReply = z.infer<typeof SandboxRunReplySchema>;
 
-const FileScope = { tenant: TenantSchema, session: SessionField };
+const FileScope = { tenant: TenantSchema, session: SessionField, scope: WorkspaceScopeSchema.optional() };
 export const FilePathSchema = z.string().min(1).max(1024);
 export const FileEntrySchema = z.object({ path: z.string(), size: z.number().int().nonnegative(), modified_at: z.string() });
 
@@ -77,11 +85,23 @@ export const sandboxCatalog = {
   runCancel: defineEntry({
     subject: 'sandbox.run.cancel.v1',
     service: 'sandbox',
-    // Scoped by tenant: a caller can only stop its own account's runs.
+    // Scoped by tenant: a caller can only stop its own account's runs. Delivered to EVERY sandbox
+    // replica (a plain subscription, no queue group): only the replica running the run answers
+    // {cancelled: true}; a cancel nobody runs gets no answer, so callers send it and move on.
     request: z.object({ tenant: TenantSchema, run_id: z.string().min(1).max(64) }),
     reply: z.object({ run_id: z.string(), cancelled: z.boolean() }),
     errors: SANDBOX_ERROR_CODES,
     timeoutMs: 2_000,
+  }),
+  // Deletes a workspace and its files (a request's workspace when its request ends). A workspace
+  // in use is deleted when its last run or file call lets go of it.
+  workspaceDelete: defineEntry({
+    subject: 'sandbox.workspace.delete.v1',
+    service: 'sandbox',
+    request: z.object(FileScope),
+    reply: z.object({ deleted: z.boolean() }),
+    errors: SANDBOX_ERROR_CODES,
+    timeoutMs: 10_000,
   }),
   filesList: defineEntry({
     subject: 'sandbox.files.list.v1',

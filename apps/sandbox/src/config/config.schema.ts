@@ -23,6 +23,10 @@ export const configSchema = z.object({
   SANDBOX_TMP_MB: envInt(1, 4096).default(64),
   // issue 3: a per-session disk quota (256 MiB).
   SANDBOX_SESSION_QUOTA_MB: envInt(8, 65_536).default(256),
+  // A request's workspace (scope request) is deleted by the gateway when its request ends; one
+  // left behind (the gateway died mid-request) is removed once unused and this old. Far above the
+  // longest request (6 turns of at most 300 s runs each).
+  SANDBOX_REQUEST_WORKSPACE_MAX_AGE_S: envInt(1, 7 * 86_400).default(6 * 3600),
   // The throwaway workspace of a run without a session (a tmpfs, counted in the run's memory).
   SANDBOX_SCRATCH_MB: envInt(1, 4096).default(64),
   SANDBOX_EGRESS_NETWORK: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]+$/).default('drael-sandbox-egress'),

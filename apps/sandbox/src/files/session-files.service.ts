@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { MAX_FILE_TRANSFER_BYTES } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
-import { QUOTA_HEADROOM_BYTES, WorkspaceService, type SessionWorkspace } from '../workspace/workspace.service.js';
+import { QUOTA_HEADROOM_BYTES, WorkspaceService, type SessionWorkspace, type WorkspaceRef } from '../workspace/workspace.service.js';
 import { parseWorkspacePath } from './safe-path.js';
 
 const SANDBOX_UID = 65534;
@@ -29,8 +29,8 @@ export interface FileEntry {
 export class SessionFilesService {
   constructor(private readonly workspaces: WorkspaceService) {}
 
-  async list(tenant: string, session: string): Promise<{ files: FileEntry[]; used_bytes: number; quota_bytes: number }> {
-    return this.withWorkspace(tenant, session, false, async (ws) => {
+  async list(ref: WorkspaceRef): Promise<{ files: FileEntry[]; used_bytes: number; quota_bytes: number }> {
+    return this.withWorkspace(ref, false, async (ws) => {
       if (!ws) return { files: [], used_bytes: 0, quota_bytes: this.workspaces.quotaBytes };
       const files: FileEntry[] = [];
       const walk = async (rel: string): Promise<void> => {
@@ -52,10 +52,10 @@ export class SessionFilesService {
     });
   }
 
-  async read(tenant: string, session: string, path: string, maxBytes?: number) {
+  async read(ref: WorkspaceRef, path: string, maxBytes?: number) {
     const rel = parseWorkspacePath(path);
     const limit = Math.min(maxBytes ?? MAX_FILE_TRANSFER_BYTES, MAX_FILE_TRANSFER_BYTES);
-    return this.withWorkspace(tenant, session, false, async (ws) => {
+    return this.withWorkspace(ref, false, async (ws) => {
       if (!ws) throw notFound(rel);
       const fh = await openSafely(join(ws.path, rel), OPEN_READ, rel);
       try {
@@ -70,7 +70,7 @@ export class SessionFilesService {
     });
   }
 
-  async write(tenant: string, session: string, path: string, contentBase64: string) {
+  async write(ref: WorkspaceRef, path: string, contentBase64: string) {
     const rel = parseWorkspacePath(path);
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(contentBase64) || contentBase64.length % 4 !== 0) {
       throw new RpcError('bad_request', 'content_base64 is not base64', false, { param: 'content_base64' });
@@ -79,7 +79,7 @@ export class SessionFilesService {
     if (content.length > MAX_FILE_TRANSFER_BYTES) {
       throw new RpcError('file_too_large', `a file written through this subject is at most ${MAX_FILE_TRANSFER_BYTES} bytes`, false);
     }
-    return this.withWorkspace(tenant, session, true, async (ws) => {
+    return this.withWorkspace(ref, true, async (ws) => {
       if (!ws) throw new Error('workspace missing after create');
       const usage = await ws.usage();
       if (content.length > usage.freeBytes - QUOTA_HEADROOM_BYTES) throw quotaExceeded(this.workspaces.quotaBytes);
@@ -106,9 +106,9 @@ export class SessionFilesService {
     });
   }
 
-  async delete(tenant: string, session: string, path: string) {
+  async delete(ref: WorkspaceRef, path: string) {
     const rel = parseWorkspacePath(path);
-    return this.withWorkspace(tenant, session, false, async (ws) => {
+    return this.withWorkspace(ref, false, async (ws) => {
       if (!ws) return { path: rel, deleted: false };
       const full = join(ws.path, rel);
       const st = await guard(rel, () => lstat(full)).catch((err: unknown) => {
@@ -123,8 +123,8 @@ export class SessionFilesService {
     });
   }
 
-  private async withWorkspace<T>(tenant: string, session: string, create: boolean, fn: (ws: SessionWorkspace | undefined) => Promise<T>): Promise<T> {
-    const ws = await this.workspaces.acquire(tenant, session, { create });
+  private async withWorkspace<T>(ref: WorkspaceRef, create: boolean, fn: (ws: SessionWorkspace | undefined) => Promise<T>): Promise<T> {
+    const ws = await this.workspaces.acquire(ref, { create });
     try {
       return await fn(ws);
     } finally {

@@ -9,6 +9,18 @@ import { assertSessionId, QUOTA_HEADROOM_BYTES, WorkspaceService, type SessionWo
 import { assertCodeSize, resolveTimeoutS } from './run-limits.js';
 import { RunSlots } from './run-slots.js';
 
+/** The answer of a run cancelled before its container started: it did not run. */
+const NOT_RUN: SandboxRunReply = {
+  ok: false,
+  exit_code: null,
+  stdout: '',
+  stderr: '',
+  truncated: { stdout: false, stderr: false },
+  timed_out: false,
+  oom_killed: false,
+  duration_s: 0,
+};
+
 /** One program, one fresh container: input limits first, then a slot, a workspace, the run. */
 @Injectable()
 export class RunCodeService {
@@ -33,9 +45,11 @@ export class RunCodeService {
     const release = await this.slots.acquire();
     let ws: SessionWorkspace | undefined;
     try {
+      // Cancelled while it waited for a slot (or before it arrived): no container is started.
+      if (signal?.aborted) return NOT_RUN;
       let workspace: WorkspaceMount;
       if (req.session !== undefined) {
-        ws = await this.workspaces.acquire(req.tenant, req.session, { create: true });
+        ws = await this.workspaces.acquire({ tenant: req.tenant, session: req.session, scope: req.scope }, { create: true });
         if (!ws) throw new Error('workspace missing after create');
         if ((await ws.usage()).freeBytes < QUOTA_HEADROOM_BYTES) {
           throw new RpcError('quota_exceeded', `the session workspace quota (${this.workspaces.quotaBytes} bytes) is used up; delete files first`, false, {

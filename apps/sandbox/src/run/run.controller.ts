@@ -2,32 +2,28 @@ import { Controller } from '@nestjs/common';
 import { sandboxCatalog, type SandboxRunReply, type SandboxRunRequest } from '@drael/contracts';
 import { Handles } from '@drael/nats-rpc';
 import { RunCodeService } from './run-code.service.js';
+import { RunRegistry } from './run-registry.js';
 
+/**
+ * sandbox.run.v1 (queue group: one replica takes each run). Its cancel, sandbox.run.cancel.v1,
+ * is not handled here: it is a broadcast every replica hears (RunCancelListener).
+ */
 @Controller()
 export class RunController {
-  // Runs that carry a run_id, so that their caller can stop them (keyed by tenant: no cross-account cancel).
-  private readonly running = new Map<string, AbortController>();
-
-  constructor(private readonly runs: RunCodeService) {}
+  constructor(
+    private readonly runs: RunCodeService,
+    private readonly registry: RunRegistry,
+  ) {}
 
   @Handles(sandboxCatalog.run)
   async run(req: SandboxRunRequest): Promise<SandboxRunReply> {
     if (req.run_id === undefined) return this.runs.run(req);
-    const key = `${req.tenant}/${req.run_id}`;
-    const abort = new AbortController();
-    this.running.set(key, abort);
+    // A named run can be stopped by its caller (e.g. the client of a chat completion went away).
+    const tracked = this.registry.track(req.tenant, req.run_id);
     try {
-      return await this.runs.run(req, abort.signal);
+      return await this.runs.run(req, tracked.signal);
     } finally {
-      if (this.running.get(key) === abort) this.running.delete(key);
+      tracked.done();
     }
-  }
-
-  /** Stops a run in progress (its container is killed); the run answers as it would on a kill. */
-  @Handles(sandboxCatalog.runCancel)
-  cancel(req: { tenant: string; run_id: string }): { run_id: string; cancelled: boolean } {
-    const abort = this.running.get(`${req.tenant}/${req.run_id}`);
-    abort?.abort();
-    return { run_id: req.run_id, cancelled: abort !== undefined };
   }
 }
