@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are free-form JSON read by the assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runningContainers, startLoopHarness, toolMessages, toolNames, type LoopHarness } from './turn-loop.support.js';
+import { requestWorkspaces, runningContainers, startLoopHarness, toolMessages, toolNames, type LoopHarness } from './turn-loop.support.js';
 
 // The tools against the REAL search service (Debian searx with the fixture engines) and the REAL
 // sandbox (Docker), through the gateway process. fetch is not started: web_fetch must be absent.
@@ -139,6 +139,77 @@ describe('sessions', () => {
     const later = await round([call('r', 'run_code', { runtime: 'bash', code: 'cat note.txt' })]);
     expect(later.results[0]!.content).toMatchObject({ ok: false });
   });
+
+  it("without a session header the request's runs share one workspace across turns, another request running meanwhile cannot see it, and it is gone when the request ends", { timeout: 180_000 }, async () => {
+    const instance = h.sandboxInstance!;
+    // Both requests share the one script, in the order the upstream is asked.
+    h.script([
+      // request A, turn 1: two parallel calls write the workspace (created at the first of them)
+      { type: 'tool_calls', calls: [call('w1', 'run_code', { runtime: 'bash', code: 'echo one > a.txt' }), call('w2', 'run_code', { runtime: 'python', code: 'open("b.txt","w").write("two\\n")' })] },
+      // request A, turn 2: reads them back, slowly enough for request B to come and go meanwhile
+      { type: 'tool_calls', calls: [call('r', 'run_code', { runtime: 'bash', code: 'sleep 30; cat a.txt b.txt', timeout_s: 120 })] },
+      // request B (same account, no header), turn 1 and 2
+      { type: 'tool_calls', calls: [call('peek', 'run_code', { runtime: 'bash', code: 'ls -A; cat a.txt' })] },
+      { type: 'text', content: 'B done' },
+      // request A, turn 3
+      { type: 'text', content: 'A done' },
+    ]);
+    const before = h.upstream.requests.length;
+    const a = h.chat({ messages: ask });
+    await expect.poll(() => h.upstream.requests.length, { timeout: 60_000, interval: 100 }).toBe(before + 2);
+    // Request A's workspace exists while it runs (earlier tests' ones are gone by now).
+    await expect.poll(() => requestWorkspaces(instance), { timeout: 15_000, interval: 200 }).toHaveLength(1);
+    const b = await h.chat({ messages: ask });
+    expect(b.status).toBe(200);
+    expect(((await b.json()) as any).choices[0].message.content).toBe('B done');
+    const peek = toolMessages(h.upstream.requests[before + 3]!.body)[0]!.content;
+    expect(peek).toMatchObject({ ok: false, stdout: '' });
+    expect(peek.stderr).toContain('No such file');
+    // B's own workspace is already gone; A's is still there.
+    await expect.poll(() => requestWorkspaces(instance), { timeout: 15_000, interval: 200 }).toHaveLength(1);
+
+    const ra = await a;
+    expect(ra.status).toBe(200);
+    expect(((await ra.json()) as any).choices[0].message.content).toBe('A done');
+    const last = toolMessages(h.upstream.requests[before + 4]!.body);
+    expect(last.map((m) => m.tool_call_id)).toEqual(['w1', 'w2', 'r']);
+    expect(last[2]!.content).toMatchObject({ ok: true, stdout: 'one\ntwo\n' });
+    await expect.poll(() => requestWorkspaces(instance), { timeout: 15_000, interval: 200 }).toEqual([]);
+  });
+
+  it("a sub-agent works in its parent request's workspace", { timeout: 120_000 }, async () => {
+    h.script([
+      { type: 'tool_calls', calls: [call('w', 'run_code', { runtime: 'bash', code: 'echo from-parent > p.txt' })] },
+      { type: 'tool_calls', calls: [call('sub', 'spawn_agent', { role: 'analyst', task: 'Read p.txt' })] },
+      // the child: one run, then its answer
+      { type: 'tool_calls', calls: [call('c', 'run_code', { runtime: 'bash', code: 'cat p.txt; echo from-child > c.txt' })] },
+      { type: 'text', content: 'child saw it' },
+      // the parent again
+      { type: 'tool_calls', calls: [call('r', 'run_code', { runtime: 'bash', code: 'cat c.txt' })] },
+      { type: 'text', content: 'done' },
+    ]);
+    const before = h.upstream.requests.length;
+    const r = await h.chat({ messages: ask });
+    expect(r.status).toBe(200);
+    await r.json();
+    expect(toolMessages(h.upstream.requests[before + 3]!.body)[0]!.content).toMatchObject({ ok: true, stdout: 'from-parent\n' });
+    expect(toolMessages(h.upstream.requests[before + 5]!.body).at(-1)!.content).toMatchObject({ ok: true, stdout: 'from-child\n' });
+    await expect.poll(() => requestWorkspaces(h.sandboxInstance!), { timeout: 15_000, interval: 200 }).toEqual([]);
+  });
+
+  it("a request that fails after a run still has its workspace deleted", async () => {
+    h.script([
+      { type: 'tool_calls', calls: [call('w', 'run_code', { runtime: 'bash', code: 'echo x > f.txt' })] },
+      { type: 'error', status: 500, message: 'upstream broke' },
+    ]);
+    const before = h.upstream.requests.length;
+    const r = await h.chat({ messages: ask });
+    expect(r.status).toBeGreaterThanOrEqual(500);
+    await r.text();
+    // The run did happen (so the workspace existed) before the upstream failed.
+    expect(toolMessages(h.upstream.requests[before + 1]!.body)[0]!.content).toMatchObject({ ok: true, exit_code: 0 });
+    await expect.poll(() => requestWorkspaces(h.sandboxInstance!), { timeout: 15_000, interval: 200 }).toEqual([]);
+  });
 });
 
 describe('client disconnect mid-loop', () => {
@@ -159,8 +230,11 @@ describe('client disconnect mid-loop', () => {
       seen += new TextDecoder().decode(value);
     }
     await expect.poll(() => runningContainers(instance), { timeout: 30_000, interval: 250 }).toHaveLength(1);
+    await expect.poll(() => requestWorkspaces(instance), { timeout: 15_000, interval: 250 }).toHaveLength(1);
     ac.abort();
     await expect.poll(() => runningContainers(instance), { timeout: 15_000, interval: 250 }).toHaveLength(0);
     expect(h.upstream.requests.length).toBe(before + 1);
+    // The request's own workspace goes with it.
+    await expect.poll(() => requestWorkspaces(instance), { timeout: 15_000, interval: 250 }).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import {
@@ -154,6 +155,16 @@ async function cleanSandbox(instance: string, stateDir: string): Promise<void> {
     .filter((m): m is string => !!m && m.startsWith(`${stateDir}/`));
   for (const m of mounts) await exec('umount', ['-l', m]).catch(() => undefined);
   await rm(stateDir, { recursive: true, force: true });
+}
+
+/** The volumes of requests' own workspaces (no X-Drael-Session) a sandbox instance holds on disk. */
+export async function requestWorkspaces(instance: string): Promise<string[]> {
+  const root = join(`/var/lib/drael/sandbox-test/${instance}`, 'requests');
+  const out: string[] = [];
+  for (const tenant of await readdir(root).catch(() => [] as string[])) {
+    for (const f of await readdir(join(root, tenant)).catch(() => [] as string[])) if (f.endsWith('.img')) out.push(f);
+  }
+  return out;
 }
 
 /** Running containers of a sandbox instance. */

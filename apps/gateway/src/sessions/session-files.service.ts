@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { MAX_FILE_TRANSFER_BYTES, sandboxCatalog } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import type { Caller } from '../tools/server-tool.js';
+import type { Workspace } from './workspace.js';
 
 export interface FileListing {
   object: 'list';
@@ -30,6 +31,20 @@ export class SessionFilesService {
 
   async write(caller: Caller, session: string, path: string, content: Buffer): Promise<{ path: string; size: number }> {
     return this.rpc.request(sandboxCatalog.filesWrite, { tenant: caller.account_id, session, path, content_base64: content.toString('base64') });
+  }
+
+  /** Writes a file into a request's workspace (a session's or the request's own). */
+  async writeIn(workspace: Workspace, path: string, content: Buffer, signal?: AbortSignal): Promise<{ path: string; size: number }> {
+    return this.rpc.request(sandboxCatalog.filesWrite, { ...workspace.use(), path, content_base64: content.toString('base64') }, signal ? { signal } : {});
+  }
+
+  /**
+   * Deletes a request's own workspace once the request has ended (success, error or disconnect).
+   * Never throws: a workspace the sandbox could not delete is its own sweep's to reap.
+   */
+  async discard(workspace: Workspace, requestId: string): Promise<void> {
+    if (!workspace.needsDiscard) return;
+    await this.rpc.request(sandboxCatalog.workspaceDelete, workspace.ref, { requestId }).catch(() => undefined);
   }
 
   async delete(caller: Caller, session: string, path: string): Promise<{ path: string; deleted: boolean }> {

@@ -2,14 +2,14 @@ import { Module, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { MAX_FILE_TRANSFER_BYTES } from '@drael/contracts';
-import { SessionFilesService } from './session-files.service.js';
 import { SessionsController } from './sessions.controller.js';
+import { WorkspacesModule } from './workspaces.module.js';
 
 const SESSION_FILES = /^\/v1\/sessions\/[^/]+\/files\//;
 
 @Module({
+  imports: [WorkspacesModule],
   controllers: [SessionsController],
-  providers: [SessionFilesService],
 })
 export class SessionsModule implements OnModuleInit {
   constructor(private readonly http: HttpAdapterHost) {}

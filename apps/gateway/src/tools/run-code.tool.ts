@@ -17,8 +17,9 @@ const ArgsSchema = z.object({
 });
 
 /**
- * run_code → sandbox.run.v1. The session (X-Drael-Session) scopes the files under the caller's
- * account; no session, a workspace for that run alone. The result carries at most 8 KiB of each
+ * run_code → sandbox.run.v1, in the request's workspace: the X-Drael-Session session under the
+ * caller's account, or without the header the request's own (shared by its runs, deleted when
+ * the request ends). The result carries at most 8 KiB of each
  * stream (spec 01), and `truncated` reports both cuts: the sandbox's 64 KiB one and ours.
  */
 @Injectable()
@@ -60,16 +61,17 @@ export class RunCodeTool implements ServerTool {
     if (!parsed.ok) return parsed.result;
     // A named run can be stopped: when the client goes away mid-loop its container is killed.
     const runId = `run_${randomBytes(9).toString('base64url')}`;
-    const tenant = ctx.caller.account_id;
+    const workspace = ctx.workspace.use();
+    // A broadcast: the replica running it answers, the others stay silent; nobody waits for it.
     const cancel = () => {
-      this.rpc.request(sandboxCatalog.runCancel, { tenant, run_id: runId }, { requestId: ctx.requestId }).catch(() => undefined);
+      this.rpc.request(sandboxCatalog.runCancel, { tenant: workspace.tenant, run_id: runId }, { requestId: ctx.requestId }).catch(() => undefined);
     };
     ctx.signal.addEventListener('abort', cancel, { once: true });
     let reply: SandboxRunReply;
     try {
       reply = await this.rpc.request(
         sandboxCatalog.run,
-        { tenant, ...(ctx.session !== undefined ? { session: ctx.session } : {}), ...parsed.value, run_id: runId },
+        { ...workspace, ...parsed.value, run_id: runId },
         { signal: ctx.signal, requestId: ctx.requestId },
       );
     } catch (err) {

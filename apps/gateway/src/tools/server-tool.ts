@@ -1,4 +1,5 @@
 import type { KeyIdentity, ToolLevel } from '@drael/contracts';
+import type { Workspace } from '../sessions/workspace.js';
 import type { ToolResult } from './tool-result.js';
 
 /** The names of Drael's tools (spec 01 catalogue + spec 04 spawn_agent). */
@@ -20,8 +21,8 @@ export type Caller = Pick<KeyIdentity, 'account_id' | 'tool_level' | 'plan'>;
 /** Everything a tool call may need from the request that made it. */
 export interface ToolContext {
   readonly caller: Caller;
-  /** X-Drael-Session, or undefined: a workspace for this call alone. */
-  readonly session: string | undefined;
+  /** Where the request's files live: the X-Drael-Session session, or the request's own workspace. */
+  readonly workspace: Workspace;
   readonly requestId: string;
   /** Aborted when the client goes away: a tool stops its work and gives back what it holds. */
   readonly signal: AbortSignal;

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { WorkspacesModule } from '../sessions/workspaces.module.js';
 import { BillingHolds } from './billing-holds.js';
 import { ToolCatalogue } from './catalogue.service.js';
 import { GenerateImageTool } from './generate-image.tool.js';
@@ -11,6 +12,7 @@ import { WebSearchTool } from './web-search.tool.js';
 
 /** Drael's tool adapters and the catalogue; importable by any feature (the Responses API reuses web_search/web_fetch). */
 @Module({
+  imports: [WorkspacesModule],
   providers: [ServiceHealth, BillingHolds, RunCodeTool, WebSearchTool, WebFetchTool, GenerateImageTool, BreachLookupTool, ContactLookupTool, SpawnAgentTool, ToolCatalogue],
   exports: [ServiceHealth, RunCodeTool, WebSearchTool, WebFetchTool, GenerateImageTool, BreachLookupTool, ContactLookupTool, SpawnAgentTool, ToolCatalogue],
 })

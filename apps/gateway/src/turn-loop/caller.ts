@@ -14,7 +14,7 @@ export function callerOf(identity: Pick<KeyIdentity, 'account_id' | 'tool_level'
 
 export const SESSION_HEADER = 'x-drael-session';
 
-/** X-Drael-Session: the sandbox session of this request, or undefined (a workspace per run, kept nowhere). */
+/** X-Drael-Session: the sandbox session of this request, or undefined (the request gets a workspace of its own, sessions/workspace.ts). */
 export function sessionOf(headers: Readonly<Record<string, string | string[] | undefined>>): string | undefined {
   const raw = headers[SESSION_HEADER];
   if (raw === undefined) return undefined;

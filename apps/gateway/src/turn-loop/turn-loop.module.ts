@@ -1,9 +1,10 @@
 import { Module } from '@nestjs/common';
+import { WorkspacesModule } from '../sessions/workspaces.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
 import { TurnLoopService } from './turn-loop.service.js';
 
 @Module({
-  imports: [ToolsModule],
+  imports: [ToolsModule, WorkspacesModule],
   providers: [TurnLoopService],
   exports: [TurnLoopService, ToolsModule],
 })

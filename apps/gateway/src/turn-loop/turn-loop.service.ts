@@ -6,6 +6,8 @@ import { ApiError } from '../errors/api-error.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { ChatCompletionRequest } from '../openai/chat-completion.schema.js';
 import { UpstreamClient } from '../upstream/upstream.client.js';
+import { SessionFilesService } from '../sessions/session-files.service.js';
+import { Workspace } from '../sessions/workspace.js';
 import { ToolCatalogue, type ServedCatalogue } from '../tools/catalogue.service.js';
 import { INVALID_ARGUMENTS, SUB_AGENT_ROLES } from '../tools/spawn-agent.tool.js';
 import { lowerLevel } from '../tools/tool-levels.js';
@@ -50,7 +52,7 @@ interface LoopRun {
   readonly catalogue: ServedCatalogue;
   readonly maxTurns: number;
   readonly caller: Caller;
-  readonly session: string | undefined;
+  readonly workspace: Workspace;
   readonly requestId: string;
   readonly signal: AbortSignal;
   readonly meter: CostMeter;
@@ -78,6 +80,7 @@ export class TurnLoopService {
   constructor(
     private readonly upstream: UpstreamClient,
     private readonly catalogue: ToolCatalogue,
+    private readonly files: SessionFilesService,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
@@ -97,6 +100,8 @@ export class TurnLoopService {
     const stream = request.stream === true;
     const writer = stream ? new ChatStreamWriter(res, { id, model: request.model, created, requestId: input.requestId }) : undefined;
     const meter = new CostMeter(this.config.DRAEL_REQUEST_COST_CEILING_USD);
+    // Created by the sandbox at the first run_code; deleted below however the request ends.
+    const workspace = Workspace.of(input.caller, input.session);
 
     try {
       const catalogue = await this.catalogue.served(input.caller, { subAgent: false });
@@ -107,7 +112,7 @@ export class TurnLoopService {
         catalogue,
         maxTurns: MAX_TURNS,
         caller: input.caller,
-        session: input.session,
+        workspace,
         requestId: input.requestId,
         signal: abort.signal,
         meter,
@@ -138,6 +143,7 @@ export class TurnLoopService {
       throw err;
     } finally {
       res.off('close', onClose);
+      await this.files.discard(workspace, input.requestId);
     }
   }
 
@@ -239,7 +245,7 @@ export class TurnLoopService {
         catalogue,
         maxTurns: role.maxTurns,
         caller: childCaller,
-        session: run.session,
+        workspace: run.workspace,
         requestId: run.requestId,
         signal: run.signal,
         meter: run.meter,
@@ -261,7 +267,7 @@ export class TurnLoopService {
   }
 
   private contextOf(run: LoopRun, call: UpstreamToolCall, index: number): ToolContext {
-    return { caller: run.caller, session: run.session, requestId: run.requestId, signal: run.signal, callId: `${call.id || 'call'}:${index}:${randomBytes(4).toString('hex')}` };
+    return { caller: run.caller, workspace: run.workspace, requestId: run.requestId, signal: run.signal, callId: `${call.id || 'call'}:${index}:${randomBytes(4).toString('hex')}` };
   }
 }
 

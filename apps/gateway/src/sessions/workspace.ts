@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import type { WorkspaceScope } from '@drael/contracts';
+import type { Caller } from '../tools/server-tool.js';
+
+/** The sandbox fields that name a workspace (run and file subjects). */
+export interface WorkspaceFields {
+  tenant: string;
+  session: string;
+  scope: WorkspaceScope;
+}
+
+/**
+ * Where the files of one request live (spec 01: "Files live under the session named by
+ * X-Drael-Session. A request with no session header gets a workspace for that request alone").
+ *
+ * - With the header: the client's session, scoped to the key's account; it outlives the request.
+ * - Without: a workspace of this request, shared by every run_code of the request (every turn,
+ *   and its sub-agents: spec 04 has a child bill "as a continuation of the parent turn", and the
+ *   session header reaches children too, so the request's workspace does as well). Its id is
+ *   random and lives in the sandbox's `request` scope, which no client session id can name, so
+ *   no other request or account can reach it. The sandbox creates it at the first use; the turn
+ *   loop deletes it when the request ends, however it ends.
+ */
+export class Workspace {
+  private used = false;
+
+  private constructor(private readonly fields: WorkspaceFields) {}
+
+  static of(caller: Caller, session: string | undefined): Workspace {
+    if (session !== undefined) return new Workspace({ tenant: caller.account_id, session, scope: 'session' });
+    // 128 random bits in the session id alphabet ([A-Za-z0-9_-]).
+    return new Workspace({ tenant: caller.account_id, session: `req_${randomBytes(16).toString('base64url')}`, scope: 'request' });
+  }
+
+  /** The fields naming it for a run or a file call; marks it used (the sandbox creates it on first use). */
+  use(): WorkspaceFields {
+    this.used = true;
+    return this.fields;
+  }
+
+  /** The client's session id, when the request named one (files there are the client's to fetch). */
+  get clientSession(): string | undefined {
+    return this.fields.scope === 'session' ? this.fields.session : undefined;
+  }
+
+  /** A request's own workspace that something created: delete it when the request ends. */
+  get needsDiscard(): boolean {
+    return this.fields.scope === 'request' && this.used;
+  }
+
+  /** For discarding only: does not mark it used. */
+  get ref(): WorkspaceFields {
+    return this.fields;
+  }
+}
