@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are probed field by field */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
 import { billingCatalog } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { createTestKey, startGatewayProcess, startScriptedUpstream, testPrefix, type GatewayProcess, type ScriptedUpstream } from '@drael/test-support';
@@ -19,6 +20,8 @@ beforeAll(async () => {
     DRAEL_BACKEND_SERVICES: 'billing',
     AUTH_CACHE_TTL_MS: '1000',
     RATE_LIMIT_KEY_PREFIX: `${prefix}:rl:`,
+    // Leases of a tenth of a key's limit: the 3-to-10-request keys below still count one by one.
+    RATE_LIMIT_LEASE_FRACTION: '0.1',
     DRAEL_ADMIN_TOKEN: ADMIN_TOKEN,
     DRAEL_MODELS: JSON.stringify({ 'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model' } }),
   });
@@ -157,6 +160,63 @@ describe('rate limits per key (Redis)', () => {
       expect(refused.status).toBe(429);
       expect(refused.headers.get('retry-after')).toBeTruthy();
     } finally {
+      await replica.stop();
+    }
+  });
+
+  it('takes budget from Redis in leases, and the replicas together admit exactly the limit', async () => {
+    const replica = await startGatewayProcess(
+      {
+        NATS_URL,
+        DRAEL_NATS_PREFIX: prefix,
+        DRAEL_BACKEND_SERVICES: 'billing',
+        RATE_LIMIT_KEY_PREFIX: `${prefix}:rl:`,
+        RATE_LIMIT_LEASE_FRACTION: '0.1',
+        DRAEL_MODELS: JSON.stringify({ 'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model' } }),
+      },
+      { billing: false },
+    );
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    try {
+      const k = await createTestKey(nats, { rate_limit: { per_minute: 40, per_hour: 1_000 } });
+      const minuteCount = async () => Number(await redis.get(`${prefix}:rl:minute:${k.key_id}`));
+      const on = (gw: GatewayProcess) => fetch(`${gw.url}/v1/models`, { headers: bearer(k.api_key) });
+      // A lease is a tenth of 40: the first request takes 4 from Redis, the next 3 take none.
+      const first = await on(gateway);
+      expect(first.headers.get('x-ratelimit-remaining')).toBe('39');
+      expect(await minuteCount()).toBe(4);
+      expect(Number(await redis.get(`${prefix}:rl:hour:${k.key_id}`))).toBe(4);
+      for (const left of ['38', '37', '36']) expect((await on(gateway)).headers.get('x-ratelimit-remaining')).toBe(left);
+      expect(await minuteCount()).toBe(4);
+      expect((await on(gateway)).headers.get('x-ratelimit-remaining')).toBe('35');
+      expect(await minuteCount()).toBe(8);
+
+      // Both replicas until both refuse: every leased request is used, none beyond the limit.
+      let admitted = 5;
+      const refusedBy = new Set<GatewayProcess>();
+      for (let i = 0; refusedBy.size < 2 && i < 100; i++) {
+        const gw = i % 2 === 0 ? replica : gateway;
+        const r = await on(gw);
+        if (r.status === 200) {
+          admitted++;
+        } else {
+          expect(r.status).toBe(429);
+          expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+          expect(r.headers.get('x-ratelimit-remaining')).toBe('0');
+          refusedBy.add(gw);
+        }
+      }
+      expect(admitted).toBe(40);
+      expect(await minuteCount()).toBe(40);
+
+      // Concurrent first requests of a key wait for one take instead of each leasing.
+      const k2 = await createTestKey(nats, { rate_limit: { per_minute: 400, per_hour: 10_000 } });
+      const burst = await Promise.all(Array.from({ length: 8 }, () => fetch(`${gateway.url}/v1/models`, { headers: bearer(k2.api_key) })));
+      expect(burst.map((r) => r.status)).toEqual(Array(8).fill(200));
+      expect(burst.map((r) => r.headers.get('x-ratelimit-remaining')).sort()).toEqual(['392', '393', '394', '395', '396', '397', '398', '399']);
+      expect(Number(await redis.get(`${prefix}:rl:minute:${k2.key_id}`))).toBe(40);
+    } finally {
+      redis.disconnect();
       await replica.stop();
     }
   });

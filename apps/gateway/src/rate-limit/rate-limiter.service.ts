@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { Redis, type Result } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
 
 /** What a request's rate-limit headers report: the tighter of the key's two windows. */
@@ -16,73 +16,236 @@ export interface RateDecision {
   retryAfterS: number;
 }
 
-const WINDOWS = [
-  { window: 'minute', seconds: 60 },
-  { window: 'hour', seconds: 3_600 },
-] as const;
+export interface KeyLimits {
+  readonly per_minute: number;
+  readonly per_hour: number;
+}
+
+// Spec 04: a key has a per-minute and a per-hour request limit.
+const MINUTE_S = 60;
+const HOUR_S = 3_600;
+
+/**
+ * Takes up to ARGV[3] requests of the key's budget in both windows at once, in one call. Each
+ * window is a fixed-window counter created with its expiry on first use (rate-limiter-flexible's
+ * counter, same key names). Grants min(asked, left in the minute, left in the hour), possibly 0
+ * (refused: nothing is counted). Returns grant, minute count, minute ms-to-reset, hour count,
+ * hour ms-to-reset; counts include the grant.
+ */
+const TAKE_LUA = `
+local function open(key, seconds)
+  redis.call('set', key, 0, 'EX', seconds, 'NX')
+  local ttl = redis.call('pttl', key)
+  if ttl < 0 then
+    redis.call('expire', key, seconds)
+    ttl = seconds * 1000
+  end
+  return tonumber(redis.call('get', key)), ttl
+end
+local minute, minuteMs = open(KEYS[1], ARGV[4])
+local hour, hourMs = open(KEYS[2], ARGV[5])
+local grant = math.min(tonumber(ARGV[3]), tonumber(ARGV[1]) - minute, tonumber(ARGV[2]) - hour)
+if grant > 0 then
+  minute = redis.call('incrby', KEYS[1], grant)
+  hour = redis.call('incrby', KEYS[2], grant)
+else
+  grant = 0
+end
+return {grant, minute, minuteMs, hour, hourMs}
+`;
+
+type TakeReply = [grant: number, minute: number, minuteMs: number, hour: number, hourMs: number];
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    draelRateTake(minuteKey: string, hourKey: string, perMinute: number, perHour: number, ask: number, minuteS: number, hourS: number): Result<TakeReply, Context>;
+  }
+}
+
+/**
+ * Budget this replica took from Redis for one key and has not used yet. `minute`/`hour` are the
+ * windows' shared counts as Redis reported them at the take (the lease included); used requests
+ * leave `left`, so remaining = limit - count + left.
+ */
+interface Lease {
+  readonly limits: KeyLimits;
+  left: number;
+  readonly minute: number;
+  readonly hour: number;
+  readonly minuteEndsAt: number;
+  readonly hourEndsAt: number;
+}
+
+interface KeyState {
+  lease?: Lease;
+  /** A take from Redis in flight: requests of the same key wait for it instead of adding theirs. */
+  taking?: Promise<void>;
+}
 
 /**
  * Per-key request limits (spec 04: per minute and per hour), counted in Redis so every gateway
- * replica shares them, with rate-limiter-flexible's atomic Redis counters. If Redis fails, an
- * in-process limiter with the same figures stands in (limits then hold per replica) rather than
- * refusing every request.
+ * replica shares them (docs/decisions/0002-rate-limit-leases.md).
+ *
+ * A replica takes budget from Redis in leases: one Lua script takes n requests of both windows
+ * in one round trip, and the next n-1 requests of the key are counted here without Redis. n is
+ * RATE_LIMIT_LEASE_FRACTION of the key's smaller limit (at least 1: keys with small limits get
+ * one round trip per request and exact counts). A lease is never more than what is left in
+ * Redis, so all replicas together never admit more than the limit; what one replica has leased
+ * and not used yet is refused to the others until the window ends (at most a lease per
+ * replica), and another replica's use shows in this one's remaining count at its next take.
+ * Profiling put one Redis round trip per request at about 40% of a naive proxy's whole CPU cost
+ * per request (the socket write and read, ioredis's command and promise machinery), which alone
+ * broke the gateway's CPU budget (bench/gateway-passthrough).
+ *
+ * rate-limiter-flexible's RateLimiterRedis counts one window per round trip and one request per
+ * call, so the shared counting is this script; rate-limiter-flexible's in-process limiter stands
+ * in if Redis fails (limits then hold per replica) rather than refusing every request.
  */
 @Injectable()
 export class RateLimiter implements OnApplicationShutdown {
   private readonly redis: Redis;
-  private readonly limiters = new Map<string, RateLimiterRedis>();
+  private readonly minutePrefix: string;
+  private readonly hourPrefix: string;
+  private readonly leaseFraction: number;
+  private readonly maxKeys: number;
+  private readonly keys = new Map<string, KeyState>();
+  private readonly insurance = new Map<string, RateLimiterMemory>();
 
-  constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {
-    this.redis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    this.redis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, enableAutoPipelining: true });
     this.redis.on('error', () => undefined); // reported through the insurance limiter's use; never crash
+    this.redis.defineCommand('draelRateTake', { numberOfKeys: 2, lua: TAKE_LUA });
+    // The key names RateLimiterRedis used (`<prefix><window>:<key id>`), so counters carry over.
+    this.minutePrefix = `${config.RATE_LIMIT_KEY_PREFIX}minute:`;
+    this.hourPrefix = `${config.RATE_LIMIT_KEY_PREFIX}hour:`;
+    this.leaseFraction = config.RATE_LIMIT_LEASE_FRACTION;
+    this.maxKeys = config.AUTH_CACHE_MAX_KEYS;
   }
 
-  private limiter(window: 'minute' | 'hour', seconds: number, points: number): RateLimiterRedis {
-    const id = `${window}:${points}`;
-    let l = this.limiters.get(id);
+  /**
+   * Counts one request of this key against both windows. Resolves synchronously-fast (no I/O)
+   * while this replica holds a lease for the key.
+   */
+  async consume(keyId: string, limits: KeyLimits): Promise<RateDecision> {
+    let state = this.keys.get(keyId);
+    if (!state) {
+      state = {};
+      this.remember(keyId, state);
+    }
+    for (;;) {
+      const leased = state.lease && takeLeased(state, limits, Date.now());
+      if (leased) return leased;
+      if (!state.taking) break;
+      await state.taking;
+    }
+    let done!: () => void;
+    state.taking = new Promise<void>((resolve) => (done = resolve));
+    try {
+      return await this.take(keyId, state, limits);
+    } finally {
+      state.taking = undefined;
+      done();
+    }
+  }
+
+  /** Asks Redis for a lease; this request takes the first of it. */
+  private async take(keyId: string, state: KeyState, limits: KeyLimits): Promise<RateDecision> {
+    const ask = leaseSize(limits, this.leaseFraction);
+    let reply: TakeReply;
+    try {
+      reply = await this.redis.draelRateTake(this.minutePrefix + keyId, this.hourPrefix + keyId, limits.per_minute, limits.per_hour, ask, MINUTE_S, HOUR_S);
+    } catch {
+      state.lease = undefined;
+      return this.consumeInProcess(keyId, limits);
+    }
+    const [grant, minute, minuteMs, hour, hourMs] = reply;
+    const now = Date.now();
+    state.lease = grant > 0 ? { limits, left: grant, minute, hour, minuteEndsAt: now + minuteMs, hourEndsAt: now + hourMs } : undefined;
+    if (state.lease) return takeLeased(state, limits, now)!;
+    // Refused: nothing was counted; the counts are what Redis has.
+    return decide([minute + 1, minuteMs, hour + 1, hourMs], limits);
+  }
+
+  /** Redis unreachable: the same windows counted in this replica only, one request at a time. */
+  private async consumeInProcess(keyId: string, limits: KeyLimits): Promise<RateDecision> {
+    const [m, h] = await Promise.all([
+      consumeMemory(this.memoryLimiter(MINUTE_S, limits.per_minute), keyId),
+      consumeMemory(this.memoryLimiter(HOUR_S, limits.per_hour), keyId),
+    ]);
+    return decide([m.consumedPoints, m.msBeforeNext, h.consumedPoints, h.msBeforeNext], limits);
+  }
+
+  private memoryLimiter(seconds: number, points: number): RateLimiterMemory {
+    const id = `${seconds}:${points}`;
+    let l = this.insurance.get(id);
     if (!l) {
-      l = new RateLimiterRedis({
-        storeClient: this.redis,
-        keyPrefix: `${this.config.RATE_LIMIT_KEY_PREFIX}${window}`,
-        points,
-        duration: seconds,
-        insuranceLimiter: new RateLimiterMemory({ points, duration: seconds }),
-      });
-      this.limiters.set(id, l);
+      l = new RateLimiterMemory({ points, duration: seconds });
+      this.insurance.set(id, l);
     }
     return l;
   }
 
-  /** Counts one request of this key against both windows. */
-  async consume(keyId: string, limits: { per_minute: number; per_hour: number }): Promise<RateDecision> {
-    const results = await Promise.all(
-      WINDOWS.map(async ({ window, seconds }) => {
-        const points = window === 'minute' ? limits.per_minute : limits.per_hour;
-        try {
-          const res = await this.limiter(window, seconds, points).consume(keyId, 1);
-          return { window, points, res, allowed: true };
-        } catch (err) {
-          if (err instanceof RateLimiterRes) return { window, points, res: err, allowed: false };
-          throw err;
-        }
-      }),
-    );
-    const refused = results.filter((r) => !r.allowed);
-    // Report the window that refused (the longest wait), else the one with the least left.
-    const decisive = refused.length
-      ? refused.reduce((a, b) => (b.res.msBeforeNext > a.res.msBeforeNext ? b : a))
-      : results.reduce((a, b) => (b.res.remainingPoints < a.res.remainingPoints ? b : a));
-    return {
-      allowed: refused.length === 0,
-      limit: decisive.points,
-      remaining: Math.max(0, decisive.res.remainingPoints),
-      resetMs: decisive.res.msBeforeNext,
-      window: decisive.window,
-      retryAfterS: Math.max(1, Math.ceil(decisive.res.msBeforeNext / 1000)),
-    };
+  /** Keeps per-key state for at most as many keys as the key cache (oldest dropped first). */
+  private remember(keyId: string, state: KeyState): void {
+    this.keys.set(keyId, state);
+    if (this.keys.size > this.maxKeys) {
+      for (const [id, s] of this.keys) {
+        if (this.keys.size <= this.maxKeys) break;
+        if (!s.taking) this.keys.delete(id);
+      }
+    }
   }
 
   onApplicationShutdown(): void {
     this.redis.disconnect();
   }
+}
+
+/** How many requests one take from Redis asks for. */
+export function leaseSize(limits: KeyLimits, fraction: number): number {
+  return Math.max(1, Math.floor(Math.min(limits.per_minute, limits.per_hour) * fraction));
+}
+
+/** One request out of the key's lease, or undefined when the lease is used up, stale or for other limits. */
+function takeLeased(state: KeyState, limits: KeyLimits, now: number): RateDecision | undefined {
+  const lease = state.lease!;
+  if (lease.left <= 0 || now >= lease.minuteEndsAt || now >= lease.hourEndsAt || lease.limits.per_minute !== limits.per_minute || lease.limits.per_hour !== limits.per_hour) {
+    state.lease = undefined;
+    return undefined;
+  }
+  lease.left--;
+  return decide([lease.minute - lease.left, lease.minuteEndsAt - now, lease.hour - lease.left, lease.hourEndsAt - now], limits);
+}
+
+/** RateLimiterMemory rejects with the result when over its points; here only the count matters. */
+async function consumeMemory(limiter: RateLimiterMemory, keyId: string): Promise<RateLimiterRes> {
+  try {
+    return await limiter.consume(keyId, 1);
+  } catch (res) {
+    if (res instanceof RateLimiterRes) return res;
+    throw res;
+  }
+}
+
+/**
+ * From both windows' counts (this request included): refused when either is past its limit; the
+ * headers report the window that refused (the longest wait), else the one with the least left.
+ */
+export function decide([minuteCount, minuteMs, hourCount, hourMs]: readonly [number, number, number, number], limits: KeyLimits): RateDecision {
+  const minuteLeft = limits.per_minute - minuteCount;
+  const hourLeft = limits.per_hour - hourCount;
+  const minuteOver = minuteLeft < 0;
+  const hourOver = hourLeft < 0;
+  const hour = minuteOver || hourOver ? hourOver && (!minuteOver || hourMs > minuteMs) : hourLeft < minuteLeft;
+  const limit = hour ? limits.per_hour : limits.per_minute;
+  const left = hour ? hourLeft : minuteLeft;
+  const resetMs = hour ? hourMs : minuteMs;
+  return {
+    allowed: !minuteOver && !hourOver,
+    limit,
+    remaining: Math.max(0, left),
+    resetMs,
+    window: hour ? 'hour' : 'minute',
+    retryAfterS: Math.max(1, Math.ceil(resetMs / 1000)),
+  };
 }
