@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_CODE_BYTES, sandboxCatalog } from '@drael/contracts';
+import { MAX_CODE_BYTES, MAX_FILE_TRANSFER_BYTES, sandboxCatalog } from '@drael/contracts';
 import { b64, startSandbox, stateSessions, unb64, type Sandbox } from './sandbox-harness.js';
 
 const QUOTA_MB = 16;
@@ -179,6 +179,17 @@ describe('runs and session files', () => {
     // A FIFO planted by a program does not block a read.
     await sbx.run({ ...scope, runtime: 'bash', code: 'mkfifo pipe' });
     expect((await sbx.errorOf(sandboxCatalog.filesRead, { ...scope, path: 'pipe' })).code).toBe('invalid_path');
+  });
+
+  it('a file larger than one message is written in pieces with append', async () => {
+    const scope = { tenant: 'acme', session: 'pieces' };
+    const piece = (c: string) => Buffer.alloc(MAX_FILE_TRANSFER_BYTES, c).toString('base64');
+    expect(await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'big.bin', content_base64: piece('a') })).toEqual({ path: 'big.bin', size: MAX_FILE_TRANSFER_BYTES });
+    expect(await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'big.bin', content_base64: piece('b'), append: true })).toEqual({ path: 'big.bin', size: 2 * MAX_FILE_TRANSFER_BYTES });
+    const r = await sbx.run({ ...scope, runtime: 'bash', code: 'wc -c < big.bin; head -c 1 big.bin; tail -c 1 big.bin' });
+    expect(r.stdout).toBe(`${2 * MAX_FILE_TRANSFER_BYTES}\nab`);
+    // Without append a write replaces the file.
+    expect(await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'big.bin', content_base64: b64('x') })).toEqual({ path: 'big.bin', size: 1 });
   });
 
   it('input limits are typed errors before any container starts', async () => {

@@ -122,7 +122,9 @@ export const sandboxCatalog = {
   filesWrite: defineEntry({
     subject: 'sandbox.files.write.v1',
     service: 'sandbox',
-    request: z.object({ ...FileScope, path: FilePathSchema, content_base64: z.string() }),
+    // append: added to the end of the file instead of replacing it, so a file larger than one
+    // message (MAX_FILE_TRANSFER_BYTES) is written in pieces.
+    request: z.object({ ...FileScope, path: FilePathSchema, content_base64: z.string(), append: z.boolean().optional() }),
     reply: z.object({ path: z.string(), size: z.number().int() }),
     errors: SANDBOX_ERROR_CODES,
     timeoutMs: 5_000,

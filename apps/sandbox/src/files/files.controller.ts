@@ -23,7 +23,7 @@ export class FilesController {
 
   @Handles(sandboxCatalog.filesWrite)
   write(req: ParsedRequestOf<typeof sandboxCatalog.filesWrite>) {
-    return this.files.write(req, req.path, req.content_base64);
+    return this.files.write(req, req.path, req.content_base64, req.append === true);
   }
 
   @Handles(sandboxCatalog.filesDelete)

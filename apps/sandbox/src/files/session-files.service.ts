@@ -13,6 +13,7 @@ const MAX_LISTED = 2_000;
 // Never follow a final symlink, never block on a planted FIFO or device.
 const OPEN_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 const OPEN_WRITE = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+const OPEN_APPEND = constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 
 export interface FileEntry {
   path: string;
@@ -70,7 +71,7 @@ export class SessionFilesService {
     });
   }
 
-  async write(ref: WorkspaceRef, path: string, contentBase64: string) {
+  async write(ref: WorkspaceRef, path: string, contentBase64: string, append = false) {
     const rel = parseWorkspacePath(path);
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(contentBase64) || contentBase64.length % 4 !== 0) {
       throw new RpcError('bad_request', 'content_base64 is not base64', false, { param: 'content_base64' });
@@ -85,24 +86,27 @@ export class SessionFilesService {
       if (content.length > usage.freeBytes - QUOTA_HEADROOM_BYTES) throw quotaExceeded(this.workspaces.quotaBytes);
       const full = join(ws.path, rel);
       await guard(rel, () => mkdirAsSandbox(ws.path, dirname(rel)));
-      const fh = await openSafely(full, OPEN_WRITE, rel, 0o644);
+      const fh = await openSafely(full, append ? OPEN_APPEND : OPEN_WRITE, rel, 0o644);
+      let size: number;
       try {
         const st = await fh.stat();
         if (!st.isFile()) throw refused(rel, 'not a regular file');
         await fh.chown(SANDBOX_UID, SANDBOX_UID);
         try {
-          await fh.write(content, 0, content.length, 0);
+          // Appending writes at the end (O_APPEND); a failed piece leaves the file as it was.
+          await fh.write(content, 0, content.length, append ? null : 0);
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code === 'ENOSPC' || (err as NodeJS.ErrnoException).code === 'EDQUOT') {
-            await fh.truncate(0).catch(() => undefined);
+            await fh.truncate(append ? st.size : 0).catch(() => undefined);
             throw quotaExceeded(this.workspaces.quotaBytes);
           }
           throw err;
         }
+        size = append ? st.size + content.length : content.length;
       } finally {
         await fh.close();
       }
-      return { path: rel, size: content.length };
+      return { path: rel, size };
     });
   }
 
