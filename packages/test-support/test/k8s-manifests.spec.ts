@@ -75,7 +75,8 @@ function build(dir: string): Manifest[] {
   for (const img of k.images ?? []) {
     let used = false;
     for (const m of out) {
-      for (const c of m.spec?.template?.spec?.containers ?? []) {
+      const pod = m.spec?.template?.spec;
+      for (const c of [...(pod?.initContainers ?? []), ...(pod?.containers ?? [])]) {
         const [name] = String(c.image).split(':');
         if (name === img.name) {
           c.image = `${img.newName ?? img.name}:${img.newTag ?? 'latest'}`;
@@ -134,6 +135,20 @@ describe.each([
   });
 });
 
+describe('the fetch pod', () => {
+  it('runs Tor as a native sidecar whose SOCKS port (infra/tor/torrc) is the one fetch is given', () => {
+    const spec = find(build(join(k8sRoot, 'base')), 'Deployment', 'fetch')!.spec.template.spec;
+    const tor = spec.initContainers.find((c: any) => c.name === 'tor');
+    expect(tor.restartPolicy).toBe('Always');
+    const torrc = readFileSync(join(k8sRoot, '..', 'infra', 'tor', 'torrc'), 'utf8');
+    const socks = /^SocksPort\s+(\S+)/m.exec(torrc)![1];
+    expect(socks).toMatch(/^127\.0\.0\.1:\d+$/);
+    const env = spec.containers.find((c: any) => c.name === 'fetch').env;
+    expect(env.find((e: any) => e.name === 'TOR_SOCKS_URL').value).toBe(`socks5h://${socks}`);
+    expect(tor.volumeMounts.map((v: any) => v.name)).toEqual(expect.arrayContaining(spec.volumes.map((v: any) => v.name).filter((n: string) => n.startsWith('tor'))));
+  });
+});
+
 describe('the overlay', () => {
   it('pins registry images and scales the gateway', () => {
     const ms = build(join(k8sRoot, 'overlays', 'production'));
@@ -143,6 +158,8 @@ describe('the overlay', () => {
     expect(gw.spec.template.spec.containers[0].image).toBe('registry.example.com/drael/gateway:0.1.0');
     // the patch merged into the container by name; the probes from the base are still there
     expect(gw.spec.template.spec.containers[0].readinessProbe.httpGet.path).toBe('/readyz');
+    const fetchPod = find(ms, 'Deployment', 'fetch')!.spec.template.spec;
+    expect(fetchPod.initContainers[0].image).toBe('registry.example.com/drael/tor:0.1.0');
   });
 });
 
