@@ -1,4 +1,4 @@
-import { chromium, type Browser, type BrowserContext, type Page, type Response } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page, type Response } from 'playwright-core';
 import { MAX_REDIRECTS } from '../http/http-fetcher.js';
 import { fetchError, FetchError } from '../fetch-error.js';
 import { BLOCKED_HEADER, type FilteringProxy } from './filtering-proxy.js';
@@ -32,6 +32,46 @@ interface TenantContext {
   /** Settles when the page is blank again after the previous request. */
   idle: Promise<void>;
 }
+
+/**
+ * Counts the hops of each document request as Chromium makes them and fails the one past the
+ * limit before it is sent (spec 04: at most 3 redirects). Playwright's routes never see
+ * redirect hops, and the proxy sees only a CONNECT for https, so the cap sits on the page's
+ * own DevTools session: only document requests pause there, subresources are not slowed.
+ */
+class RedirectCap {
+  /** The first URL refused since the last reset(). */
+  refused: string | undefined;
+  private readonly hops = new Map<string, number>();
+
+  constructor(private readonly session: CDPSession) {
+    session.on('Fetch.requestPaused', (event) => {
+      const chain = event.networkId ?? event.requestId;
+      const hop = event.redirectedRequestId ? (this.hops.get(chain) ?? 0) + 1 : 0;
+      this.hops.set(chain, hop);
+      if (hop > MAX_REDIRECTS) {
+        this.refused ??= event.request.url;
+        void session.send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'BlockedByClient' }).catch(() => undefined);
+      } else {
+        void session.send('Fetch.continueRequest', { requestId: event.requestId }).catch(() => undefined);
+      }
+    });
+  }
+
+  static async install(page: Page): Promise<RedirectCap> {
+    const session = await page.context().newCDPSession(page);
+    const cap = new RedirectCap(session);
+    await session.send('Fetch.enable', { patterns: [{ urlPattern: '*', resourceType: 'Document', requestStage: 'Request' }] });
+    return cap;
+  }
+
+  reset(): void {
+    this.refused = undefined;
+    this.hops.clear();
+  }
+}
+
+const redirectCaps = new WeakMap<Page, RedirectCap>();
 
 interface Lease {
   page: Page;
@@ -79,9 +119,12 @@ export class BrowserPool {
     const started = Date.now();
     let lease: Lease | undefined;
     let healthy = false;
+    let cap: RedirectCap | undefined;
     try {
       lease = await this.lease(options.tenant);
       const page = lease.page;
+      cap = redirectCaps.get(page);
+      cap?.reset();
       const onAbort = () => void page.close().catch(() => undefined);
       signal?.addEventListener('abort', onAbort, { once: true });
       // The last main-frame document wins: a challenge page that reloads itself ends on the real one.
@@ -95,12 +138,14 @@ export class BrowserPool {
         try {
           first = await page.goto(url, { waitUntil: 'load', timeout: this.options.timeoutMs });
         } catch (err) {
+          if (cap?.refused) throw fetchError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects (stopped before ${cap.refused})`, { url });
           throw this.navigationError(err, url, started, signal);
         }
         if (!first) throw fetchError('upstream_error', 'browser got no response', { url });
         let redirects = 0;
         for (let r = first.request().redirectedFrom(); r; r = r.redirectedFrom()) redirects++;
-        // spec 04: at most 3 redirects, on this path as on the HTTP one.
+        // spec 04: at most 3 redirects, on this path as on the HTTP one. RedirectCap stops the
+        // chain before the hop past the limit; this is the check should a page lack its cap.
         if (redirects > MAX_REDIRECTS) throw fetchError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects`, { url });
         const early = (last as Response | null) ?? first;
         // An ordinary error page is not waited on; a challenge page (403/429/503) may reload itself.
@@ -124,7 +169,9 @@ export class BrowserPool {
       }
     } catch (err) {
       if (err instanceof FetchError) {
-        healthy = err.code === 'blocked_address' || err.code === 'upstream_error' || err.code === 'too_many_redirects';
+        // A chain cut by RedirectCap leaves Chromium committing an error page after goto has
+        // returned, which would race the page's next navigation: that page is not reused.
+        healthy = (err.code === 'blocked_address' || err.code === 'upstream_error' || err.code === 'too_many_redirects') && !cap?.refused;
         throw err;
       }
       if (signal?.aborted) throw fetchError('fetch_timeout', 'browser render timed out', { url }, true);
@@ -149,7 +196,7 @@ export class BrowserPool {
       }
       if (!entry) {
         const context = await this.takeContext();
-        const created: TenantContext = { context, page: context.pages()[0] ?? (await context.newPage()), busy: true, idle: Promise.resolve() };
+        const created: TenantContext = { context, page: context.pages()[0] ?? (await openPage(context)), busy: true, idle: Promise.resolve() };
         this.tenants.set(tenant, created);
         this.evictIdleTenants();
         return { page: created.page, done: (healthy) => this.returnTenant(tenant, created, healthy) };
@@ -157,7 +204,7 @@ export class BrowserPool {
       // The tenant's page is in use: this request gets a context of its own for once.
     }
     const context = await this.takeContext();
-    const page = context.pages()[0] ?? (await context.newPage());
+    const page = context.pages()[0] ?? (await openPage(context));
     return { page, done: () => void context.close().catch(() => undefined) };
   }
 
@@ -229,14 +276,19 @@ export class BrowserPool {
 
   private async newContext(): Promise<BrowserContext> {
     const browser = await this.launch();
+    const port = await this.proxyPort;
     const context = await browser.newContext({
+      // The proxy wants this process's credential on every request; Playwright answers its 407.
+      // The bypass list is explicit so that loopback goes through the proxy whatever the
+      // environment says (Playwright adds <-loopback> only by default).
+      proxy: { server: `http://127.0.0.1:${port}`, bypass: '<-loopback>', ...this.proxy.credentials },
       javaScriptEnabled: true,
       serviceWorkers: 'block',
       acceptDownloads: false,
       ignoreHTTPSErrors: false,
       viewport: { width: 1280, height: 900 },
     });
-    await context.newPage();
+    await openPage(context);
     return context;
   }
 
@@ -313,4 +365,10 @@ export class BrowserPool {
     if (next) next();
     else this.active--;
   }
+}
+
+async function openPage(context: BrowserContext): Promise<Page> {
+  const page = await context.newPage();
+  redirectCaps.set(page, await RedirectCap.install(page));
+  return page;
 }

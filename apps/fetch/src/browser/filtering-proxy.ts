@@ -1,4 +1,5 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { FetchError } from '../fetch-error.js';
@@ -12,6 +13,14 @@ export interface BlockedConnection {
   at: number;
 }
 
+export interface ProxyCredentials {
+  username: string;
+  password: string;
+}
+
+const PROXY_AUTH_REQUIRED =
+  'HTTP/1.1 407 Proxy Authentication Required\r\nproxy-authenticate: Basic realm="drael-fetch"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n';
+
 const HOP_BY_HOP = new Set(['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive', 'te', 'trailer', 'upgrade']);
 
 /**
@@ -20,13 +29,31 @@ const HOP_BY_HOP = new Set(['proxy-connection', 'proxy-authorization', 'connecti
  * CONNECT carries https and WebSockets; absolute-form requests carry plain http. Intercepting
  * requests inside the browser would miss what the page's own network stack does (redirects,
  * subresources, WebSockets, service workers); a proxy sees all of it.
+ *
+ * Only the browser may use it: it listens on loopback only, and every request (plain, CONNECT,
+ * upgrade) must carry this process's random credential, given to Chromium per context; anything
+ * else gets 407, so no other local process can use the proxy as a relay into the web.
  */
 export class FilteringProxy {
   private server: Server | undefined;
+  private listeningPort: number | undefined;
   private readonly sockets = new Set<Duplex>();
   private readonly blocked: BlockedConnection[] = [];
+  readonly credentials: ProxyCredentials;
+  private readonly expectedAuthorization: Buffer;
 
-  constructor(private readonly dialer: GuardedDialer) {}
+  constructor(
+    private readonly dialer: GuardedDialer,
+    credentials: ProxyCredentials = { username: `drael-${randomBytes(6).toString('hex')}`, password: randomBytes(24).toString('base64url') },
+  ) {
+    this.credentials = credentials;
+    this.expectedAuthorization = Buffer.from(`Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`);
+  }
+
+  /** The listening port, once started. */
+  get port(): number | undefined {
+    return this.listeningPort;
+  }
 
   async start(): Promise<number> {
     const server = createServer((req, res) => void this.forward(req, res));
@@ -35,7 +62,8 @@ export class FilteringProxy {
     server.on('connection', (s: Socket) => this.track(s));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     this.server = server;
-    return (server.address() as AddressInfo).port;
+    this.listeningPort = (server.address() as AddressInfo).port;
+    return this.listeningPort;
   }
 
   /** The connections refused since `since` (epoch ms), newest last. */
@@ -46,6 +74,11 @@ export class FilteringProxy {
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  private authorised(req: IncomingMessage): boolean {
+    const given = Buffer.from(req.headers['proxy-authorization'] ?? '');
+    return given.length === this.expectedAuthorization.length && timingSafeEqual(given, this.expectedAuthorization);
   }
 
   private track(s: Duplex): void {
@@ -63,6 +96,10 @@ export class FilteringProxy {
   private async tunnel(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
     this.track(client);
     client.on('error', () => undefined);
+    if (!this.authorised(req)) {
+      client.end(PROXY_AUTH_REQUIRED);
+      return;
+    }
     const authority = req.url ?? '';
     const { host, port } = splitAuthority(authority, 443);
     try {
@@ -83,6 +120,10 @@ export class FilteringProxy {
   private async upgrade(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
     this.track(client);
     client.on('error', () => undefined);
+    if (!this.authorised(req)) {
+      client.end(PROXY_AUTH_REQUIRED);
+      return;
+    }
     let url: URL;
     try {
       url = new URL(req.url ?? '');
@@ -112,6 +153,10 @@ export class FilteringProxy {
   }
 
   private async forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!this.authorised(req)) {
+      res.writeHead(407, { 'proxy-authenticate': 'Basic realm="drael-fetch"', 'content-type': 'text/plain', connection: 'close' }).end('proxy authentication required');
+      return;
+    }
     let url: URL;
     try {
       url = new URL(req.url ?? '');
