@@ -33,9 +33,21 @@ export class SessionFilesService {
     return this.rpc.request(sandboxCatalog.filesWrite, { tenant: caller.account_id, session, path, content_base64: content.toString('base64') });
   }
 
-  /** Writes a file into a request's workspace (a session's or the request's own). */
-  async writeIn(workspace: Workspace, path: string, content: Buffer, signal?: AbortSignal): Promise<{ path: string; size: number }> {
-    return this.rpc.request(sandboxCatalog.filesWrite, { ...workspace.use(), path, content_base64: content.toString('base64') }, signal ? { signal } : {});
+  /**
+   * Writes a file into a request's workspace (its session's or its own), in pieces of one
+   * message each: the first replaces the file, the rest append.
+   */
+  async writeIn(workspace: Workspace, path: string, content: Buffer, options: { signal?: AbortSignal; requestId?: string } = {}): Promise<{ path: string; size: number }> {
+    let written = { path, size: 0 };
+    for (let at = 0; at === 0 || at < content.length; at += MAX_FILE_TRANSFER_BYTES) {
+      const piece = content.subarray(at, at + MAX_FILE_TRANSFER_BYTES);
+      written = await this.rpc.request(
+        sandboxCatalog.filesWrite,
+        { ...workspace.use(), path, content_base64: piece.toString('base64'), ...(at > 0 ? { append: true } : {}) },
+        options,
+      );
+    }
+    return written;
   }
 
   /**

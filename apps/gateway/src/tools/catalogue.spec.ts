@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { NatsRpcClient } from '@drael/nats-rpc';
 import type { GatewayConfig } from '../config/config.schema.js';
 import { ToolCatalogue } from './catalogue.service.js';
+import type { SessionFilesService } from '../sessions/session-files.service.js';
 import type { BillingHolds } from './billing-holds.js';
 import { GenerateImageTool } from './generate-image.tool.js';
 import { BreachLookupTool, ContactLookupTool } from './lookup.tools.js';
@@ -23,13 +24,14 @@ const config = {
 } as unknown as GatewayConfig;
 const rpc = {} as NatsRpcClient;
 const holds = {} as BillingHolds;
+const files = {} as SessionFilesService;
 
 function catalogue(health = up) {
   return new ToolCatalogue(
     new RunCodeTool(rpc, health),
     new WebSearchTool(rpc, health),
     new WebFetchTool(rpc, health),
-    new GenerateImageTool(config, holds, health),
+    new GenerateImageTool(config, holds, health, files),
     new BreachLookupTool(config, holds, health),
     new ContactLookupTool(config, holds, health),
     new SpawnAgentTool(),
