@@ -13,6 +13,7 @@ import { RunWorkerService } from './runs/run-worker.service.js';
 import { RunQueue } from './queue/run.queue.js';
 import { RunExecutor } from './loop/run-executor.js';
 import { InferenceClient } from './inference/inference.client.js';
+import { SpendClient } from './spend/spend.client.js';
 import { SandboxExecuteTool } from './tools/sandbox-execute.tool.js';
 import { ToolRegistry } from './tools/tool-registry.js';
 
@@ -35,6 +36,7 @@ export class AgentRunModule {
         RunExecutor,
         RunWorkerService,
         InferenceClient,
+        SpendClient,
         SandboxExecuteTool,
         ToolRegistry,
       ],

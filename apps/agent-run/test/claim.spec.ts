@@ -98,7 +98,7 @@ describe('workers (built agent-run processes)', { timeout: 180_000 }, () => {
     const queuePrefix = `drael-test:${stack.prefix}:dup`;
     const env = { AGENT_RUN_QUEUE_PREFIX: queuePrefix };
     const [w1, w2] = await Promise.all([stack.startWorker(env), stack.startWorker(env)]);
-    const acct = account();
+    const acct = await stack.account();
     stack.upstream.setTurns([text('one', { headersDelayMs: 1_000 }), text('two')]);
     const start = stack.upstream.requests.length;
     const agent = await stack.createAgent(acct);
@@ -119,7 +119,7 @@ describe('workers (built agent-run processes)', { timeout: 180_000 }, () => {
   it('a worker killed mid-run: the run is not executed again and gets no second set of receipts', async () => {
     const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:kill`, AGENT_RUN_LEASE_MS: '1500' };
     const a = await stack.startWorker(env);
-    const acct = account();
+    const acct = await stack.account();
     stack.upstream.setTurns([
       { type: 'tool_calls', calls: [{ name: 'no_such_tool', arguments: '{}' }], usage: { prompt_tokens: 10, completion_tokens: 5 } },
       text('too late', { headersDelayMs: 30_000 }),
@@ -143,7 +143,7 @@ describe('workers (built agent-run processes)', { timeout: 180_000 }, () => {
   it('graceful shutdown lets a run in progress finish, then exits 0', async () => {
     const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:drain`, AGENT_RUN_DRAIN_MS: '30000' };
     const w = await stack.startWorker(env);
-    const acct = account();
+    const acct = await stack.account();
     stack.upstream.setTurns([text('finished while draining', { headersDelayMs: 1_500 })]);
     const start = stack.upstream.requests.length;
     const agent = await stack.createAgent(acct);
@@ -159,7 +159,7 @@ describe('workers (built agent-run processes)', { timeout: 180_000 }, () => {
   it('graceful shutdown past its drain time stops the run as failed, with a valid signed chain', async () => {
     const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:drain2`, AGENT_RUN_DRAIN_MS: '200' };
     const w = await stack.startWorker(env);
-    const acct = account();
+    const acct = await stack.account();
     stack.upstream.setTurns([text('too slow', { headersDelayMs: 30_000 })]);
     const start = stack.upstream.requests.length;
     const agent = await stack.createAgent(acct);
@@ -173,7 +173,7 @@ describe('workers (built agent-run processes)', { timeout: 180_000 }, () => {
 
   it('stops a run at its wall-clock limit (shortened here) with status timed_out', async () => {
     const w = await stack.startWorker({ AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:clock`, AGENT_RUN_WALL_CLOCK_MS: '1500' });
-    const acct = account();
+    const acct = await stack.account();
     stack.upstream.setTurns([text('slow', { headersDelayMs: 30_000 })]);
     const agent = await stack.createAgent(acct);
     const run = await stack.waitForRun(acct, (await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' })).id);

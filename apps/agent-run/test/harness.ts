@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import pg from 'pg';
 import { deploy } from '@drael/db-migrate';
-import { agentRunCatalog, type Agent, type Run, type RequestOf, type ReplyOf } from '@drael/contracts';
+import { agentRunCatalog, billingCatalog, type Agent, type Run, type RequestOf, type ReplyOf } from '@drael/contracts';
 import { isRpcError, NatsRpcClient } from '@drael/nats-rpc';
 import {
+  createTestKey,
   startGatewayProcess,
   startScriptedUpstream,
   startServiceProcess,
@@ -12,17 +13,20 @@ import {
   type GatewayProcess,
   type ScriptedUpstream,
   type ServiceProcess,
+  type TestKey,
 } from '@drael/test-support';
 
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const BASE_DB = process.env.DATABASE_URL?.split('?')[0] ?? 'postgresql://postgres@127.0.0.1:5432/drael';
 export const MODEL = 'test-model';
 
-/** A Postgres schema of the test run's own, migrated with the app's real migrations. */
-export async function freshSchema(): Promise<{ url: string; schema: string; drop(): Promise<void>; query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]> }> {
-  const schema = `agent_run_t_${randomBytes(4).toString('hex')}`;
+/** A Postgres schema of the test run's own, migrated with the app's real migrations (agent-run's, or billing's). */
+export async function freshSchema(
+  app: 'agent-run' | 'billing' = 'agent-run',
+): Promise<{ url: string; schema: string; drop(): Promise<void>; query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]> }> {
+  const schema = `${app === 'billing' ? 'billing_ar' : 'agent_run'}_t_${randomBytes(4).toString('hex')}`;
   const url = `${BASE_DB}?schema=${schema}`;
-  const appDir = resolve(import.meta.dirname, '..');
+  const appDir = resolve(import.meta.dirname, '..', '..', app);
   // The wasm schema engine's connect can time out on a loaded machine: try again before giving up.
   for (let attempt = 1; ; attempt++) {
     try {
@@ -48,12 +52,19 @@ export async function freshSchema(): Promise<{ url: string; schema: string; drop
 export interface Stack {
   prefix: string;
   upstream: ScriptedUpstream;
-  gateway: GatewayProcess;
+  /** The gateway, with a key of a funded billing account. */
+  gateway: GatewayProcess & { key: TestKey };
   db: Awaited<ReturnType<typeof freshSchema>>;
+  /** billing's own schema of this stack (spend holds, wallets). */
+  billingDb: Awaited<ReturnType<typeof freshSchema>>;
+  billing: ServiceProcess;
   rpc: NatsRpcClient;
   env: Record<string, string>;
+  /** billing's receipt signing key (Ed25519 seed, hex). */
   receiptKey: string;
   workers: ServiceProcess[];
+  /** A billing account that owns agents, with a balance (USD) and a generous step rate. */
+  account(balanceUsd?: number): Promise<string>;
   startWorker(extra?: Record<string, string>): Promise<ServiceProcess>;
   call<K extends keyof typeof agentRunCatalog>(name: K, req: RequestOf<(typeof agentRunCatalog)[K]>): Promise<ReplyOf<(typeof agentRunCatalog)[K]>>;
   createAgent(accountId: string, agent?: Partial<{ tools: Array<'sandbox.execute'>; instructions: string; limits: { step_limit: number; budget_usd: number } }>): Promise<Agent>;
@@ -66,14 +77,24 @@ export async function startStack(options: { workerEnv?: Record<string, string>; 
   const prefix = testPrefix('ar');
   const upstream = await startScriptedUpstream({ turns: [], whenExhausted: 'error' });
   const db = await freshSchema();
-  const gateway = await startGatewayProcess({
-    NATS_URL,
-    DRAEL_NATS_PREFIX: prefix,
-    LOG_LEVEL: 'warn',
-    DRAEL_MODELS: JSON.stringify({ [MODEL]: { base_url: upstream.baseUrl, model: 'scripted' } }),
-    DRAEL_BACKEND_SERVICES: 'agent-run',
-  });
+  const billingDb = await freshSchema('billing');
+  // The real billing service: it holds and settles every step's money and signs the receipts.
   const receiptKey = randomBytes(32).toString('hex');
+  const billing = await startServiceProcess(
+    'billing',
+    { NATS_URL, DRAEL_NATS_PREFIX: prefix, DATABASE_URL: billingDb.url, DATABASE_POOL_SIZE: '4', LOG_LEVEL: 'warn', BILLING_RECEIPT_KEY: receiptKey },
+    { readyTimeoutMs: 60_000 },
+  );
+  const g = await startGatewayProcess(
+    {
+      NATS_URL,
+      DRAEL_NATS_PREFIX: prefix,
+      LOG_LEVEL: 'warn',
+      DRAEL_MODELS: JSON.stringify({ [MODEL]: { base_url: upstream.baseUrl, model: 'scripted' } }),
+      DRAEL_BACKEND_SERVICES: 'agent-run',
+    },
+    { billing: false },
+  );
   const env: Record<string, string> = {
     NATS_URL,
     DRAEL_NATS_PREFIX: prefix,
@@ -81,22 +102,36 @@ export async function startStack(options: { workerEnv?: Record<string, string>; 
     DATABASE_POOL_SIZE: '4',
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     AGENT_RUN_QUEUE_PREFIX: `drael-test:${prefix}`,
-    AGENT_RUN_RECEIPT_KEY: receiptKey,
+    AGENT_RUN_INFERENCE_RETRY_BASE_MS: '20',
     AGENT_RUN_DATA_KEYS: `k1:${randomBytes(32).toString('base64')}`,
     AGENT_RUN_DATA_KEY_ACTIVE: 'k1',
     ...options.workerEnv,
   };
   const rpc = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
+  const fund = async (accountId: string, balanceUsd: number) => {
+    if (balanceUsd > 0) await rpc.request(billingCatalog.creditWallet, { account_id: accountId, amount_micros: Math.round(balanceUsd * 1_000_000) }, { timeoutMs: 15_000 });
+    await rpc.request(billingCatalog.setAgentLimits, { account_id: accountId, agent_steps_per_minute: 100_000 }, { timeoutMs: 15_000 });
+  };
+  const key = await createTestKey(rpc);
+  await fund(key.account_id, 100);
+  const gateway = { ...g, key, apiKey: key.api_key, authHeaders: { authorization: `Bearer ${key.api_key}` } };
   const workers: ServiceProcess[] = [];
   const stack: Stack = {
     prefix,
     upstream,
     gateway,
     db,
+    billingDb,
+    billing,
     rpc,
     env,
     receiptKey,
     workers,
+    account: async (balanceUsd = 100) => {
+      const { account_id } = await rpc.request(billingCatalog.createAccount, { name: 'agent-run-test', plan: 'free' }, { timeoutMs: 15_000 });
+      await fund(account_id, balanceUsd);
+      return account_id;
+    },
     startWorker: async (extra = {}) => {
       const w = await startServiceProcess('agent-run', { ...env, ...extra }, { readyTimeoutMs: 60_000 });
       workers.push(w);
@@ -135,12 +170,15 @@ export async function startStack(options: { workerEnv?: Record<string, string>; 
       await Promise.all(workers.map((w) => w.stop('SIGKILL')));
       await rpc.close();
       await gateway.stop('SIGKILL');
+      await billing.stop('SIGKILL');
       await upstream.close();
       await db.drop();
+      await billingDb.drop();
     },
   };
   for (let i = 0; i < (options.workers ?? 1); i++) await stack.startWorker();
   return stack;
 }
 
+/** An account id billing does not know: for tests that never reach billing (scoping, repository). */
 export const account = () => `acct_${randomBytes(4).toString('hex')}`;

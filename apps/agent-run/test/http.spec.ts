@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { billingCatalog } from '@drael/contracts';
 import { createTestKey } from '@drael/test-support';
 import { startStack, type Stack } from './harness.js';
 
@@ -24,7 +25,7 @@ describe('gateway HTTP endpoints for agents and runs (real gateway, billing key,
     const agentRes = await api('/v1/agents', { method: 'POST', body: JSON.stringify({ name: 'h', model: 'test-model', instructions: 'be brief', tools: ['sandbox.execute'], limits: { step_limit: 3, budget_usd: 0.5 } }) });
     expect(agentRes.status).toBe(201);
     const agent = (await agentRes.json()) as { id: string; object: string; account_id: string };
-    expect(agent).toMatchObject({ object: 'agent', account_id: stack.gateway.key!.account_id });
+    expect(agent).toMatchObject({ object: 'agent', account_id: stack.gateway.key.account_id });
 
     const runRes = await api(`/v1/agents/${agent.id}/runs`, { method: 'POST', body: JSON.stringify({ task: 'say it' }) });
     expect(runRes.status).toBe(202);
@@ -45,6 +46,9 @@ describe('gateway HTTP endpoints for agents and runs (real gateway, billing key,
 
     const receipts = await (await api(`/v1/runs/${run.id}/receipts`)).text();
     const { public_key } = (await (await api('/v1/receipts/public-key')).json()) as { public_key: string };
+    // billing signs the receipts: the key the gateway publishes is billing's.
+    expect(public_key).toBe((await stack.rpc.request(billingCatalog.receiptKey, {})).public_key);
+    expect(JSON.parse(receipts)).toMatchObject({ public_key });
     const file = join(mkdtempSync(join(tmpdir(), 'receipts-http-')), 'r.json');
     writeFileSync(file, receipts);
     const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'receipts.cli.js');

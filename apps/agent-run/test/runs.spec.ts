@@ -18,7 +18,7 @@ const text = (content: string, usage = { prompt_tokens: 50, completion_tokens: 1
 
 describe('runs through the real gateway inference subject', () => {
   it('runs a task to its output, with a verifiable receipt chain and the content encrypted at rest', async () => {
-    const acct = account();
+    const acct = await stack.account();
     stack.upstream.setTurns([text('The answer is 42.')]);
     const agent = await stack.createAgent(acct, { instructions: 'secret instructions xyzzy' });
     const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'secret task plugh' });
@@ -55,7 +55,7 @@ describe('runs through the real gateway inference subject', () => {
   });
 
   it('detects a receipt changed in the database', async () => {
-    const acct = account();
+    const acct = await stack.account();
     stack.upstream.setTurns([text('done')]);
     const agent = await stack.createAgent(acct);
     const run = await stack.waitForRun(acct, (await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 't' })).id);
@@ -66,7 +66,7 @@ describe('runs through the real gateway inference subject', () => {
   });
 
   it('fails to read a task whose ciphertext was moved to another run', async () => {
-    const acct = account();
+    const acct = await stack.account();
     stack.upstream.setTurns([text('a'), text('b')]);
     const agent = await stack.createAgent(acct);
     const r1 = await stack.waitForRun(acct, (await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'task one' })).id);
@@ -77,7 +77,7 @@ describe('runs through the real gateway inference subject', () => {
   });
 
   it('refuses a task of 0 and of 50,001 characters, accepts 50,000', async () => {
-    const acct = account();
+    const acct = await stack.account();
     const agent = await stack.createAgent(acct, { limits: { step_limit: 1, budget_usd: 0.0001 } });
     for (const task of ['', 'x'.repeat(50_001)]) {
       const err = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task }).catch((e: unknown) => e);
@@ -89,14 +89,14 @@ describe('runs through the real gateway inference subject', () => {
   });
 
   it('keeps accounts apart: another account cannot see or run an agent', async () => {
-    const a = account();
+    const a = await stack.account();
     const agent = await stack.createAgent(a);
     await expect(stack.call('getAgent', { account_id: account(), agent_id: agent.id })).rejects.toMatchObject({ code: 'agent_not_found' });
     await expect(stack.call('createRun', { account_id: account(), agent_id: agent.id, task: 'x' })).rejects.toMatchObject({ code: 'agent_not_found' });
   });
 
   it('refuses the model call when fewer than 64 output tokens are affordable (budget_exceeded, no call made)', async () => {
-    const acct = account();
+    const acct = await stack.account();
     const before = stack.upstream.requests.length;
     // 500 µ$ cannot pay the prompt's estimated input plus 64 tokens at 4 µ$ each.
     const agent = await stack.createAgent(acct, { limits: { step_limit: 5, budget_usd: 0.0005 } });
@@ -108,7 +108,7 @@ describe('runs through the real gateway inference subject', () => {
   });
 
   it('caps max_tokens at what the remaining budget pays for', async () => {
-    const acct = account();
+    const acct = await stack.account();
     stack.upstream.setTurns([text('ok', { prompt_tokens: 10, completion_tokens: 5 })]);
     const agent = await stack.createAgent(acct, { tools: [], limits: { step_limit: 5, budget_usd: 0.003 } });
     await stack.waitForRun(acct, (await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'hello' })).id);
@@ -119,7 +119,7 @@ describe('runs through the real gateway inference subject', () => {
   });
 
   it('refuses a sandbox execution whose full-timeout reservation exceeds the remainder', async () => {
-    const acct = account();
+    const acct = await stack.account();
     const before = stack.upstream.requests.length;
     stack.upstream.setTurns([
       { type: 'tool_calls', calls: [{ name: 'sandbox_execute', arguments: JSON.stringify({ runtime: 'python', code: 'print(1)' }) }], usage: { prompt_tokens: 10, completion_tokens: 5 } },
@@ -136,7 +136,7 @@ describe('runs through the real gateway inference subject', () => {
   });
 
   it('reports disallowed tools and invalid arguments back to the model, and stops at the step limit', async () => {
-    const acct = account();
+    const acct = await stack.account();
     stack.upstream.setTurns([
       { type: 'tool_calls', calls: [{ id: 'c1', name: 'sandbox_execute', arguments: JSON.stringify({ runtime: 'python', code: 'x', extra: 1 }) }] },
       { type: 'tool_calls', calls: [{ id: 'c2', name: 'rm_rf', arguments: '{}' }] },
@@ -158,7 +158,7 @@ describe('runs through the real gateway inference subject', () => {
   });
 
   it('tells the model an agent may not use a tool it was not given', async () => {
-    const acct = account();
+    const acct = await stack.account();
     stack.upstream.setTurns([
       { type: 'tool_calls', calls: [{ id: 'c1', name: 'sandbox_execute', arguments: JSON.stringify({ runtime: 'python', code: 'print(1)' }) }] },
       text('fine'),
@@ -173,7 +173,7 @@ describe('runs through the real gateway inference subject', () => {
   });
 
   it('returns the same run for a repeated create with one idempotency key, and executes it once', async () => {
-    const acct = account();
+    const acct = await stack.account();
     stack.upstream.setTurns([text('once')]);
     const agent = await stack.createAgent(acct);
     const start = stack.upstream.requests.length;
@@ -189,7 +189,7 @@ describe('runs through the real gateway inference subject', () => {
   });
 
   it('cancels a running run before its next operation', async () => {
-    const acct = account();
+    const acct = await stack.account();
     stack.upstream.setTurns([{ type: 'tool_calls', calls: [{ name: 'sandbox_execute', arguments: '{}' }], headersDelayMs: 1_500 }, text('never')]);
     const agent = await stack.createAgent(acct);
     const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
@@ -201,7 +201,7 @@ describe('runs through the real gateway inference subject', () => {
   });
 
   it('cancels a queued run at once, with a signed empty run end', async () => {
-    const acct = account();
+    const acct = await stack.account();
     const agent = await stack.createAgent(acct);
     // A run row with no job in the queue stays queued: the state a run is in before a worker takes it.
     const task = FieldCipher.fromConfig(stack.env.AGENT_RUN_DATA_KEYS!, 'k1').encrypt('parked', { table: 'runs', id: 'run_parked', column: 'task' });
@@ -216,7 +216,7 @@ describe('runs through the real gateway inference subject', () => {
   });
 
   it('streams events: one per step, then run.done', async () => {
-    const acct = account();
+    const acct = await stack.account();
     stack.upstream.setTurns([text('evented')]);
     const agent = await stack.createAgent(acct);
     const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });

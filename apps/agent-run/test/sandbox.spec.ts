@@ -3,7 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServiceProcess, type ServiceProcess } from '@drael/test-support';
-import { account, NATS_URL, startStack, type Stack } from './harness.js';
+import { NATS_URL, startStack, type Stack } from './harness.js';
 
 const exec = promisify(execFile);
 let stack: Stack;
@@ -38,7 +38,7 @@ afterAll(async () => {
 
 describe('sandbox_execute through the real sandbox service', { timeout: 120_000 }, () => {
   it('runs the code, returns status, exit code and output to the model, and bills a receipted step', async () => {
-    const acct = account();
+    const acct = await stack.account();
     stack.upstream.setTurns([
       { type: 'tool_calls', calls: [{ id: 'py', name: 'sandbox_execute', arguments: JSON.stringify({ runtime: 'python', code: 'import sys\nprint(6*7)\nprint("warn", file=sys.stderr)' }) }] },
       { type: 'tool_calls', calls: [{ id: 'js', name: 'sandbox_execute', arguments: JSON.stringify({ runtime: 'node', code: 'console.log("x".repeat(9000)); process.exit(3)' }) }] },

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { baseEnvShape, envInt } from '@drael/config';
 
-const hex32 = z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes)');
 
 /** USD per million tokens for a model alias; '*' is the price of every alias not listed. */
 const PricesSchema = z.record(z.string(), z.object({ input_per_mtok_usd: z.number().nonnegative(), output_per_mtok_usd: z.number().positive() }));
@@ -14,9 +13,7 @@ export const configSchema = z.object({
   // Namespaces the BullMQ keys, so several installations (or parallel test runs) share one Redis.
   AGENT_RUN_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_:-]+$/).default('drael'),
   AGENT_RUN_CONCURRENCY: envInt(1, 200).default(10),
-  // Ed25519 key that signs receipts (32-byte seed, hex) and its id, carried in each receipt.
-  AGENT_RUN_RECEIPT_KEY: hex32,
-  AGENT_RUN_RECEIPT_KEY_ID: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/).default('k1'),
+  // Receipts are signed by billing (BILLING_RECEIPT_KEY), which settles each step's money.
   // AES-256-GCM data keys for encryption at rest: "id:base64key,id2:base64key"; new values use the active one.
   AGENT_RUN_DATA_KEYS: z.string().min(1),
   AGENT_RUN_DATA_KEY_ACTIVE: z.string().min(1),
@@ -27,6 +24,10 @@ export const configSchema = z.object({
   // On SIGTERM, runs in progress get this long to finish before they are stopped as failed.
   AGENT_RUN_DRAIN_MS: envInt(0, 600_000).default(20_000),
   AGENT_RUN_MAX_OUTPUT_TOKENS: envInt(64, 1_000_000).default(4096),
+  // A model call that fails retryably (timeout, 429, 5xx: before any output, the call is not
+  // streamed) is tried again this many times, backing off from the base delay, before the run fails.
+  AGENT_RUN_INFERENCE_RETRIES: envInt(0, 10).default(2),
+  AGENT_RUN_INFERENCE_RETRY_BASE_MS: envInt(1, 60_000).default(250),
   AGENT_RUN_MODEL_PRICES: z
     .string()
     .default('{"*":{"input_per_mtok_usd":1,"output_per_mtok_usd":4}}')

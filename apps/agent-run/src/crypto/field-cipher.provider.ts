@@ -1,17 +1,11 @@
 import type { Provider } from '@nestjs/common';
 import { AGENT_RUN_CONFIG, type AgentRunConfig } from '../config/config.schema.js';
 import { FieldCipher } from './field-cipher.js';
-import { ReceiptSigner } from '../receipts/receipt-signer.js';
 
 export const cryptoProviders: Provider[] = [
   {
     provide: FieldCipher,
     inject: [AGENT_RUN_CONFIG],
     useFactory: (c: AgentRunConfig) => FieldCipher.fromConfig(c.AGENT_RUN_DATA_KEYS, c.AGENT_RUN_DATA_KEY_ACTIVE),
-  },
-  {
-    provide: ReceiptSigner,
-    inject: [AGENT_RUN_CONFIG],
-    useFactory: (c: AgentRunConfig) => new ReceiptSigner(c.AGENT_RUN_RECEIPT_KEY, c.AGENT_RUN_RECEIPT_KEY_ID),
   },
 ];

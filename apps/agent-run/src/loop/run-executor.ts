@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { InferenceMessage, ReceiptPayload, RunStatus } from '@drael/contracts';
+import type { InferenceMessage, Receipt, ReceiptPayload, RunStatus, SpendHold, StepKind } from '@drael/contracts';
 import { isRpcError } from '@drael/nats-rpc';
 import { createLogger, type Logger } from '@drael/logger';
 import { AGENT_RUN_CONFIG, type AgentRunConfig } from '../config/config.schema.js';
 import { FieldCipher } from '../crypto/field-cipher.js';
-import { newId } from '../db/ids.js';
 import { AgentRepository } from '../agents/agent.repository.js';
 import { InferenceClient } from '../inference/inference.client.js';
+import { SpendClient } from '../spend/spend.client.js';
 import { extendHead, fingerprint, ZERO_HEAD } from '../receipts/receipt-crypto.js';
-import { ReceiptSigner } from '../receipts/receipt-signer.js';
 import { ClaimLostError, RunRepository, type Claim, type RunRow } from '../runs/run.repository.js';
 import { toolError, type AgentToolDefinition } from '../tools/agent-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
@@ -56,7 +55,7 @@ export class RunExecutor {
     private readonly runs: RunRepository,
     private readonly agents: AgentRepository,
     private readonly cipher: FieldCipher,
-    private readonly signer: ReceiptSigner,
+    private readonly spend: SpendClient,
     private readonly inference: InferenceClient,
     private readonly tools: ToolRegistry,
   ) {
@@ -110,7 +109,7 @@ export class RunExecutor {
         output: ending.output === undefined ? null : this.cipher.encrypt(ending.output, { table: 'runs', id: runId, column: 'output' }),
         errorCode: ending.errorCode ?? null,
         errorMessage: ending.errorMessage ?? null,
-        runEnd: this.signer.signRunEnd(runId, state.receiptSeq, state.head),
+        runEnd: await this.spend.signRunEnd(row.accountId, runId, state.receiptSeq, state.head),
       });
       return 'executed';
     } catch (err) {
@@ -147,17 +146,28 @@ export class RunExecutor {
       const reservation = reserveModelCall(state.remaining, inputTokenBound(requestJson, messages.length), price, this.config.AGENT_RUN_MAX_OUTPUT_TOKENS);
       if (!reservation) return budgetExceeded('the remaining budget cannot pay for 64 output tokens of the next model call');
 
-      const reply = await this.inference.chat(
-        { account_id: row.accountId, model: row.model, ...requestBody, max_tokens: reservation.maxTokens, origin: { kind: 'agent_run', run_id: row.id, step: state.stepSeq } },
-        signal,
-      );
+      // The account's money next (spec 03: its balance, monthly budget and rate limit apply).
+      const hold = await this.reserveSpend(state, 'inference.chat', reservation.ceilingMicros);
+      if (!('hold_id' in hold)) return hold;
+      let reply, attempts;
+      try {
+        ({ reply, attempts } = await this.inference.chat(
+          { account_id: row.accountId, model: row.model, ...requestBody, max_tokens: reservation.maxTokens, origin: { kind: 'agent_run', run_id: row.id, step: state.stepSeq } },
+          signal,
+        ));
+      } catch (err) {
+        await this.releaseSpend(state, hold);
+        throw err;
+      }
+      // One charge for the call however many attempts it took: failed attempts produced no output.
       const cost = chargeModelCall(reply.usage, price, reservation);
       await this.record(claim, state, {
         kind: 'inference.chat',
         isModelCall: true,
         status: 'ok',
         cost,
-        detail: { model: reply.model, prompt_tokens: reply.usage.prompt_tokens, completion_tokens: reply.usage.completion_tokens, max_tokens: reservation.maxTokens, finish_reason: reply.finish_reason },
+        hold,
+        detail: { model: reply.model, prompt_tokens: reply.usage.prompt_tokens, completion_tokens: reply.usage.completion_tokens, max_tokens: reservation.maxTokens, finish_reason: reply.finish_reason, attempts },
         usage: { model: reply.model, prompt_tokens: reply.usage.prompt_tokens, completion_tokens: reply.usage.completion_tokens, max_tokens: reservation.maxTokens },
         input: requestJson,
         output: JSON.stringify(reply.message),
@@ -202,24 +212,34 @@ export class RunExecutor {
     }
     const reservation = reserveSandbox(state.remaining, tool.timeoutS, this.config.AGENT_RUN_SANDBOX_USD_PER_SECOND * 1_000_000);
     if (reservation === null) return budgetExceeded(`the remaining budget cannot cover ${tool.functionName}'s full ${tool.timeoutS} s timeout`);
+    const hold = await this.reserveSpend(state, tool.registryName, reservation);
+    if (!('hold_id' in hold)) return hold;
 
-    const outcome = await tool.execute(args, { accountId: state.row.accountId, runId: state.row.id, signal });
+    let outcome;
+    try {
+      outcome = await tool.execute(args, { accountId: state.row.accountId, runId: state.row.id, signal });
+    } catch (err) {
+      await this.releaseSpend(state, hold);
+      throw err;
+    }
+    // A call the sandbox refused before running costs nothing: its reservation returns whole.
+    if (!outcome.ran) await this.releaseSpend(state, hold);
     await this.record(claim, state, {
       kind: tool.registryName,
       isModelCall: false,
       status: outcome.ok ? 'ok' : 'error',
       cost: outcome.ran ? chargeSandbox(outcome.durationS, this.config.AGENT_RUN_SANDBOX_USD_PER_SECOND * 1_000_000, reservation) : 0,
+      hold: outcome.ran ? hold : undefined,
       detail: { tool: tool.functionName, tool_call_id: call.id, ran: outcome.ran, ...outcome.usage },
       usage: outcome.usage,
       input: call.function.arguments,
       output: outcome.content,
-      billed: outcome.ran,
     });
     return outcome.content;
   }
 
   private async toolRefused(claim: Claim, state: RunState, name: string, code: string, message: string): Promise<string> {
-    await this.record(claim, state, { kind: 'sandbox.execute', isModelCall: false, status: 'error', cost: 0, detail: { tool: name, error: code, ran: false }, billed: false });
+    await this.record(claim, state, { kind: 'sandbox.execute', isModelCall: false, status: 'error', cost: 0, detail: { tool: name, error: code, ran: false } });
     return toolError(code, message);
   }
 
@@ -231,50 +251,68 @@ export class RunExecutor {
     return null;
   }
 
+  /**
+   * A run's operation reserved in billing at its maximum cost, under a key of the run and step (a
+   * repeated request holds once). The account's refusals end the run as budget_exceeded, with
+   * billing's code saying which limit it was.
+   */
+  private async reserveSpend(state: RunState, kind: StepKind, amountMicros: number): Promise<SpendHold | Ending> {
+    try {
+      return await this.spend.reserve(state.row.accountId, state.row.id, kind, amountMicros, `${state.row.id}:${state.stepSeq}`);
+    } catch (err) {
+      if (isRpcError(err) && ACCOUNT_REFUSALS.has(err.code)) return { status: 'budget_exceeded', errorCode: err.code, errorMessage: err.message };
+      throw err;
+    }
+  }
+
+  /** The operation did not run: its reservation returns. If billing cannot be told, its sweeper expires the hold. */
+  private async releaseSpend(state: RunState, hold: SpendHold): Promise<void> {
+    await this.spend.release(state.row.accountId, hold.hold_id).catch((err: unknown) => this.log.warn({ err, run_id: state.row.id, hold_id: hold.hold_id }, 'release failed'));
+  }
+
+  /**
+   * One step. A billed step (one with a spend hold) is settled in billing first, which charges the
+   * account and issues the step's signed receipt at the run's next sequence, linked to the previous
+   * hash; the step, its receipt and the new head are then written together under the claim.
+   */
   private async record(
     claim: Claim,
     state: RunState,
-    s: { kind: string; isModelCall: boolean; status: 'ok' | 'error'; cost: number; detail: Record<string, unknown>; usage?: ReceiptPayload['usage']; input?: string; output?: string; billed?: boolean },
+    s: { kind: string; isModelCall: boolean; status: 'ok' | 'error'; cost: number; hold?: SpendHold; detail: Record<string, unknown>; usage?: ReceiptPayload['usage']; input?: string; output?: string },
   ): Promise<void> {
-    const billed = s.billed ?? true;
     let receipt;
     let newHead = state.head;
-    let hash: string | null = null;
-    if (billed) {
+    let signed: Receipt | undefined;
+    let cost = s.cost;
+    if (s.hold) {
       const salt = state.row.salt;
-      const payload: ReceiptPayload = {
-        version: 1,
-        id: newId('rcpt'),
-        issued_at: new Date().toISOString(),
-        account_id: state.row.accountId,
-        kind: s.kind as ReceiptPayload['kind'],
-        cost_micros: s.cost,
+      signed = await this.spend.settle(state.row.accountId, s.hold.hold_id, s.cost, {
         usage: s.usage ?? {},
         input_fingerprint: fingerprint(salt, s.input ?? ''),
         output_fingerprint: fingerprint(salt, s.output ?? ''),
         run: { id: state.row.id, sequence: state.receiptSeq, previous_receipt_hash: state.previousHash },
-      };
-      const signed = this.signer.signReceipt(payload);
-      hash = signed.hash;
+      });
+      // What billing charged is what the run spent.
+      cost = signed.payload.cost_micros;
       newHead = extendHead(state.head, signed.hash);
-      receipt = { sequence: state.receiptSeq, hash: signed.hash, payload: payload as unknown as object, keyId: signed.key_id, signature: signed.signature, newHead };
+      receipt = { sequence: state.receiptSeq, hash: signed.hash, payload: signed.payload as unknown as object, keyId: signed.key_id, signature: signed.signature, newHead };
     }
     await this.runs.recordStep(claim, {
       sequence: state.stepSeq,
       kind: s.kind,
       status: s.status,
-      costMicros: s.cost,
+      costMicros: cost,
       isModelCall: s.isModelCall,
       receiptsBefore: state.receiptSeq,
-      detail: { ...s.detail, cost_micros: s.cost },
+      detail: { ...s.detail, cost_micros: cost },
       receipt,
     });
     state.stepSeq++;
-    state.spent += s.cost;
+    state.spent += cost;
     if (s.isModelCall) state.modelCalls++;
-    if (hash) {
+    if (signed) {
       state.receiptSeq++;
-      state.previousHash = hash;
+      state.previousHash = signed.hash;
       state.head = newHead;
     }
   }
@@ -296,17 +334,20 @@ export class RunExecutor {
   async reapIfLost(runId: string): Promise<boolean> {
     const row = await this.runs.findById(runId);
     if (!row || row.status !== 'running' || !row.claimToken || !row.leaseUntil || row.leaseUntil.getTime() > Date.now()) return false;
-    return this.runs.reap(runId, row.claimToken, this.signer.signRunEnd(runId, row.receiptCount, row.receiptHead));
+    return this.runs.reap(runId, row.claimToken, await this.spend.signRunEnd(row.accountId, runId, row.receiptCount, row.receiptHead));
   }
 
   /** Sweeps every run whose worker vanished (called on an interval by each worker process). */
   async reapExpired(): Promise<number> {
     let reaped = 0;
     for (const r of await this.runs.expired()) {
-      if (r.claimToken && (await this.runs.reap(r.id, r.claimToken, this.signer.signRunEnd(r.id, r.receiptCount, r.receiptHead)))) reaped++;
+      if (r.claimToken && (await this.runs.reap(r.id, r.claimToken, await this.spend.signRunEnd(r.accountId, r.id, r.receiptCount, r.receiptHead)))) reaped++;
     }
     return reaped;
   }
 }
+
+// billing's refusals of an agent operation: the account's balance, monthly budget or step rate.
+const ACCOUNT_REFUSALS = new Set(['insufficient_balance', 'monthly_budget_reached', 'agent_rate_limited']);
 
 const budgetExceeded = (message: string): Ending => ({ status: 'budget_exceeded', errorCode: 'budget_exceeded', errorMessage: message });

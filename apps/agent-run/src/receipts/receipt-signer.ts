@@ -2,7 +2,11 @@ import type { Receipt, ReceiptPayload, RunEnd } from '@drael/contracts';
 import { hexToBytes } from '@noble/hashes/utils.js';
 import { canonicalBytes, hashPayload, publicKeyOf, signBytes } from './receipt-crypto.js';
 
-/** Signs receipts and run ends with the platform's Ed25519 key. The key id travels in each value so keys can rotate. */
+/**
+ * Signs receipts and run ends with an Ed25519 key, as billing does in production
+ * (apps/billing/src/receipts): here it makes the chains the verifier's tests tamper with. Both
+ * pin the same vectors, so signer and verifier cannot drift apart unnoticed.
+ */
 export class ReceiptSigner {
   readonly publicKey: string;
   private readonly secretKey: Uint8Array;

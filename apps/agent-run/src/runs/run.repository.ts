@@ -159,9 +159,9 @@ export class RunRepository {
   }
 
   /** Runs whose worker vanished: still `running`, lease lapsed. */
-  expired(limit = 50): Promise<Array<Pick<RunRow, 'id' | 'claimToken' | 'receiptCount' | 'receiptHead'>>> {
+  expired(limit = 50): Promise<Array<Pick<RunRow, 'id' | 'accountId' | 'claimToken' | 'receiptCount' | 'receiptHead'>>> {
     return this.db.client.$queryRaw`
-      SELECT "id", "claim_token" AS "claimToken", "receipt_count" AS "receiptCount", "receipt_head" AS "receiptHead"
+      SELECT "id", "account_id" AS "accountId", "claim_token" AS "claimToken", "receipt_count" AS "receiptCount", "receipt_head" AS "receiptHead"
         FROM "runs" WHERE "status" = 'running' AND "lease_until" < now() ORDER BY "lease_until" LIMIT ${limit}`;
   }
 

@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { agentRunCatalog, type ParsedRequestOf } from '@drael/contracts';
 import { Handles } from '@drael/nats-rpc';
-import { ReceiptSigner } from '../receipts/receipt-signer.js';
+import { SpendClient } from '../spend/spend.client.js';
 import { RunsService } from './runs.service.js';
 
 type Req<K extends keyof typeof agentRunCatalog> = ParsedRequestOf<(typeof agentRunCatalog)[K]>;
@@ -10,7 +10,7 @@ type Req<K extends keyof typeof agentRunCatalog> = ParsedRequestOf<(typeof agent
 export class RunsController {
   constructor(
     private readonly runs: RunsService,
-    private readonly signer: ReceiptSigner,
+    private readonly spend: SpendClient,
   ) {}
 
   @Handles(agentRunCatalog.createRun)
@@ -54,7 +54,9 @@ export class RunsController {
   }
 
   @Handles(agentRunCatalog.publicKey)
-  publicKey() {
-    return { key_id: this.signer.keyId, public_key: this.signer.publicKey, algorithm: 'ed25519' as const };
+  // Billing signs receipts; its key is the one to verify against.
+  async publicKey() {
+    const key = await this.spend.publicKey();
+    return { key_id: key.key_id, public_key: key.public_key, algorithm: 'ed25519' as const };
   }
 }

@@ -19,7 +19,7 @@ import { AgentRunError } from '../agent-run-error.js';
 import { AgentsService } from '../agents/agents.service.js';
 import { microsToUsd } from '../loop/money.js';
 import { RunQueue } from '../queue/run.queue.js';
-import { ReceiptSigner } from '../receipts/receipt-signer.js';
+import { SpendClient } from '../spend/spend.client.js';
 import { ZERO_HEAD } from '../receipts/receipt-crypto.js';
 import { verifyReceipts } from '../receipts/receipt-verifier.js';
 import { RunRepository, type RunRow, type StepRow } from './run.repository.js';
@@ -33,7 +33,7 @@ export class RunsService {
     private readonly agents: AgentsService,
     private readonly queue: RunQueue,
     private readonly cipher: FieldCipher,
-    private readonly signer: ReceiptSigner,
+    private readonly spend: SpendClient,
   ) {}
 
   async create(accountId: string, agentId: string, task: string, idempotencyKey?: string): Promise<Run> {
@@ -78,23 +78,25 @@ export class RunsService {
 
   async receipts(accountId: string, runId: string): Promise<RunReceipts> {
     const run = await this.mustFind(accountId, runId);
-    const rows = await this.runs.receipts(runId);
+    const [rows, key] = await Promise.all([this.runs.receipts(runId), this.spend.publicKey()]);
     return {
       run_id: runId,
       receipts: rows.map((r) => ({ payload: r.payload as Receipt['payload'], hash: r.hash, key_id: r.keyId, signature: r.signature })),
       run_end: run.runEnd ? RunEndSchema.parse(run.runEnd) : null,
-      public_key: this.signer.publicKey,
-      key_id: this.signer.keyId,
+      public_key: key.public_key,
+      key_id: key.key_id,
     };
   }
 
   async verify(accountId: string, runId: string): Promise<VerifyResult> {
-    return verifyReceipts(await this.receipts(accountId, runId), this.signer.publicKey);
+    // Checked against billing's public key, as any outside verifier would.
+    const bundle = await this.receipts(accountId, runId);
+    return verifyReceipts(bundle, bundle.public_key);
   }
 
   async cancel(accountId: string, runId: string): Promise<Run> {
     await this.mustFind(accountId, runId);
-    await this.runs.cancel(accountId, runId, this.signer.signRunEnd(runId, 0, ZERO_HEAD));
+    await this.runs.cancel(accountId, runId, await this.spend.signRunEnd(accountId, runId, 0, ZERO_HEAD));
     return this.get(accountId, runId);
   }
 

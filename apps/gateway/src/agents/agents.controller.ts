@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { agentRunCatalog, AgentCreateBodySchema, AgentUpdateBodySchema, type KeyIdentity, type Run } from '@drael/contracts';
+import { agentRunCatalog, billingCatalog, AgentCreateBodySchema, AgentUpdateBodySchema, type KeyIdentity, type Run } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { CallerIdentity } from '../auth/identity.js';
 import { ApiError } from '../errors/api-error.js';
@@ -99,9 +99,14 @@ export class AgentsController {
     return runObject(await this.call('cancelRun', { account_id: caller.account_id, run_id: runId }));
   }
 
+  /** Billing signs agent receipts and run ends: its key is the one every verifier checks against. */
   @Get('receipts/public-key')
   async publicKey() {
-    return this.call('publicKey', {});
+    try {
+      return await this.nats.request(billingCatalog.receiptKey, {});
+    } catch (err) {
+      throw ApiError.fromRpc(err) ?? err;
+    }
   }
 
   /**
