@@ -1,9 +1,29 @@
 import { describe, expect, it } from 'vitest';
-import { cutFields, cutText, failed, MAX_FIELD_BYTES, notFound, renderResult } from './tool-result.js';
+import { cutFields, cutText, elideInlineData, failed, MAX_FIELD_BYTES, notFound, renderResult } from './tool-result.js';
 import { shapeRun } from './run-code.tool.js';
 import { shapeSearch } from './web-search.tool.js';
 import { shapeFetch } from './web-fetch.tool.js';
 import { allowedTools, lowerLevel } from './tool-levels.js';
+
+const fetchReply = { url: 'u', final_url: 'https://e.test/', title: 'T', byline: null, description: null, canonical: null, lang: null, content_type: 'text/html', content: '', chars: 0, truncated: false, took_ms: 1, cached: false };
+
+describe('inline data in page content', () => {
+  it('a base64 image in fetched markdown becomes its type and size, the omission stated; the text around it stays', () => {
+    const png = Buffer.alloc(30_000, 7).toString('base64');
+    const page = `# Title\n\n![logo](data:image/png;base64,${png}) and text after.\n\n![x](data:image/svg+xml;charset=utf-8;base64,${png})`;
+    const out = elideInlineData(page);
+    expect(out).toBe(
+      '# Title\n\n![logo](data:image/png;base64,[30000 bytes of inline data omitted]) and text after.\n\n![x](data:image/svg+xml;base64,[30000 bytes of inline data omitted])',
+    );
+    const shaped = shapeFetch({ ...fetchReply, content: page });
+    expect(shaped.content).toBe(out);
+  });
+
+  it('leaves short data URIs and ordinary text alone', () => {
+    const text = 'a tiny dot data:image/gif;base64,R0lGODlhAQABAAAAACw= and base64,AAAA in prose';
+    expect(elideInlineData(text)).toBe(text);
+  });
+});
 
 describe('8 KiB cuts', () => {
   it('leaves a short field alone', () => {

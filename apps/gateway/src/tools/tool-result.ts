@@ -22,6 +22,23 @@ export function cutText(text: string, max = MAX_FIELD_BYTES): { text: string; cu
   return { text: head + note, cut: true };
 }
 
+// A base64 data: URI long enough to matter (an image pasted into a page). Linear: no nested
+// quantifiers, the payload is one character class.
+const INLINE_DATA = /data:([\w.+-]+\/[\w.+-]+)?((?:;[\w-]+=[^;,\s()"']*)*);base64,([A-Za-z0-9+/]{128,}={0,2})/g;
+
+/**
+ * Inline base64 data (a page's `![logo](data:image/png;base64,...)`) replaced by its type and
+ * size, the omission stated in the text: bytes the model cannot read as text, which would
+ * otherwise spend the field's 8 KiB and be replayed on every later turn (spec 01).
+ */
+export function elideInlineData(text: string): string {
+  if (!text.includes(';base64,')) return text;
+  return text.replace(INLINE_DATA, (_all, mime: string | undefined, _params: string, payload: string) => {
+    const bytes = Math.floor((payload.length * 3) / 4);
+    return `data:${mime ?? ''};base64,[${bytes} bytes of inline data omitted]`;
+  });
+}
+
 /** Every string in a JSON-like value cut at 8 KiB (deeply), so no field of a result can flood the prompt. */
 export function cutFields<T>(value: T): T {
   if (typeof value === 'string') return cutText(value).text as T;

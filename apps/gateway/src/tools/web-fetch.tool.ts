@@ -5,7 +5,7 @@ import { NatsRpcClient } from '@drael/nats-rpc';
 import { ServiceHealth } from './service-health.js';
 import { levelAtLeast } from './tool-levels.js';
 import { parseArguments } from './tool-arguments.js';
-import { failureOf, notFound, type ToolResult } from './tool-result.js';
+import { elideInlineData, failureOf, notFound, type ToolResult } from './tool-result.js';
 import type { FunctionToolDefinition, ServerTool, ToolContext } from './server-tool.js';
 
 const ArgsSchema = z.object({
@@ -83,7 +83,7 @@ export function shapeFetch(reply: FetchPageReply): ToolResult {
     ok: true,
     url: reply.final_url,
     title: reply.title,
-    content: reply.content,
+    content: elideInlineData(reply.content),
     ...(reply.truncated ? { truncated: true } : {}),
   };
 }
