@@ -30,17 +30,23 @@ async function startStack(searchEnv: Record<string, string>): Promise<Stack> {
 
 let main: Stack;
 let degraded: Stack;
+// the shared cache holds answers for 3 s only: the gateway's memo must not keep them longer
+let shortLived: Stack;
 
 beforeAll(async () => {
   execFileSync('bash', [fileURLToPath(new URL('../../../infra/searx/start-local.sh', import.meta.url))], { stdio: 'inherit', timeout: 60_000 });
   // the second stack: searx unreachable, and no onion engine pinned; its search service is stopped by the last test
   const deadSearx = `http://127.0.0.1:${await freePort()}`;
-  [main, degraded] = await Promise.all([startStack({}), startStack({ SEARXNG_URL: deadSearx, SEARCH_ONION_ENGINES: '' })]);
+  [main, degraded, shortLived] = await Promise.all([
+    startStack({}),
+    startStack({ SEARXNG_URL: deadSearx, SEARCH_ONION_ENGINES: '' }),
+    startStack({ SEARCH_CACHE_TTL_S: '3' }),
+  ]);
   // each stack boots a search service, a billing service and a gateway: slow on a busy machine
 }, 180_000);
 
 afterAll(async () => {
-  for (const stack of [main, degraded]) {
+  for (const stack of [main, degraded, shortLived]) {
     await stack?.gateway.stop();
     await stack?.search.stop();
   }
@@ -181,5 +187,35 @@ describe('POST /v1/tools/search', () => {
   it('search service down → 503 search_unavailable (server_error)', async () => {
     await degraded.search.stop();
     await expectError(await post(degraded, { query: 'drael' }), 503, 'server_error', 'search_unavailable');
+  });
+});
+
+describe('POST /v1/tools/search: cached answers kept by the gateway (search-answer.memo.ts)', () => {
+  it('a cached answer is served for as long as the shared cache holds it, and not after', async () => {
+    const query = { query: 'drael memo expiry', max_results: 2 };
+    const first = await okBody(shortLived, query);
+    expect(first.cached).toBe(false);
+    const again = await okBody(shortLived, query);
+    expect(again.cached).toBe(true);
+    expect(again.results).toEqual(first.results);
+    // SEARCH_CACHE_TTL_S=3 in this stack: past it, neither the service nor the gateway has the answer
+    await new Promise((r) => setTimeout(r, 3_300));
+    expect((await okBody(shortLived, query)).cached).toBe(false);
+  });
+
+  it('a failure is never kept: the same failing search fails again at the service', async () => {
+    for (let i = 0; i < 2; i++) {
+      await expectError(await post(shortLived, { query: 'drael zzfail-all memo' }), 503, 'server_error', 'search_unavailable');
+    }
+  });
+
+  it('a search the service said is cached is answered by the gateway itself, the service down', async () => {
+    const query = { query: 'drael memo service down', max_results: 3 };
+    const first = await okBody(shortLived, query);
+    await shortLived.search.stop();
+    const again = await okBody(shortLived, query);
+    expect(again).toMatchObject({ cached: true, found: first.found, results: first.results });
+    // anything it was not told about still needs the service
+    await expectError(await post(shortLived, { query: 'drael memo not seen' }), 503, 'server_error', 'search_unavailable');
   });
 });

@@ -151,6 +151,18 @@ describe('search.query.v1 against searx', () => {
       await search.query({ query: 'zzfail-all cache me not' });
       expect((await cacheKeys(search.cachePrefix)).length).toBe(before);
     });
+    it('says how much longer the shared cache holds an answer (cache_ttl_ms), never for a failure', async () => {
+      const miss = ok(await search.query({ query: 'drael cache ttl ms' }));
+      expect(miss.cached).toBe(false);
+      expect(miss.cache_ttl_ms).toBe(600_000);
+      const hit = ok(await search.query({ query: 'drael cache ttl ms' }));
+      expect(hit.cached).toBe(true);
+      expect(hit.cache_ttl_ms).toBeGreaterThan(500_000);
+      expect(hit.cache_ttl_ms).toBeLessThanOrEqual(600_000);
+      const failed = await search.query({ query: 'zzfail-all no ttl' });
+      expect(failed.ok).toBe(false);
+      expect('cache_ttl_ms' in failed).toBe(false);
+    });
     it('entries expire after 10 minutes', async () => {
       ok(await search.query({ query: 'drael ttl check' }));
       const { Redis } = await import('ioredis');
@@ -236,5 +248,24 @@ describe('search.query.v1 when things are missing', () => {
     expect(err.message).toMatch(/no-such-onion-engine/);
     // the clear web still works on the same service
     expect(ok(await misconfigured.query({ query: 'drael' })).found).toBe(true);
+  });
+});
+
+describe('search.query.v1 with the cache turned off (SEARCH_CACHE_TTL_S=0)', () => {
+  let uncached: SearchUnderTest;
+  beforeAll(async () => {
+    uncached = await startSearch({ SEARCH_CACHE_TTL_S: '0' });
+  });
+  afterAll(async () => {
+    await uncached?.close();
+  });
+
+  it('answers every time from SearXNG and promises no cache lifetime', async () => {
+    for (let i = 0; i < 2; i++) {
+      const answer = ok(await uncached.query({ query: 'drael no cache' }));
+      expect(answer.cached).toBe(false);
+      expect(answer.cache_ttl_ms).toBeUndefined();
+    }
+    expect(await cacheKeys(uncached.cachePrefix)).toEqual([]);
   });
 });

@@ -67,6 +67,11 @@ export const SearchQueryReplySchema = z.discriminatedUnion('ok', [
     intent: SearchIntentSchema,
     took_ms: z.number().nonnegative(),
     cached: z.boolean(),
+    /**
+     * How much longer the shared cache holds this answer, in ms; absent when it is not cached.
+     * A caller may keep the answer that long and no longer (the gateway's memo of /v1/tools/search).
+     */
+    cache_ttl_ms: z.number().int().nonnegative().optional(),
   }),
   z.object({
     ok: z.literal(false),

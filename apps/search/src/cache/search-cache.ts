@@ -19,9 +19,18 @@ export function normaliseQuery(query: string): string {
   return query.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase();
 }
 
+/** One cached answer and when the shared cache lets it go. */
+export interface CacheEntry {
+  value: CachedSearch;
+  /** epoch ms */
+  expiresAt: number;
+}
+
 export interface SearchCache {
-  get(key: SearchCacheKey): Promise<CachedSearch | undefined>;
-  set(key: SearchCacheKey, value: CachedSearch): Promise<void>;
+  /** How long a new entry lives, in ms; 0: nothing is cached. */
+  readonly ttlMs: number;
+  get(key: SearchCacheKey): Promise<CacheEntry | undefined>;
+  set(key: SearchCacheKey, entry: CacheEntry): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -30,16 +39,10 @@ export interface SearchCache {
 // they have in Redis, so no replica serves an answer longer than the shared cache would.
 const MEMORY_ENTRIES = 1000;
 
-interface Stored {
-  value: CachedSearch;
-  /** epoch ms */
-  expiresAt: number;
-}
-
 /** The shared search cache in Redis (one string per search, expiring on its own), with a small memory front. */
 export class RedisSearchCache implements SearchCache {
   private readonly redis: Redis;
-  private readonly memory = new Map<string, Stored>();
+  private readonly memory = new Map<string, CacheEntry>();
 
   constructor(
     url: string,
@@ -49,6 +52,10 @@ export class RedisSearchCache implements SearchCache {
     // A search must not wait on a cache that is down: fail fast, and searches run uncached.
     this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000 });
     this.redis.on('error', () => undefined);
+  }
+
+  get ttlMs(): number {
+    return this.ttlSeconds * 1000;
   }
 
   keyOf(key: SearchCacheKey): string {
@@ -63,33 +70,33 @@ export class RedisSearchCache implements SearchCache {
     return `${this.prefix}v2:${createHash('sha256').update(canonical).digest('hex')}`;
   }
 
-  async get(key: SearchCacheKey): Promise<CachedSearch | undefined> {
+  async get(key: SearchCacheKey): Promise<CacheEntry | undefined> {
     const k = this.keyOf(key);
     const now = Date.now();
     const near = this.memory.get(k);
-    if (near && near.expiresAt > now) return near.value;
+    if (near && near.expiresAt > now) return near;
     if (near) this.memory.delete(k);
     const raw = await this.redis.get(k);
     if (raw === null) return undefined;
-    const stored = JSON.parse(raw) as Stored;
+    const stored = JSON.parse(raw) as CacheEntry;
     if (stored.expiresAt <= now) return undefined;
     this.remember(k, stored);
-    return stored.value;
+    return stored;
   }
 
-  async set(key: SearchCacheKey, value: CachedSearch): Promise<void> {
-    if (this.ttlSeconds === 0) return;
+  async set(key: SearchCacheKey, entry: CacheEntry): Promise<void> {
+    const ttlMs = entry.expiresAt - Date.now();
+    if (this.ttlSeconds === 0 || ttlMs <= 0) return;
     const k = this.keyOf(key);
-    const stored: Stored = { value, expiresAt: Date.now() + this.ttlSeconds * 1000 };
-    this.remember(k, stored);
-    await this.redis.set(k, JSON.stringify(stored), 'EX', this.ttlSeconds);
+    this.remember(k, entry);
+    await this.redis.set(k, JSON.stringify(entry), 'PX', ttlMs);
   }
 
   async close(): Promise<void> {
     this.redis.disconnect();
   }
 
-  private remember(k: string, stored: Stored): void {
+  private remember(k: string, stored: CacheEntry): void {
     this.memory.delete(k);
     if (this.memory.size >= MEMORY_ENTRIES) {
       // Oldest insertion goes first (Map keeps insertion order).

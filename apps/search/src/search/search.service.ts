@@ -8,7 +8,7 @@ import { RpcError } from '@drael/nats-rpc';
 import type { Logger } from '@drael/logger';
 import { SearxUnreachableError, type SearxClient, type SearxEngineInfo } from '../searx/searx.client.js';
 import { isOnionUrl, toResult } from './searx-result.mapper.js';
-import type { CachedSearch, SearchCache, SearchCacheKey } from '../cache/search-cache.js';
+import type { CacheEntry, CachedSearch, SearchCache, SearchCacheKey } from '../cache/search-cache.js';
 import type { SnippetVerifier } from '../verify/snippet-verifier.js';
 import { classifyIntent } from '../intent/intent.classifier.js';
 
@@ -52,14 +52,21 @@ export class SearchService {
     };
 
     const hit = await this.cacheGet(key);
-    if (hit) return { ...hit, took_ms: tookMs(), cached: true };
+    if (hit) {
+      const ttlMs = hit.expiresAt - Date.now();
+      return { ...hit.value, took_ms: tookMs(), cached: true, ...(ttlMs > 0 ? { cache_ttl_ms: ttlMs } : {}) };
+    }
 
     const answer = await this.ask(req, key, onion);
     if (!answer.ok) return { ...answer, took_ms: tookMs() };
-    // ok:false is never cached (above); an empty answer is a true answer and is. The write is not
-    // waited for: the reply does not depend on it, and this connection sends it before any later GET.
-    void this.cacheSet(key, answer);
-    return { ...answer, took_ms: tookMs(), cached: false };
+    // ok:false is never cached (above); an empty answer is a true answer and is.
+    const ttlMs = this.cache.ttlMs;
+    if (ttlMs === 0) return { ...answer, took_ms: tookMs(), cached: false };
+    const entry = { value: answer, expiresAt: Date.now() + ttlMs };
+    // The write (key hash, JSON, the Redis command) runs after the reply has left: the reply does
+    // not depend on it, and this one connection sends it before any GET that comes later.
+    setImmediate(() => void this.cacheSet(key, entry));
+    return { ...answer, took_ms: tookMs(), cached: false, cache_ttl_ms: ttlMs };
   }
 
   private async ask(req: SearchQueryRequest, key: SearchCacheKey, onion: boolean): Promise<CachedSearch | Omit<Failure, 'took_ms'>> {
@@ -156,7 +163,7 @@ export class SearchService {
       .map(({ drop: _drop, ...r }) => r);
   }
 
-  private async cacheGet(key: SearchCacheKey): Promise<CachedSearch | undefined> {
+  private async cacheGet(key: SearchCacheKey): Promise<CacheEntry | undefined> {
     try {
       return await this.cache.get(key);
     } catch (err) {
@@ -165,9 +172,9 @@ export class SearchService {
     }
   }
 
-  private async cacheSet(key: SearchCacheKey, value: CachedSearch): Promise<void> {
+  private async cacheSet(key: SearchCacheKey, entry: CacheEntry): Promise<void> {
     try {
-      await this.cache.set(key, value);
+      await this.cache.set(key, entry);
     } catch (err) {
       this.logger.warn({ err }, 'search cache unavailable; answer not cached');
     }

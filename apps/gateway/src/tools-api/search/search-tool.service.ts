@@ -1,28 +1,37 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { searchCatalog } from '@drael/contracts';
+import { searchCatalog, type SearchQueryReply } from '@drael/contracts';
 import { NatsRpcClient, isRpcError } from '@drael/nats-rpc';
 import { ApiError } from '../../errors/api-error.js';
 import type { SearchToolRequest, SearchToolResponse } from './search-tool.schema.js';
+import { SearchAnswerMemo, type MemoKey } from './search-answer.memo.js';
 
 /**
  * The standalone search endpoint over search.query.v1. No usage row and no charge: it is not a
  * model call (spec 04). Whenever no search ran (the service or SearXNG is down, every engine
- * failed), the answer is 503 search_unavailable.
+ * failed), the answer is 503 search_unavailable. A search the service has cached is answered from
+ * this replica's memo of it while the shared cache holds it (search-answer.memo.ts).
  */
 @Injectable()
 export class SearchToolService {
+  /** Answers the search service has cached, kept here as long as its cache holds them (see the memo). */
+  private readonly memo = new SearchAnswerMemo();
+
   constructor(@Inject(NatsRpcClient) private readonly nats: NatsRpcClient) {}
 
   async search(req: SearchToolRequest): Promise<SearchToolResponse> {
     const started = performance.now();
+    const ask: MemoKey = {
+      query: req.query,
+      limit: req.max_results,
+      ...(req.freshness ? { freshness: req.freshness } : {}),
+      ...(req.onion !== undefined ? { onion: req.onion } : {}),
+    };
+    const known = this.memo.get(ask);
+    if (known) return toResponse(known, true, started);
+
     let reply;
     try {
-      reply = await this.nats.request(searchCatalog.query, {
-        query: req.query,
-        limit: req.max_results,
-        ...(req.freshness ? { freshness: req.freshness } : {}),
-        ...(req.onion !== undefined ? { onion: req.onion } : {}),
-      });
+      reply = await this.nats.request(searchCatalog.query, ask);
     } catch (err) {
       if (isRpcError(err) && (err.code === 'unavailable' || err.code === 'timeout')) {
         throw new ApiError('search_unavailable', 'The search service is unavailable; retry later. Nothing was charged.');
@@ -32,24 +41,29 @@ export class SearchToolService {
     if (!reply.ok) {
       throw new ApiError('search_unavailable', `Search is unavailable: ${reply.reason}. Retry later; nothing was charged.`);
     }
-    return {
-      results: reply.results.map((r) => ({
-        title: r.title,
-        url: r.url,
-        snippet: r.snippet,
-        source: r.source,
-        verified: r.verified,
-        page_age: r.page_age,
-      })),
-      provider: 'drael',
-      found: reply.found,
-      ...(reply.note ? { note: reply.note } : {}),
-      took_ms: Math.round(performance.now() - started),
-      cached: reply.cached,
-      coverage: reply.coverage,
-      sources_tried: reply.sources_tried,
-      degraded: reply.degraded,
-      intent: reply.intent,
-    };
+    this.memo.remember(ask, reply, started);
+    return toResponse(reply, reply.cached, started);
   }
+}
+
+function toResponse(reply: Extract<SearchQueryReply, { ok: true }>, cached: boolean, started: number): SearchToolResponse {
+  return {
+    results: reply.results.map((r) => ({
+      title: r.title,
+      url: r.url,
+      snippet: r.snippet,
+      source: r.source,
+      verified: r.verified,
+      page_age: r.page_age,
+    })),
+    provider: 'drael',
+    found: reply.found,
+    ...(reply.note ? { note: reply.note } : {}),
+    took_ms: Math.round(performance.now() - started),
+    cached,
+    coverage: reply.coverage,
+    sources_tried: reply.sources_tried,
+    degraded: reply.degraded,
+    intent: reply.intent,
+  };
 }
