@@ -149,6 +149,42 @@ describe('the fetch pod', () => {
   });
 });
 
+describe('SearXNG in the cluster (k8s/base/searxng)', () => {
+  const ms = build(join(k8sRoot, 'base'));
+  const pod = () => find(ms, 'Deployment', 'searxng')!.spec.template.spec;
+
+  it('runs the official image pinned by tag, with infra/searx/settings.production.yml as its settings', () => {
+    const images = [...pod().initContainers, ...pod().containers].map((c: any) => String(c.image)).filter((i: string) => i.startsWith('searxng/'));
+    expect(images.length).toBeGreaterThan(0);
+    for (const image of images) expect(image).toMatch(/^searxng\/searxng:\d{4}\.\d+\.\d+-[0-9a-f]+$/);
+    const settings = find(ms, 'ConfigMap', 'searxng-settings')!.data['settings.yml'];
+    expect(settings).toBe(readFileSync(join(k8sRoot, '..', 'infra', 'searx', 'settings.production.yml'), 'utf8'));
+    expect(pod().volumes.find((v: any) => v.name === 'settings').configMap.name).toBe('searxng-settings');
+  });
+
+  it('is what the search service is pointed at, with the onion engines its settings define', () => {
+    const svc = find(ms, 'Service', 'searxng')!;
+    const container = pod().containers.find((c: any) => c.name === 'searxng');
+    const port = svc.spec.ports[0];
+    expect(container.ports.find((p: any) => p.name === port.targetPort)).toBeDefined();
+    for (const [k, v] of Object.entries(svc.spec.selector)) expect(find(ms, 'Deployment', 'searxng')!.spec.template.metadata.labels[k]).toBe(v);
+    const env = find(ms, 'Deployment', 'search')!.spec.template.spec.containers[0].env;
+    expect(env.find((e: any) => e.name === 'SEARXNG_URL').value).toBe(`http://searxng:${port.port}`);
+    const settings = parseAllDocuments(find(ms, 'ConfigMap', 'searxng-settings')!.data['settings.yml'])[0]!.toJS();
+    const onion = env.find((e: any) => e.name === 'SEARCH_ONION_ENGINES').value.split(',');
+    const engines = settings.engines.filter((e: any) => e.categories === 'hidden').map((e: any) => e.name);
+    expect(onion.sort()).toEqual(engines.sort());
+  });
+
+  it('gives the onion engines the Tor sidecar on the SOCKS port of infra/tor/torrc', () => {
+    const tor = pod().initContainers.find((c: any) => c.name === 'tor');
+    expect(tor.restartPolicy).toBe('Always');
+    const socks = /^SocksPort\s+(\S+)/m.exec(readFileSync(join(k8sRoot, '..', 'infra', 'tor', 'torrc'), 'utf8'))![1];
+    const settings = parseAllDocuments(find(ms, 'ConfigMap', 'searxng-settings')!.data['settings.yml'])[0]!.toJS();
+    for (const e of settings.engines.filter((x: any) => x.categories === 'hidden')) expect(e.proxies['all://'], e.name).toBe(`socks5h://${socks}`);
+  });
+});
+
 describe('the overlay', () => {
   it('pins registry images and scales the gateway', () => {
     const ms = build(join(k8sRoot, 'overlays', 'production'));
