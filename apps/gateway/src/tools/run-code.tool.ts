@@ -19,8 +19,8 @@ const ArgsSchema = z.object({
 /**
  * run_code → sandbox.run.v1, in the request's workspace: the X-Drael-Session session under the
  * caller's account, or without the header the request's own (shared by its runs, deleted when
- * the request ends). The result carries at most 8 KiB of each
- * stream (spec 01), and `truncated` reports both cuts: the sandbox's 64 KiB one and ours.
+ * the request ends). The result carries at most 8 KiB of each stream (spec 01), and `truncated`
+ * reports both cuts: the sandbox's 64 KiB one and ours.
  */
 @Injectable()
 export class RunCodeTool implements ServerTool {
