@@ -23,8 +23,15 @@ const receiptFields = (run_id: string, sequence: number, previous: string | null
   output_fingerprint: fp(`out${sequence}`),
   run: { id: run_id, sequence, previous_receipt_hash: previous },
 });
-const settle = (account_id: string, hold_id: string, amount_micros: number, run_id: string, sequence: number, previous: string | null) =>
-  b.rpc(billingCatalog.settleSpend, { account_id, hold_id, amount_micros, receipt: receiptFields(run_id, sequence, previous) });
+const settle = (
+  account_id: string,
+  hold_id: string,
+  amount_micros: number,
+  run_id: string,
+  sequence: number,
+  previous: string | null,
+  kind: 'inference.chat' | 'sandbox.execute' = 'inference.chat',
+) => b.rpc(billingCatalog.settleSpend, { account_id, hold_id, kind, amount_micros, receipt: receiptFields(run_id, sequence, previous) });
 const wallet = (account_id: string) => b.rpc(billingCatalog.wallet, { account_id });
 
 async function funded(balance: number, limits: { monthly_budget_micros?: number | null; agent_steps_per_minute?: number } = {}): Promise<string> {
@@ -64,15 +71,18 @@ describe('agent spend: reservations against the balance (real PostgreSQL, concur
     expect(await unbalancedWallets([acct])).toEqual([]);
   });
 
-  it('settles with the actual cost (capped at the reservation), releases the rest, and the balance pays only what ran', async () => {
+  it('settles with the actual cost (never above the reservation), releases the rest, and the balance pays only what ran', async () => {
     const acct = await funded(1_000);
     const a = await reserve(acct, 300, 'run_s');
     const c = await reserve(acct, 300, 'run_s', 'sandbox.execute');
     const settled = await settle(acct, a.hold_id, 120, 'run_s', 0, null);
     expect(settled.hold).toMatchObject({ status: 'settled', settled_micros: 120, amount_micros: 300 });
     expect(settled.receipt.payload).toMatchObject({ account_id: acct, kind: 'inference.chat', cost_micros: 120, run: { id: 'run_s', sequence: 0, previous_receipt_hash: null } });
-    // An actual cost above the reservation is charged at the reservation, never more.
-    const over = await settle(acct, c.hold_id, 999_999, 'run_s', 1, settled.receipt.hash);
+    // A cost above the reservation, or a kind other than the hold's, is refused and charges nothing.
+    await expect(settle(acct, c.hold_id, 301, 'run_s', 1, settled.receipt.hash, 'sandbox.execute')).rejects.toMatchObject({ code: 'bad_request' });
+    await expect(settle(acct, c.hold_id, 300, 'run_s', 1, settled.receipt.hash, 'inference.chat')).rejects.toMatchObject({ code: 'bad_request' });
+    expect((await wallet(acct)).balance_micros).toBe(1_000 - 120);
+    const over = await settle(acct, c.hold_id, 300, 'run_s', 1, settled.receipt.hash, 'sandbox.execute');
     expect(over.hold.settled_micros).toBe(300);
     expect(over.receipt.payload).toMatchObject({ kind: 'sandbox.execute', cost_micros: 300 });
     const d = await reserve(acct, 200, 'run_s');

@@ -326,11 +326,13 @@ export const billingCatalog = {
   settleSpend: defineEntry({
     subject: 'billing.spend.settle.v1',
     service: 'billing',
-    // The actual cost (capped at the hold) and what billing puts into the step's receipt besides
-    // what it knows itself (account, kind, cost, time): the run link, usage and the salted fingerprints.
+    // The actual cost (never above the reservation: refused as bad_request) and what goes into the
+    // step's receipt besides what billing states itself (account, cost, time): the kind and run
+    // link (checked against the hold), usage and the salted fingerprints.
     request: z.object({
       account_id: AccountIdSchema,
       hold_id: z.string(),
+      kind: StepKindSchema,
       amount_micros: z.number().int().nonnegative().max(1_000_000_000_000),
       receipt: ReceiptPayloadSchema.pick({ usage: true, input_fingerprint: true, output_fingerprint: true, run: true }),
     }),

@@ -286,7 +286,7 @@ export class RunExecutor {
     let cost = s.cost;
     if (s.hold) {
       const salt = state.row.salt;
-      signed = await this.spend.settle(state.row.accountId, s.hold.hold_id, s.cost, {
+      signed = await this.spend.settle(state.row.accountId, s.hold, s.cost, {
         usage: s.usage ?? {},
         input_fingerprint: fingerprint(salt, s.input ?? ''),
         output_fingerprint: fingerprint(salt, s.output ?? ''),

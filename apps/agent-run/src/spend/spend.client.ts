@@ -21,8 +21,9 @@ export class SpendClient {
     return this.rpc.request(billingCatalog.reserveSpend, { account_id: accountId, run_id: runId, kind, amount_micros: amountMicros, idempotency_key: idempotencyKey });
   }
 
-  async settle(accountId: string, holdId: string, amountMicros: number, receipt: ReceiptFields): Promise<Receipt> {
-    return (await this.rpc.request(billingCatalog.settleSpend, { account_id: accountId, hold_id: holdId, amount_micros: amountMicros, receipt })).receipt;
+  /** The cost must be within the reservation (the budget functions cap it there). */
+  async settle(accountId: string, hold: SpendHold, amountMicros: number, receipt: ReceiptFields): Promise<Receipt> {
+    return (await this.rpc.request(billingCatalog.settleSpend, { account_id: accountId, hold_id: hold.hold_id, kind: hold.kind, amount_micros: amountMicros, receipt })).receipt;
   }
 
   async release(accountId: string, holdId: string): Promise<void> {

@@ -16,7 +16,8 @@ interface SpendFnRow {
 }
 
 export type ReserveOutcome = 'created' | 'existing' | 'conflict' | 'account_not_found' | 'rate_limited' | 'insufficient_balance' | 'monthly_budget_reached';
-export type SpendResolveOutcome = 'resolved' | 'resolved_before' | 'not_found' | 'chain_mismatch';
+export type SpendResolveOutcome = 'resolved' | 'resolved_before' | 'not_found';
+export type SpendSettleOutcome = SpendResolveOutcome | 'mismatch' | 'over_reservation' | 'chain_mismatch';
 
 export interface ReserveInput {
   id: string;
@@ -29,7 +30,14 @@ export interface ReserveInput {
   ttlS: number;
 }
 
-export interface ReceiptLink {
+export interface SettleInput {
+  holdId: string;
+  accountId: string;
+  runId: string;
+  kind: StepKind;
+  amountMicros: number;
+  now: Date;
+  /** The receipt billing signed for the step, and its place in the run's chain. */
   sequence: number;
   previous: string | null;
   hash: string;
@@ -54,8 +62,8 @@ function toHold(accountId: string, r: SpendFnRow): SpendHold | undefined {
 }
 
 /**
- * Agent steps' cash holds and the account's wallet. Reserve and resolve are ONE call each of a
- * PL/pgSQL function from the migration (spend_reserve, spend_resolve): the account row's lock,
+ * Agent steps' cash holds and the account's wallet. Reserve, settle and release are ONE call each
+ * of a PL/pgSQL function from the migrations (spend_reserve, spend_settle, spend_resolve): row locks,
  * conditional updates and CHECK constraints make the database itself refuse an overdraft, a
  * month over budget, a rate past the limit, a second resolution or a receipt off the chain.
  */
@@ -73,32 +81,28 @@ export class SpendRepository {
     return { outcome: row.outcome as ReserveOutcome, retryAfterMs: row.retry_after_ms ?? undefined, hold: toHold(r.accountId, row) };
   }
 
-  async find(holdId: string, accountId: string): Promise<{ hold: SpendHold; receipt: unknown } | null> {
+  /** Settles with the actual cost and the step's receipt, in one round trip; exactly one resolution wins. */
+  async settle(i: SettleInput): Promise<{ outcome: SpendSettleOutcome; hold?: SpendHold; receipt?: unknown }> {
     const { rows } = await this.db.pool.query<SpendFnRow>(
-      `SELECT 'found' AS outcome, "id", "run_id", "kind", "amount_micros", "status"::text AS "status", "settled_micros", "expires_at", "receipt"
-         FROM "spend_holds" WHERE "id" = $1::uuid AND "account_id" = $2::uuid`,
-      [holdId, accountId],
+      'SELECT * FROM spend_settle($1::uuid, $2::uuid, $3, $4, $5::bigint, $6::timestamptz, $7::int, $8, $9, $10::jsonb)',
+      [i.holdId, i.accountId, i.runId, i.kind, i.amountMicros, i.now, i.sequence, i.previous, i.hash, JSON.stringify(i.receipt)],
     );
     const row = rows[0];
-    return row ? { hold: toHold(accountId, row)!, receipt: row.receipt ?? null } : null;
+    if (!row) throw new Error('spend_settle returned no row');
+    return { outcome: row.outcome as SpendSettleOutcome, hold: toHold(i.accountId, row), receipt: row.receipt ?? undefined };
   }
 
-  /** Settles (amount capped at the hold, with its receipt), releases or expires; exactly one resolution wins. */
-  async resolve(
-    holdId: string,
-    accountId: string,
-    status: 'settled' | 'released' | 'expired',
-    amountMicros: number,
-    now: Date,
-    link?: ReceiptLink,
-  ): Promise<{ outcome: SpendResolveOutcome; hold?: SpendHold; receipt?: unknown }> {
-    const { rows } = await this.db.pool.query<SpendFnRow>(
-      'SELECT * FROM spend_resolve($1::uuid, $2::uuid, $3::"HoldStatus", $4::bigint, $5::timestamptz, $6::int, $7, $8, $9::jsonb)',
-      [holdId, accountId, status, amountMicros, now, link?.sequence ?? null, link?.previous ?? null, link?.hash ?? null, link ? JSON.stringify(link.receipt) : null],
-    );
+  /** Releases or expires; exactly one resolution ever wins. */
+  async resolve(holdId: string, accountId: string, status: 'released' | 'expired', now: Date): Promise<{ outcome: SpendResolveOutcome; hold?: SpendHold }> {
+    const { rows } = await this.db.pool.query<SpendFnRow>('SELECT * FROM spend_resolve($1::uuid, $2::uuid, $3::"HoldStatus", $4::timestamptz)', [
+      holdId,
+      accountId,
+      status,
+      now,
+    ]);
     const row = rows[0];
     if (!row) throw new Error('spend_resolve returned no row');
-    return { outcome: row.outcome as SpendResolveOutcome, hold: toHold(accountId, row), receipt: row.receipt ?? undefined };
+    return { outcome: row.outcome as SpendResolveOutcome, hold: toHold(accountId, row) };
   }
 
   /** The hashes of the receipts billing issued for a run, in chain order. */

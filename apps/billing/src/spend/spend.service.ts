@@ -56,32 +56,34 @@ export class SpendService {
   }
 
   /**
-   * Settles with the actual cost (capped at the reservation) and issues the step's receipt: billing
-   * states the account, kind, cost and time; the caller gives the run link, usage and fingerprints.
-   * Idempotent: settling a settled hold again returns the receipt issued the first time.
+   * Settles with the actual cost (within the reservation) and issues the step's receipt: billing
+   * states the account, cost and time; the caller gives the kind and run link (both checked
+   * against the hold), usage and fingerprints. One database round trip. Idempotent: settling a
+   * settled hold again returns the receipt issued the first time.
    */
   async settle(req: SettleRequest, now = this.clock.now()): Promise<ReplyOf<typeof billingCatalog.settleSpend>> {
     const signer = this.requireSigner();
-    const found = isUuid(req.hold_id) && isUuid(req.account_id) ? await this.spend.find(req.hold_id, req.account_id) : null;
-    if (!found) throw billingError('hold_not_found', 'no such spend hold for this account');
-    if (found.hold.status !== 'held') return this.settledBefore(found.hold, found.receipt);
-
-    const cost = Math.min(req.amount_micros, found.hold.amount_micros);
+    if (!isUuid(req.hold_id) || !isUuid(req.account_id)) throw billingError('hold_not_found', 'no such spend hold for this account');
     const payload: ReceiptPayload = {
       version: 1,
       id: `rcpt_${randomBytes(12).toString('hex')}`,
       issued_at: now.toISOString(),
       account_id: req.account_id,
-      kind: found.hold.kind,
-      cost_micros: cost,
+      kind: req.kind,
+      cost_micros: req.amount_micros,
       usage: req.receipt.usage,
       input_fingerprint: req.receipt.input_fingerprint,
       output_fingerprint: req.receipt.output_fingerprint,
-      run: { id: found.hold.run_id, sequence: req.receipt.run.sequence, previous_receipt_hash: req.receipt.run.previous_receipt_hash },
+      run: req.receipt.run,
     };
-    if (req.receipt.run.id !== found.hold.run_id) throw billingError('bad_request', `the hold belongs to run ${found.hold.run_id}`);
     const receipt = signer.signReceipt(payload);
-    const res = await this.spend.resolve(req.hold_id, req.account_id, 'settled', cost, now, {
+    const res = await this.spend.settle({
+      holdId: req.hold_id,
+      accountId: req.account_id,
+      runId: payload.run.id,
+      kind: req.kind,
+      amountMicros: req.amount_micros,
+      now,
       sequence: payload.run.sequence,
       previous: payload.run.previous_receipt_hash,
       hash: receipt.hash,
@@ -94,6 +96,10 @@ export class SpendService {
         return this.settledBefore(res.hold!, res.receipt);
       case 'not_found':
         throw billingError('hold_not_found', 'no such spend hold for this account');
+      case 'mismatch':
+        throw billingError('bad_request', `the hold is for run ${res.hold?.run_id} (${res.hold?.kind})`);
+      case 'over_reservation':
+        throw billingError('bad_request', `the cost ${req.amount_micros} µ$ exceeds the reservation of ${res.hold?.amount_micros} µ$`);
       case 'chain_mismatch':
         throw billingError('receipt_chain_mismatch', `receipt ${payload.run.sequence} does not extend run ${payload.run.id}'s chain as billing issued it`);
     }
@@ -101,7 +107,7 @@ export class SpendService {
 
   /** The operation did not run: the whole reservation returns. */
   async release(req: ParsedRequestOf<typeof billingCatalog.releaseSpend>, now = this.clock.now()): Promise<SpendHold> {
-    const res = isUuid(req.hold_id) && isUuid(req.account_id) ? await this.spend.resolve(req.hold_id, req.account_id, 'released', 0, now) : { outcome: 'not_found' as const };
+    const res = isUuid(req.hold_id) && isUuid(req.account_id) ? await this.spend.resolve(req.hold_id, req.account_id, 'released', now) : { outcome: 'not_found' as const };
     if (res.outcome === 'not_found') throw billingError('hold_not_found', 'no such spend hold for this account');
     if (res.outcome === 'resolved_before') {
       // A release repeated after a lost reply is answered as the first one was.
@@ -113,7 +119,7 @@ export class SpendService {
 
   /** The sweeper's move for a stale spend hold; false when something else resolved it first. */
   async expire(holdId: string, accountId: string, now = this.clock.now()): Promise<boolean> {
-    return (await this.spend.resolve(holdId, accountId, 'expired', 0, now)).outcome === 'resolved';
+    return (await this.spend.resolve(holdId, accountId, 'expired', now)).outcome === 'resolved';
   }
 
   /**
