@@ -68,11 +68,15 @@ try {
   // Extraction alone (no network): the floor under the HTTP path.
   const extractor = new HtmlExtractor();
   const ext = [];
+  const extCpu = [];
   for (let i = 0; i < 5; i++) extractor.extract(page, `${origin}/article`);
   for (let i = 0; i < HTTP_RUNS; i++) {
     const t = performance.now();
+    const c = process.cpuUsage();
     extractor.extract(page, `${origin}/article`);
+    const used = process.cpuUsage(c);
     ext.push(performance.now() - t);
+    extCpu.push((used.user + used.system) / 1000);
   }
 
   const http = [];
@@ -113,13 +117,14 @@ try {
   }
   const meanF1 = f1.reduce((a, [, v]) => a + v, 0) / f1.length;
 
-  const e = stats(ext), h = stats(http), hc = stats(httpCpu), bw = stats(browserWarm), bf = stats(browserFresh);
+  const e = stats(ext), ec = stats(extCpu), h = stats(http), hc = stats(httpCpu), bw = stats(browserWarm), bf = stats(browserFresh);
   console.log(`extraction only (linkedom+readability+turndown): median ${ms(e.median)}  p95 ${ms(e.p95)}  (n=${e.n})`);
+  console.log(`extraction only, CPU time:                         median ${ms(ec.median)}  p95 ${ms(ec.p95)}`);
   console.log(`HTTP path (render=http):                          median ${ms(h.median)}  p95 ${ms(h.p95)}  (n=${h.n})  target <= 30 ms median`);
   console.log(`HTTP path, CPU time per fetch:                     median ${ms(hc.median)}  p95 ${ms(hc.p95)}  (includes the page server)`);
   console.log(`browser path, warm tenant context:                median ${ms(bw.median)}  p95 ${ms(bw.p95)}  (n=${bw.n})  target <= 400 ms median`);
   console.log(`browser path, fresh context (no tenant):          median ${ms(bf.median)}  p95 ${ms(bf.p95)}  (n=${bf.n})`);
-  console.log(`ratio browser warm / HTTP (median): ${(bw.median / h.median).toFixed(1)}x; HTTP / extraction only: ${(h.median / e.median).toFixed(2)}x`);
+  console.log(`ratio browser warm / HTTP (median): ${(bw.median / h.median).toFixed(1)}x; HTTP / extraction only: ${(h.median / e.median).toFixed(2)}x wall, ${(hc.median / ec.median).toFixed(2)}x CPU`);
   console.log(`extraction F1 on ${f1.length} fixture pages (render=auto): mean ${meanF1.toFixed(3)}  min ${Math.min(...f1.map(([, v]) => v)).toFixed(3)} (${f1.sort((a, b) => a[1] - b[1])[0][0]})  target >= 0.95`);
 } finally {
   await runtime.close();
