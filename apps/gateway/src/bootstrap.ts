@@ -1,3 +1,4 @@
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { PinoNestLogger, withRequestId, type Logger } from '@drael/logger';
@@ -7,6 +8,9 @@ import type { GatewayConfig } from './config/config.schema.js';
 import { OpenAIExceptionFilter } from './errors/openai-exception.filter.js';
 import { registerJsonBodyParser } from './http/json-body.parser.js';
 import { requestIdOf } from './http/request-id.js';
+import { KeyGate } from './auth/key-gate.service.js';
+import { ChatCompletionsRoute } from './chat/chat-completions.route.js';
+import { ChatCompletionsService } from './chat/chat-completions.service.js';
 
 export interface RunningGateway {
   app: NestFastifyApplication;
@@ -16,7 +20,17 @@ export interface RunningGateway {
 
 /** Builds and starts the gateway's HTTP server. */
 export async function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
+  // The hot route is served ahead of Fastify (chat-completions.route.ts); it exists once Nest has
+  // built the services, before the server listens, and steps aside while shutting down.
+  const hot: { route?: ChatCompletionsRoute } = {};
+  let stopping = false;
+  const serverFactory = (fastifyHandler: RequestListener) =>
+    createServer((req: IncomingMessage, res: ServerResponse) => {
+      if (hot.route && !stopping && hot.route.matches(req)) void hot.route.serve(req, res);
+      else fastifyHandler(req, res);
+    });
   const adapter = new FastifyAdapter({
+    serverFactory,
     bodyLimit: config.BODY_LIMIT_BYTES,
     genReqId: requestIdOf,
     requestIdHeader: false,
@@ -47,6 +61,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
 
   app.useGlobalFilters(new OpenAIExceptionFilter(logger));
+  hot.route = new ChatCompletionsRoute(app.get(KeyGate), app.get(ChatCompletionsService), logger, config.BODY_LIMIT_BYTES);
   await connectGatewaySubjects(app, config);
   await app.listen({ host: config.HOST, port: config.PORT });
   const address = fastify.server.address();
@@ -54,6 +69,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
   let closing: Promise<void> | undefined;
   const close = async () => {
+    stopping = true;
     // server.close() drops only the connections idle at that moment; a keep-alive connection
     // whose stream ends later would hold shutdown until its keep-alive timeout, so sweep again.
     const sweep = setInterval(() => fastify.server.closeIdleConnections(), 100);

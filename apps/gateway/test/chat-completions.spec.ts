@@ -24,6 +24,7 @@ beforeAll(async () => {
     DRAEL_NATS_PREFIX: testPrefix('gw'),
     DRAEL_BACKEND_SERVICES: 'agent-run',
     UPSTREAM_HEADERS_TIMEOUT_MS: '1500',
+    BODY_LIMIT_BYTES: '65536',
     DRAEL_MODELS: JSON.stringify({
       'gpt-test': { base_url: upstream.baseUrl, api_key: 'sk-upstream', model: 'upstream-model' },
       'same-name': { base_url: upstream.baseUrl, model: 'same-name' },
@@ -69,6 +70,19 @@ describe('POST /v1/chat/completions, proxied', () => {
     expect(seen.body.some_future_param).toEqual({ a: 1 });
     expect(seen.headers.authorization).toBe('Bearer sk-upstream');
     expect(seen.headers['x-request-id']).toBe('req-nonstream-1');
+  });
+
+  it('the route behind Fastify and Nest (a query string, a +json type) answers the same way', async () => {
+    upstream.setTurns([{ type: 'text', content: 'via nest' }]);
+    const r = await fetch(`${gateway.url}/v1/chat/completions?via=nest`, {
+      method: 'POST',
+      headers: { ...gateway.authHeaders, 'content-type': 'application/vnd.drael+json', 'x-drael-server-tools': '0', 'x-request-id': 'req-nest-1' },
+      body: JSON.stringify({ model: 'gpt-test', messages: hello }),
+    });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-request-id')).toBe('req-nest-1');
+    expect(r.headers.get('x-ratelimit-limit')).toBeTruthy();
+    expect(((await r.json()) as any).choices[0].message.content).toBe('via nest');
   });
 
   it('forwards the exact bytes when the alias equals the upstream name', async () => {
@@ -154,6 +168,28 @@ describe('errors, always in the OpenAI envelope', () => {
     expect(error).toMatchObject({ type: 'invalid_request_error', param: 'messages[1].role', code: 'invalid_request' });
     const r2 = await post({ model: 'gpt-test' });
     expect((await envelopeOf(r2)).error.param).toBe('messages');
+  });
+
+  it('a body over BODY_LIMIT_BYTES is 413 in the envelope, whichever way the route is reached', async () => {
+    const big = JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x'.repeat(70_000) }] });
+    // The plain path is served ahead of Fastify; a query string or a +json type goes through Nest.
+    for (const [path, type] of [['/v1/chat/completions', 'application/json'], ['/v1/chat/completions?via=nest', 'application/vnd.drael+json']] as const) {
+      const r = await fetch(`${gateway.url}${path}`, { method: 'POST', headers: { ...gateway.authHeaders, 'content-type': type, 'x-drael-server-tools': '0' }, body: big });
+      expect(r.status).toBe(413);
+      expect(r.headers.get('x-request-id')).toBeTruthy();
+      expect((await envelopeOf(r)).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });
+    }
+  });
+
+  it('no key or a bad one is 401 before any upstream call, on the hot route too', async () => {
+    const before = upstream.requests.length;
+    const none = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-test', messages: hello }) });
+    expect(none.status).toBe(401);
+    expect((await envelopeOf(none)).error).toMatchObject({ type: 'authentication_error', code: 'missing_api_key' });
+    const bad = await post({ model: 'gpt-test', messages: hello }, { authorization: 'Bearer drael_wrongwrongwrongwrongwrongwrongwrongwrongwro' });
+    expect(bad.status).toBe(401);
+    expect((await envelopeOf(bad)).error).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key' });
+    expect(upstream.requests.length).toBe(before);
   });
 
   it('an unknown model is 404 model_not_found', async () => {

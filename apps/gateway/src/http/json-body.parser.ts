@@ -1,5 +1,7 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
+import { bodyTooLarge } from '../errors/error-response.js';
 
 const rawBodies = new WeakMap<FastifyRequest, Buffer>();
 
@@ -10,21 +12,68 @@ export function rawBodyOf(req: FastifyRequest): Buffer | undefined {
 
 /**
  * JSON bodies are parsed with plain JSON.parse (the payload is forwarded, never merged into an
- * object of ours, so prototype-poisoning keys are inert) and the raw bytes kept; malformed JSON
- * is the typed `invalid_json` error.
+ * object of ours, so prototype-poisoning keys are inert); malformed JSON is the typed
+ * `invalid_json` error.
  */
+export function parseJsonBody(buf: Buffer): unknown {
+  if (buf.length === 0) throw new ApiError('invalid_json', 'Request body is empty; expected JSON');
+  try {
+    return JSON.parse(buf.toString('utf8'));
+  } catch (err) {
+    throw new ApiError('invalid_json', `Request body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+/** `application/json`, with or without parameters (the chat completions route serves only these itself). */
+export function isPlainJson(contentType: string | undefined): boolean {
+  return contentType !== undefined && contentType.startsWith('application/json') && (contentType.length === 16 || contentType[16] === ';' || contentType[16] === ' ');
+}
+
+/** Reads a whole request body, at most `limit` bytes (413 beyond), and parses it as JSON. */
+export function readJsonBody(req: IncomingMessage, limit: number): Promise<{ raw: Buffer; parsed: unknown }> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (declared > limit) return reject(bodyTooLarge());
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(bodyTooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.once('end', () => {
+      const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      let parsed: unknown;
+      try {
+        parsed = parseJsonBody(raw);
+      } catch (err) {
+        return reject(err instanceof Error ? err : new Error(String(err)));
+      }
+      resolve({ raw, parsed });
+    });
+    req.once('error', reject);
+    req.once('aborted', () => reject(new ApiError('invalid_request', 'The client aborted the request body')));
+  });
+}
+
+/** Fastify's JSON parser for the Nest routes: the same parsing, and the raw bytes kept. */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   const parse = (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
     const buf = body as Buffer;
-    if (buf.length === 0) return done(new ApiError('invalid_json', 'Request body is empty; expected JSON'), undefined);
+    let parsed: unknown;
     try {
-      const parsed: unknown = JSON.parse(buf.toString('utf8'));
-      rawBodies.set(req, buf);
-      done(null, parsed);
+      parsed = parseJsonBody(buf);
     } catch (err) {
-      done(new ApiError('invalid_json', `Request body is not valid JSON: ${(err as Error).message}`), undefined);
+      return done(err as Error, undefined);
     }
+    rawBodies.set(req, buf);
+    done(null, parsed);
   };
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parse);
   app.addContentTypeParser(/^application\/[\w.+-]+\+json\b/, { parseAs: 'buffer' }, parse);

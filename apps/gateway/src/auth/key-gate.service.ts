@@ -1,0 +1,47 @@
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { Injectable } from '@nestjs/common';
+import type { KeyIdentity } from '@drael/contracts';
+import { ApiError } from '../errors/api-error.js';
+import { RateLimiter } from '../rate-limit/rate-limiter.service.js';
+import { setRateLimitHeaders } from '../rate-limit/rate-limit-headers.js';
+import { KeyVerifier } from './key-verifier.service.js';
+
+/** `Authorization: Bearer drael_...` (OpenAI SDKs send this); `x-api-key` is accepted too. */
+export function apiKeyOf(headers: IncomingHttpHeaders): string | undefined {
+  const auth = headers.authorization;
+  if (typeof auth === 'string') {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    return m?.[1];
+  }
+  const x = headers['x-api-key'];
+  return typeof x === 'string' && x ? x : undefined;
+}
+
+/**
+ * The one admission rule of every keyed route, whichever way the request came in (the global
+ * ApiKeyGuard for Nest routes, the chat completions route for its own): verifies the key with
+ * billing (cached briefly), counts the request against the key's limits and sets the rate-limit
+ * headers on the response before any handler can write a byte. No key or a bad one: 401; over
+ * the limit: 429 with Retry-After.
+ */
+@Injectable()
+export class KeyGate {
+  constructor(
+    private readonly keys: KeyVerifier,
+    private readonly limiter: RateLimiter,
+  ) {}
+
+  async admit(headers: IncomingHttpHeaders, res: ServerResponse): Promise<KeyIdentity> {
+    const apiKey = apiKeyOf(headers);
+    if (!apiKey) {
+      throw new ApiError('missing_api_key', 'You didn\'t provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).');
+    }
+    const identity = await this.keys.verify(apiKey);
+    const decision = await this.limiter.consume(identity.key_id, identity.rate_limit);
+    setRateLimitHeaders(res, decision);
+    if (!decision.allowed) {
+      throw new ApiError('rate_limit_exceeded', `Rate limit reached: ${decision.limit} requests per ${decision.window} for this key. Retry after ${decision.retryAfterS}s.`);
+    }
+    return identity;
+  }
+}

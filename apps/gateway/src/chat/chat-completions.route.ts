@@ -1,0 +1,62 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { withRequestId, type Logger } from '@drael/logger';
+import type { KeyIdentity } from '@drael/contracts';
+import { KeyGate } from '../auth/key-gate.service.js';
+import { apiErrorOf, logServerError, writeErrorResponse } from '../errors/error-response.js';
+import { isPlainJson, readJsonBody } from '../http/json-body.parser.js';
+import { requestIdOf } from '../http/request-id.js';
+import { ChatCompletionsService } from './chat-completions.service.js';
+
+const PATH = '/v1/chat/completions';
+
+/**
+ * POST /v1/chat/completions served straight from the HTTP server, in front of Fastify and Nest:
+ * the gateway's hot path (every proxied completion) would otherwise pay Fastify's routing and
+ * hooks and Nest's guard, pipe and interceptor chain on every request, which profiling put at
+ * a large part of the gateway's CPU per request beyond the proxying itself
+ * (bench/gateway-passthrough, docs/decisions/0002-gateway-hot-path.md).
+ * It does what that chain did, with the same pieces: the request id (x-request-id), KeyGate (key
+ * and rate limit, the headers set before the first byte), the JSON body (same limit and parser),
+ * ChatCompletionsService in the request id's context, errors as the OpenAI envelope, one access
+ * line. The key check starts as the headers arrive, so its round trip overlaps the body upload.
+ * Anything else (another path, a query string, another content type, shutdown in progress) goes
+ * to Fastify, whose Nest controller serves the same service.
+ */
+export class ChatCompletionsRoute {
+  constructor(
+    private readonly gate: KeyGate,
+    private readonly chat: ChatCompletionsService,
+    private readonly logger: Logger,
+    private readonly bodyLimit: number,
+  ) {}
+
+  matches(req: IncomingMessage): boolean {
+    return req.url === PATH && req.method === 'POST' && isPlainJson(req.headers['content-type']);
+  }
+
+  async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const requestId = requestIdOf(req);
+    res.setHeader('x-request-id', requestId);
+    res.once('close', () => this.logAccess(requestId, res, started));
+    try {
+      const admitted = this.gate.admit(req.headers, res);
+      // A body error is answered first (as when Fastify parsed the body before the guard ran);
+      // the admission's own failure is then seen below, never left unhandled.
+      admitted.catch(() => undefined);
+      const body = await readJsonBody(req, this.bodyLimit);
+      const identity: KeyIdentity = await admitted;
+      await withRequestId(requestId, () =>
+        this.chat.handle({ body: body.parsed, rawBody: body.raw, headers: req.headers, requestId, res, identity }),
+      );
+    } catch (exception) {
+      const error = apiErrorOf(exception);
+      withRequestId(requestId, () => logServerError(this.logger, exception, error));
+      writeErrorResponse(res, error, requestId);
+    }
+  }
+
+  private logAccess(requestId: string, res: ServerResponse, started: number): void {
+    this.logger.info({ request_id: requestId, method: 'POST', url: PATH, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request');
+  }
+}
