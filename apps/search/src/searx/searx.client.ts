@@ -54,16 +54,19 @@ export class SearxUnreachableError extends Error {
 }
 
 // The engine list changes only when SearXNG's settings do; asking /config on every query would
-// double the calls to SearXNG.
+// double the calls to SearXNG. Past this age the list is still used once more while a fresh one
+// is fetched beside it, so no search waits for /config after the first.
 const ENGINE_LIST_TTL_MS = 30_000;
 
 /** The one place that speaks SearXNG's HTTP API (`/search?format=json`, `/config`). */
 export class SearxClient {
   private engineList?: { at: number; engines: Promise<SearxEngineInfo[]> };
+  private refreshing?: Promise<unknown>;
 
   constructor(
     private readonly baseUrl: string,
     private readonly timeoutMs: number,
+    private readonly engineListTtlMs = ENGINE_LIST_TTL_MS,
   ) {}
 
   async search(q: SearxQuery): Promise<SearxAnswer> {
@@ -89,26 +92,44 @@ export class SearxClient {
     };
   }
 
-  /** Engines SearXNG has loaded (name, categories, enabled, time-range support), cached briefly. */
+  /**
+   * Engines SearXNG has loaded (name, categories, enabled, time-range support). Fetched on first
+   * use; once older than the TTL, the list in hand answers while one refresh runs beside it.
+   */
   async engines(): Promise<SearxEngineInfo[]> {
-    const now = Date.now();
-    if (!this.engineList || now - this.engineList.at > ENGINE_LIST_TTL_MS) {
-      const engines = this.getJson(new URL('config', this.baseUrl.endsWith('/') ? this.baseUrl : `${this.baseUrl}/`)).then((body) => {
-        const parsed = SearxConfigSchema.safeParse(body);
-        if (!parsed.success) throw new SearxUnreachableError('SearXNG /config answered an unexpected shape');
-        return parsed.data.engines;
+    const list = this.engineList;
+    if (!list) {
+      const entry = { at: Date.now(), engines: this.fetchEngines() };
+      this.engineList = entry;
+      // A failed first look-up is not remembered: the next search asks again.
+      entry.engines.catch(() => {
+        if (this.engineList === entry) this.engineList = undefined;
       });
-      this.engineList = { at: now, engines };
-      // A failed look-up is not remembered: the next query asks again.
-      engines.catch(() => {
-        if (this.engineList?.engines === engines) this.engineList = undefined;
-      });
+      return entry.engines;
     }
-    return this.engineList.engines;
+    if (Date.now() - list.at > this.engineListTtlMs && !this.refreshing) {
+      // A failed refresh keeps the list in hand; the next search tries again.
+      this.refreshing = this.fetchEngines()
+        .then(
+          (engines) => {
+            this.engineList = { at: Date.now(), engines: Promise.resolve(engines) };
+          },
+          () => undefined,
+        )
+        .finally(() => {
+          this.refreshing = undefined;
+        });
+    }
+    return list.engines;
   }
 
-  // undici's request() rather than the global fetch(): the same client without the WHATWG
-  // Request/Response layer, which is most of fetch's CPU per call (bench/search, uncached path).
+  private async fetchEngines(): Promise<SearxEngineInfo[]> {
+    const body = await this.getJson(new URL('config', this.baseUrl.endsWith('/') ? this.baseUrl : `${this.baseUrl}/`));
+    const parsed = SearxConfigSchema.safeParse(body);
+    if (!parsed.success) throw new SearxUnreachableError('SearXNG /config answered an unexpected shape');
+    return parsed.data.engines;
+  }
+
   private async getJson(url: URL): Promise<unknown> {
     const signal = AbortSignal.timeout(this.timeoutMs);
     let res: Dispatcher.ResponseData;

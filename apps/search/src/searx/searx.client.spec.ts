@@ -1,0 +1,75 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SearxClient } from './searx.client.js';
+
+// A stand-in for SearXNG's /config on a real socket: which engines it lists, how slowly, or failing.
+let engineName = 'one';
+let delayMs = 0;
+let failing = false;
+let configCalls = 0;
+let server: Server;
+let url: string;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    configCalls++;
+    const body = JSON.stringify({ engines: [{ name: engineName, categories: ['general'], enabled: true, time_range_support: true }] });
+    setTimeout(() => {
+      if (failing) res.writeHead(500).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    }, delayMs);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise((r) => server.close(r)));
+beforeEach(() => {
+  engineName = 'one';
+  delayMs = 0;
+  failing = false;
+  configCalls = 0;
+});
+
+const names = async (client: SearxClient) => (await client.engines()).map((e) => e.name);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('SearxClient.engines', () => {
+  it('asks /config once, then answers from the list it has while that is fresh', async () => {
+    const client = new SearxClient(url, 2_000, 60_000);
+    expect(await names(client)).toEqual(['one']);
+    expect(await names(client)).toEqual(['one']);
+    expect(configCalls).toBe(1);
+  });
+
+  it('past its age, the list in hand answers at once while a fresh one is fetched beside it', async () => {
+    const client = new SearxClient(url, 2_000, 50);
+    await client.engines();
+    await sleep(80);
+    engineName = 'two';
+    delayMs = 400;
+    const started = performance.now();
+    expect(await names(client)).toEqual(['one']);
+    expect(performance.now() - started).toBeLessThan(200); // did not wait for the slow /config
+    expect(await names(client)).toEqual(['one']);
+    // once the refresh lands (allowing for a loaded machine), the new list answers
+    for (let i = 0; i < 100 && (await names(client))[0] !== 'two'; i++) await sleep(50);
+    expect(await names(client)).toEqual(['two']);
+    expect(configCalls).toBe(2); // one refresh at a time
+  });
+
+  it('a failed refresh keeps the list in hand; a failed first look-up is not remembered', async () => {
+    const client = new SearxClient(url, 2_000, 50);
+    await client.engines();
+    await sleep(80);
+    failing = true;
+    expect(await names(client)).toEqual(['one']);
+    await sleep(50);
+    expect(await names(client)).toEqual(['one']);
+
+    const fresh = new SearxClient(url, 2_000, 60_000);
+    await expect(fresh.engines()).rejects.toThrow(/HTTP 500/);
+    failing = false;
+    expect(await names(fresh)).toEqual(['one']);
+  });
+});
