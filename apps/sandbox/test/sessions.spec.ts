@@ -181,14 +181,20 @@ describe('runs and session files', () => {
     expect((await sbx.errorOf(sandboxCatalog.filesRead, { ...scope, path: 'pipe' })).code).toBe('invalid_path');
   });
 
-  it('a file larger than one message is written in pieces with append', async () => {
+  it('a file larger than one message is written in pieces with append and read in pieces from an offset', async () => {
     const scope = { tenant: 'acme', session: 'pieces' };
     const piece = (c: string) => Buffer.alloc(MAX_FILE_TRANSFER_BYTES, c).toString('base64');
     expect(await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'big.bin', content_base64: piece('a') })).toEqual({ path: 'big.bin', size: MAX_FILE_TRANSFER_BYTES });
     expect(await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'big.bin', content_base64: piece('b'), append: true })).toEqual({ path: 'big.bin', size: 2 * MAX_FILE_TRANSFER_BYTES });
     const r = await sbx.run({ ...scope, runtime: 'bash', code: 'wc -c < big.bin; head -c 1 big.bin; tail -c 1 big.bin' });
     expect(r.stdout).toBe(`${2 * MAX_FILE_TRANSFER_BYTES}\nab`);
-    // Without append a write replaces the file.
+    // Read back in pieces from an offset.
+    const tail = await sbx.call(sandboxCatalog.filesRead, { ...scope, path: 'big.bin', offset: 2 * MAX_FILE_TRANSFER_BYTES - 3 });
+    expect(tail).toEqual({ path: 'big.bin', content_base64: b64('bbb'), size: 2 * MAX_FILE_TRANSFER_BYTES, truncated: false });
+    const first = await sbx.call(sandboxCatalog.filesRead, { ...scope, path: 'big.bin', offset: MAX_FILE_TRANSFER_BYTES - 1, max_bytes: 2 });
+    expect(first).toMatchObject({ content_base64: b64('ab'), truncated: true });
+    expect(await sbx.call(sandboxCatalog.filesRead, { ...scope, path: 'big.bin', offset: 5 * MAX_FILE_TRANSFER_BYTES })).toMatchObject({ content_base64: '', truncated: false });
+        // Without append a write replaces the file.
     expect(await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'big.bin', content_base64: b64('x') })).toEqual({ path: 'big.bin', size: 1 });
   });
 

@@ -114,7 +114,9 @@ export const sandboxCatalog = {
   filesRead: defineEntry({
     subject: 'sandbox.files.read.v1',
     service: 'sandbox',
-    request: z.object({ ...FileScope, path: FilePathSchema, max_bytes: z.number().int().positive().optional() }),
+    // offset: where to start reading, so a file larger than one message is read in pieces.
+    // truncated: bytes remain after this piece.
+    request: z.object({ ...FileScope, path: FilePathSchema, max_bytes: z.number().int().positive().optional(), offset: z.number().int().nonnegative().optional() }),
     reply: z.object({ path: z.string(), content_base64: z.string(), size: z.number().int(), truncated: z.boolean() }),
     errors: SANDBOX_ERROR_CODES,
     timeoutMs: 5_000,

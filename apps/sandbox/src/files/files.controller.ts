@@ -18,7 +18,7 @@ export class FilesController {
 
   @Handles(sandboxCatalog.filesRead)
   read(req: ParsedRequestOf<typeof sandboxCatalog.filesRead>) {
-    return this.files.read(req, req.path, req.max_bytes);
+    return this.files.read(req, req.path, req.max_bytes, req.offset);
   }
 
   @Handles(sandboxCatalog.filesWrite)

@@ -53,7 +53,7 @@ export class SessionFilesService {
     });
   }
 
-  async read(ref: WorkspaceRef, path: string, maxBytes?: number) {
+  async read(ref: WorkspaceRef, path: string, maxBytes?: number, offset = 0) {
     const rel = parseWorkspacePath(path);
     const limit = Math.min(maxBytes ?? MAX_FILE_TRANSFER_BYTES, MAX_FILE_TRANSFER_BYTES);
     return this.withWorkspace(ref, false, async (ws) => {
@@ -62,9 +62,9 @@ export class SessionFilesService {
       try {
         const st = await fh.stat();
         if (!st.isFile()) throw refused(rel, 'not a regular file');
-        const buf = Buffer.alloc(Math.min(limit, st.size));
-        const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-        return { path: rel, content_base64: buf.subarray(0, bytesRead).toString('base64'), size: st.size, truncated: st.size > bytesRead };
+        const buf = Buffer.alloc(Math.min(limit, Math.max(0, st.size - offset)));
+        const { bytesRead } = buf.length > 0 ? await fh.read(buf, 0, buf.length, offset) : { bytesRead: 0 };
+        return { path: rel, content_base64: buf.subarray(0, bytesRead).toString('base64'), size: st.size, truncated: st.size > offset + bytesRead };
       } finally {
         await fh.close();
       }
