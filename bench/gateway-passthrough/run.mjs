@@ -82,14 +82,28 @@ function once(port, stream, headers) {
   });
 }
 
-async function load(port, stream, headers, count, concurrency) {
+/** GET /v1/models (the guard, Fastify and Nest, no upstream); resolves with its latency in ms. */
+function getModels(port, headers) {
+  return new Promise((resolveP, reject) => {
+    const t0 = process.hrtime.bigint();
+    http
+      .get({ host: '127.0.0.1', port, path: '/v1/models', agent, headers }, (res) => {
+        if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
+        res.resume();
+        res.on('end', () => resolveP({ ttfbMs: Number(process.hrtime.bigint() - t0) / 1e6 }));
+      })
+      .on('error', reject);
+  });
+}
+
+async function load(port, stream, headers, count, concurrency, one = () => once(port, stream, headers)) {
   let next = 0;
   const results = [];
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < count) {
         next++;
-        results.push(await once(port, stream, headers));
+        results.push(await one());
       }
     }),
   );
@@ -124,7 +138,9 @@ const gatewayEnv = {
   DRAEL_MODELS: JSON.stringify({ bench: { base_url: `http://127.0.0.1:${upstreamPort}/v1`, model: 'bench' } }),
   DRAEL_BACKEND_SERVICES: 'agent-run',
 };
-const gateway = spawn(process.execPath, ['dist/main.js'], { cwd: resolve(root, 'apps/gateway'), env: gatewayEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+// GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof": node flags for the gateway process (profiling).
+const gatewayNodeArgs = (process.env.GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const gateway = spawn(process.execPath, [...gatewayNodeArgs, 'dist/main.js'], { cwd: resolve(process.env.GATEWAY_DIR ?? resolve(root, 'apps/gateway')), env: gatewayEnv, stdio: ['ignore', 'ignore', 'inherit'] });
 children.push(gateway);
 await waitHttp(`http://127.0.0.1:${gatewayPort}/healthz`);
 
@@ -183,6 +199,21 @@ for (const stream of [false, true]) {
   }
 }
 
+// Authenticated GET /v1/models on the gateway(s): CPU per request and latency at concurrency 1.
+const gateways = targets.filter((t) => t.name.startsWith('gateway'));
+const models = new Map(gateways.map((t) => [t.name, { cpu: 0, lat: [] }]));
+const modelsOf = (t) => () => getModels(t.port, t.headers);
+for (const t of gateways) await load(t.port, false, t.headers, WARMUP, CONCURRENCY, modelsOf(t));
+for (let round = 0; round < ROUNDS; round++) {
+  for (const t of gateways) {
+    const m = models.get(t.name);
+    const cpu0 = cpuSeconds(t.pid);
+    await load(t.port, false, t.headers, Math.ceil(CPU_REQUESTS / ROUNDS), CONCURRENCY, modelsOf(t));
+    m.cpu += cpuSeconds(t.pid) - cpu0;
+    m.lat.push(...(await load(t.port, false, t.headers, Math.ceil(TTFB_REQUESTS / ROUNDS), 1, modelsOf(t))).map((r) => r.ttfbMs));
+  }
+}
+
 const fmt = (x, d = 1) => (x === undefined ? '-' : x.toFixed(d));
 console.log('\nmode           target        CPU µs/req   req/s   TTFB median ms   TTFB p90 ms');
 for (const r of rows) {
@@ -200,5 +231,12 @@ for (const mode of ['non-streaming', 'streaming']) {
       `added TTFB median = ${addedTtfb.toFixed(3)} ms over direct (naive proxy adds ${naiveAdded.toFixed(3)} ms; target <= 1 ms ${addedTtfb <= 1 ? 'MET' : 'MISSED'})`,
   );
 }
+for (const t of gateways) {
+  const m = models.get(t.name);
+  const n = Math.ceil(CPU_REQUESTS / ROUNDS) * ROUNDS;
+  console.log(`GET /v1/models on ${t.name}: ${((m.cpu / n) * 1e6).toFixed(1)} µs CPU/request, latency median ${median(m.lat).toFixed(3)} ms, p90 ${p90(m.lat).toFixed(3)} ms`);
+}
 for (const c of children) c.kill('SIGTERM');
+// A profiled gateway writes its profile while exiting: give it the time to.
+if (gatewayNodeArgs.length && gateway.exitCode === null) await new Promise((r) => gateway.once('exit', r));
 process.exit(0);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { billingCatalog, type KeyIdentity } from '@drael/contracts';
 import { NatsRpcClient, isRpcError } from '@drael/nats-rpc';
@@ -25,7 +25,8 @@ export class KeyVerifier {
   }
 
   async verify(apiKey: string): Promise<KeyIdentity> {
-    const id = createHash('sha256').update(apiKey).digest('base64url');
+    // One-shot hashing: no Hash object per request (the only hashing on the request path).
+    const id = hash('sha256', apiKey, 'base64url');
     let verdict = this.cache.get(id);
     if (!verdict) {
       try {
