@@ -6,8 +6,12 @@
 //     process), next to a direct gateway.inference.chat.v1 call for reference;
 //  2. runs completed per second with the worker at concurrency 10 (all runs submitted at once;
 //     from the first run's created_at to the last run's finished_at, database clock).
+//  3. the billing hop of one step alone: reserve + settle (which signs the receipt) on
+//     billing.spend.*, median, as a share of the run start above.
+// Every step goes through the real billing service (its own schema here): the account's money is
+// reserved before the model call and settled after it, and billing signs the receipt and run end.
 // Usage: node bench/agent-run/run.mjs [--latency 30] [--runs 200] [--concurrency 10]
-// Needs: pnpm build (apps/agent-run, apps/gateway, packages/*), NATS, Postgres, Redis running.
+// Needs: pnpm build (apps/agent-run, apps/billing, apps/gateway, packages/*), NATS, Postgres, Redis running.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { dirname, resolve } from 'node:path';
@@ -18,8 +22,16 @@ const root = resolve(here, '../..');
 const { startGatewayProcess, startServiceProcess } = await import(resolve(root, 'packages/test-support/dist/index.js'));
 const { NatsRpcClient } = await import(resolve(root, 'packages/nats-rpc/dist/index.js'));
 const { deploy } = await import(resolve(root, 'packages/db-migrate/dist/index.js'));
-const { agentRunCatalog, gatewayCatalog } = await import(resolve(root, 'packages/contracts/dist/index.js'));
+const { agentRunCatalog, billingCatalog, gatewayCatalog } = await import(resolve(root, 'packages/contracts/dist/index.js'));
 const pg = (await import(resolve(root, 'apps/agent-run/node_modules/pg/lib/index.js'))).default;
+
+// CPU time (user + system, ms) a process has used so far, from /proc (clock ticks of 10 ms): the
+// load-independent figure beside the wall times on a shared machine.
+const { readFileSync } = await import('node:fs');
+const cpuMs = (pid) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
 
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -53,17 +65,39 @@ const prefix = `bench-ar-${randomBytes(4).toString('hex')}`;
 const schema = `agent_run_bench_${randomBytes(4).toString('hex')}`;
 const dbUrl = `${BASE_DB}?schema=${schema}`;
 const appDir = resolve(root, 'apps/agent-run');
-await deploy({ databaseUrl: dbUrl, schemaPath: resolve(appDir, 'prisma/schema.prisma'), migrationsDir: resolve(appDir, 'prisma/migrations') });
+// The wasm schema engine's connect can time out (P1002) on a loaded machine: try again before giving up.
+const migrate = async (opts) => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await deploy(opts);
+    } catch (err) {
+      if (attempt >= 4) throw err;
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
+};
+await migrate({ databaseUrl: dbUrl, schemaPath: resolve(appDir, 'prisma/schema.prisma'), migrationsDir: resolve(appDir, 'prisma/migrations') });
 const pool = new pg.Pool({ connectionString: BASE_DB, max: 2, options: `-c search_path="${schema}"` });
+const billingSchema = `billing_bench_${randomBytes(4).toString('hex')}`;
+const billingDbUrl = `${BASE_DB}?schema=${billingSchema}`;
+const billingDir = resolve(root, 'apps/billing');
+await migrate({ databaseUrl: billingDbUrl, schemaPath: resolve(billingDir, 'prisma/schema.prisma'), migrationsDir: resolve(billingDir, 'prisma/migrations') });
 
 const stops = [];
 const cleanup = async () => {
   for (const s of stops.reverse()) await s().catch(() => undefined);
   await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+  await pool.query(`DROP SCHEMA IF EXISTS "${billingSchema}" CASCADE`).catch(() => undefined);
   await pool.end();
   model.close();
 };
 try {
+  const billing = await startServiceProcess(
+    'billing',
+    { NATS_URL, DRAEL_NATS_PREFIX: prefix, LOG_LEVEL: 'error', DATABASE_URL: billingDbUrl, DATABASE_POOL_SIZE: '12', BILLING_RECEIPT_KEY: randomBytes(32).toString('hex') },
+    { readyTimeoutMs: 60_000 },
+  );
+  stops.push(() => billing.stop('SIGKILL'));
   const gateway = await startGatewayProcess(
     { NATS_URL, DRAEL_NATS_PREFIX: prefix, LOG_LEVEL: 'error', DRAEL_MODELS: JSON.stringify({ bench: { base_url: modelUrl, model: 'bench' } }), DRAEL_BACKEND_SERVICES: 'agent-run' },
     { billing: false, readyTimeoutMs: 60_000 },
@@ -74,7 +108,7 @@ try {
     {
       NATS_URL, DRAEL_NATS_PREFIX: prefix, LOG_LEVEL: 'error', DATABASE_URL: dbUrl, DATABASE_POOL_SIZE: '12',
       REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', AGENT_RUN_QUEUE_PREFIX: `drael-bench:${prefix}`,
-      AGENT_RUN_CONCURRENCY: String(CONCURRENCY), AGENT_RUN_RECEIPT_KEY: randomBytes(32).toString('hex'),
+      AGENT_RUN_CONCURRENCY: String(CONCURRENCY),
       AGENT_RUN_DATA_KEYS: `k1:${randomBytes(32).toString('base64')}`, AGENT_RUN_DATA_KEY_ACTIVE: 'k1',
     },
     { readyTimeoutMs: 60_000 },
@@ -83,35 +117,60 @@ try {
   const rpc = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
   stops.push(() => rpc.close());
   const opts = { timeoutMs: 30_000 };
-  const agent = await rpc.request(agentRunCatalog.createAgent, { account_id: 'acct_bench', agent: { model: 'bench', instructions: 'bench', tools: [], limits: { step_limit: 2, budget_usd: 1 } } }, opts);
+  // The account that owns the agent: funded, and no step rate in the way of the throughput figure.
+  const { account_id: ACCOUNT } = await rpc.request(billingCatalog.createAccount, { name: 'bench', plan: 'free' }, opts);
+  await rpc.request(billingCatalog.creditWallet, { account_id: ACCOUNT, amount_micros: 1_000_000_000 }, opts);
+  await rpc.request(billingCatalog.setAgentLimits, { account_id: ACCOUNT, agent_steps_per_minute: 1_000_000 }, opts);
+  const agent = await rpc.request(agentRunCatalog.createAgent, { account_id: ACCOUNT, agent: { model: 'bench', instructions: 'bench', tools: [], limits: { step_limit: 2, budget_usd: 1 } } }, opts);
   const waitDone = async (id) => {
     for (;;) {
-      const { done } = await rpc.request(agentRunCatalog.runEvents, { account_id: 'acct_bench', run_id: id, after: 0, wait_ms: 5_000 }, opts);
+      const { done } = await rpc.request(agentRunCatalog.runEvents, { account_id: ACCOUNT, run_id: id, after: 0, wait_ms: 5_000 }, opts);
       if (done) return;
     }
   };
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
   // Warm-up: first queries compile, connections open.
-  for (let i = 0; i < 3; i++) await waitDone((await rpc.request(agentRunCatalog.createRun, { account_id: 'acct_bench', agent_id: agent.id, task: 'warm' }, opts)).id);
+  for (let i = 0; i < 3; i++) await waitDone((await rpc.request(agentRunCatalog.createRun, { account_id: ACCOUNT, agent_id: agent.id, task: 'warm' }, opts)).id);
 
   const toFirstCall = [];
   for (let i = 0; i < LATENCY_RUNS; i++) {
     const before = arrivals.length;
     const t0 = performance.now();
-    const run = await rpc.request(agentRunCatalog.createRun, { account_id: 'acct_bench', agent_id: agent.id, task: `latency ${i}` }, opts);
+    const run = await rpc.request(agentRunCatalog.createRun, { account_id: ACCOUNT, agent_id: agent.id, task: `latency ${i}` }, opts);
     await waitDone(run.id);
     toFirstCall.push(arrivals[before] - t0);
   }
   const direct = [];
   for (let i = 0; i < LATENCY_RUNS; i++) {
     const t0 = performance.now();
-    await rpc.request(gatewayCatalog.inferenceChat, { account_id: 'acct_bench', model: 'bench', messages: [{ role: 'user', content: 'x' }], max_tokens: 64 }, opts);
+    await rpc.request(gatewayCatalog.inferenceChat, { account_id: ACCOUNT, model: 'bench', messages: [{ role: 'user', content: 'x' }], max_tokens: 64 }, opts);
     direct.push(performance.now() - t0);
   }
 
+  // The billing hop of one step on its own: reserve, then settle with the receipt fields.
+  const hop = [];
+  const hopCpu0 = cpuMs(billing.child.pid);
+  const fp = '11'.repeat(32);
+  let previous = null;
+  for (let i = 0; i < LATENCY_RUNS; i++) {
+    const t0 = performance.now();
+    const h = await rpc.request(billingCatalog.reserveSpend, { account_id: ACCOUNT, run_id: 'run_bench_hop', kind: 'inference.chat', amount_micros: 1_000, idempotency_key: `hop-${i}` }, opts);
+    const { receipt } = await rpc.request(
+      billingCatalog.settleSpend,
+      { account_id: ACCOUNT, hold_id: h.hold_id, kind: 'inference.chat', amount_micros: 90, receipt: { usage: { prompt_tokens: 20 }, input_fingerprint: fp, output_fingerprint: fp, run: { id: 'run_bench_hop', sequence: i, previous_receipt_hash: previous } } },
+      opts,
+    );
+    previous = receipt.hash;
+    hop.push(performance.now() - t0);
+  }
+
+  const hopCpu = (cpuMs(billing.child.pid) - hopCpu0) / LATENCY_RUNS;
+
+  const procs = { 'agent-run': worker, billing, gateway };
+  const cpu0 = Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, cpuMs(p.child.pid)]));
   const ids = await Promise.all(
-    Array.from({ length: THROUGHPUT_RUNS }, (_, i) => rpc.request(agentRunCatalog.createRun, { account_id: 'acct_bench', agent_id: agent.id, task: `throughput ${i}` }, opts).then((r) => r.id)),
+    Array.from({ length: THROUGHPUT_RUNS }, (_, i) => rpc.request(agentRunCatalog.createRun, { account_id: ACCOUNT, agent_id: agent.id, task: `throughput ${i}` }, opts).then((r) => r.id)),
   );
   const deadline = Date.now() + 300_000;
   for (;;) {
@@ -125,10 +184,14 @@ try {
     [ids],
   );
   const seconds = rows[0].s;
+  const failed = await pool.query(`SELECT status::text, error_code, min(error_message) AS message, count(*)::int AS n FROM runs WHERE id = ANY($1) AND status <> 'succeeded' GROUP BY 1, 2`, [ids]);
+  for (const f of failed.rows) console.log(`not succeeded: ${f.n} ${f.status} (${f.error_code}: ${f.message})`);
+  const cpuPerRun = Object.entries(procs).map(([k, p]) => `${k} ${((cpuMs(p.child.pid) - cpu0[k]) / THROUGHPUT_RUNS).toFixed(2)}`).join(', ');
   console.log(`agent-run bench (${new Date().toISOString()}, load average ${(await import('node:os')).loadavg()[0].toFixed(1)})`);
   console.log(`run creation -> first model call, median of ${LATENCY_RUNS}: ${median(toFirstCall).toFixed(1)} ms (min ${Math.min(...toFirstCall).toFixed(1)}, max ${Math.max(...toFirstCall).toFixed(1)})`);
   console.log(`direct gateway.inference.chat.v1 round trip, median of ${LATENCY_RUNS}: ${median(direct).toFixed(1)} ms; ratio run-start/direct-call: ${(median(toFirstCall) / median(direct)).toFixed(1)}x`);
-  console.log(`runs completed at worker concurrency ${CONCURRENCY}: ${THROUGHPUT_RUNS} in ${seconds.toFixed(2)} s = ${(THROUGHPUT_RUNS / seconds).toFixed(1)} runs/s (${rows[0].ok} succeeded)`);
+  console.log(`billing hop of one step (reserve + settle with the signed receipt), median of ${LATENCY_RUNS}: ${median(hop).toFixed(1)} ms = ${((100 * median(hop)) / median(toFirstCall)).toFixed(0)}% of the run start above; billing CPU ${hopCpu.toFixed(2)} ms per hop`);
+  console.log(`runs completed at worker concurrency ${CONCURRENCY}: ${THROUGHPUT_RUNS} in ${seconds.toFixed(2)} s = ${(THROUGHPUT_RUNS / seconds).toFixed(1)} runs/s (${rows[0].ok} succeeded); CPU ms per run: ${cpuPerRun}`);
 } finally {
   await cleanup();
 }

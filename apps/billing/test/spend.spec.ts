@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ed25519 } from '@noble/curves/ed25519.js';
-import { hexToBytes } from '@noble/hashes/utils.js';
+import { createPublicKey, verify } from 'node:crypto';
 import { billingCatalog, type ReceiptPayload } from '@drael/contracts';
 import { canonicalBytes, chainHead, keccak256Hex, ReceiptSigner, ZERO_HEAD } from '../src/receipts/receipt-signer.js';
 import { codes, newAccount, startBilling, type Billing } from './billing-harness.js';
@@ -13,6 +12,14 @@ afterAll(async () => {
   await b?.close();
 });
 
+// An Ed25519 public key (raw, hex) as node:crypto takes it: the fixed SPKI DER prefix and the 32 bytes (RFC 8410).
+const ed25519Verify = (signatureHex: string, message: Uint8Array, publicKeyHex: string) =>
+  verify(
+    null,
+    message,
+    createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(publicKeyHex, 'hex')]), format: 'der', type: 'spki' }),
+    Buffer.from(signatureHex, 'hex'),
+  );
 const fp = (s: string) => keccak256Hex(new TextEncoder().encode(s));
 let keySeq = 0;
 const reserve = (account_id: string, amount_micros: number, run_id = 'run_a', kind: 'inference.chat' | 'sandbox.execute' = 'inference.chat', idempotency_key = `r${++keySeq}`) =>
@@ -104,9 +111,9 @@ describe('agent spend: reservations against the balance (real PostgreSQL, concur
     expect(again.receipt).toEqual(first.receipt);
     const bytes = canonicalBytes(first.receipt.payload);
     expect(first.receipt.hash).toBe(keccak256Hex(bytes));
-    expect(ed25519.verify(hexToBytes(first.receipt.signature), bytes, hexToBytes(key.public_key))).toBe(true);
+    expect(ed25519Verify(first.receipt.signature, bytes, key.public_key)).toBe(true);
     const forged: ReceiptPayload = { ...first.receipt.payload, cost_micros: 1 };
-    expect(ed25519.verify(hexToBytes(first.receipt.signature), canonicalBytes(forged), hexToBytes(key.public_key))).toBe(false);
+    expect(ed25519Verify(first.receipt.signature, canonicalBytes(forged), key.public_key)).toBe(false);
     expect((await wallet(acct)).balance_micros).toBe(960);
   });
 
@@ -140,7 +147,7 @@ describe('agent spend: reservations against the balance (real PostgreSQL, concur
     const end = await b.rpc(billingCatalog.signRunEnd, { account_id: acct, run_id: 'run_c', receipt_count: 2, receipt_head: head });
     expect(end.payload).toEqual({ version: 1, type: 'run_end', run_id: 'run_c', receipt_count: 2, receipt_head: head });
     const key = await b.rpc(billingCatalog.receiptKey, {});
-    expect(ed25519.verify(hexToBytes(end.signature), canonicalBytes(end.payload), hexToBytes(key.public_key))).toBe(true);
+    expect(ed25519Verify(end.signature, canonicalBytes(end.payload), key.public_key)).toBe(true);
     await b.rpc(billingCatalog.signRunEnd, { account_id: acct, run_id: 'run_c', receipt_count: 1, receipt_head: chainHead([r0.receipt.hash]) });
     await b.rpc(billingCatalog.signRunEnd, { account_id: acct, run_id: 'run_none', receipt_count: 0, receipt_head: ZERO_HEAD });
     for (const bad of [

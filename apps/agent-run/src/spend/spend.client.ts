@@ -1,6 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import { billingCatalog, type ReceiptPayload, type Receipt, type RunEnd, type SpendHold, type StepKind } from '@drael/contracts';
-import { NatsRpcClient } from '@drael/nats-rpc';
+import { isRpcError, NatsRpcClient } from '@drael/nats-rpc';
+
+// A call lost on the way (no reply in time, no responder yet) is asked again: every spend call is
+// idempotent (reserve by its key; settle returns the receipt issued the first time; release and
+// run end answer as before), so a retry never charges or signs twice.
+const RETRY_DELAYS_MS = [100, 400];
+async function retryingLost<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      const lost = isRpcError(err) && (err.code === 'timeout' || err.code === 'unavailable');
+      if (!lost || attempt >= RETRY_DELAYS_MS.length) throw err;
+      await new Promise((r) => setTimeout(r, RETRY_DELAYS_MS[attempt]));
+    }
+  }
+}
 
 /** What the worker puts into a step's receipt; billing adds the account, kind, cost and time, and signs. */
 export type ReceiptFields = Pick<ReceiptPayload, 'usage' | 'input_fingerprint' | 'output_fingerprint' | 'run'>;
@@ -18,20 +34,27 @@ export class SpendClient {
 
   /** Refused with insufficient_balance, monthly_budget_reached or agent_rate_limited. */
   reserve(accountId: string, runId: string, kind: StepKind, amountMicros: number, idempotencyKey: string): Promise<SpendHold> {
-    return this.rpc.request(billingCatalog.reserveSpend, { account_id: accountId, run_id: runId, kind, amount_micros: amountMicros, idempotency_key: idempotencyKey });
+    return retryingLost(() =>
+      this.rpc.request(billingCatalog.reserveSpend, { account_id: accountId, run_id: runId, kind, amount_micros: amountMicros, idempotency_key: idempotencyKey }),
+    );
   }
 
   /** The cost must be within the reservation (the budget functions cap it there). */
   async settle(accountId: string, hold: SpendHold, amountMicros: number, receipt: ReceiptFields): Promise<Receipt> {
-    return (await this.rpc.request(billingCatalog.settleSpend, { account_id: accountId, hold_id: hold.hold_id, kind: hold.kind, amount_micros: amountMicros, receipt })).receipt;
+    const settled = await retryingLost(() =>
+      this.rpc.request(billingCatalog.settleSpend, { account_id: accountId, hold_id: hold.hold_id, kind: hold.kind, amount_micros: amountMicros, receipt }),
+    );
+    return settled.receipt;
   }
 
   async release(accountId: string, holdId: string): Promise<void> {
-    await this.rpc.request(billingCatalog.releaseSpend, { account_id: accountId, hold_id: holdId });
+    await retryingLost(() => this.rpc.request(billingCatalog.releaseSpend, { account_id: accountId, hold_id: holdId }));
   }
 
   signRunEnd(accountId: string, runId: string, receiptCount: number, receiptHead: string): Promise<RunEnd> {
-    return this.rpc.request(billingCatalog.signRunEnd, { account_id: accountId, run_id: runId, receipt_count: receiptCount, receipt_head: receiptHead });
+    return retryingLost(() =>
+      this.rpc.request(billingCatalog.signRunEnd, { account_id: accountId, run_id: runId, receipt_count: receiptCount, receipt_head: receiptHead }),
+    );
   }
 
   /** Billing's receipt key, asked once per process (a failed ask is asked again next time). */
