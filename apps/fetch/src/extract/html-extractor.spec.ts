@@ -67,4 +67,13 @@ describe('HtmlExtractor', () => {
     const listing = extractor.extract(`<html><body><main>${[1, 2, 3].map(teaser).join('')}</main></body></html>`, 'https://site.example/liste');
     for (const n of [1, 2, 3]) expect(listing.markdown).toContain(`Beitrag ${n}`);
   });
+
+  it('reads pages without a <body> tag (valid HTML), fragments, plain text and an empty body', () => {
+    const noBody = extractor.extract('<!doctype html><html lang="de"><title>Ohne Body</title><meta name="description" content="Kurz"><p>Ein <b>Absatz</b> ohne body.</p></html>', 'https://x.example/');
+    expect(noBody).toMatchObject({ title: 'Ohne Body', description: 'Kurz', lang: 'de' });
+    expect(noBody.markdown).toBe('Ein **Absatz** ohne body.');
+    expect(extractor.extract('<p>Nur ein <b>Fragment</b>.</p>', 'https://x.example/').markdown).toBe('Nur ein **Fragment**.');
+    expect(extractor.extract('nur Text', 'https://x.example/').markdown).toBe('nur Text');
+    expect(extractor.extract('', 'https://x.example/')).toMatchObject({ markdown: '', title: null, readable: false });
+  });
 });

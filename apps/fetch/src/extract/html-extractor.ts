@@ -18,7 +18,7 @@ export interface ExtractedPage {
 // page is returned instead (forum threads and short docs pages are where the pick goes wrong).
 const MIN_ARTICLE_CHARS = 140;
 const MIN_ARTICLE_SHARE = 0.2;
-const REMOVED_IN_FALLBACK = 'script, style, noscript, template, svg, canvas, iframe, object, embed, form, button, nav, footer, header, aside';
+const REMOVED_IN_FALLBACK = 'head, title, script, style, noscript, template, svg, canvas, iframe, object, embed, form, button, nav, footer, header, aside';
 // A single <article> (else a single <main>) holding at least this share of the page's text is
 // where the content is; Readability then scores only it (bench/fetch: about a seventh of the
 // extraction time on a 100 KB article goes to the navigation, asides and footer around it).
@@ -41,23 +41,38 @@ export class HtmlExtractor {
   }
 
   extract(html: string, pageUrl: string): ExtractedPage {
-    const { document } = parseHTML(html);
+    // linkedom does not infer a <body> as a browser does: a page without the tag (valid HTML, and
+    // every fragment) would have an empty body, so the markup is put in one; the head elements
+    // that land in it are read for metadata below and then removed.
+    const wrapped = !/<body[\s>]/i.test(html);
+    const source = wrapped ? `<!doctype html><html><head></head><body>${html}</body></html>` : html;
+    const { document } = parseHTML(source);
+    // One walk for the metadata elements: each document.querySelector compiles its selector
+    // and, for the absent ones, walks the whole page (half a dozen walks on a 100 KB page).
+    const heads = elementsByTag(document, ['title', 'meta', 'link', 'base']);
+    const first = (tag: string, test: (el: Element) => boolean = () => true) => heads.find((el) => el.localName === tag && test(el));
+    const attrIs = (name: string, value: string, caseInsensitive = false) => (el: Element) => {
+      const v = el.getAttribute(name);
+      return v !== null && (caseInsensitive ? v.toLowerCase() === value : v === value);
+    };
+    const meta = (attr: string, value: string, caseInsensitive = false) => clean(first('meta', attrIs(attr, value, caseInsensitive))?.getAttribute('content'));
+
     // Readability resolves relative links against these; linkedom leaves them unset.
-    const base = safeUrl(document.querySelector('base[href]')?.getAttribute('href') ?? '', pageUrl) ?? pageUrl;
+    const base = safeUrl(first('base', (el) => el.hasAttribute('href'))?.getAttribute('href') ?? '', pageUrl) ?? pageUrl;
     Object.defineProperty(document, 'baseURI', { value: base, configurable: true });
     Object.defineProperty(document, 'documentURI', { value: pageUrl, configurable: true });
 
-    const meta = (selector: string) => clean(document.querySelector(selector)?.getAttribute('content'));
-    const canonicalHref = document.querySelector('link[rel~="canonical" i]')?.getAttribute('href');
+    const canonicalHref = first('link', (el) => /(^|\s)canonical(\s|$)/i.test(el.getAttribute('rel') ?? ''))?.getAttribute('href');
     const head = {
-      title: clean(document.querySelector('title')?.textContent) ?? meta('meta[property="og:title"]'),
-      description: meta('meta[name="description" i]') ?? meta('meta[property="og:description"]') ?? meta('meta[name="twitter:description"]'),
-      author: meta('meta[name="author" i]') ?? meta('meta[property="article:author"]'),
+      title: clean(first('title')?.textContent) ?? meta('property', 'og:title'),
+      description: meta('name', 'description', true) ?? meta('property', 'og:description') ?? meta('name', 'twitter:description'),
+      author: meta('name', 'author', true) ?? meta('property', 'article:author'),
       canonical: canonicalHref ? safeUrl(canonicalHref, base) : null,
-      lang: clean(document.documentElement?.getAttribute('lang')) ?? meta('meta[http-equiv="content-language" i]'),
+      lang: clean(document.documentElement?.getAttribute('lang')) ?? meta('http-equiv', 'content-language', true),
     };
     // Script and style text is not page text (Readability drops them too).
-    for (const el of Array.from(document.querySelectorAll('script, style, noscript, template'))) el.remove();
+    for (const el of elementsByTag(document, ['script', 'style', 'noscript', 'template'])) el.remove();
+    if (wrapped) for (const el of elementsByTag(document.body, ['head', 'title', 'meta', 'link', 'base'])) el.remove();
     const pageText = document.body?.textContent ?? '';
     const pageChars = normalisedLength(pageText);
     scopeToDominantContainer(document, pageChars);
@@ -78,7 +93,7 @@ export class HtmlExtractor {
       if (heading && !markdown.slice(0, heading.length + 200).includes(heading)) markdown = `# ${heading}\n\n${markdown}`;
     } else {
       // Readability has mutated the first parse; the fallback works on a fresh one (rare path).
-      const body = parseHTML(html).document.body;
+      const body = parseHTML(source).document.body;
       if (body) {
         for (const el of Array.from(body.querySelectorAll(REMOVED_IN_FALLBACK))) el.remove();
         resolveLinks(body, base);
@@ -138,11 +153,13 @@ function makeReader(document: Document): Readability<Node> {
   return reader;
 }
 
-function elementsByTag(root: Element, tagNames: string[]): Element[] {
+function elementsByTag(root: Element | Document, tagNames: string[]): Element[] {
+  const doc = root.nodeType === 9 ? (root as Document) : (root as Element).ownerDocument;
+  if (!doc?.documentElement) return [];
   const wanted = new Set(tagNames.map((t) => t.toLowerCase()));
   const out: Element[] = [];
   // linkedom's tree walker is one pass over its node list (its element getters walk siblings).
-  const walker = (root.ownerDocument ?? (root as unknown as Document)).createTreeWalker(root, 1 /* SHOW_ELEMENT */);
+  const walker = doc.createTreeWalker(root, 1 /* SHOW_ELEMENT */);
   for (let el = walker.nextNode() as Element | null; el; el = walker.nextNode() as Element | null) {
     if (wanted.has(el.localName)) out.push(el);
   }
