@@ -80,6 +80,24 @@ describe('gateway HTTP endpoints for agents and runs (real gateway, billing key,
     expect((await fetch(`${stack.gateway.url}/v1/agents`)).status).toBe(401);
   });
 
+  it("runs are billed to the account, not held to the key's limits: a key of 2 requests a minute starts a run of 4 model calls", async () => {
+    const key = await createTestKey(stack.rpc, { rate_limit: { per_minute: 2, per_hour: 100 } });
+    await stack.rpc.request(billingCatalog.creditWallet, { account_id: key.account_id, amount_micros: 1_000_000 });
+    await stack.rpc.request(billingCatalog.setAgentLimits, { account_id: key.account_id, agent_steps_per_minute: 100 });
+    const asKey = (path: string, body: unknown) =>
+      fetch(`${stack.gateway.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key.api_key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const bad = { type: 'tool_calls' as const, calls: [{ name: 'sandbox_execute', arguments: 'not json' }], usage: { prompt_tokens: 10, completion_tokens: 5 } };
+    stack.upstream.setTurns([bad, bad, bad, { type: 'text', content: 'four calls', usage: { prompt_tokens: 10, completion_tokens: 5 } }]);
+    const agent = (await (await asKey('/v1/agents', { model: 'test-model' })).json()) as { id: string };
+    const created = (await (await asKey(`/v1/agents/${agent.id}/runs`, { task: 'go' })).json()) as { id: string };
+    // The key's third request of the minute is refused; the run's four model calls are not.
+    expect((await asKey('/v1/agents', { model: 'test-model' })).status).toBe(429);
+    const run = await stack.waitForRun(key.account_id, created.id);
+    expect(run).toMatchObject({ status: 'succeeded', output: 'four calls', receipt_count: 4 });
+    const w = await stack.rpc.request(billingCatalog.wallet, { account_id: key.account_id });
+    expect(w).toMatchObject({ balance_micros: 1_000_000 - 4 * 30, held_micros: 0 });
+  });
+
   it('updates and deletes an agent', async () => {
     const agent = (await (await api('/v1/agents', { method: 'POST', body: JSON.stringify({ model: 'test-model', instructions: 'old' }) })).json()) as { id: string };
     const patched = await (await api(`/v1/agents/${agent.id}`, { method: 'PATCH', body: JSON.stringify({ instructions: 'new', limits: { step_limit: 7 } }) })).json();

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicKey, verify } from 'node:crypto';
 import { billingCatalog, type ReceiptPayload } from '@drael/contracts';
 import { canonicalBytes, chainHead, keccak256Hex, ReceiptSigner, ZERO_HEAD } from '../src/receipts/receipt-signer.js';
+import { SpendRepository } from '../src/spend/spend.repository.js';
+import { SpendService } from '../src/spend/spend.service.js';
 import { codes, newAccount, startBilling, type Billing } from './billing-harness.js';
 
 let b: Billing;
@@ -117,6 +119,21 @@ describe('agent spend: reservations against the balance (real PostgreSQL, concur
     expect((await wallet(acct)).balance_micros).toBe(960);
   });
 
+  it('reserves and settles of one account interleaved at concurrency 40 all succeed (one lock order, no deadlock) and the books balance', async () => {
+    const acct = await funded(1_000_000);
+    const results = await Promise.allSettled(
+      Array.from({ length: 40 }, async (_, i) => {
+        const h = await reserve(acct, 1_000, `run_lock_${i}`);
+        await settle(acct, h.hold_id, 10, `run_lock_${i}`, 0, null);
+        const h2 = await reserve(acct, 1_000, `run_lock_${i}`, 'sandbox.execute');
+        await b.rpc(billingCatalog.releaseSpend, { account_id: acct, hold_id: h2.hold_id });
+      }),
+    );
+    expect(codes(results)).toEqual({ ok: 40 });
+    expect(await wallet(acct)).toMatchObject({ balance_micros: 1_000_000 - 400, held_micros: 0, spent_this_month_micros: 400 });
+    expect(await unbalancedWallets([acct])).toEqual([]);
+  });
+
   it('a repeated reservation with one idempotency key holds once; another amount under that key is a conflict', async () => {
     const acct = await funded(1_000);
     const [x, y] = await Promise.all([reserve(acct, 100, 'run_i', 'inference.chat', 'same'), reserve(acct, 100, 'run_i', 'inference.chat', 'same')]);
@@ -214,6 +231,15 @@ describe('agent spend: the monthly budget and the step rate', () => {
     // A minute later (billing's clock), the window is free again.
     const later = new Date(b.clock.t + 61_000);
     expect((await b.spend.reserve({ account_id: acct, run_id: 'run_a', kind: 'inference.chat', amount_micros: 1, idempotency_key: 'later', ttl_s: 900 }, later)).status).toBe('held');
+  });
+
+  it('without a receipt key, billing holds no money for an agent step and signs nothing (unavailable)', async () => {
+    const acct = await funded(1_000);
+    const keyless = new SpendService(b.running.app.get(SpendRepository), b.clock, null);
+    const req = { account_id: acct, run_id: 'run_k', kind: 'inference.chat' as const, amount_micros: 10, idempotency_key: 'keyless', ttl_s: 900 };
+    await expect(keyless.reserve(req)).rejects.toMatchObject({ code: 'unavailable', retryable: true });
+    expect(() => keyless.publicKey()).toThrow(/BILLING_RECEIPT_KEY/);
+    expect((await wallet(acct)).held_micros).toBe(0);
   });
 
   it('refuses an unknown account and money never moves for it', async () => {

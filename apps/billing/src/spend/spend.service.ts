@@ -27,6 +27,8 @@ export class SpendService {
   ) {}
 
   async reserve(req: ReserveRequest, now = this.clock.now()): Promise<SpendHold> {
+    // No money is held for a step whose receipt this installation could not sign.
+    this.requireSigner();
     if (!isUuid(req.account_id)) throw billingError('account_not_found', 'no such account');
     const { outcome, retryAfterMs, hold } = await this.spend.reserve({
       id: randomUUID(),
