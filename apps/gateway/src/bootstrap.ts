@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { PinoNestLogger, withRequestId, type Logger } from '@drael/logger';
+import { PinoNestLogger, createAccessLog, withRequestId, type Logger } from '@drael/logger';
 import { AppModule } from './app.module.js';
 import { connectGatewaySubjects } from './inference/inference.module.js';
 import type { GatewayConfig } from './config/config.schema.js';
@@ -52,16 +52,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // After the body is read: the handler runs inside the request id's context, so its log lines
   // and its NATS requests carry the id.
   fastify.addHook('preHandler', (req, _reply, done) => withRequestId(req.id, done));
+  const accessLog = createAccessLog(logger, 'gateway');
   fastify.addHook('onResponse', (req, reply, done) => {
-    logger.info(
-      { request_id: req.id, method: req.method, url: req.url, status: reply.raw.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
-      'request',
-    );
+    accessLog(req.id, req.method, req.url, reply.raw.statusCode, Math.round(reply.elapsedTime * 10) / 10);
     done();
   });
 
   app.useGlobalFilters(new OpenAIExceptionFilter(logger));
-  hot.route = new ChatCompletionsRoute(app.get(KeyGate), app.get(ChatCompletionsService), logger, config.BODY_LIMIT_BYTES);
+  hot.route = new ChatCompletionsRoute(app.get(KeyGate), app.get(ChatCompletionsService), logger, accessLog, config.BODY_LIMIT_BYTES);
   await connectGatewaySubjects(app, config);
   await app.listen({ host: config.HOST, port: config.PORT });
   const address = fastify.server.address();

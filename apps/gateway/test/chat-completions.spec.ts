@@ -291,6 +291,16 @@ describe('request ids and logs', () => {
         .find((l) => l.request_id === id && l.msg === 'request');
       if (!line) await new Promise((res) => setTimeout(res, 50));
     }
-    expect(line).toMatchObject({ service: 'gateway', url: '/healthz', status: 200 });
+    expect(line).toMatchObject({ level: 30, service: 'gateway', method: 'GET', url: '/healthz', status: 200 });
+    expect(typeof line.ms).toBe('number');
+    // The chat completions route (served ahead of Fastify) writes the same line.
+    const chatLine = gateway
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l))
+      .find((l) => l.request_id === 'req-nonstream-1' && l.msg === 'request');
+    expect(chatLine).toMatchObject({ level: 30, service: 'gateway', method: 'POST', url: '/v1/chat/completions', status: 200 });
+    expect(Date.parse(chatLine.time)).toBeGreaterThan(0);
   });
 });

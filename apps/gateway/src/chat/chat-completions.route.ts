@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { withRequestId, type Logger } from '@drael/logger';
+import { withRequestId, type AccessLog, type Logger } from '@drael/logger';
 import type { KeyIdentity } from '@drael/contracts';
 import { KeyGate } from '../auth/key-gate.service.js';
 import { apiErrorOf, logServerError, writeErrorResponse } from '../errors/error-response.js';
@@ -27,6 +27,7 @@ export class ChatCompletionsRoute {
     private readonly gate: KeyGate,
     private readonly chat: ChatCompletionsService,
     private readonly logger: Logger,
+    private readonly accessLog: AccessLog,
     private readonly bodyLimit: number,
   ) {}
 
@@ -38,7 +39,7 @@ export class ChatCompletionsRoute {
     const started = performance.now();
     const requestId = requestIdOf(req);
     res.setHeader('x-request-id', requestId);
-    res.once('close', () => this.logAccess(requestId, res, started));
+    res.once('close', () => this.accessLog(requestId, 'POST', PATH, res.statusCode, Math.round((performance.now() - started) * 10) / 10));
     try {
       const admitted = this.gate.admit(req.headers, res);
       // A body error is answered first (as when Fastify parsed the body before the guard ran);
@@ -54,9 +55,5 @@ export class ChatCompletionsRoute {
       withRequestId(requestId, () => logServerError(this.logger, exception, error));
       writeErrorResponse(res, error, requestId);
     }
-  }
-
-  private logAccess(requestId: string, res: ServerResponse, started: number): void {
-    this.logger.info({ request_id: requestId, method: 'POST', url: PATH, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request');
   }
 }
