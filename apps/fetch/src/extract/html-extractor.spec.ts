@@ -47,12 +47,15 @@ describe('HtmlExtractor', () => {
       body(
         '<p style="display: none">Versteckt per Stil.</p><p style="visibility:hidden">Unsichtbar per Stil.</p>' +
           '<p hidden>Versteckt per Attribut.</p><p aria-hidden="true">Versteckt per ARIA.</p>' +
-          '<p style="color: red">Rot und sichtbar.</p><p aria-hidden="false">Sichtbar trotz ARIA.</p>',
+          '<p style="color: red">Rot und sichtbar.</p><p aria-hidden="false">Sichtbar trotz ARIA.</p>' +
+          // an icon: SVG's className is an object, not a string
+          '<p>Mit Symbol <svg aria-hidden="true" class="icon"><path d="M0 0"/></svg> im Text.</p>',
       ),
       'https://site.example/a',
     );
     expect(markdown).toContain('Rot und sichtbar.');
     expect(markdown).toContain('Sichtbar trotz ARIA.');
+    expect(markdown).toContain('Mit Symbol');
     for (const hidden of ['Versteckt per Stil', 'Unsichtbar per Stil', 'Versteckt per Attribut', 'Versteckt per ARIA']) expect(markdown).not.toContain(hidden);
   });
 

@@ -149,7 +149,7 @@ function makeReader(document: Document): Readability<Node> {
   // say "visible"; the original check runs only where there is a style to read.
   const isProbablyVisible = internals._isProbablyVisible.bind(reader);
   internals._isProbablyVisible = (node) =>
-    node.hasAttribute('style') ? isProbablyVisible(node) : !node.hasAttribute('hidden') && (node.getAttribute('aria-hidden') !== 'true' || node.className.includes('fallback-image'));
+    node.hasAttribute('style') ? isProbablyVisible(node) : !node.hasAttribute('hidden') && (node.getAttribute('aria-hidden') !== 'true' || (typeof node.className === 'string' && node.className.includes('fallback-image')));
   return reader;
 }
 
