@@ -61,6 +61,21 @@ describe('inline images from generate_image', () => {
     expect((await h.nats.request(billingCatalog.usage, { account_id: key.account_id })).allowances.images).toMatchObject({ used: 1, held: 0 });
   });
 
+  it('with X-Drael-Session: an image larger than one message is downloaded whole', async () => {
+    const session = `imgl${Date.now()}`;
+    h.script([{ type: 'tool_calls', calls: [call('g', 'generate_image', { prompt: 'a large poster' })] }, { type: 'text', content: 'drawn' }]);
+    const before = h.upstream.requests.length;
+    const r = await h.chat({ messages: ask }, { 'x-drael-session': session });
+    expect(r.status).toBe(200);
+    await r.json();
+    const result = toolMessages(h.upstream.requests[before + 1]!.body)[0]!.content;
+    expect(result).toMatchObject({ ok: true, bytes: large.length });
+    const got = await fetch(`${h.gateway.url}/v1/sessions/${session}/files/${result.file}`, { headers: { authorization: `Bearer ${h.apiKey}` } });
+    expect(got.status).toBe(200);
+    expect(got.headers.get('content-length')).toBe(String(large.length));
+    expect(Buffer.from(await got.arrayBuffer()).equals(large)).toBe(true);
+  });
+
   it("without a session: stored in the request's own workspace (in pieces when large), opened by run_code in a later turn, gone with the request", async () => {
     h.script([
       { type: 'tool_calls', calls: [call('g', 'generate_image', { prompt: 'a large map' })] },

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { MAX_FILE_TRANSFER_BYTES, sandboxCatalog } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
@@ -24,9 +25,27 @@ export class SessionFilesService {
     return { object: 'list', data: r.files, used_bytes: r.used_bytes, quota_bytes: r.quota_bytes };
   }
 
-  async read(caller: Caller, session: string, path: string): Promise<{ content: Buffer; size: number; truncated: boolean }> {
-    const r = await this.rpc.request(sandboxCatalog.filesRead, { tenant: caller.account_id, session, path, max_bytes: MAX_FILE_TRANSFER_BYTES });
-    return { content: Buffer.from(r.content_base64, 'base64'), size: r.size, truncated: r.truncated };
+  /**
+   * A whole file as a stream, read in pieces of one message each: the first piece before anything
+   * is sent (a missing file is an HTTP error, the size is known), the rest as the client takes them.
+   */
+  async open(caller: Caller, session: string, path: string): Promise<{ size: number; body: Readable }> {
+    const scope = { tenant: caller.account_id, session, path, max_bytes: MAX_FILE_TRANSFER_BYTES };
+    const first = await this.rpc.request(sandboxCatalog.filesRead, scope);
+    const rpc = this.rpc;
+    async function* pieces(): AsyncGenerator<Buffer> {
+      let piece = first;
+      let offset = 0;
+      for (;;) {
+        const bytes = Buffer.from(piece.content_base64, 'base64');
+        if (bytes.length > 0) yield bytes;
+        offset += bytes.length;
+        // Never past the size announced in content-length, even if the file grew meanwhile.
+        if (!piece.truncated || bytes.length === 0 || offset >= first.size) return;
+        piece = await rpc.request(sandboxCatalog.filesRead, { ...scope, offset, max_bytes: Math.min(MAX_FILE_TRANSFER_BYTES, first.size - offset) });
+      }
+    }
+    return { size: first.size, body: Readable.from(pieces()) };
   }
 
   async write(caller: Caller, session: string, path: string, content: Buffer): Promise<{ path: string; size: number }> {

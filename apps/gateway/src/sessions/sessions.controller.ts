@@ -8,7 +8,8 @@ import { SessionFilesService } from './session-files.service.js';
 /**
  * Files of a sandbox session (X-Drael-Session), so clients can bring files in and take results
  * out: GET /v1/sessions/{id}/files lists, GET/PUT/DELETE /v1/sessions/{id}/files/{path} move one
- * file. Bodies are the file's raw bytes.
+ * file. Bodies are the file's raw bytes; a GET sends the whole file, however large (a generated
+ * image can be several MB), an upload is at most MAX_FILE_TRANSFER_BYTES.
  */
 @Controller('v1/sessions')
 export class SessionsController {
@@ -21,12 +22,12 @@ export class SessionsController {
 
   @Get(':id/files/*')
   async read(@Param('id') id: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const file = await this.files.read(callerOf(identityOf(req)), checkSessionId(id, 'id'), filePathOf(req));
+    const file = await this.files.open(callerOf(identityOf(req)), checkSessionId(id, 'id'), filePathOf(req));
     void reply
       .header('content-type', 'application/octet-stream')
+      .header('content-length', String(file.size))
       .header('x-drael-file-size', String(file.size))
-      .header('x-drael-truncated', String(file.truncated))
-      .send(file.content);
+      .send(file.body);
   }
 
   @Put(':id/files/*')
