@@ -135,6 +135,37 @@ describe.each([
   });
 });
 
+describe.each([
+  ['base', join(k8sRoot, 'base')],
+  ['overlays/production', join(k8sRoot, 'overlays', 'production')],
+])('schema migrations in k8s/%s', (_name, dir) => {
+  const repo = join(k8sRoot, '..');
+  // An app owns data when it has Prisma migrations; a fresh cluster must get its schema before the app starts.
+  const owners = APPS.filter((a) => existsSync(join(repo, 'apps', a, 'prisma', 'migrations')));
+
+  it('every app that owns data applies its migrations in an init container, from its own image, before it starts', () => {
+    expect(owners).toEqual(expect.arrayContaining(['billing', 'agent-run']));
+    const ms = build(dir);
+    const bin = JSON.parse(readFileSync(join(repo, 'packages', 'db-migrate', 'package.json'), 'utf8')).bin['drael-migrate'];
+    const dbUrl = (c: any) => c.env.find((e: any) => e.name === 'DATABASE_URL').valueFrom.secretKeyRef;
+    for (const app of owners) {
+      const pod = find(ms, 'Deployment', app)!.spec.template.spec;
+      const main = pod.containers.find((c: any) => c.name === app);
+      const migrate = (pod.initContainers ?? []).find((c: any) => c.name === 'migrate');
+      expect(migrate, app).toBeDefined();
+      // a plain init container (no restartPolicy: Always, which would make it a sidecar): it runs to the end first
+      expect(migrate.restartPolicy, app).toBeUndefined();
+      expect(migrate.image, app).toBe(main.image);
+      // the app's migrate:deploy (drael-migrate deploy), run from the app's folder (the image's workdir)
+      expect(migrate.command, app).toEqual(['node', join('node_modules', '@drael', 'db-migrate', bin), 'deploy']);
+      const pkg = JSON.parse(readFileSync(join(repo, 'apps', app, 'package.json'), 'utf8'));
+      expect(pkg.dependencies['@drael/db-migrate'], app).toBeDefined();
+      expect(pkg.scripts['migrate:deploy'], app).toMatch(/^(drael-migrate|node \.\/node_modules\/@drael\/db-migrate\/dist\/cli\.js) deploy$/);
+      expect(dbUrl(migrate), app).toEqual(dbUrl(main));
+    }
+  });
+});
+
 describe('the fetch pod', () => {
   it('runs Tor as a native sidecar whose SOCKS port (infra/tor/torrc) is the one fetch is given', () => {
     const spec = find(build(join(k8sRoot, 'base')), 'Deployment', 'fetch')!.spec.template.spec;
