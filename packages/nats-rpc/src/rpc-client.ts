@@ -52,6 +52,9 @@ export class NatsRpcClient {
       name: options.name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
+      // nats.js builds two Error objects (stack traces) per request only to decorate a failure;
+      // request() turns every failure into an RpcError and drops that stack, so skip the cost.
+      noAsyncTraces: true,
     });
     return new NatsRpcClient(connection, options.prefix ?? '');
   }

@@ -109,6 +109,24 @@ describe('typed NATS request/reply', () => {
     expect((await client.request(testCatalog.echo, { text: 'alive' })).text).toBe('alive');
   });
 
+  it("answers a request with exactly the packet Nest's own server writes", async () => {
+    const packet = { pattern: 'search.echo.v1', id: 'p1', data: { text: 'same bytes' } };
+    const msg = await raw.request(wireSubject('search.echo.v1', prefix), JSON.stringify(packet), { timeout: 2000 });
+    expect(msg.json()).toEqual({ response: { result: { text: 'same bytes', request_id: expect.any(String) } }, isDisposed: true, id: 'p1' });
+  });
+
+  it("a plain Nest handler outside @Handles still goes through Nest's path: its error and its stream", async () => {
+    const ask = async (mode: string) => {
+      const packet = { pattern: 'search.plain.v1', id: `plain-${mode}`, data: { mode } };
+      return (await raw.request(wireSubject('search.plain.v1', prefix), JSON.stringify(packet), { timeout: 2000 })).json<Record<string, unknown>>();
+    };
+    const failed = await ask('throw');
+    expect(failed).toMatchObject({ id: 'plain-throw', isDisposed: true, err: expect.anything() });
+    expect(failed.response).toBeUndefined();
+    expect(await ask('stream')).toMatchObject({ id: 'plain-stream', response: { streamed: true } });
+    expect((await client.request(testCatalog.echo, { text: 'still here' })).text).toBe('still here');
+  });
+
   it('subjects are namespaced by the prefix: another prefix does not reach this service', async () => {
     const other = await NatsRpcClient.connect({ servers: NATS_URL, prefix: testPrefix('other') });
     const err = await caught(other.request(testCatalog.health, {}));
