@@ -84,7 +84,7 @@ interface KeyState {
 
 /**
  * Per-key request limits (spec 04: per minute and per hour), counted in Redis so every gateway
- * replica shares them (docs/decisions/0002-rate-limit-leases.md).
+ * replica shares them (docs/decisions/0002-gateway-hot-path.md).
  *
  * A replica takes budget from Redis in leases: one Lua script takes n requests of both windows
  * in one round trip, and the next n-1 requests of the key are counted here without Redis. n is
