@@ -54,6 +54,13 @@ describe('gateway HTTP endpoints for agents and runs (real gateway, billing key,
     const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'receipts.cli.js');
     const ok = spawnSync(process.execPath, [cli, 'verify', file, '--public-key', public_key], { encoding: 'utf8' });
     expect(ok.status).toBe(0);
+    // Or against the key billing answers with over NATS, the same key.
+    const viaBilling = spawnSync(process.execPath, [cli, 'verify', file, '--key-from-billing'], {
+      encoding: 'utf8',
+      env: { ...process.env, NATS_URL: stack.env.NATS_URL, DRAEL_NATS_PREFIX: stack.prefix },
+    });
+    expect(viaBilling.stdout).toMatch(/^valid: /);
+    expect(viaBilling.status).toBe(0);
     const cut = JSON.parse(receipts) as { receipts: unknown[] };
     cut.receipts.pop();
     writeFileSync(file, JSON.stringify(cut));

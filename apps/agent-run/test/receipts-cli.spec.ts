@@ -56,7 +56,8 @@ describe('drael-receipts CLI (built)', () => {
     expect(r.status).toBe(1);
   });
 
-  it('exits 2 without a public key', () => {
+  it('exits 2 without a public key, or with both a key and --key-from-billing', () => {
     expect(run('verify', bundleFile()).status).toBe(2);
+    expect(run('verify', bundleFile(), '--public-key', signer.publicKey, '--key-from-billing').status).toBe(2);
   });
 });
