@@ -54,6 +54,18 @@ function toHold(accountId: string, r: HoldFnRow): Hold | undefined {
   };
 }
 
+// Named statements: each pooled connection parses and plans these once, then only binds and runs
+// them (an unnamed statement is parsed and planned again on every call; a quarter of the database
+// CPU of a hold + settle, see docs/decisions/0002-billing-hot-path.md).
+const HOLD_SQL = {
+  name: 'billing_hold',
+  text: 'SELECT * FROM billing_hold($1::uuid, $2::uuid, $3, $4, $5, $6::int, $7::jsonb, $8::timestamptz, $9::int)',
+};
+const RESOLVE_SQL = {
+  name: 'billing_resolve',
+  text: 'SELECT * FROM billing_resolve($1::uuid, $2::uuid, $3::"HoldStatus", $4::int, $5::timestamptz)',
+};
+
 /**
  * Holds as two-phase transfers. Each operation is ONE call of a PL/pgSQL function from the
  * migration (billing_hold, billing_resolve): one round trip, one transaction, row locks and
@@ -65,10 +77,10 @@ export class HoldRepository {
   constructor(private readonly db: PrismaService) {}
 
   async hold(h: HoldInput): Promise<{ outcome: HoldOutcome; plan?: string; hold?: Hold }> {
-    const { rows } = await this.db.pool.query<HoldFnRow>(
-      'SELECT * FROM billing_hold($1::uuid, $2::uuid, $3, $4, $5, $6::int, $7::jsonb, $8::timestamptz, $9::int)',
-      [h.id, h.accountId, h.idempotencyKey, h.tool, h.meter, h.units, JSON.stringify(h.allowances), h.now, h.ttlS],
-    );
+    const { rows } = await this.db.pool.query<HoldFnRow>({
+      ...HOLD_SQL,
+      values: [h.id, h.accountId, h.idempotencyKey, h.tool, h.meter, h.units, JSON.stringify(h.allowances), h.now, h.ttlS],
+    });
     const row = rows[0];
     if (!row) throw new Error('billing_hold returned no row');
     return { outcome: row.outcome as HoldOutcome, plan: row.plan ?? undefined, hold: toHold(h.accountId, row) };
@@ -82,10 +94,7 @@ export class HoldRepository {
     units: number,
     now: Date,
   ): Promise<{ outcome: ResolveOutcome; hold?: Hold }> {
-    const { rows } = await this.db.pool.query<HoldFnRow>(
-      'SELECT * FROM billing_resolve($1::uuid, $2::uuid, $3::"HoldStatus", $4::int, $5::timestamptz)',
-      [holdId, accountId, status, units, now],
-    );
+    const { rows } = await this.db.pool.query<HoldFnRow>({ ...RESOLVE_SQL, values: [holdId, accountId, status, units, now] });
     const row = rows[0];
     if (!row) throw new Error('billing_resolve returned no row');
     return { outcome: row.outcome as ResolveOutcome, hold: toHold(accountId, row) };
