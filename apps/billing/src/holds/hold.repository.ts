@@ -56,7 +56,7 @@ function toHold(accountId: string, r: HoldFnRow): Hold | undefined {
 
 // Named statements: each pooled connection parses and plans these once, then only binds and runs
 // them (an unnamed statement is parsed and planned again on every call; a quarter of the database
-// CPU of a hold + settle, see docs/decisions/0002-billing-hot-path.md).
+// CPU of a hold + settle, see docs/decisions/0003-billing-hot-path.md).
 const HOLD_SQL = {
   name: 'billing_hold',
   text: 'SELECT * FROM billing_hold($1::uuid, $2::uuid, $3, $4, $5, $6::int, $7::jsonb, $8::timestamptz, $9::int)',
