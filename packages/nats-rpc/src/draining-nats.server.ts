@@ -29,11 +29,11 @@ type NestHandler = (data: unknown, ctx: NatsContext) => Promise<unknown>;
  * Why the direct answer: Nest's per-message path parses each subject as JSON first (an exception
  * per message for a plain subject), wraps the result in an rxjs stream, queues the reply on
  * process.nextTick and builds a record through its serializer; on billing's hold/settle that was
- * a measurable share of the service's CPU per request (bench/billing, docs/decisions/0003-billing-hot-path.md). The
- * handler itself is still Nest's: guards, pipes, interceptors and exception filters run as
- * before, and anything that is not a plain request/reply with a value (an event, an unknown
- * subject, a handler answering with an Observable or an exception filter's stream) goes through
- * Nest's own path unchanged. The bytes on the wire are the same as Nest's.
+ * 13-15 % of the service's CPU per request (docs/decisions/0003-billing-hot-path.md). The handler
+ * itself is still Nest's: guards, pipes, interceptors and exception filters run as before, and
+ * anything that is not a plain request/reply with a value (an event, an unknown subject, a
+ * handler answering with an Observable or an exception filter's stream) goes through Nest's own
+ * path unchanged. The bytes on the wire are the same as Nest's.
  */
 export class DrainingNatsServer extends ServerNats {
   private readonly subs: Subscription[] = [];
