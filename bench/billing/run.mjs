@@ -74,7 +74,8 @@ for (let attempt = 1; ; attempt++) {
 }
 const child = spawn(process.execPath, [...(CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR] : []), 'dist/main.js'], {
   cwd: `${repo}apps/billing`,
-  env: { PATH: process.env.PATH, NATS_URL, DRAEL_NATS_PREFIX: prefix, DATABASE_URL, DATABASE_POOL_SIZE: '20', LOG_LEVEL: 'warn' },
+  // billing's own pool size (DATABASE_POOL_SIZE default, 10): the bench measures what ships.
+  env: { PATH: process.env.PATH, NATS_URL, DRAEL_NATS_PREFIX: prefix, DATABASE_URL, LOG_LEVEL: 'warn' },
   stdio: ['ignore', 'inherit', 'inherit'],
 });
 const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
