@@ -268,4 +268,28 @@ describe('admin API (admin token)', () => {
     const wrongAcct = await fetch(`${gateway.url}/admin/accounts/${gateway.key!.account_id}/keys/${key.key_id}`, { method: 'DELETE', headers: adminNoBody });
     expect(wrongAcct.status).toBe(404);
   });
+
+  it('tops up the wallet and sets the agent limits agent steps are billed against', async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    const acct = await fetch(`${gateway.url}/admin/accounts`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Wallet Co' }) });
+    const { account_id } = (await acct.json()) as { account_id: string };
+    // Not opened by an API key.
+    expect((await fetch(`${gateway.url}/admin/accounts/${account_id}/wallet`, { headers: gateway.authHeaders })).status).toBe(401);
+    const fresh = await fetch(`${gateway.url}/admin/accounts/${account_id}/wallet`, { headers: admin });
+    expect(fresh.status).toBe(200);
+    expect(await fresh.json()).toMatchObject({ account_id, balance_micros: 0, monthly_budget_micros: null });
+    const credit = await fetch(`${gateway.url}/admin/accounts/${account_id}/wallet/credit`, { method: 'POST', headers: admin, body: JSON.stringify({ amount_micros: 2_500_000 }) });
+    expect(credit.status).toBe(200);
+    expect(await credit.json()).toMatchObject({ balance_micros: 2_500_000, available_micros: 2_500_000 });
+    const limits = await fetch(`${gateway.url}/admin/accounts/${account_id}/wallet/limits`, {
+      method: 'PUT', headers: admin, body: JSON.stringify({ monthly_budget_micros: 1_000_000, agent_steps_per_minute: 30 }),
+    });
+    expect(await limits.json()).toMatchObject({ balance_micros: 2_500_000, monthly_budget_micros: 1_000_000, agent_steps_per_minute: 30 });
+    // Bad input is a 400 naming the param, and changes nothing.
+    const negative = await fetch(`${gateway.url}/admin/accounts/${account_id}/wallet/credit`, { method: 'POST', headers: admin, body: JSON.stringify({ amount_micros: -5 }) });
+    expect(negative.status).toBe(400);
+    expect(((await negative.json()) as { error: { param: string } }).error.param).toContain('amount_micros');
+    const after = (await (await fetch(`${gateway.url}/admin/accounts/${account_id}/wallet`, { headers: admin })).json()) as { balance_micros: number };
+    expect(after.balance_micros).toBe(2_500_000);
+  });
 });

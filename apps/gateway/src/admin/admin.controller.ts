@@ -16,9 +16,13 @@ const CreateKeyBody = z.object({
   rate_limit: z.object({ per_minute: z.number().int().positive(), per_hour: z.number().int().positive() }).optional(),
 });
 const ExtraUsageBody = z.object({ enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative() });
+// Agent steps' money (spec 03), in integer micro-dollars like billing's own subjects.
+const WalletCreditBody = billingCatalog.creditWallet.request.omit({ account_id: true });
+const AgentLimitsBody = billingCatalog.setAgentLimits.request.omit({ account_id: true });
 
 /**
- * The operator's API (behind the admin token): accounts, keys, extra usage, usage. Thin: each route
+ * The operator's API (behind the admin token): accounts, keys, extra usage, usage, and the wallet
+ * agent steps are billed to (balance top-ups, monthly budget, step rate). Thin: each route
  * is one billing subject over NATS. The same operations exist in billing's CLI.
  */
 @Controller('admin')
@@ -51,5 +55,21 @@ export class AdminController {
   @Get('accounts/:account/usage')
   usage(@Param('account') account: string) {
     return this.nats.request(billingCatalog.usage, { account_id: account });
+  }
+
+  @Get('accounts/:account/wallet')
+  wallet(@Param('account') account: string) {
+    return this.nats.request(billingCatalog.wallet, { account_id: account });
+  }
+
+  @Post('accounts/:account/wallet/credit')
+  @HttpCode(200)
+  creditWallet(@Param('account') account: string, @Body() body: unknown) {
+    return this.nats.request(billingCatalog.creditWallet, { account_id: account, ...validate(WalletCreditBody, body) });
+  }
+
+  @Put('accounts/:account/wallet/limits')
+  setAgentLimits(@Param('account') account: string, @Body() body: unknown) {
+    return this.nats.request(billingCatalog.setAgentLimits, { account_id: account, ...validate(AgentLimitsBody, body) });
   }
 }
