@@ -82,8 +82,7 @@ export class HtmlExtractor {
     // Script and style text is not page text (Readability drops them too).
     for (const el of elementsByTag(document, ['script', 'style', 'noscript', 'template'])) el.remove();
     if (wrapped) for (const el of elementsByTag(document.body, ['head', 'title', 'meta', 'link', 'base'])) el.remove();
-    const pageText = document.body?.textContent ?? '';
-    const pageChars = normalisedLength(pageText);
+    const pageChars = document.body ? normalisedTextLength(document.body) : 0;
     scopeToDominantContainer(document, pageChars);
 
     const article = makeReader(document).parse();
@@ -108,7 +107,8 @@ export class HtmlExtractor {
         resolveLinks(body, base);
         markdown = this.toMarkdown(body);
       } else {
-        markdown = normaliseSpace(pageText);
+        // The same source parses the same way: the first parse had no body either, so no text.
+        markdown = '';
       }
     }
     return {
@@ -231,7 +231,7 @@ function scopeToDominantContainer(document: Document, pageChars: number): void {
     const found = body.getElementsByTagName(tag);
     if (found.length !== 1) continue;
     const container = found[0]!;
-    if (normalisedLength(container.textContent ?? '') >= pageChars * DOMINANT_SCOPE_SHARE) {
+    if (normalisedTextLength(container) >= pageChars * DOMINANT_SCOPE_SHARE) {
       body.replaceChildren(container);
       return;
     }
@@ -280,8 +280,27 @@ function clean(v: string | null | undefined): string | null {
 
 /** normaliseSpace(s).length without building the string (it runs on whole pages). */
 function normalisedLength(s: string): number {
-  let n = 0;
-  let pendingSpace = false;
+  const state = { n: 0, pendingSpace: false };
+  countNormalised(s, state);
+  return state.n;
+}
+
+/**
+ * normalisedLength(root.textContent) without building the text: textContent is the root's text
+ * nodes joined in document order, so they are counted one by one with the state carried across
+ * (on linkedom the joined string of a 100 KB page was a large share of the count's cost).
+ */
+function normalisedTextLength(root: Node): number {
+  const state = { n: 0, pendingSpace: false };
+  const doc = root.ownerDocument;
+  if (!doc) return 0;
+  const walker = doc.createTreeWalker(root, 4 /* SHOW_TEXT */);
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) countNormalised((t as Text).data, state);
+  return state.n;
+}
+
+function countNormalised(s: string, state: { n: number; pendingSpace: boolean }): void {
+  let { n, pendingSpace } = state;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     // ASCII answered by code, the rest by the same \s as normaliseSpace.
@@ -294,7 +313,8 @@ function normalisedLength(s: string): number {
       n++;
     }
   }
-  return n;
+  state.n = n;
+  state.pendingSpace = pendingSpace;
 }
 
 export function normaliseSpace(s: string): string {
