@@ -7,6 +7,9 @@
 // Needs: NATS, Redis, Postgres (billing, for the API key), built apps and packages (pnpm build).
 // Starts the local searx itself (infra/searx).
 // Usage: node bench/search/run.mjs [--cached N] [--uncached N]
+// Profiling: SEARCH_NODE_ARGS / GATEWAY_NODE_ARGS are given to that process as NODE_OPTIONS, e.g.
+//   CPU_PROF_DIR=/tmp/prof SEARCH_NODE_ARGS="--require ./bench/search/cpu-prof.cjs" node bench/search/run.mjs
+//   (node 20 refuses --cpu-prof in NODE_OPTIONS; cpu-prof.cjs does the same through the inspector)
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -76,6 +79,11 @@ async function withCpu(pids, fn) {
   return pids.map((p, i) => cpuMs(p) - before[i]);
 }
 
+function nodeArgs(name) {
+  if (!process.env[name]) return {};
+  return { NODE_OPTIONS: process.env[name], ...(process.env.CPU_PROF_DIR ? { CPU_PROF_DIR: process.env.CPU_PROF_DIR } : {}) };
+}
+
 execFileSync('bash', [`${repo}/infra/searx/start-local.sh`], { stdio: 'inherit' });
 const prefix = `bench-${randomBytes(4).toString('hex')}`;
 // test-support starts the built apps as production runs them; its gateway also brings up billing
@@ -91,8 +99,15 @@ const search = await startServiceProcess('search', {
   SEARCH_ONION_ENGINES: 'fixture-onion',
   SEARCH_VERIFY: 'false',
   LOG_LEVEL: 'warn',
+  ...nodeArgs('SEARCH_NODE_ARGS'),
 });
-const gateway = await startGatewayProcess({ NATS_URL, DRAEL_NATS_PREFIX: prefix, DRAEL_BACKEND_SERVICES: 'search', LOG_LEVEL: 'warn' });
+const gateway = await startGatewayProcess({
+  NATS_URL,
+  DRAEL_NATS_PREFIX: prefix,
+  DRAEL_BACKEND_SERVICES: 'search',
+  LOG_LEVEL: 'warn',
+  ...nodeArgs('GATEWAY_NODE_ARGS'),
+});
 const stop = async () => {
   await gateway.stop();
   await search.stop();

@@ -73,3 +73,65 @@ describe('SearxClient.engines', () => {
     expect(await names(fresh)).toEqual(['one']);
   });
 });
+
+// SearXNG's /search over a real socket, answering in the ways the client must tell apart.
+describe('SearxClient.search over HTTP', () => {
+  let mode: 'ok' | 'stall-body' | 'cut' = 'ok';
+  let connections = 0;
+  let seen: { url?: string; accept?: string } = {};
+  let searx: Server;
+  let searxUrl: string;
+  beforeAll(async () => {
+    searx = createServer((req, res) => {
+      seen = { url: req.url, accept: req.headers.accept };
+      const body = JSON.stringify({ results: [{ url: 'https://a.example/', title: 'A', content: 'a', engines: ['one'] }], unresponsive_engines: [['two', 'timeout']] });
+      if (mode === 'ok') res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      else if (mode === 'stall-body') res.writeHead(200, { 'content-type': 'application/json' }).write(body.slice(0, 10)); // never ends
+      else {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) }).write(body.slice(0, 10));
+        setTimeout(() => res.destroy(), 20);
+      }
+    });
+    searx.on('connection', () => connections++);
+    await new Promise<void>((r) => searx.listen(0, '127.0.0.1', r));
+    searxUrl = `http://127.0.0.1:${(searx.address() as AddressInfo).port}`;
+  });
+  afterAll(() => {
+    searx.closeAllConnections();
+    return new Promise((r) => searx.close(r));
+  });
+  beforeEach(() => {
+    mode = 'ok';
+    connections = 0;
+  });
+
+  it('asks /search with the query, json format and general category; reads results and failed engines', async () => {
+    const client = new SearxClient(searxUrl, 2_000);
+    const answer = await client.search({ query: 'drael search', freshness: 'week' });
+    expect(seen.accept).toBe('application/json');
+    expect(Object.fromEntries(new URL(seen.url!, searxUrl).searchParams)).toEqual({ q: 'drael search', format: 'json', categories: 'general', time_range: 'week' });
+    expect(answer.results.map((r) => r.url)).toEqual(['https://a.example/']);
+    expect(answer.unresponsive).toEqual([{ engine: 'two', reason: 'timeout' }]);
+  });
+
+  it('keeps the connection for the next search where the server allows it', async () => {
+    const client = new SearxClient(searxUrl, 2_000);
+    await client.search({ query: 'one' });
+    await client.search({ query: 'two' });
+    expect(connections).toBe(1);
+  });
+
+  it('the timeout covers the body: headers then silence → unreachable, no answer within the timeout', async () => {
+    mode = 'stall-body';
+    const client = new SearxClient(searxUrl, 300);
+    const started = performance.now();
+    await expect(client.search({ query: 'x' })).rejects.toThrow(/unreachable: no answer within 300 ms/);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it('an answer cut off mid-body → unreachable (never a partial parse)', async () => {
+    mode = 'cut';
+    const client = new SearxClient(searxUrl, 2_000);
+    await expect(client.search({ query: 'x' })).rejects.toThrow(/SearXNG at .* is unreachable/);
+  });
+});
