@@ -71,6 +71,25 @@ describe('HtmlExtractor', () => {
     for (const n of [1, 2, 3]) expect(listing.markdown).toContain(`Beitrag ${n}`);
   });
 
+  // Readability retries with looser rules when its first pick is too short, putting the page
+  // back first; the patched Readability has extract() rebuild that page state only then
+  // (pageRestorer). Here the first pick strips the text (its class reads "comment", an unlikely
+  // candidate), so the text is only there if the page was put back whole, <br> runs as paragraphs.
+  it('finds the text on a retry, with the page put back as it was before the first pick', () => {
+    const text = 'Der eigentliche Text steht in einem Kasten, den die erste Runde als Kommentar verwirft.';
+    const page = extractor.extract(
+      `<html><head><title>Zweiter Versuch</title><script>var x = 1;</script></head><body><div class="comment">` +
+        `${`<p>${text}</p>`.repeat(3)}Erste Zeile nach dem Absatz.<br><br>Zweite Zeile, eigener Absatz.` +
+        `<noscript><p>Nur ohne Skript.</p></noscript></div><div>Kurz.</div></body></html>`,
+      'https://x.example/',
+    );
+    expect(page.readable).toBe(true);
+    expect(page.markdown.split(text).length - 1).toBe(3);
+    expect(page.markdown).toContain('Erste Zeile nach dem Absatz.\n\nZweite Zeile, eigener Absatz.');
+    expect(page.markdown).not.toContain('Nur ohne Skript');
+    expect(page.markdown).not.toContain('var x');
+  });
+
   it('reads pages without a <body> tag (valid HTML), fragments, plain text and an empty body', () => {
     const noBody = extractor.extract('<!doctype html><html lang="de"><title>Ohne Body</title><meta name="description" content="Kurz"><p>Ein <b>Absatz</b> ohne body.</p></html>', 'https://x.example/');
     expect(noBody).toMatchObject({ title: 'Ohne Body', description: 'Kurz', lang: 'de' });

@@ -79,13 +79,11 @@ export class HtmlExtractor {
       canonical: canonicalHref ? safeUrl(canonicalHref, base) : null,
       lang: clean(document.documentElement?.getAttribute('lang')) ?? meta('http-equiv', 'content-language', true),
     };
-    // Script and style text is not page text (Readability drops them too).
-    for (const el of elementsByTag(document, ['script', 'style', 'noscript', 'template'])) el.remove();
-    if (wrapped) for (const el of elementsByTag(document.body, ['head', 'title', 'meta', 'link', 'base'])) el.remove();
-    const pageChars = document.body ? normalisedTextLength(document.body) : 0;
-    scopeToDominantContainer(document, pageChars);
+    const pageChars = prepareForReader(document, wrapped);
 
-    const article = makeReader(document).parse();
+    const reader = makeReader(document);
+    (reader as unknown as ReaderInternals)._restorePage = pageRestorer(source, wrapped);
+    const article = reader.parse();
     const articleChars = normalisedLength(article?.textContent ?? '');
     const plausible =
       article?.content != null &&
@@ -136,6 +134,57 @@ export class HtmlExtractor {
 }
 
 /**
+ * Takes out what is never content and, when there is one, scopes the body to its dominant
+ * container; returns the page's text length (normalised) taken before the scoping.
+ */
+function prepareForReader(document: Document, wrapped: boolean): number {
+  // Script and style text is not page text (Readability drops them too).
+  for (const el of elementsByTag(document, ['script', 'style', 'noscript', 'template'])) el.remove();
+  if (wrapped && document.body) for (const el of elementsByTag(document.body, ['head', 'title', 'meta', 'link', 'base'])) el.remove();
+  const pageChars = document.body ? normalisedTextLength(document.body) : 0;
+  scopeToDominantContainer(document, pageChars);
+  return pageChars;
+}
+
+/**
+ * Readability (patched, patches/@mozilla__readability@0.6.0.patch) serialised the whole page
+ * before every parse to put it back if its first pick came out too short and it retries with
+ * looser rules. Most pages never retry; this makes the same page state only when one does: the
+ * source parsed again, prepared as extract() prepared it, and put through the steps Readability
+ * takes before its pick (noscript images, scripts, _prepDocument; reading JSON-LD and metadata
+ * changes nothing). Made once, then reused for each further retry.
+ */
+function pageRestorer(source: string, wrapped: boolean): (page: HTMLElement) => void {
+  let html: string | undefined;
+  return (page) => {
+    if (html === undefined) {
+      const { document } = parseHTML(source);
+      // Fills the tag set the reader's queries rely on (tagsSeen), as the metadata walk does.
+      elementsByTag(document, [], tagsSeen(document));
+      prepareForReader(document, wrapped);
+      const reader = makeReader(document) as unknown as ReaderInternals;
+      reader._unwrapNoscriptImages(document);
+      reader._removeScripts(document);
+      reader._prepDocument();
+      html = document.body?.innerHTML ?? '';
+    }
+    page.innerHTML = html;
+  };
+}
+
+interface ReaderInternals {
+  _fixRelativeUris: () => void;
+  _getAllNodesWithTag: (node: Element, tagNames: string[]) => Element[];
+  _isProbablyVisible: (node: Element) => boolean;
+  _isValidByline: (node: Element, matchString: string) => boolean;
+  _unwrapNoscriptImages: (doc: Document) => void;
+  _removeScripts: (doc: Document) => void;
+  _prepDocument: () => void;
+  /** Added by the patch: when set, the page is put back by it on a retry instead of from a copy made up front. */
+  _restorePage?: (page: HTMLElement) => void;
+}
+
+/**
  * Readability 0.6.0 (pinned) on linkedom, with three of its steps done the cheaper way. Each
  * replacement keeps the step's result; together they were about a fifth of the extraction time
  * on bench/fetch's 100 KB article (CPU profile).
@@ -143,12 +192,7 @@ export class HtmlExtractor {
 function makeReader(document: Document): Readability<Node> {
   // keepClasses: turndown ignores classes, so the pass stripping them is wasted work.
   const reader = new Readability<Node>(document, { serializer: (el) => el, charThreshold: 300, keepClasses: true });
-  const internals = reader as unknown as {
-    _fixRelativeUris: () => void;
-    _getAllNodesWithTag: (node: Element, tagNames: string[]) => Element[];
-    _isProbablyVisible: (node: Element) => boolean;
-    _isValidByline: (node: Element, matchString: string) => boolean;
-  };
+  const internals = reader as unknown as ReaderInternals;
   // Every link was resolved with new URL(href, baseString), reparsing the base each time: a
   // third of its run on a link-heavy page. resolveLinks does the same job with a fast path.
   internals._fixRelativeUris = () => undefined;
