@@ -47,6 +47,7 @@ export class HtmlExtractor {
       filter: (node) => node.nodeName === 'IMG' && !(node as HTMLImageElement).getAttribute('alt'),
       replacement: () => '',
     });
+    lookUpRulesByName(this.turndown);
   }
 
   extract(html: string, pageUrl: string): ExtractedPage {
@@ -284,15 +285,55 @@ function scopeToDominantContainer(document: Document, pageChars: number): void {
 
 function resolveLinks(root: HTMLElement, base: string): void {
   const baseUrl = new URL(base);
-  for (const a of Array.from(root.querySelectorAll('a[href]'))) {
-    const href = a.getAttribute('href') ?? '';
-    // A javascript: link is kept as its text only.
-    if (/^\s*javascript:/i.test(href)) a.removeAttribute('href');
-    else a.setAttribute('href', resolveHref(href, baseUrl));
+  // One walk for both (querySelectorAll compiled its selector and walked the tree per call).
+  for (const el of elementsByTag(root, ['a', 'img'])) {
+    if (el.localName === 'a') {
+      const href = el.getAttribute('href');
+      if (href === null) continue;
+      // A javascript: link is kept as its text only.
+      if (/^\s*javascript:/i.test(href)) el.removeAttribute('href');
+      else el.setAttribute('href', resolveHref(href, baseUrl));
+    } else {
+      const src = el.getAttribute('src');
+      if (src !== null) el.setAttribute('src', resolveHref(src, baseUrl));
+    }
   }
-  for (const img of Array.from(root.querySelectorAll('img[src]'))) {
-    img.setAttribute('src', resolveHref(img.getAttribute('src') ?? '', baseUrl));
-  }
+}
+
+interface TurndownRule {
+  filter: string | string[] | ((node: HTMLElement, options: unknown) => unknown);
+}
+interface TurndownRules {
+  array: TurndownRule[];
+  _keep: TurndownRule[];
+  _remove: TurndownRule[];
+  blankRule: TurndownRule;
+  defaultRule: TurndownRule;
+  options: unknown;
+  forNode: (node: HTMLElement & { isBlank?: boolean }) => TurndownRule;
+}
+
+/**
+ * turndown 7.2 finds an element's rule by trying its rules in order, and each rule named by tag
+ * reads nodeName (on linkedom a getter that upper-cases the name) and lower-cases it again: a
+ * score of times per element. The same search in the same order, the name read once and the
+ * tag-named rules answered from a set. Call after the last addRule/keep/remove.
+ */
+function lookUpRulesByName(service: TurndownService): void {
+  const rules = (service as unknown as { rules: TurndownRules }).rules;
+  const compile = (list: TurndownRule[]) =>
+    list.map((rule) => ({ rule, names: typeof rule.filter === 'string' ? new Set([rule.filter]) : Array.isArray(rule.filter) ? new Set(rule.filter) : null }));
+  const lists = [compile(rules.array), compile(rules._keep), compile(rules._remove)];
+  rules.forNode = (node) => {
+    if (node.isBlank) return rules.blankRule;
+    const name = node.nodeName.toLowerCase();
+    for (const list of lists) {
+      for (const { rule, names } of list) {
+        if (names ? names.has(name) : (rule.filter as (node: HTMLElement, options: unknown) => unknown).call(rule, node, rules.options)) return rule;
+      }
+    }
+    return rules.defaultRule;
+  };
 }
 
 /** new URL(href, base), skipped for the two forms that need no parser: absolute http(s) and a plain root-relative path. */
