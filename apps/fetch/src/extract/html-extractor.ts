@@ -272,8 +272,10 @@ function tagsSeen(document: Document): Set<string> {
 function scopeToDominantContainer(document: Document, pageChars: number): void {
   const body = document.body;
   if (!body || pageChars === 0) return;
+  // One walk for both tags (getElementsByTagName walked the body once per tag).
+  const containers = elementsByTag(body, ['article', 'main']);
   for (const tag of ['article', 'main']) {
-    const found = body.getElementsByTagName(tag);
+    const found = containers.filter((el) => el.localName === tag);
     if (found.length !== 1) continue;
     const container = found[0]!;
     if (normalisedTextLength(container) >= pageChars * DOMINANT_SCOPE_SHARE) {
@@ -379,7 +381,8 @@ function normalisedTextLength(root: Node): number {
   const state = { n: 0, pendingSpace: false };
   const doc = root.ownerDocument;
   if (!doc) return 0;
-  const walker = doc.createTreeWalker(root, 4 /* SHOW_TEXT */);
+  // Text and CDATA, the two node types linkedom's textContent joins.
+  const walker = doc.createTreeWalker(root, 4 /* SHOW_TEXT */ | 8 /* SHOW_CDATA_SECTION */);
   for (let t = walker.nextNode(); t; t = walker.nextNode()) countNormalised((t as Text).data, state);
   return state.n;
 }
