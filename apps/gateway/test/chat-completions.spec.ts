@@ -170,6 +170,33 @@ describe('errors, always in the OpenAI envelope', () => {
     expect((await envelopeOf(r2)).error.param).toBe('messages');
   });
 
+  it('the hot route writes x-request-id and all six rate-limit headers on answers, streams and errors', async () => {
+    const expectHead = (r: Response, id: string) => {
+      expect(r.headers.get('x-request-id')).toBe(id);
+      for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests']) {
+        expect(r.headers.get(name), name).toMatch(/^\w+$/);
+      }
+    };
+    upstream.setTurns([{ type: 'text', content: 'plain' }]);
+    const plain = await post({ model: 'gpt-test', messages: hello }, { 'x-request-id': 'head-plain' });
+    expect(plain.status).toBe(200);
+    expectHead(plain, 'head-plain');
+    await plain.text();
+    upstream.setTurns([{ type: 'text', content: 'streamed' }]);
+    const streamed = await post({ model: 'gpt-test', messages: hello, stream: true }, { 'x-request-id': 'head-stream' });
+    expect(streamed.status).toBe(200);
+    expectHead(streamed, 'head-stream');
+    await streamed.text();
+    const invalid = await post({ model: 'gpt-test', messages: hello, max_tokens: 0 }, { 'x-request-id': 'head-400' });
+    expect(invalid.status).toBe(400);
+    expectHead(invalid, 'head-400');
+    expect((await envelopeOf(invalid)).error).toMatchObject({ param: 'max_tokens', code: 'invalid_request' });
+    const down = await post({ model: 'dead', messages: hello }, { 'x-request-id': 'head-502' });
+    expect(down.status).toBeGreaterThanOrEqual(500);
+    expectHead(down, 'head-502');
+    await down.text();
+  });
+
   it('a body over BODY_LIMIT_BYTES is 413 in the envelope, whichever way the route is reached', async () => {
     const big = JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x'.repeat(70_000) }] });
     // The plain path is served ahead of Fastify; a query string or a +json type goes through Nest.

@@ -2,8 +2,8 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { Injectable } from '@nestjs/common';
 import type { KeyIdentity } from '@drael/contracts';
 import { ApiError } from '../errors/api-error.js';
-import { RateLimiter } from '../rate-limit/rate-limiter.service.js';
-import { setRateLimitHeaders } from '../rate-limit/rate-limit-headers.js';
+import { RateLimiter, type RateDecision } from '../rate-limit/rate-limiter.service.js';
+import { putRateLimitHeaders, setRateLimitHeaders } from '../rate-limit/rate-limit-headers.js';
 import { KeyVerifier } from './key-verifier.service.js';
 
 /** `Authorization: Bearer drael_...` (OpenAI SDKs send this); `x-api-key` is accepted too. */
@@ -32,16 +32,37 @@ export class KeyGate {
   ) {}
 
   async admit(headers: IncomingHttpHeaders, res: ServerResponse): Promise<KeyIdentity> {
+    const { identity, decision } = await this.decide(headers);
+    setRateLimitHeaders(res, decision);
+    if (!decision.allowed) throw refused(decision);
+    return identity;
+  }
+
+  /**
+   * As admit, but an admitted request's rate-limit headers go into `head`, which its answer writes
+   * in its one writeHead (the hot chat completions route); a refusal still sets them on `res`,
+   * whose error envelope is written next.
+   */
+  async admitInto(headers: IncomingHttpHeaders, res: ServerResponse, head: Record<string, string>): Promise<KeyIdentity> {
+    const { identity, decision } = await this.decide(headers);
+    if (!decision.allowed) {
+      setRateLimitHeaders(res, decision);
+      throw refused(decision);
+    }
+    putRateLimitHeaders(head, decision);
+    return identity;
+  }
+
+  private async decide(headers: IncomingHttpHeaders): Promise<{ identity: KeyIdentity; decision: RateDecision }> {
     const apiKey = apiKeyOf(headers);
     if (!apiKey) {
       throw new ApiError('missing_api_key', 'You didn\'t provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).');
     }
     const identity = await this.keys.verify(apiKey);
-    const decision = await this.limiter.consume(identity.key_id, identity.rate_limit);
-    setRateLimitHeaders(res, decision);
-    if (!decision.allowed) {
-      throw new ApiError('rate_limit_exceeded', `Rate limit reached: ${decision.limit} requests per ${decision.window} for this key. Retry after ${decision.retryAfterS}s.`);
-    }
-    return identity;
+    return { identity, decision: await this.limiter.consume(identity.key_id, identity.rate_limit) };
   }
+}
+
+function refused(decision: RateDecision): ApiError {
+  return new ApiError('rate_limit_exceeded', `Rate limit reached: ${decision.limit} requests per ${decision.window} for this key. Retry after ${decision.retryAfterS}s.`);
 }

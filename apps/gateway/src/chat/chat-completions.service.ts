@@ -5,6 +5,8 @@ import { TurnLoopService } from '../turn-loop/turn-loop.service.js';
 import { callerOf, sessionOf } from '../turn-loop/caller.js';
 import { ChatCompletionRequestSchema, type ChatCompletionRequest } from '../openai/chat-completion.schema.js';
 import { validateBody } from '../openai/validate.js';
+import { isCertainlyValidChatRequest } from '../openai/chat-completion.lean.js';
+import { setHeaders } from '../rate-limit/rate-limit-headers.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { ChatProxyService } from './chat-proxy.service.js';
 
@@ -21,6 +23,11 @@ export interface ChatCall {
   readonly res: ServerResponse;
   /** The verified key's identity, when an auth guard put one on the request. */
   readonly identity?: Pick<KeyIdentity, 'account_id' | 'tool_level' | 'plan'>;
+  /**
+   * Headers for the answer's head not set on `res` yet (request id, rate limits): the proxy writes
+   * them in its one writeHead; the turn loop, which writes its own heads, gets them set on `res`.
+   */
+  readonly head?: Record<string, string>;
 }
 
 /**
@@ -38,10 +45,16 @@ export class ChatCompletionsService {
   ) {}
 
   async handle(call: ChatCall): Promise<void> {
-    const request = validateBody(ChatCompletionRequestSchema, call.body);
+    // Proxy mode forwards the body untouched, so a body the lean check is sure of needs no zod
+    // parse (and its copy); anything else, and every turn-loop body, goes through zod.
+    const request =
+      isCertainlyValidChatRequest(call.body) && this.modeOf(call.body, call.headers) === 'proxy'
+        ? call.body
+        : validateBody(ChatCompletionRequestSchema, call.body);
     const route = this.models.resolve(request.model);
     switch (this.modeOf(request, call.headers)) {
       case 'loop':
+        if (call.head) setHeaders(call.res, call.head);
         return this.loop.handle({
           request,
           route,
@@ -57,6 +70,7 @@ export class ChatCompletionsService {
           stream: request.stream === true,
           requestId: call.requestId,
           res: call.res,
+          head: call.head,
         });
     }
   }

@@ -12,6 +12,8 @@ export interface ProxyCall {
   readonly stream: boolean;
   readonly requestId: string;
   readonly res: ServerResponse;
+  /** Headers not set on `res` (request id, rate limits), written with the answer's head. */
+  readonly head?: Record<string, string>;
 }
 
 // An upstream error body longer than this is cut: it only has to carry a message.
@@ -83,12 +85,12 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
     this.contentType = Array.isArray(ct) ? ct[0] : ct;
     if (statusCode < 400 && this.call.stream) {
       this.streaming = true;
-      this.call.res.writeHead(statusCode, {
-        'content-type': this.contentType ?? 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        'x-accel-buffering': 'no',
-        'x-request-id': this.call.requestId,
-      });
+      const head = this.call.head ?? {};
+      head['content-type'] = this.contentType ?? 'text/event-stream; charset=utf-8';
+      head['cache-control'] = 'no-cache';
+      head['x-accel-buffering'] = 'no';
+      head['x-request-id'] = this.call.requestId;
+      this.call.res.writeHead(statusCode, head);
     }
   }
 
@@ -113,11 +115,11 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
     }
     if (this.status >= 400) return this.fail(passThroughError(this.status, Buffer.concat(this.chunks).toString('utf8')));
     const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
-    res.writeHead(this.status, {
-      'content-type': this.contentType ?? 'application/json',
-      'content-length': body.length,
-      'x-request-id': this.call.requestId,
-    });
+    const head: Record<string, string | number> = this.call.head ?? {};
+    head['content-type'] = this.contentType ?? 'application/json';
+    head['content-length'] = body.length;
+    head['x-request-id'] = this.call.requestId;
+    res.writeHead(this.status, head);
     res.end(body);
     this.finish();
   }

@@ -51,17 +51,18 @@ export function logServerError(logger: Logger, exception: unknown, error: ApiErr
  * Writes the envelope on a raw response whose head has not left yet; a response already
  * streaming is only ended (the stream writer reports failures in-band).
  */
-export function writeErrorResponse(res: ServerResponse, error: ApiError, requestId: string): void {
+export function writeErrorResponse(res: ServerResponse, error: ApiError, requestId: string, head?: Record<string, string | number>): void {
   if (res.headersSent) {
     if (!res.writableEnded) res.end();
     return;
   }
   if (res.destroyed) return;
   const body = JSON.stringify(error.toEnvelope());
-  res.writeHead(error.status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    'x-request-id': requestId,
-  });
+  // `head`: headers collected for this answer and not set on res (the chat completions route's).
+  const out = head ?? {};
+  out['content-type'] = 'application/json; charset=utf-8';
+  out['content-length'] = Buffer.byteLength(body);
+  out['x-request-id'] = requestId;
+  res.writeHead(error.status, out);
   res.end(body);
 }

@@ -12,17 +12,38 @@ export function openAiDuration(ms: number): string {
 }
 
 /**
+ * The rate-limit headers of one decision, written into `head`: the hot chat completions route
+ * hands that object to the one writeHead of its answer (six setHeader calls per request put
+ * Node's writeHead on its slow merge path). X-RateLimit-Reset is seconds until the window resets.
+ */
+export function putRateLimitHeaders(head: Record<string, string>, d: RateDecision): void {
+  const limit = String(d.limit);
+  const remaining = String(d.remaining);
+  head['X-RateLimit-Limit'] = limit;
+  head['X-RateLimit-Remaining'] = remaining;
+  head['X-RateLimit-Reset'] = String(Math.max(1, Math.ceil(d.resetMs / 1000)));
+  head['x-ratelimit-limit-requests'] = limit;
+  head['x-ratelimit-remaining-requests'] = remaining;
+  head['x-ratelimit-reset-requests'] = openAiDuration(d.resetMs);
+  if (!d.allowed) head['Retry-After'] = String(d.retryAfterS);
+}
+
+/**
  * Sets the rate-limit headers on the raw response: they then leave with whatever writes the head,
  * a normal reply, an error envelope or a stream (which writes its head itself, before the first
- * byte). X-RateLimit-Reset is seconds until the window resets.
+ * byte).
  */
 export function setRateLimitHeaders(res: ServerResponse, d: RateDecision): void {
-  const resetS = Math.max(1, Math.ceil(d.resetMs / 1000));
-  res.setHeader('X-RateLimit-Limit', String(d.limit));
-  res.setHeader('X-RateLimit-Remaining', String(d.remaining));
-  res.setHeader('X-RateLimit-Reset', String(resetS));
-  res.setHeader('x-ratelimit-limit-requests', String(d.limit));
-  res.setHeader('x-ratelimit-remaining-requests', String(d.remaining));
-  res.setHeader('x-ratelimit-reset-requests', openAiDuration(d.resetMs));
-  if (!d.allowed) res.setHeader('Retry-After', String(d.retryAfterS));
+  setHeaders(res, rateLimitHeadersOf(d));
+}
+
+export function rateLimitHeadersOf(d: RateDecision): Record<string, string> {
+  const head: Record<string, string> = {};
+  putRateLimitHeaders(head, d);
+  return head;
+}
+
+/** Headers collected for a head not written yet, set on the response (for a writer that writes its own head). */
+export function setHeaders(res: ServerResponse, head: Readonly<Record<string, string>>): void {
+  for (const name in head) res.setHeader(name, head[name]!);
 }
