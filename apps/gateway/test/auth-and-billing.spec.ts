@@ -215,6 +215,20 @@ describe('rate limits per key (Redis)', () => {
       expect(burst.map((r) => r.status)).toEqual(Array(8).fill(200));
       expect(burst.map((r) => r.headers.get('x-ratelimit-remaining')).sort()).toEqual(['392', '393', '394', '395', '396', '397', '398', '399']);
       expect(Number(await redis.get(`${prefix}:rl:minute:${k2.key_id}`))).toBe(40);
+
+      // The hot chat completions route admits from the lease without a round trip, counting the same way.
+      const k3 = await createTestKey(nats, { rate_limit: { per_minute: 40, per_hour: 1_000 } });
+      const hotLeft: (string | null)[] = [];
+      for (let i = 0; i < 5; i++) {
+        upstream.setTurns([{ type: 'text', content: 'ok' }]);
+        const r = await chat(k3.api_key, false);
+        await r.text();
+        expect(r.status).toBe(200);
+        hotLeft.push(r.headers.get('x-ratelimit-remaining'));
+        if (i === 3) expect(Number(await redis.get(`${prefix}:rl:minute:${k3.key_id}`))).toBe(4);
+      }
+      expect(hotLeft).toEqual(['39', '38', '37', '36', '35']);
+      expect(Number(await redis.get(`${prefix}:rl:minute:${k3.key_id}`))).toBe(8);
     } finally {
       redis.disconnect();
       await replica.stop();

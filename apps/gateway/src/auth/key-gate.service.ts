@@ -53,6 +53,25 @@ export class KeyGate {
     return identity;
   }
 
+  /**
+   * admitInto without a promise, for the common case of the hot route: a key whose verdict is
+   * cached and a rate-limit lease with budget left. Undefined when either is missing (admitInto
+   * then does the round trips).
+   */
+  admitNow(headers: IncomingHttpHeaders, res: ServerResponse, head: Record<string, string>): KeyIdentity | undefined {
+    const apiKey = apiKeyOf(headers);
+    const identity = apiKey === undefined ? undefined : this.keys.cachedIdentity(apiKey);
+    if (!identity) return undefined;
+    const decision = this.limiter.consumeLeased(identity.key_id, identity.rate_limit);
+    if (!decision) return undefined;
+    if (!decision.allowed) {
+      setRateLimitHeaders(res, decision);
+      throw refused(decision);
+    }
+    putRateLimitHeaders(head, decision);
+    return identity;
+  }
+
   private async decide(headers: IncomingHttpHeaders): Promise<{ identity: KeyIdentity; decision: RateDecision }> {
     const apiKey = apiKeyOf(headers);
     if (!apiKey) {

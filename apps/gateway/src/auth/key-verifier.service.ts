@@ -24,6 +24,12 @@ export class KeyVerifier {
     this.cache = new KeyCache(config.AUTH_CACHE_TTL_MS, config.AUTH_CACHE_MAX_KEYS);
   }
 
+  /** The identity of a key whose good verdict is cached, without a promise; undefined otherwise. */
+  cachedIdentity(apiKey: string): KeyIdentity | undefined {
+    const verdict = this.cache.get(hash('sha256', apiKey, 'base64url'));
+    return verdict?.ok ? verdict.identity : undefined;
+  }
+
   async verify(apiKey: string): Promise<KeyIdentity> {
     // One-shot hashing: no Hash object per request (the only hashing on the request path).
     const id = hash('sha256', apiKey, 'base64url');

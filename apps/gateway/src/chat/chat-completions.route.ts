@@ -43,12 +43,14 @@ export class ChatCompletionsRoute {
     const head: Record<string, string> = { 'x-request-id': requestId };
     res.once('close', () => this.accessLog(requestId, 'POST', PATH, res.statusCode, Math.round((performance.now() - started) * 10) / 10));
     try {
-      const admitted = this.gate.admitInto(req.headers, res, head);
+      // A cached key with rate-limit budget leased is admitted without a promise (most requests).
+      const admittedNow = this.gate.admitNow(req.headers, res, head);
+      const admitted = admittedNow ? undefined : this.gate.admitInto(req.headers, res, head);
       // A body error is answered first (as when Fastify parsed the body before the guard ran);
       // the admission's own failure is then seen below, never left unhandled.
-      admitted.catch(() => undefined);
+      admitted?.catch(() => undefined);
       const body = await readJsonBody(req, this.bodyLimit);
-      const identity: KeyIdentity = await admitted;
+      const identity: KeyIdentity = admittedNow ?? (await admitted!);
       await withRequestId(requestId, () =>
         this.chat.handle({ body: body.parsed, rawBody: body.raw, headers: req.headers, requestId, res, identity, head }),
       );

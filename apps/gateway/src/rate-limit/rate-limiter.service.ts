@@ -123,6 +123,16 @@ export class RateLimiter implements OnApplicationShutdown {
   }
 
   /**
+   * One request out of this replica's lease for the key, synchronously; undefined when there is
+   * no usable lease (or a take is in flight), and consume() must be asked.
+   */
+  consumeLeased(keyId: string, limits: KeyLimits): RateDecision | undefined {
+    const state = this.keys.get(keyId);
+    if (!state?.lease || state.taking) return undefined;
+    return takeLeased(state, limits, Date.now());
+  }
+
+  /**
    * Counts one request of this key against both windows. Resolves synchronously-fast (no I/O)
    * while this replica holds a lease for the key.
    */
