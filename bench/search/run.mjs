@@ -6,7 +6,11 @@
 // Verification is off (SEARCH_VERIFY=false), as the target is stated for. Loopback only.
 // Needs: NATS, Redis, Postgres (billing, for the API key), built apps and packages (pnpm build).
 // Starts the local searx itself (infra/searx).
-// Usage: node bench/search/run.mjs [--cached N] [--uncached N]
+// Usage: node bench/search/run.mjs [--cached N] [--uncached N] [--warmup N]
+// Breakdown lines (after the ratio): the same kind of search sent straight to the search service
+// over NATS from this process (its wall time, the service's own took_ms), and a health RPC to the
+// same service after an idle wait as long as a search and back to back: they separate the NATS hop
+// from the search's own work and from the gateway's HTTP side.
 // Profiling: SEARCH_NODE_ARGS / GATEWAY_NODE_ARGS are given to that process as NODE_OPTIONS, e.g.
 //   CPU_PROF_DIR=/tmp/prof SEARCH_NODE_ARGS="--require ./bench/search/cpu-prof.cjs" node bench/search/run.mjs
 //   (node 20 refuses --cpu-prof in NODE_OPTIONS; cpu-prof.cjs does the same through the inspector)
@@ -23,7 +27,7 @@ const arg = (name, fallback) => {
 };
 const CACHED_N = Math.min(arg('cached', 300), 2000);
 const UNCACHED_N = Math.min(arg('uncached', 60), 300);
-const WARMUP = 10;
+const WARMUP = Math.min(arg('warmup', 10), 300);
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -133,6 +137,10 @@ const direct = async (query) => {
   return JSON.parse(r.text);
 };
 const pids = [gateway.child.pid, search.child.pid];
+// NATS straight to the search service, for the breakdown (never timed into the figures above it).
+const { NatsRpcClient } = await import(`${repo}/packages/nats-rpc/dist/index.js`);
+const { searchCatalog } = await import(`${repo}/packages/contracts/dist/index.js`);
+const rpc = await NatsRpcClient.connect({ servers: NATS_URL, prefix, name: 'bench-search' });
 
 // cached
 const cachedQuery = `drael zznonce-${prefix}-cached`;
@@ -166,9 +174,22 @@ for (let i = 0; i < WARMUP; i++) {
 }
 const gw = [];
 const sx = [];
+const hop = []; // [wall, took_ms] of search.query sent straight over NATS
+const healthIdle = [];
 let gwCpu = [0, 0];
 for (let i = 0; i < UNCACHED_N; i++) {
   const order = i % 2 === 0;
+  {
+    let t = performance.now();
+    const r = await rpc.request(searchCatalog.query, { query: `drael zznonce-${prefix}-n${i}`, limit: 10 });
+    hop.push([performance.now() - t, r.took_ms]);
+    if (!r.ok || r.cached) throw new Error('expected an uncached answer from the search service');
+    // idle as long as a search keeps the processes on the path waiting, then one plain RPC
+    await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.round(r.took_ms))));
+    t = performance.now();
+    await rpc.request(searchCatalog.health, {});
+    healthIdle.push(performance.now() - t);
+  }
   const runGw = async () => {
     let body;
     const used = await withCpu(pids, async () => gw.push(await timed(async () => (body = await viaGateway(`drael zznonce-${prefix}-g${i}`)))));
@@ -198,5 +219,15 @@ console.log(`uncached at the gateway: median ${fmt(mGw)}, p90 ${fmt(pct(gw, 90))
 console.log(`  CPU per request      : ${perReq(gwCpu, UNCACHED_N)}`);
 console.log(`SearXNG direct         : median ${fmt(mSx)}, p90 ${fmt(pct(sx, 90))}  (n=${UNCACHED_N})`);
 console.log(`uncached / SearXNG     : ${(mGw / mSx).toFixed(3)}×  (+${(((mGw - mSx) / mSx) * 100).toFixed(1)}%, +${fmt(mGw - mSx)}; target ≤ 1.10×)`);
+const healthHot = [];
+for (let i = 0; i < 200; i++) await rpc.request(searchCatalog.health, {});
+for (let i = 0; i < 300; i++) healthHot.push(await timed(() => rpc.request(searchCatalog.health, {})));
+const mHop = median(hop.map(([w]) => w));
+const mTook = median(hop.map(([, t]) => t));
+console.log('breakdown (same run):');
+console.log(`  search.query straight over NATS: median ${fmt(mHop)}; the service's took_ms ${fmt(mTook)}; wall − took_ms ${fmt(median(hop.map(([w, t]) => w - t)))} (the hop)`);
+console.log(`  health RPC to search           : after an idle wait as long as a search ${fmt(median(healthIdle))}, back to back ${fmt(median(healthHot))}`);
+console.log(`  service took_ms − SearXNG direct: ${fmt(mTook - mSx)}; gateway − NATS straight: ${fmt(mGw - mHop)}`);
+await rpc.close();
 await stop();
 process.exit(0);
