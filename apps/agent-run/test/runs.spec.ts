@@ -19,13 +19,13 @@ const text = (content: string, usage = { prompt_tokens: 50, completion_tokens: 1
 describe('runs through the real gateway inference subject', () => {
   it('runs a task to its output, with a verifiable receipt chain and the content encrypted at rest', async () => {
     const acct = await stack.account();
-    stack.upstream.setTurns([text('The answer is 42.')]);
+    stack.upstream.setTurns([text('The answer is quux.')]);
     const agent = await stack.createAgent(acct, { instructions: 'secret instructions xyzzy' });
     const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'secret task plugh' });
     expect(created.status).toBe('queued');
 
     const run = await stack.waitForRun(acct, created.id);
-    expect(run).toMatchObject({ status: 'succeeded', output: 'The answer is 42.', step_count: 1, receipt_count: 1, error: null });
+    expect(run).toMatchObject({ status: 'succeeded', output: 'The answer is quux.', step_count: 1, receipt_count: 1, error: null });
     // 50 input tokens at $1/M + 10 output tokens at $4/M = 90 µ$.
     expect(run.spent_usd).toBeCloseTo(0.00009, 10);
 
@@ -45,13 +45,15 @@ describe('runs through the real gateway inference subject', () => {
     expect(verifyReceipts(bundle, bundle.public_key).valid).toBe(true);
     expect(await stack.call('verifyRun', { account_id: acct, run_id: run.id })).toMatchObject({ valid: true, receipt_count: 1 });
     // Receipts hold fingerprints, never content.
-    expect(JSON.stringify(bundle)).not.toMatch(/plugh|xyzzy|42\./);
+    expect(JSON.stringify(bundle)).not.toMatch(/plugh|xyzzy|quux/);
 
     const [row] = await stack.db.query<{ task: string; output: string }>('SELECT task, output FROM runs WHERE id = $1', [run.id]);
     const [agentRow] = await stack.db.query<{ instructions: string }>('SELECT instructions FROM agents WHERE id = $1', [agent.id]);
     expect(row!.task).toMatch(/^enc1:k1:/);
     expect(row!.output).toMatch(/^enc1:k1:/);
-    expect(`${row!.task}${row!.output}${agentRow!.instructions}`).not.toMatch(/plugh|xyzzy|42/);
+    // Words, not digits: base64url ciphertext holds any two-character string now and then, a four-letter word about once in a million runs
+    // (a check for "42" failed once in CI on an honest ciphertext).
+    expect(`${row!.task}${row!.output}${agentRow!.instructions}`).not.toMatch(/plugh|xyzzy|quux/);
   });
 
   it('detects a receipt changed in the database', async () => {
