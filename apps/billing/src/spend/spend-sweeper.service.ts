@@ -1,54 +1,31 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { createLogger } from '@drael/logger';
+import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../clock/clock.js';
 import { BILLING_CONFIG, type BillingConfig } from '../config/config.schema.js';
+import { PeriodicSweeper, type StaleHold } from '../sweep/periodic-sweeper.js';
 import { SpendRepository } from './spend.repository.js';
 import { SpendService } from './spend.service.js';
 
-const BATCH = 500;
-
 /**
  * Expires spend holds whose agent worker never settled or released them (a killed worker, a lost
- * reply), so the reserved money returns to the balance and the month. Every replica may sweep:
- * spend_resolve's conditional update lets one resolution win against a late settle.
+ * reply), so the reserved money returns to the balance and the month; spend_resolve's conditional
+ * update decides races with a late settle.
  */
 @Injectable()
-export class SpendSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
-  private readonly log = createLogger('billing-spend-sweeper');
-
+export class SpendSweeper extends PeriodicSweeper {
   constructor(
     private readonly repo: SpendRepository,
     private readonly spend: SpendService,
-    private readonly clock: Clock,
-    @Inject(BILLING_CONFIG) private readonly config: BillingConfig,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      this.running ??= this.sweep()
-        .catch((err: unknown) => {
-          this.log.error({ err }, 'spend hold sweep failed');
-          return 0;
-        })
-        .finally(() => (this.running = undefined));
-    }, this.config.BILLING_SWEEP_INTERVAL_MS);
-    this.timer.unref();
+    clock: Clock,
+    @Inject(BILLING_CONFIG) config: BillingConfig,
+  ) {
+    super('spend hold', 'billing-spend-sweeper', config.BILLING_SWEEP_INTERVAL_MS, () => clock.now());
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+  protected stale(now: Date, limit: number): Promise<StaleHold[]> {
+    return this.repo.expired(now, limit);
   }
 
-  /** One pass; returns how many spend holds this pass expired. */
-  async sweep(now = this.clock.now()): Promise<number> {
-    let expired = 0;
-    for (;;) {
-      const stale = await this.repo.expired(now, BATCH);
-      for (const h of stale) if (await this.spend.expire(h.id, h.accountId, now)) expired++;
-      if (stale.length < BATCH) return expired;
-    }
+  protected expire(hold: StaleHold, now: Date): Promise<boolean> {
+    return this.spend.expire(hold.id, hold.accountId, now);
   }
 }
