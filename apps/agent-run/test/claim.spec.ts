@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPrisma, type PrismaService } from '../src/db/prisma.service.js';
 import { ClaimLostError, RunRepository } from '../src/runs/run.repository.js';
 import { QUEUE_NAME, redisConnection } from '../src/queue/run.queue.js';
-import { ReceiptSigner } from '../src/receipts/receipt-signer.js';
+import { ReceiptSigner } from '@drael/receipts';
 import { verifyReceipts } from '../src/receipts/receipt-verifier.js';
 import { account, startStack, type Stack } from './harness.js';
 

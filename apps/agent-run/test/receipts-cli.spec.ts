@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Receipt } from '@drael/contracts';
-import { chainHead, keccak256Hex } from '../src/receipts/receipt-crypto.js';
-import { ReceiptSigner } from '../src/receipts/receipt-signer.js';
+import { chainHead, keccak256Hex, ReceiptSigner } from '@drael/receipts';
 
 const signer = new ReceiptSigner('07'.repeat(32), 'k1');
 const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'receipts.cli.js');

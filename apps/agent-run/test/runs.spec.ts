@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Receipt } from '@drael/contracts';
 import { isRpcError } from '@drael/nats-rpc';
 import { FieldCipher } from '../src/crypto/field-cipher.js';
-import { ReceiptSigner } from '../src/receipts/receipt-signer.js';
+import { ReceiptSigner } from '@drael/receipts';
 import { verifyReceipts } from '../src/receipts/receipt-verifier.js';
 import { account, startStack, type Stack } from './harness.js';
 

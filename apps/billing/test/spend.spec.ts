@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicKey, verify } from 'node:crypto';
 import { billingCatalog, type ReceiptPayload } from '@drael/contracts';
-import { canonicalBytes, chainHead, keccak256Hex, ReceiptSigner, ZERO_HEAD } from '../src/receipts/receipt-signer.js';
+import { canonicalBytes, chainHead, keccak256Hex, ReceiptSigner, ZERO_HEAD } from '@drael/receipts';
 import { SpendRepository } from '../src/spend/spend.repository.js';
 import { SpendService } from '../src/spend/spend.service.js';
 import { codes, newAccount, startBilling, type Billing } from './billing-harness.js';

@@ -8,7 +8,7 @@ import { FieldCipher } from '../crypto/field-cipher.js';
 import { AgentRepository } from '../agents/agent.repository.js';
 import { InferenceClient } from '../inference/inference.client.js';
 import { SpendClient } from '../spend/spend.client.js';
-import { extendHead, fingerprint, ZERO_HEAD } from '../receipts/receipt-crypto.js';
+import { extendHead, fingerprint, ZERO_HEAD } from '@drael/receipts';
 import { ClaimLostError, RunRepository, type Claim, type RunRow } from '../runs/run.repository.js';
 import { toolError, type AgentToolDefinition } from '../tools/agent-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';

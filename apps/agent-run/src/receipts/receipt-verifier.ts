@@ -1,5 +1,5 @@
 import { ReceiptSchema, RunEndSchema, type VerifyResult } from '@drael/contracts';
-import { canonicalBytes, extendHead, hashPayload, verifySignature, ZERO_HEAD } from './receipt-crypto.js';
+import { canonicalBytes, extendHead, hashPayload, verifySignature, ZERO_HEAD } from '@drael/receipts';
 
 export interface ReceiptBundle {
   run_id: string;

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Receipt, ReceiptPayload } from '@drael/contracts';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
-import { canonicalBytes, chainHead, fingerprint, keccak256Hex, signBytes, ZERO_HEAD } from './receipt-crypto.js';
-import { ReceiptSigner } from './receipt-signer.js';
+import { canonicalBytes, chainHead, fingerprint, keccak256Hex, ReceiptSigner, signBytes, ZERO_HEAD } from '@drael/receipts';
 import { verifyReceipts } from './receipt-verifier.js';
 
 // RFC 8032 section 7.1, test 1.

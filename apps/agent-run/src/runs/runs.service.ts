@@ -20,7 +20,7 @@ import { AgentsService } from '../agents/agents.service.js';
 import { microsToUsd } from '../loop/money.js';
 import { RunQueue } from '../queue/run.queue.js';
 import { SpendClient } from '../spend/spend.client.js';
-import { ZERO_HEAD } from '../receipts/receipt-crypto.js';
+import { ZERO_HEAD } from '@drael/receipts';
 import { verifyReceipts } from '../receipts/receipt-verifier.js';
 import { RunRepository, type RunRow, type StepRow } from './run.repository.js';
 

@@ -1,6 +1,6 @@
 import type { Provider } from '@nestjs/common';
 import { BILLING_CONFIG, type BillingConfig } from '../config/config.schema.js';
-import { ReceiptSigner } from './receipt-signer.js';
+import { ReceiptSigner } from '@drael/receipts';
 
 /** The signer from config; null when this installation has no receipt key (agent steps are then refused). */
 export const RECEIPT_SIGNER = Symbol('RECEIPT_SIGNER');

@@ -5,7 +5,7 @@ import { RpcError } from '@drael/nats-rpc';
 import { billingError, isUuid } from '../billing-error.js';
 import { Clock } from '../clock/clock.js';
 import { RECEIPT_SIGNER } from '../receipts/receipt-signer.provider.js';
-import { chainHead, type ReceiptSigner } from '../receipts/receipt-signer.js';
+import { chainHead, type ReceiptSigner } from '@drael/receipts';
 import { monthStart } from './month.js';
 import { SpendRepository } from './spend.repository.js';
 

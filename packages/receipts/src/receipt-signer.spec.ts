@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
 import type { ReceiptPayload } from '@drael/contracts';
-import { canonicalBytes, chainHead, keccak256Hex, ReceiptSigner, ZERO_HEAD } from './receipt-signer.js';
+import { canonicalBytes, chainHead, keccak256Hex, ReceiptSigner, ZERO_HEAD } from './index.js';
 
 // RFC 8032 section 7.1, test 1. The receipt below and its figures are the ones agent-run's verifier
 // pins (apps/agent-run/src/receipts/receipts.spec.ts): the signer here and the verifier there agree.
