@@ -32,12 +32,7 @@ export class UpstreamClient implements OnApplicationShutdown {
 
   async post(target: UpstreamTarget, call: UpstreamCall): Promise<UpstreamResponse> {
     const { origin, path } = this.endpointOf(target.base_url, call.path);
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: call.accept ?? 'application/json, text/event-stream',
-      'x-request-id': call.requestId,
-    };
-    if (target.api_key) headers.authorization = `Bearer ${target.api_key}`;
+    const headers = headersFor(target, call);
     try {
       return await this.poolFor(origin).request({
         method: 'POST',
@@ -58,12 +53,7 @@ export class UpstreamClient implements OnApplicationShutdown {
    */
   dispatch(target: UpstreamTarget, call: Omit<UpstreamCall, 'signal'>, handler: Dispatcher.DispatchHandler): void {
     const { origin, path } = this.endpointOf(target.base_url, call.path);
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: call.accept ?? 'application/json, text/event-stream',
-      'x-request-id': call.requestId,
-    };
-    if (target.api_key) headers.authorization = `Bearer ${target.api_key}`;
+    const headers = headersFor(target, call);
     this.poolFor(origin).dispatch({ method: 'POST', path, headers, body: call.body }, handler);
   }
 
@@ -114,4 +104,15 @@ export function upstreamFailure(err: unknown, origin = 'the upstream'): ApiError
     return new ApiError('upstream_unreachable', `The model upstream could not be reached (${origin}): ${code || (err as Error).message}`);
   }
   return undefined;
+}
+
+/** What every upstream call sends: JSON in, the answer kind asked for, the request id, the alias's key. */
+function headersFor(target: UpstreamTarget, call: Pick<UpstreamCall, 'accept' | 'requestId'>): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: call.accept ?? 'application/json, text/event-stream',
+    'x-request-id': call.requestId,
+  };
+  if (target.api_key) headers.authorization = `Bearer ${target.api_key}`;
+  return headers;
 }
