@@ -11,6 +11,9 @@ import { requestIdOf } from './http/request-id.js';
 import { KeyGate } from './auth/key-gate.service.js';
 import { ChatCompletionsRoute } from './chat/chat-completions.route.js';
 import { ChatCompletionsService } from './chat/chat-completions.service.js';
+import type { HotRoute } from './http/hot-route.js';
+import { SearchToolRoute } from './tools-api/search/search-tool.route.js';
+import { SearchToolService } from './tools-api/search/search-tool.service.js';
 
 export interface RunningGateway {
   app: NestFastifyApplication;
@@ -20,14 +23,21 @@ export interface RunningGateway {
 
 /** Builds and starts the gateway's HTTP server. */
 export async function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
-  // The hot route is served ahead of Fastify (chat-completions.route.ts); it exists once Nest has
-  // built the services, before the server listens, and steps aside while shutting down.
-  const hot: { route?: ChatCompletionsRoute } = {};
+  // The hot routes are served ahead of Fastify (http/hot-route.ts); they exist once Nest has
+  // built the services, before the server listens, and step aside while shutting down.
+  let hotRoutes: readonly HotRoute[] = [];
   let stopping = false;
   const serverFactory = (fastifyHandler: RequestListener) =>
     createServer((req: IncomingMessage, res: ServerResponse) => {
-      if (hot.route && !stopping && hot.route.matches(req)) void hot.route.serve(req, res);
-      else fastifyHandler(req, res);
+      if (!stopping) {
+        for (const route of hotRoutes) {
+          if (route.matches(req)) {
+            void route.serve(req, res);
+            return;
+          }
+        }
+      }
+      fastifyHandler(req, res);
     });
   const adapter = new FastifyAdapter({
     serverFactory,
@@ -59,7 +69,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
 
   app.useGlobalFilters(new OpenAIExceptionFilter(logger));
-  hot.route = new ChatCompletionsRoute(app.get(KeyGate), app.get(ChatCompletionsService), logger, accessLog, config.BODY_LIMIT_BYTES);
+  const hotDeps = { gate: app.get(KeyGate), logger, accessLog, bodyLimit: config.BODY_LIMIT_BYTES };
+  hotRoutes = [new ChatCompletionsRoute(hotDeps, app.get(ChatCompletionsService)), new SearchToolRoute(hotDeps, app.get(SearchToolService))];
   await connectGatewaySubjects(app, config);
   await app.listen({ host: config.HOST, port: config.PORT });
   const address = fastify.server.address();

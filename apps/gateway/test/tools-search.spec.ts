@@ -190,6 +190,57 @@ describe('POST /v1/tools/search', () => {
   });
 });
 
+describe('POST /v1/tools/search: served ahead of Fastify (search-tool.route.ts) and by the Nest controller alike', () => {
+  // The plain path with a JSON type is served by the hot route; a query string or a +json type
+  // goes through Fastify and Nest. Both ways must answer the same head and body.
+  const via = (path: string, type: string, body: string, requestId: string) =>
+    fetch(`${main.gateway.url}${path}`, {
+      method: 'POST',
+      headers: { ...(main.gateway as { authHeaders?: Record<string, string> }).authHeaders, 'content-type': type, 'x-request-id': requestId },
+      body,
+    });
+  const ways = [
+    ['/v1/tools/search', 'application/json'],
+    ['/v1/tools/search?via=nest', 'application/vnd.drael+json'],
+  ] as const;
+
+  it('a search: same status, headers and fields', async () => {
+    const answers = [];
+    for (const [i, [path, type]] of ways.entries()) {
+      const r = await via(path, type, JSON.stringify({ query: 'drael both ways', max_results: 2 }), `req-search-way-${i}`);
+      const body = (await r.json()) as SearchBody;
+      expect(r.status, JSON.stringify(body)).toBe(200);
+      expect(r.headers.get('x-request-id')).toBe(`req-search-way-${i}`);
+      expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(r.headers.get('x-ratelimit-limit-requests')).toBeTruthy();
+      answers.push(body);
+    }
+    const [hot, nest] = answers as [SearchBody, SearchBody];
+    expect(Object.keys(hot)).toEqual(Object.keys(nest));
+    expect(hot.cached).toBe(false);
+    expect(nest.cached).toBe(true); // the second way found the first way's answer
+    expect(nest.results).toEqual(hot.results);
+  });
+
+  it.each([
+    ['bad input', '{"query": ""}', 400, 'invalid_request'],
+    ['not JSON', '{"query": ', 400, 'invalid_json'],
+  ])('%s: the same envelope both ways', async (_name, raw, status, code) => {
+    for (const [path, type] of ways) {
+      const r = await via(path, type, raw, 'req-search-bad');
+      expect(r.headers.get('x-request-id')).toBe('req-search-bad');
+      await expectError(r, status, 'invalid_request_error', code);
+    }
+  });
+
+  it('no key: 401 both ways, before any search', async () => {
+    for (const [path, type] of ways) {
+      const r = await fetch(`${main.gateway.url}${path}`, { method: 'POST', headers: { 'content-type': type }, body: JSON.stringify({ query: 'drael' }) });
+      await expectError(r, 401, 'authentication_error', 'missing_api_key');
+    }
+  });
+});
+
 describe('POST /v1/tools/search: cached answers kept by the gateway (search-answer.memo.ts)', () => {
   it('a cached answer is served for as long as the shared cache holds it, and not after', async () => {
     const query = { query: 'drael memo expiry', max_results: 2 };

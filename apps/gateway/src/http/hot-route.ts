@@ -1,0 +1,96 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { withRequestId, type AccessLog, type Logger } from '@drael/logger';
+import type { KeyIdentity } from '@drael/contracts';
+import type { KeyGate } from '../auth/key-gate.service.js';
+import { apiErrorOf, logServerError, writeErrorResponse } from '../errors/error-response.js';
+import { isPlainJson, readJsonBody } from './json-body.parser.js';
+import { requestIdOf } from './request-id.js';
+
+/** A route the HTTP server serves itself, ahead of Fastify (bootstrap.ts). */
+export interface HotRoute {
+  matches(req: IncomingMessage): boolean;
+  serve(req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
+
+/** What a keyed JSON POST hands its handler once the key is admitted and the body read. */
+export interface HotCall {
+  /** The parsed JSON body, unvalidated. */
+  readonly body: unknown;
+  readonly rawBody: Buffer;
+  readonly headers: IncomingHttpHeaders;
+  readonly requestId: string;
+  readonly res: ServerResponse;
+  readonly identity: KeyIdentity;
+  /** Headers for the answer's one writeHead (request id, rate limits), not set on `res`. */
+  readonly head: Record<string, string>;
+}
+
+export interface HotRouteDeps {
+  readonly gate: KeyGate;
+  readonly logger: Logger;
+  readonly accessLog: AccessLog;
+  readonly bodyLimit: number;
+}
+
+/**
+ * A keyed `POST <path>` with a JSON body, served straight from the HTTP server in front of
+ * Fastify and Nest. The gateway's busiest routes would otherwise pay Fastify's routing and hooks
+ * and Nest's guard, pipe and interceptor chain per request, which measured as a large share of
+ * their cost (docs/decisions/0002-gateway-hot-path.md). This does what that chain does, with the
+ * same pieces: the request id (x-request-id), KeyGate (key and rate limit, the headers written
+ * with the answer's head), the JSON body (same limit and parser), the handler in the request id's
+ * context, errors as the OpenAI envelope, one access line. The key check starts as the headers
+ * arrive, so its round trip overlaps the body upload. Anything else (another path, a query
+ * string, another content type, shutdown in progress) goes to Fastify, whose Nest controller
+ * serves the same service.
+ */
+export abstract class KeyedJsonPostRoute implements HotRoute {
+  constructor(
+    private readonly path: string,
+    private readonly deps: HotRouteDeps,
+  ) {}
+
+  /** Answers the call: writes `res` itself, or throws for the error envelope. */
+  protected abstract handle(call: HotCall): Promise<void>;
+
+  matches(req: IncomingMessage): boolean {
+    return req.url === this.path && req.method === 'POST' && isPlainJson(req.headers['content-type']);
+  }
+
+  async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { gate, logger, accessLog, bodyLimit } = this.deps;
+    const started = performance.now();
+    const requestId = requestIdOf(req);
+    // The request id and rate-limit headers go into the one writeHead of the answer, not setHeader
+    // calls (which put Node's writeHead on its slow merge path).
+    const head: Record<string, string> = { 'x-request-id': requestId };
+    res.once('close', () => accessLog(requestId, 'POST', this.path, res.statusCode, Math.round((performance.now() - started) * 10) / 10));
+    try {
+      // A cached key with rate-limit budget leased is admitted without a promise (most requests).
+      const admittedNow = gate.admitNow(req.headers, res, head);
+      const admitted = admittedNow ? undefined : gate.admitInto(req.headers, res, head);
+      // A body error is answered first (as when Fastify parsed the body before the guard ran);
+      // the admission's own failure is then seen below, never left unhandled.
+      admitted?.catch(() => undefined);
+      const body = await readJsonBody(req, bodyLimit);
+      const identity: KeyIdentity = admittedNow ?? (await admitted!);
+      await withRequestId(requestId, () =>
+        this.handle({ body: body.parsed, rawBody: body.raw, headers: req.headers, requestId, res, identity, head }),
+      );
+    } catch (exception) {
+      const error = apiErrorOf(exception);
+      withRequestId(requestId, () => logServerError(logger, exception, error));
+      writeErrorResponse(res, error, requestId, head);
+    }
+  }
+}
+
+/** A JSON answer in one writeHead, with the headers Fastify gives a Nest route's object. */
+export function writeJsonResponse(res: ServerResponse, status: number, value: unknown, head: Record<string, string | number>): void {
+  if (res.destroyed) return;
+  const body = JSON.stringify(value);
+  head['content-type'] = 'application/json; charset=utf-8';
+  head['content-length'] = Buffer.byteLength(body);
+  res.writeHead(status, head);
+  res.end(body);
+}

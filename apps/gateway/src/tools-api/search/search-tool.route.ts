@@ -1,0 +1,23 @@
+import { KeyedJsonPostRoute, writeJsonResponse, type HotCall, type HotRouteDeps } from '../../http/hot-route.js';
+import { validateBody } from '../../openai/validate.js';
+import { SearchToolRequestSchema } from './search-tool.schema.js';
+import { SearchToolService } from './search-tool.service.js';
+
+/**
+ * POST /v1/tools/search served ahead of Fastify and Nest: an uncached search's budget is 10 % over
+ * SearXNG itself (issue 5), and Fastify's and Nest's chains measured about 1.5 ms of it per
+ * request (bench/search/README.md). Same validation, service and answer as SearchToolController.
+ */
+export class SearchToolRoute extends KeyedJsonPostRoute {
+  constructor(
+    deps: HotRouteDeps,
+    private readonly search: SearchToolService,
+  ) {
+    super('/v1/tools/search', deps);
+  }
+
+  protected async handle(call: HotCall): Promise<void> {
+    const answer = await this.search.search(validateBody(SearchToolRequestSchema, call.body));
+    writeJsonResponse(call.res, 200, answer, call.head);
+  }
+}
