@@ -251,6 +251,23 @@ describe('search.query.v1 when things are missing', () => {
   });
 });
 
+describe('search.query.v1 with Redis down', () => {
+  let noRedis: SearchUnderTest;
+  beforeAll(async () => {
+    noRedis = await startSearch({ REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
+  });
+  afterAll(async () => {
+    await noRedis?.close();
+  });
+
+  it('searches run uncached (apart from the memory in front of Redis), they do not fail', async () => {
+    const first = ok(await noRedis.query({ query: 'drael', limit: 3 }));
+    expect(first).toMatchObject({ found: true, cached: false });
+    expect(ok(await noRedis.query({ query: 'drael', limit: 4 })).cached).toBe(false);
+    expect(noRedis.process.output()).toMatch(/search cache unavailable; searching uncached/);
+  });
+});
+
 describe('search.query.v1 with the cache turned off (SEARCH_CACHE_TTL_S=0)', () => {
   let uncached: SearchUnderTest;
   beforeAll(async () => {

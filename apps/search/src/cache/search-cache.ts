@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Freshness, SearchQueryReply } from '@drael/contracts';
+import { KeyIndex } from './key-index.js';
 
 export type CachedSearch = Omit<Extract<SearchQueryReply, { ok: true }>, 'took_ms' | 'cached'>;
 
@@ -39,23 +40,85 @@ export interface SearchCache {
 // they have in Redis, so no replica serves an answer longer than the shared cache would.
 const MEMORY_ENTRIES = 1000;
 
-/** The shared search cache in Redis (one string per search, expiring on its own), with a small memory front. */
+// The key index (README "Cache") holds one record per search cached by any replica in the last
+// TTL: at 10 minutes, 50 000 keys is ~83 new searches a second across all replicas, a few MB here.
+// Past it, every lookup asks Redis again, as without the index.
+const INDEX_MAX_KEYS = 50_000;
+// Expired records are dropped this often; a lookup never trusts one past its expiry anyway.
+const INDEX_PRUNE_MS = 60_000;
+// A scan that failed (the command connection down while the subscriber is up) is tried again after this.
+const INDEX_RESCAN_MS = 1_000;
+const SCAN_BATCH = 1_000;
+
+export interface RedisSearchCacheOptions {
+  /** Delay before the announcement subscriber reconnects (ioredis's back-off when absent). */
+  subscriberReconnectMs?: number;
+}
+
+/**
+ * The shared search cache in Redis (one string per search, expiring on its own), with a small
+ * memory front and an index of the keys Redis may hold, so a search that no replica has cached
+ * skips the Redis GET.
+ */
 export class RedisSearchCache implements SearchCache {
   private readonly redis: Redis;
   private readonly memory = new Map<string, CacheEntry>();
+  /** Receives every replica's announcements; named so an operator (or a test) can find it. */
+  private readonly subscriber: Redis;
+  readonly subscriberName: string;
+  private readonly channel: string;
+  private readonly index = new KeyIndex(INDEX_MAX_KEYS);
+  /** Bumped whenever the index is rebuilt or its subscriber drops: a scan of an older epoch stops. */
+  private epoch = 0;
+  private readonly pruneTimer: NodeJS.Timeout;
+  private rescanTimer?: NodeJS.Timeout;
+  private closed = false;
 
   constructor(
     url: string,
     private readonly prefix: string,
     private readonly ttlSeconds: number,
+    options: RedisSearchCacheOptions = {},
   ) {
     // A search must not wait on a cache that is down: fail fast, and searches run uncached.
     this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000 });
     this.redis.on('error', () => undefined);
+
+    this.channel = `${prefix}v2:written`;
+    // CLIENT SETNAME takes no spaces; the prefix is an operator's string.
+    this.subscriberName = `search-cache-index:${prefix.replace(/\s/g, '_')}:${randomUUID()}`;
+    const reconnectMs = options.subscriberReconnectMs;
+    this.subscriber = this.redis.duplicate({
+      connectionName: this.subscriberName,
+      // Subscribing again is done by hand on every 'ready', followed by the scan, in that order.
+      autoResubscribe: false,
+      ...(reconnectMs !== undefined ? { retryStrategy: () => reconnectMs } : {}),
+    });
+    this.subscriber.on('error', () => undefined);
+    this.subscriber.on('ready', () => void this.rebuildIndex());
+    this.subscriber.on('close', () => this.indexLost());
+    // The subscriber can be up before the command connection the scan runs on: scan once that is up.
+    this.redis.on('ready', () => {
+      if (this.rescanTimer && this.subscriber.status === 'ready') void this.rebuildIndex();
+    });
+    this.subscriber.on('message', (channel: string, message: string) => {
+      if (channel === this.channel) this.onAnnouncement(message);
+    });
+
+    this.pruneTimer = setInterval(() => {
+      this.index.prune(Date.now());
+      if (this.index.overflowed && this.subscriber.status === 'ready') void this.rebuildIndex();
+    }, INDEX_PRUNE_MS);
+    this.pruneTimer.unref();
   }
 
   get ttlMs(): number {
     return this.ttlSeconds * 1000;
+  }
+
+  /** True while lookups of keys it lacks skip Redis (subscribed, scanned, under the cap). */
+  get indexReady(): boolean {
+    return this.index.ready;
   }
 
   keyOf(key: SearchCacheKey): string {
@@ -76,6 +139,8 @@ export class RedisSearchCache implements SearchCache {
     const near = this.memory.get(k);
     if (near && near.expiresAt > now) return near;
     if (near) this.memory.delete(k);
+    // No replica wrote this key within its lifetime (or the index is not trusted right now).
+    if (!this.index.mayHold(k, now)) return undefined;
     const raw = await this.redis.get(k);
     if (raw === null) return undefined;
     const stored = JSON.parse(raw) as CacheEntry;
@@ -89,11 +154,73 @@ export class RedisSearchCache implements SearchCache {
     if (this.ttlSeconds === 0 || ttlMs <= 0) return;
     const k = this.keyOf(key);
     this.remember(k, entry);
-    await this.redis.set(k, JSON.stringify(entry), 'PX', ttlMs);
+    // Recorded before the write lands: "may hold" only costs a GET if the write then fails.
+    this.index.record(k, entry.expiresAt);
+    // The announcement follows the SET on the same connection, so Redis has the key by the time
+    // another replica hears of it. It carries the lifetime, not the expiry: each replica adds it to
+    // its own clock on receipt, which is never earlier than the real expiry.
+    await Promise.all([this.redis.set(k, JSON.stringify(entry), 'PX', ttlMs), this.redis.publish(this.channel, `${ttlMs} ${k}`)]);
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    this.epoch++;
+    clearInterval(this.pruneTimer);
+    clearTimeout(this.rescanTimer);
+    this.subscriber.disconnect();
     this.redis.disconnect();
+  }
+
+  private onAnnouncement(message: string): void {
+    const space = message.indexOf(' ');
+    const ttlMs = Number(message.slice(0, space));
+    const k = message.slice(space + 1);
+    if (space <= 0 || !Number.isFinite(ttlMs) || !k.startsWith(`${this.prefix}v2:`)) return;
+    this.index.record(k, Date.now() + ttlMs);
+  }
+
+  /**
+   * Subscribe first, then scan: a key written before the subscription took effect is in Redis for
+   * the whole scan (or expired), so the scan sees it; one written after is announced to us.
+   */
+  private async rebuildIndex(): Promise<void> {
+    if (this.closed) return;
+    const epoch = ++this.epoch;
+    clearTimeout(this.rescanTimer);
+    this.rescanTimer = undefined;
+    this.index.reset();
+    try {
+      await this.subscriber.subscribe(this.channel);
+      const pattern = `${escapeGlob(this.prefix)}v2:*`;
+      let cursor = '0';
+      do {
+        const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_BATCH);
+        if (epoch !== this.epoch) return;
+        // The scan cannot tell when a key expires without one more call per key; the TTL every
+        // replica writes with is the latest it can (a replica configured longer costs a miss, not a wrong answer).
+        const until = Date.now() + this.ttlMs;
+        for (const k of keys) this.index.record(k, until);
+        if (this.index.overflowed) return;
+        cursor = next;
+      } while (cursor !== '0');
+      if (epoch === this.epoch) this.index.markReady();
+    } catch {
+      // The command connection is down (or the subscriber dropped): lookups ask Redis; try again.
+      if (epoch !== this.epoch || this.closed) return;
+      this.rescanTimer = setTimeout(() => {
+        this.rescanTimer = undefined;
+        if (this.subscriber.status === 'ready') void this.rebuildIndex();
+      }, INDEX_RESCAN_MS);
+      this.rescanTimer.unref();
+    }
+  }
+
+  /** Announcements may have been missed while disconnected: nothing is trusted until the next rebuild. */
+  private indexLost(): void {
+    this.epoch++;
+    clearTimeout(this.rescanTimer);
+    this.rescanTimer = undefined;
+    this.index.reset();
   }
 
   private remember(k: string, stored: CacheEntry): void {
@@ -105,4 +232,9 @@ export class RedisSearchCache implements SearchCache {
     }
     this.memory.set(k, stored);
   }
+}
+
+/** SCAN's MATCH reads * ? [ ] and backslash as glob syntax; the prefix is literal. */
+function escapeGlob(s: string): string {
+  return s.replace(/[*?[\]\\]/g, '\\$&');
 }
