@@ -1,10 +1,14 @@
 import http from 'node:http';
 import https from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 import { z } from 'zod';
 import type { Freshness } from '@drael/contracts';
 
-/** One result as SearXNG's JSON format gives it (only the fields Drael reads). */
-const SearxResultSchema = z.object({
+/**
+ * One result as SearXNG's JSON format gives it (only the fields Drael reads). The documented shape;
+ * on the search path `readSearxResult` applies it by hand (below).
+ */
+export const SearxResultSchema = z.object({
   url: z.string(),
   title: z.string().default(''),
   content: z.string().nullish(),
@@ -15,7 +19,7 @@ const SearxResultSchema = z.object({
   pubdate: z.string().nullish(),
   publishedDate: z.string().nullish(),
 });
-const SearxAnswerSchema = z.object({
+export const SearxAnswerSchema = z.object({
   results: z.array(z.unknown()),
   // [[engine, reason], ...]
   unresponsive_engines: z.array(z.tuple([z.string(), z.string()]).rest(z.unknown())).default([]),
@@ -32,6 +36,44 @@ const SearxConfigSchema = z.object({
 });
 
 export type SearxResult = z.infer<typeof SearxResultSchema>;
+type SearxAnswerBody = z.infer<typeof SearxAnswerSchema>;
+
+// SearxAnswerSchema and SearxResultSchema checked by hand, with zod's verdict and output for every
+// JSON value (searx.client.spec.ts compares both on odd and generated inputs). Why not zod here: a
+// search's parse runs once after ~30 ms idle, cold, and there zod per result cost ~80 µs more per
+// search on the reply's path than this (interleaved A/B in one process, bench/search/README.md).
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isNullishString = (v: unknown): v is string | null | undefined => v === undefined || v === null || typeof v === 'string';
+
+/** SearxAnswerSchema.safeParse(body), by hand: the answer, or null where zod would fail. */
+export function readSearxAnswer(body: unknown): SearxAnswerBody | null {
+  if (!isRecord(body) || !Array.isArray(body.results)) return null;
+  const unresponsive = body.unresponsive_engines;
+  if (unresponsive === undefined) return { results: body.results as unknown[], unresponsive_engines: [] };
+  if (!Array.isArray(unresponsive)) return null;
+  for (const u of unresponsive) {
+    if (!Array.isArray(u) || u.length < 2 || typeof u[0] !== 'string' || typeof u[1] !== 'string') return null;
+  }
+  return { results: body.results as unknown[], unresponsive_engines: unresponsive as SearxAnswerBody['unresponsive_engines'] };
+}
+
+/** SearxResultSchema.safeParse(raw), by hand: the result (unknown fields dropped), or null where zod would fail. */
+export function readSearxResult(raw: unknown): SearxResult | null {
+  if (!isRecord(raw) || typeof raw.url !== 'string') return null;
+  const { title, content, engine, engines, pubdate, publishedDate } = raw;
+  if (title !== undefined && typeof title !== 'string') return null;
+  if (!isNullishString(content) || !isNullishString(pubdate) || !isNullishString(publishedDate)) return null;
+  if (engine !== undefined && typeof engine !== 'string') return null;
+  if (engines !== undefined && !(Array.isArray(engines) && engines.every((e) => typeof e === 'string'))) return null;
+  // Same keys in the same order as zod's output.
+  const r: SearxResult = { url: raw.url, title: title ?? '' };
+  if (content !== undefined) r.content = content;
+  if (engine !== undefined) r.engine = engine;
+  if (engines !== undefined) r.engines = engines;
+  if (pubdate !== undefined) r.pubdate = pubdate;
+  if (publishedDate !== undefined) r.publishedDate = publishedDate;
+  return r;
+}
 export type SearxEngineInfo = z.infer<typeof SearxConfigSchema>['engines'][number];
 export interface SearxAnswer {
   results: SearxResult[];
@@ -67,32 +109,48 @@ export class SearxClient {
   private readonly httpAgent = new http.Agent({ keepAlive: true });
   private readonly httpsAgent = new https.Agent({ keepAlive: true });
 
+  /** SearXNG's origin and base path, as request options; only the path changes per call. */
+  private readonly base: URL;
+  private readonly requestOptions: http.RequestOptions;
+
   constructor(
-    private readonly baseUrl: string,
+    baseUrl: string,
     private readonly timeoutMs: number,
     private readonly engineListTtlMs = ENGINE_LIST_TTL_MS,
-  ) {}
+  ) {
+    this.base = new URL(baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
+    const isHttps = this.base.protocol === 'https:';
+    // Built once: a URL handed to http.request is turned into these options on every call, and
+    // that conversion and the URL building cost ~0.1 ms per search on the path before the request
+    // leaves (cold, after the idle wait; interleaved A/B, bench/search/README.md).
+    const { protocol, hostname, port, auth } = urlToHttpOptions(this.base);
+    this.requestOptions = {
+      protocol,
+      hostname,
+      ...(port !== undefined ? { port } : {}),
+      ...(auth !== undefined ? { auth } : {}),
+      agent: isHttps ? this.httpsAgent : this.httpAgent,
+      headers: { accept: 'application/json' },
+    };
+  }
 
   async search(q: SearxQuery): Promise<SearxAnswer> {
-    const url = new URL('search', this.baseUrl.endsWith('/') ? this.baseUrl : `${this.baseUrl}/`);
-    url.searchParams.set('q', q.query);
-    url.searchParams.set('format', 'json');
-    if (q.engines?.length) url.searchParams.set('engines', q.engines.join(','));
-    else url.searchParams.set('categories', 'general');
+    const params = new URLSearchParams({ q: q.query, format: 'json' });
+    if (q.engines?.length) params.set('engines', q.engines.join(','));
+    else params.set('categories', 'general');
     // SearXNG's time_range takes the same four words as Drael's freshness.
-    if (q.freshness) url.searchParams.set('time_range', q.freshness);
-    if (q.language) url.searchParams.set('language', q.language);
-    const body = await this.getJson(url);
-    const answer = SearxAnswerSchema.safeParse(body);
-    if (!answer.success) throw new SearxUnreachableError('SearXNG answered JSON of an unexpected shape');
+    if (q.freshness) params.set('time_range', q.freshness);
+    if (q.language) params.set('language', q.language);
+    const answer = readSearxAnswer(await this.getJson(`search?${params.toString()}`));
+    if (!answer) throw new SearxUnreachableError('SearXNG answered JSON of an unexpected shape');
     const results: SearxResult[] = [];
-    for (const raw of answer.data.results) {
-      const r = SearxResultSchema.safeParse(raw);
-      if (r.success) results.push(r.data);
+    for (const raw of answer.results) {
+      const r = readSearxResult(raw);
+      if (r) results.push(r);
     }
     return {
       results,
-      unresponsive: answer.data.unresponsive_engines.map(([engine, reason]) => ({ engine, reason })),
+      unresponsive: answer.unresponsive_engines.map(([engine, reason]) => ({ engine, reason })),
     };
   }
 
@@ -128,24 +186,24 @@ export class SearxClient {
   }
 
   private async fetchEngines(): Promise<SearxEngineInfo[]> {
-    const body = await this.getJson(new URL('config', this.baseUrl.endsWith('/') ? this.baseUrl : `${this.baseUrl}/`));
+    const body = await this.getJson('config');
     const parsed = SearxConfigSchema.safeParse(body);
     if (!parsed.success) throw new SearxUnreachableError('SearXNG /config answered an unexpected shape');
     return parsed.data.engines;
   }
 
   /**
-   * GET `url`, parse its JSON. Through node:http rather than undici: per call undici's request()
-   * cost this process about 1.2 ms more CPU than node:http (2.5–2.9 ms against 1.4–1.6 ms, JSON
+   * GET `relativePath` under SearXNG's base URL, parse its JSON. Through node:http rather than
+   * undici: per call undici's request() cost this process about 1.2 ms more CPU than node:http (2.5–2.9 ms against 1.4–1.6 ms, JSON
    * parse included, against the local searx; bench/search/README.md), much of it on the search's
    * path, and an Error with a stack trace for every connection the server closes (searx answers
    * HTTP/1.0, `Connection: close`). Keep-alive is used where SearXNG offers it.
    */
-  private getJson(url: URL): Promise<unknown> {
+  private getJson(relativePath: string): Promise<unknown> {
     return new Promise((resolve, reject) => {
       let timedOut = false;
-      const isHttps = url.protocol === 'https:';
-      const req = (isHttps ? https : http).request(url, { agent: isHttps ? this.httpsAgent : this.httpAgent, headers: { accept: 'application/json' } });
+      const options = { ...this.requestOptions, path: `${this.base.pathname}${relativePath}` };
+      const req = (this.base.protocol === 'https:' ? https : http).request(options);
       // One deadline for the whole exchange: connect, headers and body.
       const timer = setTimeout(() => {
         timedOut = true;
@@ -153,7 +211,7 @@ export class SearxClient {
       }, this.timeoutMs);
       const fail = (err: unknown) => {
         clearTimeout(timer);
-        reject(err instanceof SearxUnreachableError ? err : this.unreachable(url, err, timedOut));
+        reject(err instanceof SearxUnreachableError ? err : this.unreachable(err, timedOut));
       };
       req.on('error', fail);
       req.on('response', (res) => {
@@ -181,9 +239,9 @@ export class SearxClient {
     });
   }
 
-  private unreachable(url: URL, err: unknown, timedOut: boolean): SearxUnreachableError {
+  private unreachable(err: unknown, timedOut: boolean): SearxUnreachableError {
     const e = err as Error & { code?: string; cause?: { code?: string; message?: string } };
     const why = timedOut ? `no answer within ${this.timeoutMs} ms` : (e.code ?? e.cause?.code ?? e.cause?.message ?? e.message);
-    return new SearxUnreachableError(`SearXNG at ${url.origin} is unreachable: ${why}`);
+    return new SearxUnreachableError(`SearXNG at ${this.base.origin} is unreachable: ${why}`);
   }
 }
