@@ -10,14 +10,10 @@ import { SearchService } from './search/search.service.js';
 import { SearchController } from './search/search.controller.js';
 
 const SEARCH_CACHE = Symbol('SEARCH_CACHE');
-const SEARX_CLIENT = Symbol('SEARX_CLIENT');
 
 @Module({})
 export class SearchModule implements OnApplicationShutdown {
-  constructor(
-    @Inject(SEARCH_CACHE) private readonly cache: RedisSearchCache,
-    @Inject(SEARX_CLIENT) private readonly searx: SearxClient,
-  ) {}
+  constructor(@Inject(SEARCH_CACHE) private readonly cache: RedisSearchCache) {}
 
   static forRoot(config: SearchConfig): DynamicModule {
     return {
@@ -31,13 +27,12 @@ export class SearchModule implements OnApplicationShutdown {
           provide: SEARCH_CACHE,
           useFactory: () => new RedisSearchCache(config.REDIS_URL, config.SEARCH_CACHE_PREFIX, config.SEARCH_CACHE_TTL_S),
         },
-        { provide: SEARX_CLIENT, useFactory: () => new SearxClient(config.SEARXNG_URL, config.SEARXNG_TIMEOUT_MS) },
         {
           provide: SearchService,
-          inject: [SEARCH_CACHE, SEARX_CLIENT, NatsRpcClient],
-          useFactory: (cache: RedisSearchCache, searx: SearxClient, rpc: NatsRpcClient) =>
+          inject: [SEARCH_CACHE, NatsRpcClient],
+          useFactory: (cache: RedisSearchCache, rpc: NatsRpcClient) =>
             new SearchService(
-              searx,
+              new SearxClient(config.SEARXNG_URL, config.SEARXNG_TIMEOUT_MS),
               cache,
               {
                 onionEngines: config.SEARCH_ONION_ENGINES,
@@ -58,7 +53,6 @@ export class SearchModule implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.searx.close();
     await this.cache.close();
   }
 }

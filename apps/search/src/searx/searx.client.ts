@@ -1,10 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import { urlToHttpOptions } from 'node:url';
-import type { Duplex } from 'node:stream';
 import { z } from 'zod';
 import type { Freshness } from '@drael/contracts';
-import { WarmAgent } from './warm-agent.js';
 
 /**
  * One result as SearXNG's JSON format gives it (only the fields Drael reads). The documented shape;
@@ -107,9 +105,8 @@ const ENGINE_LIST_TTL_MS = 30_000;
 export class SearxClient {
   private engineList?: { at: number; engines: Promise<SearxEngineInfo[]> };
   private refreshing?: Promise<unknown>;
-  // Sockets are kept for the next search where SearXNG allows it; where it closes them (the Debian
-  // searx), the next one is opened ahead of need (WarmAgent; plain http only).
-  private readonly httpAgent: WarmAgent;
+  // Sockets are kept for the next search where SearXNG allows it (the Debian searx closes them).
+  private readonly httpAgent = new http.Agent({ keepAlive: true });
   private readonly httpsAgent = new https.Agent({ keepAlive: true });
 
   /** SearXNG's origin and base path, as request options; only the path changes per call. */
@@ -120,9 +117,7 @@ export class SearxClient {
     baseUrl: string,
     private readonly timeoutMs: number,
     private readonly engineListTtlMs = ENGINE_LIST_TTL_MS,
-    warmIdleMs?: number,
   ) {
-    this.httpAgent = new WarmAgent(warmIdleMs);
     this.base = new URL(baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
     const isHttps = this.base.protocol === 'https:';
     // Built once: a URL handed to http.request is turned into these options on every call, and
@@ -205,12 +200,11 @@ export class SearxClient {
    * HTTP/1.0, `Connection: close`). Keep-alive is used where SearXNG offers it.
    */
   private getJson(relativePath: string): Promise<unknown> {
-    const isHttps = this.base.protocol === 'https:';
-    const options = { ...this.requestOptions, path: `${this.base.pathname}${relativePath}` };
     return new Promise((resolve, reject) => {
       let timedOut = false;
-      let req: http.ClientRequest;
-      // One deadline for the whole exchange: connect, headers and body, a retry included.
+      const options = { ...this.requestOptions, path: `${this.base.pathname}${relativePath}` };
+      const req = (this.base.protocol === 'https:' ? https : http).request(options);
+      // One deadline for the whole exchange: connect, headers and body.
       const timer = setTimeout(() => {
         timedOut = true;
         req.destroy();
@@ -219,56 +213,30 @@ export class SearxClient {
         clearTimeout(timer);
         reject(err instanceof SearxUnreachableError ? err : this.unreachable(err, timedOut));
       };
-      const send = (mayRetry: boolean) => {
-        let answered = false;
-        let socket: Duplex | undefined;
-        req = (isHttps ? https : http).request(options);
-        req.once('socket', (s: Duplex) => (socket = s));
-        req.on('error', (err) => {
-          // A connection opened before this request (ahead of need, or kept alive) that the server
-          // closed before answering: it never took the request, and a GET may be sent again. Once,
-          // and the agent then opens a fresh connection.
-          if (mayRetry && !answered && !timedOut && socket && (req.reusedSocket || this.httpAgent.openedAhead(socket))) {
-            send(false);
-            return;
+      req.on('error', fail);
+      req.on('response', (res) => {
+        const status = res.statusCode ?? 0;
+        if (status < 200 || status > 299) {
+          res.resume();
+          fail(new SearxUnreachableError(`SearXNG answered HTTP ${status}${status === 403 ? ' (is the json format enabled?)' : ''}`));
+          return;
+        }
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', fail);
+        res.on('aborted', () => fail(new Error('the answer was cut off')));
+        res.on('end', () => {
+          clearTimeout(timer);
+          if (timedOut) return;
+          try {
+            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown);
+          } catch {
+            reject(new SearxUnreachableError('SearXNG answered something that is not JSON'));
           }
-          fail(err);
         });
-        req.on('response', (res) => {
-          answered = true;
-          const status = res.statusCode ?? 0;
-          if (status < 200 || status > 299) {
-            res.resume();
-            fail(new SearxUnreachableError(`SearXNG answered HTTP ${status}${status === 403 ? ' (is the json format enabled?)' : ''}`));
-            return;
-          }
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', fail);
-          res.on('aborted', () => fail(new Error('the answer was cut off')));
-          res.on('end', () => {
-            clearTimeout(timer);
-            if (timedOut) return;
-            // The server closes this connection: open the next one now, after the reply has left
-            // (setImmediate runs after the microtasks that hand it to NATS), not on the next search's path.
-            if (!req.shouldKeepAlive && !isHttps) setImmediate(() => this.httpAgent.prepare());
-            try {
-              resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown);
-            } catch {
-              reject(new SearxUnreachableError('SearXNG answered something that is not JSON'));
-            }
-          });
-        });
-        req.end();
-      };
-      send(true);
+      });
+      req.end();
     });
-  }
-
-  /** Closes the connections held for later requests. */
-  close(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
   }
 
   private unreachable(err: unknown, timedOut: boolean): SearxUnreachableError {
