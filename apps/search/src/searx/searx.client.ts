@@ -4,11 +4,8 @@ import { urlToHttpOptions } from 'node:url';
 import { z } from 'zod';
 import type { Freshness } from '@drael/contracts';
 
-/**
- * One result as SearXNG's JSON format gives it (only the fields Drael reads). The documented shape;
- * on the search path `readSearxResult` applies it by hand (below).
- */
-export const SearxResultSchema = z.object({
+/** One result as SearXNG's JSON format gives it (only the fields Drael reads). */
+const SearxResultSchema = z.object({
   url: z.string(),
   title: z.string().default(''),
   content: z.string().nullish(),
@@ -19,7 +16,7 @@ export const SearxResultSchema = z.object({
   pubdate: z.string().nullish(),
   publishedDate: z.string().nullish(),
 });
-export const SearxAnswerSchema = z.object({
+const SearxAnswerSchema = z.object({
   results: z.array(z.unknown()),
   // [[engine, reason], ...]
   unresponsive_engines: z.array(z.tuple([z.string(), z.string()]).rest(z.unknown())).default([]),
@@ -36,44 +33,6 @@ const SearxConfigSchema = z.object({
 });
 
 export type SearxResult = z.infer<typeof SearxResultSchema>;
-type SearxAnswerBody = z.infer<typeof SearxAnswerSchema>;
-
-// SearxAnswerSchema and SearxResultSchema checked by hand, with zod's verdict and output for every
-// JSON value (searx.client.spec.ts compares both on odd and generated inputs). Why not zod here: a
-// search's parse runs once after ~30 ms idle, cold, and there zod per result cost ~80 µs more per
-// search on the reply's path than this (interleaved A/B in one process, bench/search/README.md).
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isNullishString = (v: unknown): v is string | null | undefined => v === undefined || v === null || typeof v === 'string';
-
-/** SearxAnswerSchema.safeParse(body), by hand: the answer, or null where zod would fail. */
-export function readSearxAnswer(body: unknown): SearxAnswerBody | null {
-  if (!isRecord(body) || !Array.isArray(body.results)) return null;
-  const unresponsive = body.unresponsive_engines;
-  if (unresponsive === undefined) return { results: body.results as unknown[], unresponsive_engines: [] };
-  if (!Array.isArray(unresponsive)) return null;
-  for (const u of unresponsive) {
-    if (!Array.isArray(u) || u.length < 2 || typeof u[0] !== 'string' || typeof u[1] !== 'string') return null;
-  }
-  return { results: body.results as unknown[], unresponsive_engines: unresponsive as SearxAnswerBody['unresponsive_engines'] };
-}
-
-/** SearxResultSchema.safeParse(raw), by hand: the result (unknown fields dropped), or null where zod would fail. */
-export function readSearxResult(raw: unknown): SearxResult | null {
-  if (!isRecord(raw) || typeof raw.url !== 'string') return null;
-  const { title, content, engine, engines, pubdate, publishedDate } = raw;
-  if (title !== undefined && typeof title !== 'string') return null;
-  if (!isNullishString(content) || !isNullishString(pubdate) || !isNullishString(publishedDate)) return null;
-  if (engine !== undefined && typeof engine !== 'string') return null;
-  if (engines !== undefined && !(Array.isArray(engines) && engines.every((e) => typeof e === 'string'))) return null;
-  // Same keys in the same order as zod's output.
-  const r: SearxResult = { url: raw.url, title: title ?? '' };
-  if (content !== undefined) r.content = content;
-  if (engine !== undefined) r.engine = engine;
-  if (engines !== undefined) r.engines = engines;
-  if (pubdate !== undefined) r.pubdate = pubdate;
-  if (publishedDate !== undefined) r.publishedDate = publishedDate;
-  return r;
-}
 export type SearxEngineInfo = z.infer<typeof SearxConfigSchema>['engines'][number];
 export interface SearxAnswer {
   results: SearxResult[];
@@ -141,16 +100,16 @@ export class SearxClient {
     // SearXNG's time_range takes the same four words as Drael's freshness.
     if (q.freshness) params.set('time_range', q.freshness);
     if (q.language) params.set('language', q.language);
-    const answer = readSearxAnswer(await this.getJson(`search?${params.toString()}`));
-    if (!answer) throw new SearxUnreachableError('SearXNG answered JSON of an unexpected shape');
+    const answer = SearxAnswerSchema.safeParse(await this.getJson(`search?${params.toString()}`));
+    if (!answer.success) throw new SearxUnreachableError('SearXNG answered JSON of an unexpected shape');
     const results: SearxResult[] = [];
-    for (const raw of answer.results) {
-      const r = readSearxResult(raw);
-      if (r) results.push(r);
+    for (const raw of answer.data.results) {
+      const r = SearxResultSchema.safeParse(raw);
+      if (r.success) results.push(r.data);
     }
     return {
       results,
-      unresponsive: answer.unresponsive_engines.map(([engine, reason]) => ({ engine, reason })),
+      unresponsive: answer.data.unresponsive_engines.map(([engine, reason]) => ({ engine, reason })),
     };
   }
 
