@@ -222,6 +222,23 @@ describe('POST /v1/tools/search: served ahead of Fastify (search-tool.route.ts) 
     expect(nest.results).toEqual(hot.results);
   });
 
+  it("Server-Timing gives the search service's time and SearXNG's share, both ways in; none for an answer the gateway kept", async () => {
+    for (const [i, [path, type]] of ways.entries()) {
+      const body = JSON.stringify({ query: `drael server timing ${i}`, max_results: 2 });
+      const first = await via(path, type, body, `req-timing-${i}`);
+      expect(first.status).toBe(200);
+      await first.text();
+      const timing = first.headers.get('server-timing') ?? '';
+      const [, search, searx] = /^search;dur=([\d.]+), searxng;dur=([\d.]+)$/.exec(timing) ?? [];
+      expect(timing, timing).toMatch(/^search;dur=[\d.]+, searxng;dur=[\d.]+$/);
+      expect(Number(searx)).toBeLessThanOrEqual(Number(search));
+      // the same search again is the gateway's memo: no service, no SearXNG, no timing
+      const again = await via(path, type, body, `req-timing-${i}-again`);
+      expect(((await again.json()) as SearchBody).cached).toBe(true);
+      expect(again.headers.get('server-timing')).toBeNull();
+    }
+  });
+
   it.each([
     ['bad input', '{"query": ""}', 400, 'invalid_request'],
     ['not JSON', '{"query": ', 400, 'invalid_json'],

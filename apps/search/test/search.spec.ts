@@ -136,6 +136,15 @@ describe('search.query.v1 against searx', () => {
       expect(hit.results).toEqual(miss.results);
       expect(hit.sources_tried).toEqual(miss.sources_tried);
     });
+    it("says how long SearXNG took (searx_ms) when it was asked, and not for a cached answer", async () => {
+      const miss = ok(await search.query({ query: 'drael searx ms', limit: 2 }));
+      expect(miss.searx_ms).toEqual(expect.any(Number));
+      expect(miss.searx_ms!).toBeGreaterThan(0);
+      expect(miss.searx_ms!).toBeLessThanOrEqual(miss.took_ms);
+      const hit = ok(await search.query({ query: 'drael searx ms', limit: 2 }));
+      expect(hit.cached).toBe(true);
+      expect('searx_ms' in hit).toBe(false);
+    });
     it('every result-changing parameter is part of the key', async () => {
       ok(await search.query({ query: 'drael news', limit: 3 }));
       expect(ok(await search.query({ query: 'drael news', limit: 3 })).cached).toBe(true);

@@ -72,6 +72,12 @@ export const SearchQueryReplySchema = z.discriminatedUnion('ok', [
      * A caller may keep the answer that long and no longer (the gateway's memo of /v1/tools/search).
      */
     cache_ttl_ms: z.number().int().nonnegative().optional(),
+    /**
+     * How long SearXNG took to answer this search (request sent to body read), in ms; absent when
+     * it was not asked (a cached answer). Lets a caller tell SearXNG's time from Drael's own
+     * (the gateway's Server-Timing header on /v1/tools/search).
+     */
+    searx_ms: z.number().nonnegative().optional(),
   }),
   z.object({
     ok: z.literal(false),

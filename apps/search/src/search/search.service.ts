@@ -20,6 +20,11 @@ export interface SearchServiceOptions {
 
 type Failure = Extract<SearchQueryReply, { ok: false }>;
 
+/** Filled in by ask() when SearXNG was asked: how long it took (request sent to body read). */
+interface SearxTiming {
+  searxMs?: number;
+}
+
 /**
  * The rules of search: which engines to ask, how "empty", "failed" and "degraded" differ, onion
  * pinning, the cut to the limit, verification and the cache. SearXNG, Redis and the fetch service
@@ -57,19 +62,22 @@ export class SearchService {
       return { ...hit.value, took_ms: tookMs(), cached: true, ...(ttlMs > 0 ? { cache_ttl_ms: ttlMs } : {}) };
     }
 
-    const answer = await this.ask(req, key, onion);
+    const timing: SearxTiming = {};
+    const answer = await this.ask(req, key, onion, timing);
     if (!answer.ok) return { ...answer, took_ms: tookMs() };
+    // Not part of the cached answer: a cache hit did not ask SearXNG.
+    const searx = timing.searxMs === undefined ? {} : { searx_ms: timing.searxMs };
     // ok:false is never cached (above); an empty answer is a true answer and is.
     const ttlMs = this.cache.ttlMs;
-    if (ttlMs === 0) return { ...answer, took_ms: tookMs(), cached: false };
+    if (ttlMs === 0) return { ...answer, took_ms: tookMs(), cached: false, ...searx };
     const entry = { value: answer, expiresAt: Date.now() + ttlMs };
     // The write (key hash, JSON, the Redis command) runs after the reply has left: the reply does
     // not depend on it, and this one connection sends it before any GET that comes later.
     setImmediate(() => void this.cacheSet(key, entry));
-    return { ...answer, took_ms: tookMs(), cached: false, cache_ttl_ms: ttlMs };
+    return { ...answer, took_ms: tookMs(), cached: false, cache_ttl_ms: ttlMs, ...searx };
   }
 
-  private async ask(req: SearchQueryRequest, key: SearchCacheKey, onion: boolean): Promise<CachedSearch | Omit<Failure, 'took_ms'>> {
+  private async ask(req: SearchQueryRequest, key: SearchCacheKey, onion: boolean, timing: SearxTiming): Promise<CachedSearch | Omit<Failure, 'took_ms'>> {
     let engines: SearxEngineInfo[];
     try {
       engines = await this.searx.engines();
@@ -88,6 +96,7 @@ export class SearchService {
     }
 
     let answer;
+    const asked = performance.now();
     try {
       answer = await this.searx.search({
         query: req.query,
@@ -98,15 +107,16 @@ export class SearchService {
     } catch (err) {
       return unreachable(err, queried);
     }
+    timing.searxMs = Math.round((performance.now() - asked) * 100) / 100;
 
-    const asked = new Set(queried);
-    const failed = [...new Set(answer.unresponsive.map((u) => u.engine).filter((e) => asked.has(e)))];
+    const askedEngines = new Set(queried);
+    const failed = [...new Set(answer.unresponsive.map((u) => u.engine).filter((e) => askedEngines.has(e)))];
     if (failed.length === queried.length) {
-      const why = answer.unresponsive.filter((u) => asked.has(u.engine)).map((u) => `${u.engine}: ${u.reason}`);
+      const why = answer.unresponsive.filter((u) => askedEngines.has(u.engine)).map((u) => `${u.engine}: ${u.reason}`);
       return { ok: false, code: 'all_engines_failed', reason: `every engine failed (${why.join('; ')})`, degraded: failed, sources_tried: queried };
     }
 
-    const candidates = answer.results.map((r) => toResult(r, asked)).filter((r): r is SearchResult => r !== null && (!onion || isOnionUrl(r.url)));
+    const candidates = answer.results.map((r) => toResult(r, askedEngines)).filter((r): r is SearchResult => r !== null && (!onion || isOnionUrl(r.url)));
     const results = await this.verifyAndCut(candidates, key.limit, key.verify);
     const coverage = Math.round(((queried.length - failed.length) / queried.length) * 1000) / 1000;
     const base = {

@@ -1,4 +1,5 @@
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { validateBody } from '../../openai/validate.js';
 import { SearchToolRequestSchema, type SearchToolResponse } from './search-tool.schema.js';
 import { SearchToolService } from './search-tool.service.js';
@@ -9,7 +10,9 @@ export class SearchToolController {
 
   @Post('search')
   @HttpCode(200)
-  run(@Body() body: unknown): Promise<SearchToolResponse> {
-    return this.search.search(validateBody(SearchToolRequestSchema, body));
+  async run(@Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply): Promise<SearchToolResponse> {
+    const answer = await this.search.search(validateBody(SearchToolRequestSchema, body));
+    if (answer.serverTiming) void reply.header('server-timing', answer.serverTiming);
+    return answer.body;
   }
 }

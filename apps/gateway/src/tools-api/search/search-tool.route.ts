@@ -18,6 +18,7 @@ export class SearchToolRoute extends KeyedJsonPostRoute {
 
   protected async handle(call: HotCall): Promise<void> {
     const answer = await this.search.search(validateBody(SearchToolRequestSchema, call.body));
-    writeJsonResponse(call.res, 200, answer, call.head);
+    if (answer.serverTiming) call.head['server-timing'] = answer.serverTiming;
+    writeJsonResponse(call.res, 200, answer.body, call.head);
   }
 }

@@ -18,7 +18,7 @@ export class SearchToolService {
 
   constructor(@Inject(NatsRpcClient) private readonly nats: NatsRpcClient) {}
 
-  async search(req: SearchToolRequest): Promise<SearchToolResponse> {
+  async search(req: SearchToolRequest): Promise<SearchToolAnswer> {
     const started = performance.now();
     const ask: MemoKey = {
       query: req.query,
@@ -27,7 +27,7 @@ export class SearchToolService {
       ...(req.onion !== undefined ? { onion: req.onion } : {}),
     };
     const known = this.memo.get(ask);
-    if (known) return toResponse(known, true, started);
+    if (known) return { body: toResponse(known, true, started) };
 
     let reply;
     try {
@@ -42,8 +42,23 @@ export class SearchToolService {
       throw new ApiError('search_unavailable', `Search is unavailable: ${reply.reason}. Retry later; nothing was charged.`);
     }
     this.memo.remember(ask, reply, started);
-    return toResponse(reply, reply.cached, started);
+    return { body: toResponse(reply, reply.cached, started), serverTiming: serverTimingOf(reply) };
   }
+}
+
+/** The answer's body and, when the search service was asked, its Server-Timing header value. */
+export interface SearchToolAnswer {
+  body: SearchToolResponse;
+  serverTiming?: string;
+}
+
+/**
+ * `Server-Timing` (W3C) for a search the service answered: its own time and, when it asked
+ * SearXNG, SearXNG's share, so a client or operator can tell SearXNG's latency from Drael's.
+ */
+function serverTimingOf(reply: Extract<SearchQueryReply, { ok: true }>): string {
+  const search = `search;dur=${reply.took_ms}`;
+  return reply.searx_ms === undefined ? search : `${search}, searxng;dur=${reply.searx_ms}`;
 }
 
 function toResponse(reply: Extract<SearchQueryReply, { ok: true }>, cached: boolean, started: number): SearchToolResponse {
