@@ -1,3 +1,5 @@
+// First: V8 flags that must be set before the rest of the gateway's code is loaded.
+import './v8-flags.js';
 import 'reflect-metadata';
 import { parseEnv } from '@drael/config';
 import { bufferedStdout, createLogger } from '@drael/logger';
