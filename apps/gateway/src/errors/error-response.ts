@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { HttpException } from '@nestjs/common';
 import type { Logger } from '@drael/logger';
 import { ApiError } from './api-error.js';
+import { writeJsonResponse } from '../http/json-response.js';
 
 /**
  * Any exception as the ApiError the client sees: our own ApiErrors, typed NATS errors, Nest's
@@ -56,13 +57,8 @@ export function writeErrorResponse(res: ServerResponse, error: ApiError, request
     if (!res.writableEnded) res.end();
     return;
   }
-  if (res.destroyed) return;
-  const body = JSON.stringify(error.toEnvelope());
-  // `head`: headers collected for this answer and not set on res (the chat completions route's).
+  // `head`: headers collected for this answer and not set on res (the hot routes').
   const out = head ?? {};
-  out['content-type'] = 'application/json; charset=utf-8';
-  out['content-length'] = Buffer.byteLength(body);
   out['x-request-id'] = requestId;
-  res.writeHead(error.status, out);
-  res.end(body);
+  writeJsonResponse(res, error.status, error.toEnvelope(), out);
 }

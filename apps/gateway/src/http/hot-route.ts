@@ -84,13 +84,3 @@ export abstract class KeyedJsonPostRoute implements HotRoute {
     }
   }
 }
-
-/** A JSON answer in one writeHead, with the headers Fastify gives a Nest route's object. */
-export function writeJsonResponse(res: ServerResponse, status: number, value: unknown, head: Record<string, string | number>): void {
-  if (res.destroyed) return;
-  const body = JSON.stringify(value);
-  head['content-type'] = 'application/json; charset=utf-8';
-  head['content-length'] = Buffer.byteLength(body);
-  res.writeHead(status, head);
-  res.end(body);
-}

@@ -1,4 +1,5 @@
-import { KeyedJsonPostRoute, writeJsonResponse, type HotCall, type HotRouteDeps } from '../../http/hot-route.js';
+import { KeyedJsonPostRoute, type HotCall, type HotRouteDeps } from '../../http/hot-route.js';
+import { writeJsonResponse } from '../../http/json-response.js';
 import { validateBody } from '../../openai/validate.js';
 import { SearchToolRequestSchema } from './search-tool.schema.js';
 import { SearchToolService } from './search-tool.service.js';
