@@ -12,6 +12,9 @@ export const SANDBOX_ERROR_CODES = [
   'file_not_found',
   'file_too_large',
   'quota_exceeded',
+  // A tenant holds as many session workspaces as the service allows: a new one is refused (not
+  // retryable) until one is deleted or expires; its existing sessions keep working.
+  'session_limit_reached',
   'sandbox_busy',
   'runtime_unavailable',
 ] as const;

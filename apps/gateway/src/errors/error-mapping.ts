@@ -65,6 +65,7 @@ export function httpErrorOf(code: ErrorCode): HttpErrorShape {
     case 'file_not_found':
       return { status: 404, type: 'not_found_error' };
     case 'quota_exceeded':
+    case 'session_limit_reached':
       return { status: 429, type: 'insufficient_quota' };
     case 'sandbox_busy':
       return { status: 503, type: 'service_unavailable_error' };
