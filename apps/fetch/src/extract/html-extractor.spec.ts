@@ -6,6 +6,19 @@ const body = (inner: string) =>
   `<!doctype html><html lang="de"><head><title>Titel</title><meta name="description" content="Kurz"><link rel="canonical" href="/kanon"></head>` +
   `<body><nav><a href="/">Start</a></nav><article><h1>Titel</h1>${'<p>Ein Absatz mit genug Text, damit Readability ihn als Inhalt erkennt und behält.</p>'.repeat(6)}${inner}</article></body></html>`;
 
+/**
+ * The same markup with every attribute name upper-cased (and a few mixed-case), as legacy and
+ * generated pages write it; values untouched. Not for SVG, whose names keep their case.
+ */
+const shout = (html: string) =>
+  html.replace(/<([a-zA-Z][a-zA-Z0-9]*)((?:\s+[^\s=/>]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*)(\s*\/?)>/g, (_tag, name: string, attrs: string, end: string) => {
+    const named = attrs.replace(
+      /(\s+)([^\s=/>]+)(\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?/g,
+      (_a, space: string, attr: string, value = '') => space + (attr.length % 2 ? attr.toUpperCase() : attr[0]!.toUpperCase() + attr.slice(1)) + value,
+    );
+    return `<${name.toUpperCase()}${named}${end}>`;
+  });
+
 describe('HtmlExtractor', () => {
   it('resolves links and images against the page, in every spelling', () => {
     const { markdown } = extractor.extract(
@@ -97,5 +110,50 @@ describe('HtmlExtractor', () => {
     expect(extractor.extract('<p>Nur ein <b>Fragment</b>.</p>', 'https://x.example/').markdown).toBe('Nur ein **Fragment**.');
     expect(extractor.extract('nur Text', 'https://x.example/').markdown).toBe('nur Text');
     expect(extractor.extract('', 'https://x.example/')).toMatchObject({ markdown: '', title: null, readable: false });
+  });
+
+  // linkedom is patched (patches/linkedom@0.18.15.patch) to lowercase the attribute names of
+  // HTML elements at parse time, as a browser does; unpatched, none of these names was found.
+  it('reads metadata written with upper- and mixed-case attribute names', () => {
+    const page = extractor.extract(
+      '<!DOCTYPE html><HTML LANG=ro><HEAD><TITLE>Titlu</TITLE><META NAME=Description CONTENT="Pe scurt"><Meta Name=AUTHOR Content="Ana Pop">' +
+        '<LINK REL=Canonical HREF="/canonic"></HEAD><BODY><P>Un paragraf.</P></BODY></HTML>',
+      'https://site.example/a/b',
+    );
+    expect(page).toMatchObject({ title: 'Titlu', description: 'Pe scurt', byline: 'Ana Pop', canonical: 'https://site.example/canonic', lang: 'ro' });
+  });
+
+  // Readability's pick rests on class and id (the sidebar and the comments are unlikely
+  // candidates, "article-body" scores up), its visibility check and turndown on hidden, style,
+  // href, src and alt: written either way, the page must come out the same.
+  it('extracts a page with upper-case attribute names exactly as the same page in lower case', () => {
+    const para = (text: string, n: number) => Array.from({ length: n }, (_, i) => `<p>${text} (${i + 1}), with more words, so that it counts.</p>`).join('');
+    const page =
+      `<!doctype html><html lang="en"><head><title>Tide tables</title><meta name="description" content="When the water comes"><link rel="canonical" href="/tides"></head>` +
+      `<body><div id="page"><div class="sidebar" id="related">${para('Other stories from the harbour desk and the weather office', 3)}</div>` +
+      `<div class="article-body" id="story"><h1>Tide tables</h1>${para('The harbour master explained how the tide tables are computed for the coming season', 4)}` +
+      `<p>See <a href="../charts">the charts</a> and <img src="img/tide.png" alt="A tide chart"> <img src="img/pixel.gif"></p>` +
+      `<p hidden>Hidden by attribute.</p><p style="display:none">Hidden by style.</p><p aria-hidden="true">Hidden from readers.</p></div>` +
+      `<div class="comments" id="comments">${para('A reader wrote that the tides, the moon, the wind, and the pressure, all matter here', 8)}</div></div></body></html>`;
+    const shouted = shout(page);
+    expect(shouted).toContain('<DIV CLASS="article-body" Id="story">');
+    const lower = extractor.extract(page, 'https://site.example/news/tides');
+    expect(lower.readable).toBe(true);
+    expect(lower.markdown).toContain('[the charts](https://site.example/charts)');
+    expect(lower.markdown).toContain('![A tide chart](https://site.example/news/img/tide.png)');
+    for (const gone of ['Other stories', 'A reader wrote', 'Hidden by', 'Hidden from', 'pixel.gif']) expect(lower.markdown).not.toContain(gone);
+    expect(extractor.extract(shouted, 'https://site.example/news/tides')).toEqual(lower);
+  });
+
+  it('takes the whole-page fallback the same way with upper-case attribute names', () => {
+    const short = '<html><body><nav>Menu</nav><div class="hours"><b>Open</b> 9–17, <a href="/map">map</a> <img src="door.png"></div></body></html>';
+    const fallback = extractor.extract(short, 'https://x.example/shop/');
+    expect(fallback).toMatchObject({ readable: false, markdown: '**Open** 9–17, [map](https://x.example/map)' });
+    expect(extractor.extract(shout(short), 'https://x.example/shop/')).toEqual(fallback);
+  });
+
+  it('keeps the first of two attributes spelled differently, as a browser does', () => {
+    const { markdown } = extractor.extract(body('<p>Nach <a HREF="/erste" href="/zweite">dort</a>.</p>'), 'https://site.example/a');
+    expect(markdown).toContain('[dort](https://site.example/erste)');
   });
 });
