@@ -35,7 +35,7 @@ export class SandboxLifecycle implements OnApplicationBootstrap, OnApplicationSh
     const removed = await this.runtime.removeLeftovers();
     if (removed > 0) this.logger.warn({ removed }, 'removed leftover sandbox containers');
     await this.workspaces.recover();
-    this.workspaces.startSweeping((err) => this.logger.error({ err }, 'request workspace sweep failed'));
+    this.workspaces.startSweeping((err) => this.logger.error({ err }, 'idle workspace sweep failed'));
     if (!(await this.runtime.hasImage())) {
       this.logger.error({ image: this.config.SANDBOX_IMAGE }, 'sandbox image missing: runs answer runtime_unavailable (build it with infra/sandbox-image/build.sh)');
     }

@@ -27,6 +27,12 @@ export const configSchema = z.object({
   // left behind (the gateway died mid-request) is removed once unused and this old. Far above the
   // longest request (6 turns of at most 300 s runs each).
   SANDBOX_REQUEST_WORKSPACE_MAX_AGE_S: envInt(1, 7 * 86_400).default(6 * 3600),
+  // A tenant's session workspace that no run or file call has used for this long is deleted with
+  // its files, so abandoned sessions do not fill the disk. 0 keeps sessions until deleted.
+  SANDBOX_SESSION_MAX_IDLE_S: envInt(0, 366 * 86_400).default(14 * 86_400),
+  // Session workspaces one tenant may hold (each up to SANDBOX_SESSION_QUOTA_MB of disk); one more
+  // is refused with session_limit_reached. Request workspaces do not count.
+  SANDBOX_MAX_SESSIONS_PER_TENANT: envInt(1, 1_000_000).default(50),
   // The throwaway workspace of a run without a session (a tmpfs, counted in the run's memory).
   SANDBOX_SCRATCH_MB: envInt(1, 4096).default(64),
   SANDBOX_EGRESS_NETWORK: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]+$/).default('drael-sandbox-egress'),

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { access, mkdir, readdir, rmdir, stat, unlink } from 'node:fs/promises';
+import { access, mkdir, readdir, rmdir, stat, unlink, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { SessionIdSchema, type WorkspaceScope } from '@drael/contracts';
@@ -28,11 +28,14 @@ export interface WorkspaceRef {
   readonly scope?: WorkspaceScope | undefined;
 }
 
-interface Entry {
+/** Serialises the operations queued on it, one after the other. */
+interface Chain {
+  chain: Promise<unknown>;
+}
+
+interface Entry extends Chain {
   refs: number;
   mounted: boolean;
-  // Serializes mount/unmount of one volume.
-  chain: Promise<unknown>;
   idle?: NodeJS.Timeout;
   // Deleted while in use: the volume goes when its last user lets go.
   removeOnRelease?: boolean;
@@ -64,6 +67,9 @@ export class WorkspaceService implements OnApplicationShutdown {
   // One entry per volume touched by this process, dropped only when its volume is deleted: a
   // dropped entry of a live volume could let two entries mount it twice. A few hundred bytes each.
   private readonly entries = new Map<string, Entry>();
+  // Session creations of one tenant, one at a time, so that concurrent creates cannot overshoot
+  // SANDBOX_MAX_SESSIONS_PER_TENANT; dropped once nobody waits on it.
+  private readonly tenantCreates = new Map<string, Chain & { users: number }>();
   private sweeper?: NodeJS.Timeout;
 
   constructor(@Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig) {
@@ -83,7 +89,11 @@ export class WorkspaceService implements OnApplicationShutdown {
     }
   }
 
-  /** Mounts the session's volume (creating it on first use) and holds it until release(). */
+  /**
+   * Mounts the session's volume (creating it on first use) and holds it until release(). Every
+   * acquire and release marks the volume used (its image's mtime), which is what the idle sweep
+   * reads: a session only read from is as alive as one written to.
+   */
   async acquire(ref: WorkspaceRef, options: { create: boolean }): Promise<SessionWorkspace | undefined> {
     assertSessionId(ref.session);
     const { dir, image, mountPoint } = this.locate(ref);
@@ -99,12 +109,14 @@ export class WorkspaceService implements OnApplicationShutdown {
         );
         if (!exists) {
           if (!options.create) return false;
-          await mkdir(dir, { recursive: true, mode: 0o700 });
-          await createVolume(image, this.quotaBytes);
+          if (ref.scope === 'request') await this.createVolumeIn(dir, image);
+          else await this.createSessionVolume(dir, image);
         }
         await mountVolume(image, mountPoint);
         e.mounted = true;
       }
+      // Not fatal: held, the volume is safe from this sweep anyway, and release marks it again.
+      await markUsed(image).catch(() => undefined);
       e.refs += 1;
       return true;
     });
@@ -121,12 +133,46 @@ export class WorkspaceService implements OnApplicationShutdown {
           if (e.refs === 0 && e.removeOnRelease) {
             await this.removeNow(e, mountPoint, image);
           } else if (e.refs === 0) {
+            // Idle time counts from the end of the last use, not its start (a run can be long).
+            await markUsed(image).catch(() => undefined);
             e.idle = setTimeout(() => void this.unmountIdle(e, mountPoint), IDLE_UNMOUNT_MS);
             e.idle.unref();
           }
         });
       },
     };
+  }
+
+  private async createVolumeIn(dir: string, image: string): Promise<void> {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await createVolume(image, this.quotaBytes);
+  }
+
+  /**
+   * A new session volume, unless the tenant (its directory) already holds the most it may. The
+   * count and the create happen under one per-tenant lock: parallel creates in this process queue
+   * instead of all counting the same number. Replicas sharing a state dir could still overshoot
+   * by one each; the cap bounds disk use, it is not a bill.
+   */
+  private async createSessionVolume(dir: string, image: string): Promise<void> {
+    let lock = this.tenantCreates.get(dir);
+    if (!lock) {
+      lock = { chain: Promise.resolve(), users: 0 };
+      this.tenantCreates.set(dir, lock);
+    }
+    const tenantLock = lock;
+    tenantLock.users += 1;
+    try {
+      await this.serialize(tenantLock, async () => {
+        const max = this.config.SANDBOX_MAX_SESSIONS_PER_TENANT;
+        const held = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.img')).length;
+        if (held >= max) throw sessionLimitReached(held, max, this.config.SANDBOX_SESSION_MAX_IDLE_S);
+        await this.createVolumeIn(dir, image);
+      });
+    } finally {
+      tenantLock.users -= 1;
+      if (tenantLock.users === 0 && this.tenantCreates.get(dir) === tenantLock) this.tenantCreates.delete(dir);
+    }
   }
 
   /**
@@ -182,34 +228,50 @@ export class WorkspaceService implements OnApplicationShutdown {
     });
   }
 
-  /** Starts removing request workspaces left behind (see SANDBOX_REQUEST_WORKSPACE_MAX_AGE_S). */
+  /**
+   * Starts removing workspaces nobody has used for their maximum idle time: request workspaces left
+   * behind (SANDBOX_REQUEST_WORKSPACE_MAX_AGE_S) and abandoned sessions (SANDBOX_SESSION_MAX_IDLE_S).
+   */
   startSweeping(onError: (err: unknown) => void): void {
     if (this.sweeper) return;
-    const maxAgeMs = this.config.SANDBOX_REQUEST_WORKSPACE_MAX_AGE_S * 1000;
-    const every = Math.min(Math.max(maxAgeMs / 4, 1_000), 10 * 60_000);
-    this.sweeper = setInterval(() => void this.sweepRequestWorkspaces(maxAgeMs).catch(onError), every);
+    const shortest = Math.min(...this.sweptKinds().map((k) => k.maxIdleMs));
+    const every = Math.min(Math.max(shortest / 4, 1_000), 10 * 60_000);
+    this.sweeper = setInterval(() => void this.sweepIdleWorkspaces().catch(onError), every);
     this.sweeper.unref();
   }
 
-  /** Removes request workspaces older than `maxAgeMs` that nobody uses; returns how many. */
-  async sweepRequestWorkspaces(maxAgeMs: number): Promise<number> {
-    const mounted = new Set(await mountsUnder(this.requestsRoot));
+  /** Removes every workspace unused for longer than its kind's maximum idle time; returns how many. */
+  async sweepIdleWorkspaces(): Promise<number> {
     let removed = 0;
-    for (const tenantDir of await readdir(this.requestsRoot).catch(() => [] as string[])) {
-      const dir = join(this.requestsRoot, tenantDir);
+    for (const { root, maxIdleMs } of this.sweptKinds()) removed += await this.sweepIdleUnder(root, maxIdleMs);
+    return removed;
+  }
+
+  private sweptKinds(): { root: string; maxIdleMs: number }[] {
+    return [
+      { root: this.requestsRoot, maxIdleMs: this.config.SANDBOX_REQUEST_WORKSPACE_MAX_AGE_S * 1000 },
+      { root: this.root, maxIdleMs: this.config.SANDBOX_SESSION_MAX_IDLE_S * 1000 },
+    ].filter((k) => k.maxIdleMs > 0);
+  }
+
+  private async sweepIdleUnder(root: string, maxIdleMs: number): Promise<number> {
+    const mounted = new Set(await mountsUnder(root));
+    // In use here, or mounted by another replica on this host (it is in use there).
+    const inUse = (mountPoint: string, e: Entry | undefined) => (e?.refs ?? 0) > 0 || (!e?.mounted && mounted.has(mountPoint));
+    let removed = 0;
+    for (const tenantDir of await readdir(root).catch(() => [] as string[])) {
+      const dir = join(root, tenantDir);
       for (const name of await readdir(dir).catch(() => [] as string[])) {
         if (!name.endsWith('.img')) continue;
         const image = join(dir, name);
         const mountPoint = image.replace(/\.img$/, '.mnt');
-        const age = await stat(image).then(
-          (st) => Date.now() - st.mtimeMs,
-          () => 0,
-        );
-        const own = this.entries.get(mountPoint);
-        // In use here, or mounted by another replica on this host: not left behind.
-        if (age < maxAgeMs || (own ? own.refs > 0 : mounted.has(mountPoint))) continue;
+        if ((await idleMsOf(image)) < maxIdleMs || inUse(mountPoint, this.entries.get(mountPoint))) continue;
         const e = this.entryOf(mountPoint);
-        const gone = await this.serialize(e, () => (e.refs > 0 ? Promise.resolve(false) : this.removeNow(e, mountPoint, image)));
+        // Checked again in the volume's chain: an acquire queued before this one has marked it used.
+        const gone = await this.serialize(e, async () => {
+          if (e.gone || inUse(mountPoint, e) || (await idleMsOf(image)) < maxIdleMs) return false;
+          return this.removeNow(e, mountPoint, image);
+        });
         if (gone) removed += 1;
       }
     }
@@ -235,11 +297,42 @@ export class WorkspaceService implements OnApplicationShutdown {
     return { dir, image: join(dir, `${sessionHash}.img`), mountPoint: join(dir, `${sessionHash}.mnt`) };
   }
 
-  private serialize<T>(entry: Entry, fn: () => Promise<T>): Promise<T> {
-    const next = entry.chain.then(fn, fn);
-    entry.chain = next.catch(() => undefined);
+  private serialize<T>(queue: Chain, fn: () => Promise<T>): Promise<T> {
+    const next = queue.chain.then(fn, fn);
+    queue.chain = next.catch(() => undefined);
     return next;
   }
+}
+
+/** Marks a volume used now (its image's mtime; writes through the loop device move it too). */
+function markUsed(image: string): Promise<void> {
+  const now = new Date();
+  return utimes(image, now, now);
+}
+
+/** How long since the volume was last used; 0 if it is gone (nothing to sweep). */
+function idleMsOf(image: string): Promise<number> {
+  return stat(image).then(
+    (st) => Date.now() - st.mtimeMs,
+    () => 0,
+  );
+}
+
+function sessionLimitReached(held: number, max: number, maxIdleS: number): RpcError {
+  const expiry = maxIdleS > 0 ? `; a session unused for ${durationOf(maxIdleS)} is also deleted with its files` : '';
+  const howToFree = `reuse one of them, or free one by deleting a session no longer needed (sandbox.workspace.delete.v1)${expiry}`;
+  return new RpcError(
+    'session_limit_reached',
+    `this tenant already holds ${held} sandbox sessions, the most it may keep (${max}); a new session cannot be created: ${howToFree}`,
+    false,
+    { param: 'session', sessions: held, max_sessions: max },
+  );
+}
+
+function durationOf(seconds: number): string {
+  if (seconds % 86_400 === 0) return `${seconds / 86_400} day${seconds === 86_400 ? '' : 's'}`;
+  if (seconds % 3600 === 0) return `${seconds / 3600} hour${seconds === 3600 ? '' : 's'}`;
+  return `${seconds} s`;
 }
 
 function hash(text: string): string {
