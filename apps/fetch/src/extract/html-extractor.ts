@@ -31,6 +31,8 @@ const MARKDOWN_SPECIAL_START = /^(?:[-=>]|\+ |#{1,6} |~~~|\d+\. )/;
 /**
  * HTML to clean markdown. linkedom (not jsdom) for the DOM: it parses a 100 KB page several
  * times faster and Readability runs on it unchanged; turndown works on the element directly.
+ * Attribute names arrive lowercased on HTML elements, as in a browser, only because linkedom is
+ * patched (patches/linkedom@0.18.15.patch, linkedom#235): the lookups here rely on it.
  */
 export class HtmlExtractor {
   private readonly turndown: TurndownService;
