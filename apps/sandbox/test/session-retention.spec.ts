@@ -64,6 +64,24 @@ describe('idle sessions expire (SANDBOX_SESSION_MAX_IDLE_S)', () => {
     const out = await sbx.call(sandboxCatalog.filesRead, { ...ws, path: 'out.txt' });
     expect(unb64(out.content_base64)).toBe('done\n');
   });
+
+  it('a session mounted by another replica on the host is not removed until that replica lets it go', { timeout: 120_000 }, async () => {
+    // A second service on the same state dir that never sweeps sessions itself; it keeps a volume
+    // mounted for a while (20 s) after its last use.
+    const other = await startSandbox({ SANDBOX_STATE_DIR: sbx.stateDir, SANDBOX_SESSION_MAX_IDLE_S: '0' });
+    try {
+      const ws = { tenant: 'idle-4', session: 'elsewhere' };
+      await other.call(sandboxCatalog.filesWrite, { ...ws, path: 'f.txt', content_base64: b64('theirs') });
+      await sleep(2 * MAX_IDLE_S * 1000);
+      expect(await imagesOf(sbx, ws.tenant)).toHaveLength(1);
+      expect(unb64((await other.call(sandboxCatalog.filesRead, { ...ws, path: 'f.txt' })).content_base64)).toBe('theirs');
+      // Once the other replica has unmounted it, it is just idle.
+      await expect.poll(() => imagesOf(sbx, ws.tenant), { timeout: 60_000, interval: 500 }).toEqual([]);
+    } finally {
+      // Its stop removes the shared state dir's files too; this suite's own tests are done by now.
+      await other.stop();
+    }
+  });
 });
 
 describe('sessions per tenant (SANDBOX_MAX_SESSIONS_PER_TENANT)', () => {
