@@ -36,6 +36,9 @@ interface Chain {
 interface Entry extends Chain {
   refs: number;
   mounted: boolean;
+  // Calls holding or waiting on this entry (acquire, remove, the sweep); an entry with none, no
+  // holder and nothing mounted is dropped, so ids that never became a volume cost no memory.
+  users: number;
   idle?: NodeJS.Timeout;
   // Deleted while in use: the volume goes when its last user lets go.
   removeOnRelease?: boolean;
@@ -64,8 +67,10 @@ export function assertSessionId(session: string): void {
 export class WorkspaceService implements OnApplicationShutdown {
   private readonly root: string;
   private readonly requestsRoot: string;
-  // One entry per volume touched by this process, dropped only when its volume is deleted: a
-  // dropped entry of a live volume could let two entries mount it twice. A few hundred bytes each.
+  // One entry per volume this process has mounted, holds, or is working on. Dropped once nothing is
+  // mounted and nobody holds or waits on it (two live entries of one volume could mount it twice),
+  // or when its volume is deleted: a tenant cannot grow it by naming sessions that are refused or
+  // do not exist.
   private readonly entries = new Map<string, Entry>();
   // Session creations of one tenant, one at a time, so that concurrent creates cannot overshoot
   // SANDBOX_MAX_SESSIONS_PER_TENANT; dropped once nobody waits on it.
@@ -97,8 +102,9 @@ export class WorkspaceService implements OnApplicationShutdown {
   async acquire(ref: WorkspaceRef, options: { create: boolean }): Promise<SessionWorkspace | undefined> {
     assertSessionId(ref.session);
     const { dir, image, mountPoint } = this.locate(ref);
-    const e = this.entryOf(mountPoint);
-    const mounted = await this.serialize(e, async () => {
+    let e!: Entry;
+    const mounted = await this.onEntry(mountPoint, async (entry) => {
+      e = entry;
       if (e.gone) throw new RpcError('invalid_session', 'the workspace was deleted', false, { param: 'session' });
       clearTimeout(e.idle);
       e.idle = undefined;
@@ -182,8 +188,7 @@ export class WorkspaceService implements OnApplicationShutdown {
   async remove(ref: WorkspaceRef): Promise<boolean> {
     assertSessionId(ref.session);
     const { image, mountPoint } = this.locate(ref);
-    const e = this.entryOf(mountPoint);
-    return this.serialize(e, async () => {
+    return this.onEntry(mountPoint, async (e) => {
       if (e.gone) return false;
       if (e.refs > 0) {
         e.removeOnRelease = true;
@@ -211,21 +216,39 @@ export class WorkspaceService implements OnApplicationShutdown {
     return existed;
   }
 
-  private entryOf(key: string): Entry {
-    let entry = this.entries.get(key);
-    if (!entry) {
-      entry = { refs: 0, mounted: false, chain: Promise.resolve() };
-      this.entries.set(key, entry);
+  /** Runs `fn` in the volume's chain, on its entry (made if needed), counted as a user of it. */
+  private async onEntry<T>(mountPoint: string, fn: (e: Entry) => Promise<T>): Promise<T> {
+    let e = this.entries.get(mountPoint);
+    if (!e) {
+      e = { refs: 0, mounted: false, users: 0, chain: Promise.resolve() };
+      this.entries.set(mountPoint, e);
     }
-    return entry;
+    const entry = e;
+    entry.users += 1;
+    try {
+      return await this.serialize(entry, () => fn(entry));
+    } finally {
+      entry.users -= 1;
+      this.dropIfUnused(mountPoint, entry);
+    }
   }
 
-  private unmountIdle(e: Entry, mountPoint: string): Promise<void> {
-    return this.serialize(e, async () => {
+  private dropIfUnused(mountPoint: string, e: Entry): void {
+    if (e.users === 0 && e.refs === 0 && !e.mounted && this.entries.get(mountPoint) === e) this.entries.delete(mountPoint);
+  }
+
+  /** Volumes this process keeps an entry for (mounted, held, or being worked on). */
+  get trackedVolumes(): number {
+    return this.entries.size;
+  }
+
+  private async unmountIdle(e: Entry, mountPoint: string): Promise<void> {
+    await this.serialize(e, async () => {
       if (e.refs > 0 || !e.mounted) return;
       await unmountVolume(mountPoint);
       e.mounted = false;
     });
+    this.dropIfUnused(mountPoint, e);
   }
 
   /**
@@ -266,9 +289,8 @@ export class WorkspaceService implements OnApplicationShutdown {
         const image = join(dir, name);
         const mountPoint = image.replace(/\.img$/, '.mnt');
         if ((await idleMsOf(image)) < maxIdleMs || inUse(mountPoint, this.entries.get(mountPoint))) continue;
-        const e = this.entryOf(mountPoint);
         // Checked again in the volume's chain: an acquire queued before this one has marked it used.
-        const gone = await this.serialize(e, async () => {
+        const gone = await this.onEntry(mountPoint, async (e) => {
           if (e.gone || inUse(mountPoint, e) || (await idleMsOf(image)) < maxIdleMs) return false;
           return this.removeNow(e, mountPoint, image);
         });
