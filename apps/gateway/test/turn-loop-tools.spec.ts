@@ -134,6 +134,33 @@ describe('sessions', () => {
     expect(theirs.results[0]!.content.stdout).toBe('');
   });
 
+  it('DELETE /v1/sessions/{id} deletes the whole session of the key\'s own account, never another account\'s of the same id', async () => {
+    const session = `gone${Date.now()}`;
+    const other = await h.newKey();
+    for (const key of [h.apiKey, other.api_key]) {
+      const put = await files(session, 'keep.txt', key, { method: 'PUT', body: key.slice(-6), headers: { 'content-type': 'text/plain' } });
+      expect(put.status).toBe(200);
+    }
+    const drop = (apiKey: string, id = session) =>
+      fetch(`${h.gateway.url}/v1/sessions/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${apiKey}` } });
+
+    const first = await drop(other.api_key);
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({ id: session, object: 'session', deleted: true });
+    expect((await files(session, 'keep.txt', other.api_key)).status).toBe(404);
+    // The first account's session of the same id is untouched.
+    const mine = await files(session, 'keep.txt');
+    expect(mine.status).toBe(200);
+    expect(await mine.text()).toBe(h.apiKey.slice(-6));
+
+    expect(await (await drop(other.api_key)).json()).toMatchObject({ deleted: false });
+    const bad = await drop(h.apiKey, 'no%20spaces');
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as any).error).toMatchObject({ code: 'invalid_session', param: 'id' });
+    const unauthenticated = await fetch(`${h.gateway.url}/v1/sessions/${session}`, { method: 'DELETE' });
+    expect(unauthenticated.status).toBe(401);
+  });
+
   it('without a session header nothing a run writes is readable by a later request', async () => {
     await round([call('w', 'run_code', { runtime: 'bash', code: 'echo left > note.txt' })]);
     const later = await round([call('r', 'run_code', { runtime: 'bash', code: 'cat note.txt' })]);

@@ -78,6 +78,12 @@ export class SessionFilesService {
     await this.rpc.request(sandboxCatalog.workspaceDelete, workspace.ref, { requestId }).catch(() => undefined);
   }
 
+  /** The whole session and its files; one in use goes when its last run or file call lets go. */
+  async deleteSession(caller: Caller, session: string): Promise<{ id: string; object: 'session'; deleted: boolean }> {
+    const r = await this.rpc.request(sandboxCatalog.workspaceDelete, { tenant: caller.account_id, session });
+    return { id: session, object: 'session', deleted: r.deleted };
+  }
+
   async delete(caller: Caller, session: string, path: string): Promise<{ path: string; deleted: boolean }> {
     return this.rpc.request(sandboxCatalog.filesDelete, { tenant: caller.account_id, session, path });
   }

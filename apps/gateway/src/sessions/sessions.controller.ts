@@ -8,7 +8,8 @@ import { SessionFilesService } from './session-files.service.js';
 /**
  * Files of a sandbox session (X-Drael-Session), so clients can bring files in and take results
  * out: GET /v1/sessions/{id}/files lists, GET/PUT/DELETE /v1/sessions/{id}/files/{path} move one
- * file. Bodies are the file's raw bytes; a GET sends the whole file, however large (a generated
+ * file, DELETE /v1/sessions/{id} deletes the session with all its files (an account holds a
+ * bounded number of sessions: this is how a client frees one). Bodies are the file's raw bytes; a GET sends the whole file, however large (a generated
  * image can be several MB), an upload is at most MAX_FILE_TRANSFER_BYTES.
  */
 @Controller('v1/sessions')
@@ -35,6 +36,11 @@ export class SessionsController {
     const body = Buffer.isBuffer(req.body) ? req.body : rawBodyOf(req);
     if (!body) throw new ApiError('invalid_request', 'The request body is the file content (any content type)');
     return this.files.write(callerOf(identityOf(req)), checkSessionId(id, 'id'), filePathOf(req), body);
+  }
+
+  @Delete(':id')
+  deleteSession(@Param('id') id: string, @Req() req: FastifyRequest) {
+    return this.files.deleteSession(callerOf(identityOf(req)), checkSessionId(id, 'id'));
   }
 
   @Delete(':id/files/*')

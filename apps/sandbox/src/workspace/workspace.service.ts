@@ -342,7 +342,7 @@ function idleMsOf(image: string): Promise<number> {
 
 function sessionLimitReached(held: number, max: number, maxIdleS: number): RpcError {
   const expiry = maxIdleS > 0 ? `; a session unused for ${durationOf(maxIdleS)} is also deleted with its files` : '';
-  const howToFree = `reuse one of them, or free one by deleting a session no longer needed (sandbox.workspace.delete.v1)${expiry}`;
+  const howToFree = `reuse one of them, or free one by deleting a session no longer needed (DELETE /v1/sessions/{id} at the gateway, sandbox.workspace.delete.v1 over NATS)${expiry}`;
   return new RpcError(
     'session_limit_reached',
     `this tenant already holds ${held} sandbox sessions, the most it may keep (${max}); a new session cannot be created: ${howToFree}`,
