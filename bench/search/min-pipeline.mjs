@@ -1,0 +1,179 @@
+// bench/search/min-pipeline.mjs: what the architecture's shape costs on this machine with no
+// product code in it, beside Drael and SearXNG direct, interleaved in one run.
+//
+// The uncached search path is client → gateway (HTTP) → NATS → search service → SearXNG and back.
+// "minimal" is that same shape with nothing else: a bare node:http server that forwards the JSON
+// body as one nats.js request, and a bare nats.js responder that asks SearXNG (node:http, as the
+// search service does), parses its JSON, keeps the first 10 results and answers. No Nest, no
+// Fastify, no validation, no auth, no cache, no mapping. Whatever Drael adds above "minimal" is
+// its own code; whatever "minimal" adds above SearXNG direct is the shape on this machine.
+// Each of the three is timed per request; the paired figure takes SearXNG's share (timed inside
+// the responder / the search service, the same way) out of each request.
+// Usage: node bench/search/min-pipeline.mjs [--n 100]
+// Needs: NATS, Redis, Postgres (billing, for Drael's API key), built apps (pnpm build).
+import { execFileSync, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const SEARXNG_URL = process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890';
+const natsMod = `${repo}/packages/nats-rpc/node_modules/@nats-io/transport-node/lib/mod.js`;
+const role = process.argv[2];
+const subject = process.argv[3];
+
+function get(url, agent) {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent }, (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+if (role === 'responder') {
+  // the search service's shape: one NATS subscription, one SearXNG call, one reply
+  const { connect } = await import(natsMod);
+  const nc = await connect({ servers: NATS_URL.replace(/^nats:\/\//, '') });
+  const agent = new http.Agent({ keepAlive: true });
+  nc.subscribe(subject, {
+    queue: 'min',
+    callback: (_err, msg) => {
+      const req = msg.json();
+      const asked = performance.now();
+      const q = new URLSearchParams({ q: req.query, format: 'json', categories: 'general' });
+      get(`${SEARXNG_URL}/search?${q}`, agent).then((r) => {
+        const searxMs = performance.now() - asked;
+        const results = JSON.parse(r.text).results.slice(0, req.limit);
+        msg.respond(JSON.stringify({ ok: true, results, searx_ms: searxMs }));
+      });
+    },
+  });
+  await nc.flush();
+  process.send('ready');
+} else if (role === 'front') {
+  // the gateway's shape: an HTTP server that forwards the body as one NATS request
+  const { connect } = await import(natsMod);
+  const nc = await connect({ servers: NATS_URL.replace(/^nats:\/\//, '') });
+  const srv = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', async () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString());
+      const reply = (await nc.request(subject, JSON.stringify({ query: body.query, limit: body.max_results }), { timeout: 10_000 })).json();
+      const out = JSON.stringify({ results: reply.results, provider: 'minimal' });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out), 'server-timing': `searxng;dur=${reply.searx_ms}` });
+      res.end(out);
+    });
+  });
+  srv.listen(0, '127.0.0.1', () => process.send(srv.address().port));
+} else {
+  const arg = (name, fallback) => {
+    const i = process.argv.indexOf(`--${name}`);
+    return i > 0 ? Number(process.argv[i + 1]) : fallback;
+  };
+  const N = Math.min(arg('n', 100), 300);
+  const median = (xs) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
+  const fmt = (ms) => `${ms.toFixed(2)} ms`;
+
+  execFileSync('bash', [`${repo}/infra/searx/start-local.sh`], { stdio: 'inherit' });
+  const prefix = `bench-${randomBytes(4).toString('hex')}`;
+  const minSubject = `${prefix}.min.search`;
+  const responder = fork(fileURLToPath(import.meta.url), ['responder', minSubject]);
+  await new Promise((r) => responder.once('message', r));
+  const front = fork(fileURLToPath(import.meta.url), ['front', minSubject]);
+  const frontPort = await new Promise((r) => front.once('message', r));
+
+  const { startGatewayProcess, startServiceProcess } = await import(`${repo}/packages/test-support/dist/index.js`);
+  const search = await startServiceProcess('search', {
+    NATS_URL,
+    DRAEL_NATS_PREFIX: prefix,
+    SEARXNG_URL,
+    REDIS_URL,
+    SEARCH_CACHE_PREFIX: `bench:${prefix}:`,
+    SEARCH_CACHE_TTL_S: '120',
+    SEARCH_ONION_ENGINES: 'fixture-onion',
+    SEARCH_VERIFY: 'false',
+    LOG_LEVEL: 'warn',
+  });
+  const gateway = await startGatewayProcess({ NATS_URL, DRAEL_NATS_PREFIX: prefix, DRAEL_BACKEND_SERVICES: 'search', LOG_LEVEL: 'warn' });
+
+  const agents = new Map();
+  function call(url, { method = 'GET', headers = {}, body } = {}) {
+    const u = new URL(url);
+    let agent = agents.get(u.origin);
+    if (!agent) agents.set(u.origin, (agent = new http.Agent({ keepAlive: true, maxSockets: 1 })));
+    const data = body === undefined ? undefined : Buffer.from(body);
+    return new Promise((resolve, reject) => {
+      const req = http.request(u, { method, agent, headers: data ? { ...headers, 'content-length': data.length } : headers }, (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(data);
+    });
+  }
+  // one uncached search through an HTTP front: [wall, SearXNG's share]
+  const through = async (base, query, headers = {}) => {
+    const t = performance.now();
+    const r = await call(`${base}/v1/tools/search`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query, max_results: 10 }) });
+    const wall = performance.now() - t;
+    if (r.status !== 200) throw new Error(`${base} answered ${r.status}: ${r.text}`);
+    const body = JSON.parse(r.text);
+    if (body.cached || body.results.length === 0) throw new Error('expected an uncached answer with results');
+    return [wall, Number(/searxng;dur=([\d.]+)/.exec(r.headers['server-timing'] ?? '')?.[1])];
+  };
+  const direct = async (query) => {
+    const t = performance.now();
+    const r = await call(`${SEARXNG_URL}/search?${new URLSearchParams({ q: query, format: 'json', categories: 'general' })}`);
+    JSON.parse(r.text);
+    return performance.now() - t;
+  };
+  const kinds = {
+    direct: (i) => direct(`drael zznonce-${prefix}-d${i}`).then((w) => [w, Number.NaN]),
+    minimal: (i) => through(`http://127.0.0.1:${frontPort}`, `drael zznonce-${prefix}-m${i}`),
+    drael: (i) => through(gateway.url, `drael zznonce-${prefix}-g${i}`, gateway.authHeaders ?? {}),
+  };
+  const names = Object.keys(kinds);
+  for (let i = 0; i < 10; i++) for (const k of names) await kinds[k](`w${i}`);
+  const wall = { direct: [], minimal: [], drael: [] };
+  const own = { minimal: [], drael: [] };
+  for (let i = 0; i < N; i++) {
+    // rotate the order so that no kind always follows the same one (SearXNG is slower right after a query)
+    for (let j = 0; j < names.length; j++) {
+      const k = names[(i + j) % names.length];
+      const [w, sx] = await kinds[k](i);
+      wall[k].push(w);
+      if (k !== 'direct') own[k].push(w - sx);
+    }
+  }
+  const mSx = median(wall.direct);
+  console.log(`bench/search/min-pipeline  (${new Date().toISOString()}, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; n=${N} each, interleaved)`);
+  console.log(`SearXNG direct              : median ${fmt(mSx)}`);
+  for (const k of ['minimal', 'drael']) {
+    const m = median(wall[k]);
+    const o = median(own[k]);
+    console.log(
+      `${k === 'minimal' ? 'minimal shape (no product code)' : 'Drael (gateway + search service)'}: median ${fmt(m)} = ${(m / mSx).toFixed(3)}× direct; ` +
+        `paired own time ${fmt(o)} = ${(1 + o / mSx).toFixed(3)}× direct`,
+    );
+  }
+  console.log(`Drael's code above the bare shape (paired own time): ${fmt(median(own.drael) - median(own.minimal))}`);
+  await gateway.stop();
+  await search.stop();
+  front.kill();
+  responder.kill();
+  process.exit(0);
+}
