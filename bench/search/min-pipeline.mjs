@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { call } from './keepalive-call.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -108,23 +109,6 @@ if (role === 'responder') {
   });
   const gateway = await startGatewayProcess({ NATS_URL, DRAEL_NATS_PREFIX: prefix, DRAEL_BACKEND_SERVICES: 'search', LOG_LEVEL: 'warn' });
 
-  const agents = new Map();
-  function call(url, { method = 'GET', headers = {}, body } = {}) {
-    const u = new URL(url);
-    let agent = agents.get(u.origin);
-    if (!agent) agents.set(u.origin, (agent = new http.Agent({ keepAlive: true, maxSockets: 1 })));
-    const data = body === undefined ? undefined : Buffer.from(body);
-    return new Promise((resolve, reject) => {
-      const req = http.request(u, { method, agent, headers: data ? { ...headers, 'content-length': data.length } : headers }, (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString() }));
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(data);
-    });
-  }
   // one uncached search through an HTTP front: [wall, SearXNG's share]
   const through = async (base, query, headers = {}) => {
     const t = performance.now();

@@ -19,9 +19,9 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { call } from './keepalive-call.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -48,27 +48,9 @@ async function timed(fn) {
   return performance.now() - t;
 }
 
-// Every measured call goes through node:http with a keep-alive agent, the gateway and SearXNG
-// alike: undici's fetch() costs the client about 1 ms more per POST than per GET on this machine,
-// which is the client's cost, not the gateway's. One line below repeats the cached figure through
-// fetch() so it stays comparable with figures taken before.
-const agents = new Map();
-function call(url, { method = 'GET', headers = {}, body } = {}) {
-  const u = new URL(url);
-  let agent = agents.get(u.origin);
-  if (!agent) agents.set(u.origin, (agent = new http.Agent({ keepAlive: true, maxSockets: 1 })));
-  const data = body === undefined ? undefined : Buffer.from(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(u, { method, agent, headers: data ? { ...headers, 'content-length': data.length } : headers }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString() }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(data);
-  });
-}
+// Every measured call goes through node:http with a keep-alive agent (keepalive-call.mjs). One
+// line below repeats the cached figure through fetch() so it stays comparable with figures taken
+// before.
 
 /** CPU time (user + system, ms) a process has used so far, from /proc (Linux); NaN elsewhere. */
 function cpuMs(pid) {
