@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are free-form JSON read by the assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestWorkspaces, runningContainers, startLoopHarness, toolMessages, toolNames, type LoopHarness } from './turn-loop.support.js';
@@ -159,6 +161,62 @@ describe('sessions', () => {
     expect(((await bad.json()) as any).error).toMatchObject({ code: 'invalid_session', param: 'id' });
     const unauthenticated = await fetch(`${h.gateway.url}/v1/sessions/${session}`, { method: 'DELETE' });
     expect(unauthenticated.status).toBe(401);
+  });
+
+  it('uploads larger than one NATS message arrive whole; one over BODY_LIMIT_BYTES is 413', async () => {
+    const session = `big${Date.now()}`;
+    const bytes = randomBytes(3 * 1024 * 1024 + 123);
+    const put = await files(session, 'data.bin', h.apiKey, { method: 'PUT', body: bytes, headers: { 'content-type': 'application/octet-stream' } });
+    expect(put.status).toBe(200);
+    expect(await put.json()).toMatchObject({ path: 'data.bin', size: bytes.length });
+    const got = await files(session, 'data.bin');
+    expect(Buffer.from(await got.arrayBuffer()).equals(bytes)).toBe(true);
+    const seen = await round([call('sz', 'run_code', { runtime: 'bash', code: 'printf %s "$(wc -c < data.bin)"' })], { 'x-drael-session': session });
+    expect(seen.results[0]!.content).toMatchObject({ ok: true, stdout: `${bytes.length}` });
+
+    // The gateway answers from the declared length, before the body: the client sees the answer
+    // while it is still sending (fetch() would report that as EPIPE), so this asks with node:http.
+    const tooBig = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${h.gateway.url}/v1/sessions/${session}/files/huge.bin`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/octet-stream', 'content-length': String(32 * 1024 * 1024 + 1) },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body });
+          req.destroy();
+        });
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)));
+      req.write(Buffer.alloc(64 * 1024));
+    });
+    expect(tooBig.status).toBe(413);
+    expect(JSON.parse(tooBig.body).error).toMatchObject({ type: 'invalid_request_error' });
+    expect((await files(session, 'huge.bin')).status).toBe(404);
+  });
+
+  it('an upload that does not fit in the session is refused before anything is written: the file it would replace is kept', { timeout: 120_000 }, async () => {
+    const session = `full${Date.now()}`;
+    const first = randomBytes(1024 * 1024);
+    expect((await files(session, 'data.bin', h.apiKey, { method: 'PUT', body: first, headers: { 'content-type': 'application/octet-stream' } })).status).toBe(200);
+    // Fill the session to its last byte, then free 3 MiB: less room than the upload needs, even
+    // counting the file it replaces, but more than its first pieces (a check that let it start
+    // would leave neither the old file nor the new one).
+    const fill = await round([call('fill', 'run_code', { runtime: 'bash', code: 'head -c 300M /dev/zero > fill 2>/dev/null; truncate -s -3M fill && echo filled' })], {
+      'x-drael-session': session,
+    });
+    expect(fill.results[0]!.content).toMatchObject({ ok: true, stdout: 'filled\n' });
+    const listing = (await (await files(session)).json()) as any;
+    expect(listing.free_bytes).toBeGreaterThanOrEqual(2 * 1024 * 1024);
+    expect(listing.free_bytes).toBeLessThan(5 * 1024 * 1024);
+
+    const refused = await files(session, 'data.bin', h.apiKey, { method: 'PUT', body: randomBytes(8 * 1024 * 1024), headers: { 'content-type': 'application/octet-stream' } });
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as any).error).toMatchObject({ code: 'quota_exceeded', type: 'insufficient_quota' });
+    const kept = await files(session, 'data.bin');
+    expect(Buffer.from(await kept.arrayBuffer()).equals(first)).toBe(true);
   });
 
   it('without a session header nothing a run writes is readable by a later request', async () => {

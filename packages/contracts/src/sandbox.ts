@@ -110,7 +110,14 @@ export const sandboxCatalog = {
     subject: 'sandbox.files.list.v1',
     service: 'sandbox',
     request: z.object(FileScope),
-    reply: z.object({ files: z.array(FileEntrySchema), used_bytes: z.number().int().nonnegative(), quota_bytes: z.number().int() }),
+    // free_bytes: what a write may still add now (the filesystem keeps some of the quota for
+    // itself, so it is less than quota_bytes - used_bytes). Optional: older sandboxes omit it.
+    reply: z.object({
+      files: z.array(FileEntrySchema),
+      used_bytes: z.number().int().nonnegative(),
+      quota_bytes: z.number().int(),
+      free_bytes: z.number().int().nonnegative().optional(),
+    }),
     errors: SANDBOX_ERROR_CODES,
     timeoutMs: 5_000,
   }),

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { MAX_FILE_TRANSFER_BYTES, sandboxCatalog } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
+import { ApiError } from '../errors/api-error.js';
 import type { Caller } from '../tools/server-tool.js';
 import type { Workspace } from './workspace.js';
 
@@ -10,6 +11,8 @@ export interface FileListing {
   data: Array<{ path: string; size: number; modified_at: string }>;
   used_bytes: number;
   quota_bytes: number;
+  /** What an upload may still add now (less than quota − used: the filesystem keeps some). */
+  free_bytes?: number;
 }
 
 /**
@@ -22,7 +25,7 @@ export class SessionFilesService {
 
   async list(caller: Caller, session: string): Promise<FileListing> {
     const r = await this.rpc.request(sandboxCatalog.filesList, { tenant: caller.account_id, session });
-    return { object: 'list', data: r.files, used_bytes: r.used_bytes, quota_bytes: r.quota_bytes };
+    return { object: 'list', data: r.files, used_bytes: r.used_bytes, quota_bytes: r.quota_bytes, ...(r.free_bytes !== undefined ? { free_bytes: r.free_bytes } : {}) };
   }
 
   /**
@@ -48,8 +51,15 @@ export class SessionFilesService {
     return { size: first.size, body: Readable.from(pieces()) };
   }
 
+  /**
+   * A client's upload (at most BODY_LIMIT_BYTES, the gateway's body limit), in pieces. One that
+   * cannot fit in the session's free room is refused before anything is written, so the file it
+   * would replace is kept; one that fails part-way is deleted rather than left half written.
+   */
   async write(caller: Caller, session: string, path: string, content: Buffer): Promise<{ path: string; size: number }> {
-    return this.rpc.request(sandboxCatalog.filesWrite, { tenant: caller.account_id, session, path, content_base64: content.toString('base64') });
+    const scope = { tenant: caller.account_id, session };
+    if (content.length > MAX_FILE_TRANSFER_BYTES) await this.assertRoom(scope, path, content.length);
+    return this.writePieces(scope, path, content);
   }
 
   /**
@@ -57,16 +67,41 @@ export class SessionFilesService {
    * message each: the first replaces the file, the rest append.
    */
   async writeIn(workspace: Workspace, path: string, content: Buffer, options: { signal?: AbortSignal; requestId?: string } = {}): Promise<{ path: string; size: number }> {
+    return this.writePieces(workspace.use(), path, content, options);
+  }
+
+  private async writePieces(
+    scope: { tenant: string; session: string },
+    path: string,
+    content: Buffer,
+    options: { signal?: AbortSignal; requestId?: string } = {},
+  ): Promise<{ path: string; size: number }> {
     let written = { path, size: 0 };
     for (let at = 0; at === 0 || at < content.length; at += MAX_FILE_TRANSFER_BYTES) {
       const piece = content.subarray(at, at + MAX_FILE_TRANSFER_BYTES);
-      written = await this.rpc.request(
-        sandboxCatalog.filesWrite,
-        { ...workspace.use(), path, content_base64: piece.toString('base64'), ...(at > 0 ? { append: true } : {}) },
-        options,
-      );
+      try {
+        written = await this.rpc.request(
+          sandboxCatalog.filesWrite,
+          { ...scope, path, content_base64: piece.toString('base64'), ...(at > 0 ? { append: true } : {}) },
+          options,
+        );
+      } catch (err) {
+        // The first piece replaced the file: what is there now is neither the old file nor the new one.
+        if (at > 0) await this.rpc.request(sandboxCatalog.filesDelete, { ...scope, path }, { requestId: options.requestId }).catch(() => undefined);
+        throw err;
+      }
     }
     return written;
+  }
+
+  /** Refuses an upload larger than the session's free room (counting the file it replaces). */
+  private async assertRoom(scope: { tenant: string; session: string }, path: string, size: number): Promise<void> {
+    const listing = await this.rpc.request(sandboxCatalog.filesList, scope);
+    const replaced = listing.files.find((f) => f.path === path.replace(/^\.?\/+/, ''))?.size ?? 0;
+    const room = (listing.free_bytes ?? listing.quota_bytes - listing.used_bytes) + replaced;
+    if (size > room) {
+      throw new ApiError('quota_exceeded', `The file (${size} bytes) does not fit in the session: it has room for ${Math.max(0, room)} bytes (quota ${listing.quota_bytes}). Nothing was written; delete files to make room.`, 'body');
+    }
   }
 
   /**

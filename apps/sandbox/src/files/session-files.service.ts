@@ -30,9 +30,10 @@ export interface FileEntry {
 export class SessionFilesService {
   constructor(private readonly workspaces: WorkspaceService) {}
 
-  async list(ref: WorkspaceRef): Promise<{ files: FileEntry[]; used_bytes: number; quota_bytes: number }> {
+  async list(ref: WorkspaceRef): Promise<{ files: FileEntry[]; used_bytes: number; quota_bytes: number; free_bytes: number }> {
     return this.withWorkspace(ref, false, async (ws) => {
-      if (!ws) return { files: [], used_bytes: 0, quota_bytes: this.workspaces.quotaBytes };
+      // No volume yet: the first write creates one, whose filesystem keeps a little of the quota.
+      if (!ws) return { files: [], used_bytes: 0, quota_bytes: this.workspaces.quotaBytes, free_bytes: this.workspaces.quotaBytes - QUOTA_HEADROOM_BYTES };
       const files: FileEntry[] = [];
       const walk = async (rel: string): Promise<void> => {
         const entries = await readdir(join(ws.path, rel), { withFileTypes: true });
@@ -49,7 +50,8 @@ export class SessionFilesService {
       };
       await walk('');
       const usage = await ws.usage();
-      return { files, used_bytes: usage.usedBytes, quota_bytes: this.workspaces.quotaBytes };
+      // The same room write() checks each piece against.
+      return { files, used_bytes: usage.usedBytes, quota_bytes: this.workspaces.quotaBytes, free_bytes: Math.max(0, usage.freeBytes - QUOTA_HEADROOM_BYTES) };
     });
   }
 
