@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { startDraelSearch } from './drael-search.mjs';
 import { call } from './keepalive-call.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -88,26 +89,15 @@ if (role === 'responder') {
   const fmt = (ms) => `${ms.toFixed(2)} ms`;
 
   execFileSync('bash', [`${repo}/infra/searx/start-local.sh`], { stdio: 'inherit' });
-  const prefix = `bench-${randomBytes(4).toString('hex')}`;
+  const prefix = `bench-min-${randomBytes(4).toString('hex')}`;
   const minSubject = `${prefix}.min.search`;
   const responder = fork(fileURLToPath(import.meta.url), ['responder', minSubject]);
   await new Promise((r) => responder.once('message', r));
   const front = fork(fileURLToPath(import.meta.url), ['front', minSubject]);
   const frontPort = await new Promise((r) => front.once('message', r));
 
-  const { startGatewayProcess, startServiceProcess } = await import(`${repo}/packages/test-support/dist/index.js`);
-  const search = await startServiceProcess('search', {
-    NATS_URL,
-    DRAEL_NATS_PREFIX: prefix,
-    SEARXNG_URL,
-    REDIS_URL,
-    SEARCH_CACHE_PREFIX: `bench:${prefix}:`,
-    SEARCH_CACHE_TTL_S: '120',
-    SEARCH_ONION_ENGINES: 'fixture-onion',
-    SEARCH_VERIFY: 'false',
-    LOG_LEVEL: 'warn',
-  });
-  const gateway = await startGatewayProcess({ NATS_URL, DRAEL_NATS_PREFIX: prefix, DRAEL_BACKEND_SERVICES: 'search', LOG_LEVEL: 'warn' });
+  const drael = await startDraelSearch({ natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL });
+  const { gateway } = drael;
 
   // one uncached search through an HTTP front: [wall, SearXNG's share]
   const through = async (base, query, headers = {}) => {
@@ -155,8 +145,7 @@ if (role === 'responder') {
     );
   }
   console.log(`Drael's code above the bare shape (paired own time): ${fmt(median(own.drael) - median(own.minimal))}`);
-  await gateway.stop();
-  await search.stop();
+  await drael.stop();
   front.kill();
   responder.kill();
   process.exit(0);

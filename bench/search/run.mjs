@@ -17,10 +17,10 @@
 //   CPU_PROF_DIR=/tmp/prof SEARCH_NODE_ARGS="--require ./bench/search/cpu-prof.cjs" node bench/search/run.mjs
 //   (node 20 refuses --cpu-prof in NODE_OPTIONS; cpu-prof.cjs does the same through the inspector)
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { startDraelSearch } from './drael-search.mjs';
 import { call } from './keepalive-call.mjs';
 
 const arg = (name, fallback) => {
@@ -73,33 +73,14 @@ function nodeArgs(name) {
 }
 
 execFileSync('bash', [`${repo}/infra/searx/start-local.sh`], { stdio: 'inherit' });
-const prefix = `bench-${randomBytes(4).toString('hex')}`;
-// test-support starts the built apps as production runs them; its gateway also brings up billing
-// and makes an API key when the gateway asks for one.
-const { startGatewayProcess, startServiceProcess } = await import(`${repo}/packages/test-support/dist/index.js`);
-const search = await startServiceProcess('search', {
-  NATS_URL,
-  DRAEL_NATS_PREFIX: prefix,
-  SEARXNG_URL,
-  REDIS_URL,
-  SEARCH_CACHE_PREFIX: `bench:${prefix}:`,
-  SEARCH_CACHE_TTL_S: '120',
-  SEARCH_ONION_ENGINES: 'fixture-onion',
-  SEARCH_VERIFY: 'false',
-  LOG_LEVEL: 'warn',
-  ...nodeArgs('SEARCH_NODE_ARGS'),
+const drael = await startDraelSearch({
+  natsUrl: NATS_URL,
+  redisUrl: REDIS_URL,
+  searxngUrl: SEARXNG_URL,
+  searchEnv: nodeArgs('SEARCH_NODE_ARGS'),
+  gatewayEnv: nodeArgs('GATEWAY_NODE_ARGS'),
 });
-const gateway = await startGatewayProcess({
-  NATS_URL,
-  DRAEL_NATS_PREFIX: prefix,
-  DRAEL_BACKEND_SERVICES: 'search',
-  LOG_LEVEL: 'warn',
-  ...nodeArgs('GATEWAY_NODE_ARGS'),
-});
-const stop = async () => {
-  await gateway.stop();
-  await search.stop();
-};
+const { prefix, search, gateway, stop } = drael;
 const base = gateway.url;
 const auth = gateway.authHeaders ?? {};
 
