@@ -4,7 +4,10 @@ import { MAX_FILE_TRANSFER_BYTES, sandboxCatalog } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { ApiError } from '../errors/api-error.js';
 import type { Caller } from '../tools/server-tool.js';
-import type { Workspace } from './workspace.js';
+import type { Workspace, WorkspaceFields } from './workspace.js';
+
+/** Whose files: the account (tenant) and the session id, as the sandbox's file subjects name them. */
+type FileOwner = Pick<WorkspaceFields, 'tenant' | 'session'>;
 
 export interface FileListing {
   object: 'list';
@@ -71,7 +74,7 @@ export class SessionFilesService {
   }
 
   private async writePieces(
-    scope: { tenant: string; session: string },
+    scope: FileOwner,
     path: string,
     content: Buffer,
     options: { signal?: AbortSignal; requestId?: string } = {},
@@ -95,7 +98,7 @@ export class SessionFilesService {
   }
 
   /** Refuses an upload larger than the session's free room (counting the file it replaces). */
-  private async assertRoom(scope: { tenant: string; session: string }, path: string, size: number): Promise<void> {
+  private async assertRoom(scope: FileOwner, path: string, size: number): Promise<void> {
     const listing = await this.rpc.request(sandboxCatalog.filesList, scope);
     const replaced = listing.files.find((f) => f.path === path.replace(/^\.?\/+/, ''))?.size ?? 0;
     const room = (listing.free_bytes ?? listing.quota_bytes - listing.used_bytes) + replaced;

@@ -9,8 +9,9 @@ import { SessionFilesService } from './session-files.service.js';
  * Files of a sandbox session (X-Drael-Session), so clients can bring files in and take results
  * out: GET /v1/sessions/{id}/files lists, GET/PUT/DELETE /v1/sessions/{id}/files/{path} move one
  * file, DELETE /v1/sessions/{id} deletes the session with all its files (an account holds a
- * bounded number of sessions: this is how a client frees one). Bodies are the file's raw bytes; a GET sends the whole file, however large (a generated
- * image can be several MB), an upload is at most BODY_LIMIT_BYTES (32 MiB unless configured).
+ * bounded number of sessions: this is how a client frees one). Bodies are the file's raw bytes;
+ * a GET sends the whole file, however large (a generated image can be several MB), an upload is
+ * at most BODY_LIMIT_BYTES (32 MiB unless configured).
  */
 @Controller('v1/sessions')
 export class SessionsController {

@@ -28,17 +28,18 @@ export interface WorkspaceRef {
   readonly scope?: WorkspaceScope | undefined;
 }
 
-/** Serialises the operations queued on it, one after the other. */
+/**
+ * Serialises the operations queued on it, one after the other; `users` counts the calls holding or
+ * waiting on it, so the map keeping it can drop it once none is left (see inQueue).
+ */
 interface Chain {
   chain: Promise<unknown>;
+  users: number;
 }
 
 interface Entry extends Chain {
   refs: number;
   mounted: boolean;
-  // Calls holding or waiting on this entry (acquire, remove, the sweep); an entry with none, no
-  // holder and nothing mounted is dropped, so ids that never became a volume cost no memory.
-  users: number;
   idle?: NodeJS.Timeout;
   // Deleted while in use: the volume goes when its last user lets go.
   removeOnRelease?: boolean;
@@ -74,7 +75,7 @@ export class WorkspaceService implements OnApplicationShutdown {
   private readonly entries = new Map<string, Entry>();
   // Session creations of one tenant, one at a time, so that concurrent creates cannot overshoot
   // SANDBOX_MAX_SESSIONS_PER_TENANT; dropped once nobody waits on it.
-  private readonly tenantCreates = new Map<string, Chain & { users: number }>();
+  private readonly tenantCreates = new Map<string, Chain>();
   private sweeper?: NodeJS.Timeout;
 
   constructor(@Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig) {
@@ -161,24 +162,13 @@ export class WorkspaceService implements OnApplicationShutdown {
    * by one each; the cap bounds disk use, it is not a bill.
    */
   private async createSessionVolume(dir: string, image: string): Promise<void> {
-    let lock = this.tenantCreates.get(dir);
-    if (!lock) {
-      lock = { chain: Promise.resolve(), users: 0 };
-      this.tenantCreates.set(dir, lock);
-    }
-    const tenantLock = lock;
-    tenantLock.users += 1;
-    try {
-      await this.serialize(tenantLock, async () => {
-        const max = this.config.SANDBOX_MAX_SESSIONS_PER_TENANT;
-        const held = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.img')).length;
-        if (held >= max) throw sessionLimitReached(held, max, this.config.SANDBOX_SESSION_MAX_IDLE_S);
-        await this.createVolumeIn(dir, image);
-      });
-    } finally {
-      tenantLock.users -= 1;
-      if (tenantLock.users === 0 && this.tenantCreates.get(dir) === tenantLock) this.tenantCreates.delete(dir);
-    }
+    const newLock = (): Chain => ({ chain: Promise.resolve(), users: 0 });
+    await this.inQueue(this.tenantCreates, dir, newLock, async () => {
+      const max = this.config.SANDBOX_MAX_SESSIONS_PER_TENANT;
+      const held = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.img')).length;
+      if (held >= max) throw sessionLimitReached(held, max, this.config.SANDBOX_SESSION_MAX_IDLE_S);
+      await this.createVolumeIn(dir, image);
+    });
   }
 
   /**
@@ -217,24 +207,33 @@ export class WorkspaceService implements OnApplicationShutdown {
   }
 
   /** Runs `fn` in the volume's chain, on its entry (made if needed), counted as a user of it. */
-  private async onEntry<T>(mountPoint: string, fn: (e: Entry) => Promise<T>): Promise<T> {
-    let e = this.entries.get(mountPoint);
-    if (!e) {
-      e = { refs: 0, mounted: false, users: 0, chain: Promise.resolve() };
-      this.entries.set(mountPoint, e);
+  private onEntry<T>(mountPoint: string, fn: (e: Entry) => Promise<T>): Promise<T> {
+    const newEntry = (): Entry => ({ refs: 0, mounted: false, users: 0, chain: Promise.resolve() });
+    return this.inQueue(this.entries, mountPoint, newEntry, fn, unheld);
+  }
+
+  /**
+   * Runs `fn` in the chain `map` keeps under `key` (made if needed), counted as one of its users;
+   * the chain leaves the map once no call uses it and `idle` says nothing else keeps it.
+   */
+  private async inQueue<Q extends Chain, T>(map: Map<string, Q>, key: string, make: () => Q, fn: (q: Q) => Promise<T>, idle: (q: Q) => boolean = () => true): Promise<T> {
+    let found = map.get(key);
+    if (!found) {
+      found = make();
+      map.set(key, found);
     }
-    const entry = e;
-    entry.users += 1;
+    const q = found;
+    q.users += 1;
     try {
-      return await this.serialize(entry, () => fn(entry));
+      return await this.serialize(q, () => fn(q));
     } finally {
-      entry.users -= 1;
-      this.dropIfUnused(mountPoint, entry);
+      q.users -= 1;
+      if (q.users === 0 && idle(q) && map.get(key) === q) map.delete(key);
     }
   }
 
   private dropIfUnused(mountPoint: string, e: Entry): void {
-    if (e.users === 0 && e.refs === 0 && !e.mounted && this.entries.get(mountPoint) === e) this.entries.delete(mountPoint);
+    if (e.users === 0 && unheld(e) && this.entries.get(mountPoint) === e) this.entries.delete(mountPoint);
   }
 
   /** Volumes this process keeps an entry for (mounted, held, or being worked on). */
@@ -324,6 +323,11 @@ export class WorkspaceService implements OnApplicationShutdown {
     queue.chain = next.catch(() => undefined);
     return next;
   }
+}
+
+/** Nothing keeps the entry but its calls: no holder, nothing mounted. */
+function unheld(e: Entry): boolean {
+  return e.refs === 0 && !e.mounted;
 }
 
 /** Marks a volume used now (its image's mtime; writes through the loop device move it too). */
