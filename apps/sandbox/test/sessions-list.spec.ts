@@ -75,6 +75,16 @@ describe('sandbox.sessions.list.v1', () => {
     expect((await list('del')).sessions.map((s) => s.id)).toEqual(['keep']);
   });
 
+  it('the refusal at the per-tenant cap names the HTTP routes that list and free sessions, never a NATS subject (it reaches API clients as is)', async () => {
+    for (let i = 0; i < 7; i++) await sbx.call(sandboxCatalog.filesWrite, { tenant: 'cap', session: `c${i}`, path: 'a', content_base64: b64('a') });
+    const refused = await sbx.errorOf(sandboxCatalog.filesWrite, { tenant: 'cap', session: 'one-more', path: 'a', content_base64: b64('a') });
+    expect(refused.code).toBe('session_limit_reached');
+    expect(refused.message).toContain('GET /v1/sessions');
+    expect(refused.message).toContain('DELETE /v1/sessions/{id}');
+    expect(refused.message).not.toMatch(/\.v\d\b|sandbox\.[a-z]/);
+    expect((await list('cap')).total).toBe(7);
+  });
+
   it("a session's bytes follow what its files take", async () => {
     await sbx.call(sandboxCatalog.filesWrite, { tenant: 'size', session: 'grow', path: 'small', content_base64: b64('x') });
     const before = (await list('size')).sessions[0]!.bytes;
