@@ -180,6 +180,11 @@ describe('responses: input items and cancel', () => {
     // Still there, unchanged.
     expect(((await (await get(`/v1/responses/${created.id}`)).json()) as any).status).toBe('completed');
 
+    // A background response, the only kind OpenAI cancels, is not made here: asking for one is a 400 naming it.
+    const background = await post('/v1/responses', { model: 'gpt-test', input: 'hi', background: true });
+    expect(background.status).toBe(400);
+    expect(((await background.json()) as any).error).toMatchObject({ param: 'background', message: expect.stringContaining('foreground') });
+
     const unknown = await post('/v1/responses/resp_unknown/cancel', undefined);
     expect(unknown.status).toBe(404);
     expect(((await unknown.json()) as any).error).toMatchObject({ type: 'not_found_error', code: 'not_found' });
