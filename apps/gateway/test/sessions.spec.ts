@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLoopHarness, type LoopHarness } from './turn-loop.support.js';
 
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are read freely */
+
 /** /v1/sessions against a real sandbox and billing: uploads stored verbatim, the account's sessions listed. */
 let h: LoopHarness;
 beforeAll(async () => {
