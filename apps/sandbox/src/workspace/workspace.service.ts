@@ -220,7 +220,7 @@ export class WorkspaceService implements OnApplicationShutdown {
     try {
       page = pageOf(found, query, (s) => s.id);
     } catch (err) {
-      if (err instanceof UnknownCursorError) throw new RpcError('bad_request', `${err.message} (sessions)`, false, { param: 'after' });
+      if (err instanceof UnknownCursorError) throw new RpcError('bad_request', `No session '${err.after}' to list after (it does not exist, or expired)`, false, { param: 'after' });
       throw err;
     }
     return {
