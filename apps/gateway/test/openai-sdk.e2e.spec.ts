@@ -103,3 +103,35 @@ describe('openai SDK against the gateway', () => {
     });
   });
 });
+
+describe('openai SDK: retrieve a model, a response\'s input items, cancel', () => {
+  it('models.retrieve: an alias, and 404 model_not_found for an unknown one', async () => {
+    expect(await client.models.retrieve('drael-test')).toMatchObject({ id: 'drael-test', object: 'model', owned_by: 'drael' });
+    await expect(client.models.retrieve('nope')).rejects.toMatchObject({ status: 404, code: 'model_not_found', type: 'not_found_error' });
+  });
+
+  it('responses.inputItems.list pages through the input; responses.cancel of a foreground response is refused as OpenAI refuses it', async () => {
+    upstream.setTurns([{ type: 'text', content: 'ok' }]);
+    const input: OpenAI.Responses.ResponseInput = [
+      { role: 'user', content: 'first' },
+      { role: 'assistant', content: 'second' },
+      { role: 'user', content: 'third' },
+    ];
+    const created = await client.responses.create({ model: 'drael-test', input });
+    const texts: string[] = [];
+    // Default order is newest first; a page of 2 makes the SDK follow `after` / `has_more`.
+    for await (const item of client.responses.inputItems.list(created.id, { limit: 2 })) {
+      expect(item.id).toBeTruthy();
+      const content = item.type === 'message' ? item.content : [];
+      texts.push(content.map((p) => ('text' in p ? p.text : '')).join(''));
+    }
+    expect(texts).toEqual(['third', 'second', 'first']);
+    const asc = await client.responses.inputItems.list(created.id, { order: 'asc', limit: 1 });
+    expect(asc.data).toHaveLength(1);
+    expect(asc.has_more).toBe(true);
+
+    await expect(client.responses.cancel(created.id)).rejects.toMatchObject({ status: 400, type: 'invalid_request_error', message: expect.stringContaining('Cannot cancel a synchronous response.') });
+    await expect(client.responses.cancel('resp_unknown')).rejects.toMatchObject({ status: 404 });
+    await expect(client.responses.inputItems.list('resp_unknown').then((p) => p.data)).rejects.toMatchObject({ status: 404 });
+  });
+});

@@ -1,4 +1,5 @@
 export * from './rpc-entry.js';
+export * from './list-page.js';
 export * from './wire-error.js';
 export * from './health.js';
 export * from './sandbox.js';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { COMMON_ERROR_CODES } from './wire-error.js';
 import { defineEntry } from './rpc-entry.js';
 import { healthEntry } from './health.js';
+import { ListPageQueryShape } from './list-page.js';
 
 export const SANDBOX_ERROR_CODES = [
   ...COMMON_ERROR_CODES,
@@ -74,6 +75,16 @@ const FileScope = { tenant: TenantSchema, session: SessionField, scope: Workspac
 export const FilePathSchema = z.string().min(1).max(1024);
 export const FileEntrySchema = z.object({ path: z.string(), size: z.number().int().nonnegative(), modified_at: z.string() });
 
+/** One session workspace of a tenant, as GET /v1/sessions lists it. Times are Unix seconds. */
+export const SessionSummarySchema = z.object({
+  id: z.string(),
+  // What the session's files take on its volume (the `used_bytes` of its file listing), as of its last use.
+  bytes: z.number().int().nonnegative(),
+  created_at: z.number().int().nonnegative(),
+  last_used_at: z.number().int().nonnegative(),
+});
+export type SessionSummary = z.infer<typeof SessionSummarySchema>;
+
 export const sandboxCatalog = {
   health: healthEntry('sandbox'),
   run: defineEntry({
@@ -105,6 +116,22 @@ export const sandboxCatalog = {
     reply: z.object({ deleted: z.boolean() }),
     errors: SANDBOX_ERROR_CODES,
     timeoutMs: 10_000,
+  }),
+  // A tenant's session workspaces (never request workspaces), one page at a time, ordered by
+  // creation time then id (list-page.ts). `after` naming no session of the tenant is `bad_request`.
+  sessionsList: defineEntry({
+    subject: 'sandbox.sessions.list.v1',
+    service: 'sandbox',
+    request: z.object({ tenant: TenantSchema, ...ListPageQueryShape, after: SessionIdSchema.optional() }),
+    reply: z.object({
+      sessions: z.array(SessionSummarySchema),
+      has_more: z.boolean(),
+      // How many sessions the tenant holds and may hold (SANDBOX_MAX_SESSIONS_PER_TENANT).
+      total: z.number().int().nonnegative(),
+      max_sessions: z.number().int().positive(),
+    }),
+    errors: SANDBOX_ERROR_CODES,
+    timeoutMs: 5_000,
   }),
   filesList: defineEntry({
     subject: 'sandbox.files.list.v1',

@@ -71,7 +71,7 @@ export class NatsRpcClient {
         param: issue?.path.join('.') || null,
       });
     }
-    if (options.signal?.aborted) throw new RpcError('timeout', `${entry.subject}: aborted by the caller`, true);
+    if (options.signal?.aborted) throw new RpcError('timeout', `${serviceOf(entry)}: aborted by the caller`, true, { subject: entry.subject });
 
     const headers = natsHeaders();
     headers.set(REQUEST_ID_HEADER, options.requestId ?? currentRequestId() ?? newRequestId());
@@ -84,14 +84,14 @@ export class NatsRpcClient {
         timeout: timeoutMs,
         headers,
       });
-      const msg = await (options.signal ? raceAbort(pending, options.signal, entry.subject) : pending);
+      const msg = await (options.signal ? raceAbort(pending, options.signal, entry) : pending);
       raw = msg.json<NestReplyPacket>();
     } catch (err) {
-      throw toTransportError(err, entry.subject, timeoutMs);
+      throw toTransportError(err, entry, timeoutMs);
     }
 
     if (raw.err !== undefined && raw.err !== null) {
-      throw new RpcError('unavailable', `${entry.subject}: ${typeof raw.err === 'string' ? raw.err : 'service error'}`, true);
+      throw new RpcError('unavailable', `${serviceOf(entry)}: ${typeof raw.err === 'string' ? raw.err : 'service error'}`, true, { subject: entry.subject });
     }
     let envelopeSchema = envelopes.get(entry);
     if (!envelopeSchema) {
@@ -100,7 +100,7 @@ export class NatsRpcClient {
     }
     const envelope = envelopeSchema.safeParse(raw.response);
     if (!envelope.success) {
-      throw new RpcError('internal', `${entry.subject}: reply does not match its schema: ${envelope.error.issues[0]?.message}`, false);
+      throw new RpcError('internal', `${serviceOf(entry)}: reply does not match its schema: ${envelope.error.issues[0]?.message}`, false, { subject: entry.subject });
     }
     if ('error' in envelope.data) throw RpcError.fromWire(envelope.data.error);
     return envelope.data.result as ReplyOf<E>;
@@ -111,9 +111,18 @@ export class NatsRpcClient {
   }
 }
 
-function raceAbort<T>(pending: Promise<T>, signal: AbortSignal, subject: string): Promise<T> {
+/**
+ * How a failure names where it happened. Messages of these errors reach API clients (the gateway
+ * passes them on), so they name the service, never an internal subject; the subject is in
+ * `details.subject` for logs.
+ */
+function serviceOf(entry: RpcEntry): string {
+  return `the ${entry.service} service`;
+}
+
+function raceAbort<T>(pending: Promise<T>, signal: AbortSignal, entry: RpcEntry): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new RpcError('timeout', `${subject}: aborted by the caller`, true));
+    const onAbort = () => reject(new RpcError('timeout', `${serviceOf(entry)}: aborted by the caller`, true, { subject: entry.subject }));
     signal.addEventListener('abort', onAbort, { once: true });
     pending.then(
       (v) => {
@@ -128,13 +137,14 @@ function raceAbort<T>(pending: Promise<T>, signal: AbortSignal, subject: string)
   });
 }
 
-function toTransportError(err: unknown, subject: string, timeoutMs: number): RpcError {
+function toTransportError(err: unknown, entry: RpcEntry, timeoutMs: number): RpcError {
   if (err instanceof RpcError) return err;
   const e = err as { name?: string; code?: string; message?: string };
   const text = `${e.name ?? ''} ${e.code ?? ''} ${e.message ?? ''}`.toLowerCase();
+  const where = { subject: entry.subject };
   if (text.includes('no responders') || text.includes('503')) {
-    return new RpcError('unavailable', `${subject}: no service is answering`, true);
+    return new RpcError('unavailable', `${serviceOf(entry)} is not answering`, true, where);
   }
-  if (text.includes('timeout')) return new RpcError('timeout', `${subject}: no reply within ${timeoutMs} ms`, true);
-  return new RpcError('unavailable', `${subject}: ${e.message ?? 'transport error'}`, true);
+  if (text.includes('timeout')) return new RpcError('timeout', `${serviceOf(entry)}: no reply within ${timeoutMs} ms`, true, where);
+  return new RpcError('unavailable', `${serviceOf(entry)}: ${e.message ?? 'transport error'}`, true, where);
 }

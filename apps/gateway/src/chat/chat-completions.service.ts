@@ -9,6 +9,7 @@ import { isCertainlyValidChatRequest } from '../openai/chat-completion.lean.js';
 import { setHeaders } from '../rate-limit/rate-limit-headers.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { ChatProxyService } from './chat-proxy.service.js';
+import { serverToolsWanted } from './server-tools-header.js';
 
 /** How one chat completion is served. */
 export type ChatMode = 'proxy' | 'loop';
@@ -32,9 +33,10 @@ export interface ChatCall {
 
 /**
  * POST /v1/chat/completions: validates, resolves the model alias, then picks the mode.
- * A request that carries `tools` is the client's own loop and is always proxied (spec 01/04).
- * Every other request is served Drael's catalogue by the server-side turn loop, unless
- * `x-drael-server-tools: 0` asks for a plain proxied completion (spec/README).
+ * A request that carries `tools` (or the legacy `functions` / `function_call`) is the client's own
+ * loop and is always proxied as is (spec 01/04). Every other request is served Drael's catalogue by
+ * the server-side turn loop, unless `x-drael-server-tools: 0` asks for a plain proxied completion
+ * (spec/README).
  */
 @Injectable()
 export class ChatCompletionsService {
@@ -76,10 +78,10 @@ export class ChatCompletionsService {
   }
 
   modeOf(request: ChatCompletionRequest, headers: ChatCall['headers']): ChatMode {
-    if (request.tools !== undefined) return 'proxy';
-    const optOut = headers['x-drael-server-tools'];
-    if ((Array.isArray(optOut) ? optOut[0] : optOut)?.trim() === '0') return 'proxy';
-    return 'loop';
+    // The header is checked first: a bad value is a 400 whatever the body holds.
+    const serverTools = serverToolsWanted(headers);
+    if (request.tools !== undefined || request.functions !== undefined || request.function_call !== undefined) return 'proxy';
+    return serverTools ? 'loop' : 'proxy';
   }
 }
 

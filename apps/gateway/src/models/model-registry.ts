@@ -6,6 +6,13 @@ export interface ResolvedModel extends ModelRoute {
   readonly alias: string;
 }
 
+export interface ModelObject {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+}
+
 /** The configured model aliases: what /v1/models lists and where each request is routed. */
 @Injectable()
 export class ModelRegistry {
@@ -23,7 +30,17 @@ export class ModelRegistry {
     return route;
   }
 
-  list(): Array<{ id: string; object: 'model'; created: number; owned_by: string }> {
-    return [...this.routes.keys()].map((id) => ({ id, object: 'model', created: this.createdAt, owned_by: 'drael' }));
+  list(): ModelObject[] {
+    return [...this.routes.keys()].map((id) => this.objectOf(id));
+  }
+
+  /** One alias as OpenAI's model object (models.retrieve); an unknown one is 404 model_not_found. */
+  retrieve(alias: string): ModelObject {
+    this.resolve(alias);
+    return this.objectOf(alias);
+  }
+
+  private objectOf(id: string): ModelObject {
+    return { id, object: 'model', created: this.createdAt, owned_by: 'drael' };
   }
 }

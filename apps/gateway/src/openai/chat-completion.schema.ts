@@ -22,6 +22,8 @@ export const ChatMessageSchema = z.discriminatedUnion('role', [
     tool_calls: z.array(ToolCallSchema).optional(),
   }),
   z.looseObject({ role: z.literal('tool'), content: z.union([z.string(), z.array(ContentPartSchema)]), tool_call_id: z.string() }),
+  // The legacy function-calling result (with `functions` / `function_call`): proxied as is.
+  z.looseObject({ role: z.literal('function'), name: z.string(), content: z.string().nullable() }),
 ]);
 
 export const FunctionToolSchema = z.looseObject({
@@ -39,6 +41,9 @@ export const ChatCompletionRequestSchema = z.looseObject({
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
   tools: z.array(z.union([FunctionToolSchema, z.looseObject({ type: z.string() })])).optional(),
+  // The legacy form of client tools: their presence alone makes the request the client's loop.
+  functions: z.array(z.unknown()).optional(),
+  function_call: z.unknown().optional(),
   n: z.number().int().min(1).max(128).nullish(),
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),

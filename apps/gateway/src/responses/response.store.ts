@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import type { ChatMessage } from './chat-message.js';
+import type { InputItemResource } from './input-items.js';
 import type { ResponseObject } from './response-object.js';
 import type { FunctionTool } from './responses.schema.js';
 import { RESPONSES_CONFIG, type ResponsesConfig } from './responses.config.js';
@@ -12,6 +13,8 @@ export interface StoredResponse {
   messages: ChatMessage[];
   /** Definitions tool_search had loaded by the end. */
   loaded: FunctionTool[];
+  /** The request's input items (GET …/input_items); absent in responses stored before they were kept. */
+  input_items?: InputItemResource[];
 }
 
 /**

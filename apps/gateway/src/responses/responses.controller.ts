@@ -1,6 +1,7 @@
-import { Controller, Delete, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
+import { listQueryOf } from '../openai/list-query.js';
 import { callerOf, identityOf } from '../turn-loop/caller.js';
 import { ResponsesService } from './responses.service.js';
 
@@ -25,6 +26,17 @@ export class ResponsesController {
   @Get(':id')
   get(@Req() req: FastifyRequest, @Param('id') id: string) {
     return this.responses.get(callerOf(identityOf(req), this.config), id);
+  }
+
+  @Get(':id/input_items')
+  inputItems(@Req() req: FastifyRequest, @Param('id') id: string, @Query() query: unknown) {
+    return this.responses.inputItems(callerOf(identityOf(req), this.config), id, listQueryOf(query));
+  }
+
+  @Post(':id/cancel')
+  @HttpCode(200)
+  cancel(@Req() req: FastifyRequest, @Param('id') id: string) {
+    return this.responses.cancel(callerOf(identityOf(req), this.config), id);
   }
 
   @Delete(':id')

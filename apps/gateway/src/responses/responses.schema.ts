@@ -117,5 +117,11 @@ export const CreateResponseSchema = z.looseObject({
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),
   parallel_tool_calls: z.boolean().nullish(),
+  // Every response is made in the foreground (POST answers with it, or streams it): a client that
+  // asks for a background one (to poll or cancel it later) is told so rather than surprised.
+  background: z
+    .boolean()
+    .nullish()
+    .refine((b) => b !== true, 'background responses are not supported: each response is made in the foreground; leave background unset or false'),
 });
 export type CreateResponseRequest = z.infer<typeof CreateResponseSchema>;

@@ -3,7 +3,10 @@ import type { ServerResponse } from 'node:http';
 import { ApiError } from '../errors/api-error.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { validateBody } from '../openai/validate.js';
+import type { ListPage, ListPageQuery } from '@drael/contracts';
+import { listPageOf } from '../openai/list-query.js';
 import type { ChatMessage } from './chat-message.js';
+import { inputItemsOf, type InputItemResource } from './input-items.js';
 import { translateInput } from './input.translator.js';
 import { ResponseLoopService, type Caller } from './response-loop.service.js';
 import { ResponseEvents, SseWriter } from './response-events.js';
@@ -108,7 +111,7 @@ export class ResponsesService {
     response.completed_at = Math.floor(Date.now() / 1000);
     if (response.store) {
       try {
-        await this.store.save(caller.account_id, { response, messages: history, loaded: [...loaded.values()] });
+        await this.store.save(caller.account_id, { response, messages: history, loaded: [...loaded.values()], input_items: inputItemsOf(request.input) });
       } catch (err) {
         // The answer exists and was paid for: it still goes out; only GET and continuation will miss it.
         this.log.error(`could not store response ${response.id}: ${(err as Error).message}`);
@@ -127,15 +130,34 @@ export class ResponsesService {
 
   async get(caller: Caller, id: string): Promise<ResponseObject> {
     const stored = await this.store.load(caller.account_id, id);
-    if (!stored) throw new ApiError('not_found', `No response with id '${id}' found`, 'response_id');
+    if (!stored) throw notFound(id);
     return withOutputText(stored.response);
   }
 
+  /** The input items the response was made from, one page as OpenAI lists them (newest first by default). */
+  async inputItems(caller: Caller, id: string, query: ListPageQuery): Promise<ListPage<InputItemResource>> {
+    const stored = await this.store.load(caller.account_id, id);
+    if (!stored) throw notFound(id);
+    return listPageOf(stored.input_items ?? [], query, (item) => item.id);
+  }
+
+  /**
+   * POST /v1/responses/{id}/cancel. OpenAI cancels only responses created with background=true; a
+   * response Drael stored was made in the foreground and has finished, so, as OpenAI does for such
+   * a response, the answer is 400 "Cannot cancel a synchronous response." (404 for an unknown id).
+   */
+  async cancel(caller: Caller, id: string): Promise<never> {
+    if (!(await this.store.load(caller.account_id, id))) throw notFound(id);
+    throw new ApiError('invalid_request', 'Cannot cancel a synchronous response.');
+  }
+
   async delete(caller: Caller, id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
-    if (!(await this.store.delete(caller.account_id, id))) throw new ApiError('not_found', `No response with id '${id}' found`, 'response_id');
+    if (!(await this.store.delete(caller.account_id, id))) throw notFound(id);
     return { id, object: 'response', deleted: true };
   }
 }
+
+const notFound = (id: string) => new ApiError('not_found', `No response with id '${id}' found`, 'response_id');
 
 /** The SDKs' convenience `output_text`: every output_text part joined. */
 function withOutputText(response: ResponseObject): ResponseObject & { output_text: string } {

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
-import { MAX_FILE_TRANSFER_BYTES, sandboxCatalog } from '@drael/contracts';
+import { MAX_FILE_TRANSFER_BYTES, sandboxCatalog, type ListPage, type ListPageQuery } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { ApiError } from '../errors/api-error.js';
 import type { Caller } from '../tools/server-tool.js';
@@ -18,6 +18,15 @@ export interface FileListing {
   free_bytes?: number;
 }
 
+/** One session of the account, as GET /v1/sessions lists it (times in Unix seconds, as OpenAI's objects). */
+export interface SessionObject {
+  id: string;
+  object: 'session';
+  bytes: number;
+  created_at: number;
+  last_used_at: number;
+}
+
 /**
  * A session's files over the sandbox's file subjects. The tenant is always the caller's account,
  * so a session id names a different workspace for every account (spec 01: namespaced by tenant).
@@ -25,6 +34,13 @@ export interface FileListing {
 @Injectable()
 export class SessionFilesService {
   constructor(private readonly rpc: NatsRpcClient) {}
+
+  /** The account's sessions, one page, newest first unless asked otherwise. */
+  async listSessions(caller: Caller, query: ListPageQuery): Promise<ListPage<SessionObject>> {
+    const r = await this.rpc.request(sandboxCatalog.sessionsList, { tenant: caller.account_id, ...query });
+    const data = r.sessions.map((s) => ({ id: s.id, object: 'session' as const, bytes: s.bytes, created_at: s.created_at, last_used_at: s.last_used_at }));
+    return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: r.has_more };
+  }
 
   async list(caller: Caller, session: string): Promise<FileListing> {
     const r = await this.rpc.request(sandboxCatalog.filesList, { tenant: caller.account_id, session });

@@ -1,13 +1,14 @@
-import { Controller, Delete, Get, Param, Put, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
-import { rawBodyOf } from '../http/json-body.parser.js';
+import { listQueryOf } from '../openai/list-query.js';
 import { callerOf, checkSessionId, identityOf } from '../turn-loop/caller.js';
 import { SessionFilesService } from './session-files.service.js';
 
 /**
- * Files of a sandbox session (X-Drael-Session), so clients can bring files in and take results
- * out: GET /v1/sessions/{id}/files lists, GET/PUT/DELETE /v1/sessions/{id}/files/{path} move one
+ * Sandbox sessions (X-Drael-Session) and their files, so clients can bring files in and take
+ * results out: GET /v1/sessions lists the account's sessions (an account holds a bounded number),
+ * GET /v1/sessions/{id}/files lists a session's files, GET/PUT/DELETE /v1/sessions/{id}/files/{path} move one
  * file, DELETE /v1/sessions/{id} deletes the session with all its files (an account holds a
  * bounded number of sessions: this is how a client frees one). Bodies are the file's raw bytes;
  * a GET sends the whole file, however large (a generated image can be several MB), an upload is
@@ -16,6 +17,13 @@ import { SessionFilesService } from './session-files.service.js';
 @Controller('v1/sessions')
 export class SessionsController {
   constructor(private readonly files: SessionFilesService) {}
+
+  @Get()
+  listSessions(@Query() query: unknown, @Req() req: FastifyRequest) {
+    const page = listQueryOf(query);
+    if (page.after !== undefined) checkSessionId(page.after, 'after');
+    return this.files.listSessions(callerOf(identityOf(req)), page);
+  }
 
   @Get(':id/files')
   list(@Param('id') id: string, @Req() req: FastifyRequest) {
@@ -34,8 +42,8 @@ export class SessionsController {
 
   @Put(':id/files/*')
   write(@Param('id') id: string, @Req() req: FastifyRequest) {
-    const body = Buffer.isBuffer(req.body) ? req.body : rawBodyOf(req);
-    if (!body) throw new ApiError('invalid_request', 'The request body is the file content (any content type)');
+    // SessionsModule makes every upload arrive as raw bytes, whatever its Content-Type; no body is an empty file.
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     return this.files.write(callerOf(identityOf(req)), checkSessionId(id, 'id'), filePathOf(req), body);
   }
 

@@ -31,6 +31,11 @@ export class FilesController {
     return this.files.delete(req, req.path);
   }
 
+  @Handles(sandboxCatalog.sessionsList)
+  listSessions(req: ParsedRequestOf<typeof sandboxCatalog.sessionsList>) {
+    return this.workspaces.listSessions(req.tenant, req);
+  }
+
   @Handles(sandboxCatalog.workspaceDelete)
   async deleteWorkspace(req: ParsedRequestOf<typeof sandboxCatalog.workspaceDelete>) {
     return { deleted: await this.workspaces.remove(req) };

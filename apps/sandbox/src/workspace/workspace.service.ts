@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { access, mkdir, readdir, rmdir, stat, unlink, utimes } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rename, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { SessionIdSchema, type WorkspaceScope } from '@drael/contracts';
+import { z } from 'zod';
+import { byCreation, pageOf, SessionIdSchema, UnknownCursorError, type ListPageQuery, type SessionSummary, type WorkspaceScope } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { createVolume, mountVolume, mountsUnder, unmountVolume, volumeUsage, type VolumeUsage } from './session-volume.js';
@@ -50,6 +51,15 @@ interface Entry extends Chain {
 // A volume stays mounted this long after its last user, so a run followed by file calls (the
 // usual pattern) does not pay an unmount + mount (and the flush between) each time.
 const IDLE_UNMOUNT_MS = 20_000;
+
+/**
+ * What a session volume's listing needs and its name on disk hides (only hashes appear there):
+ * its id, when it was made, and what its files took at its last use. `<hash>.json` beside the
+ * volume's `<hash>.img`; written at creation (or at the first use of a volume made before it
+ * existed) and its bytes updated whenever the volume's last user lets go.
+ */
+const SessionRecordSchema = z.object({ id: z.string(), created_at_ms: z.number().nonnegative(), bytes: z.number().int().nonnegative() });
+type SessionRecord = z.infer<typeof SessionRecordSchema>;
 
 /** Refuses any session id outside ^[A-Za-z0-9_-]{1,64}$ before it comes near a path. */
 export function assertSessionId(session: string): void {
@@ -102,7 +112,7 @@ export class WorkspaceService implements OnApplicationShutdown {
    */
   async acquire(ref: WorkspaceRef, options: { create: boolean }): Promise<SessionWorkspace | undefined> {
     assertSessionId(ref.session);
-    const { dir, image, mountPoint } = this.locate(ref);
+    const { dir, image, mountPoint, record } = this.locate(ref);
     let e!: Entry;
     const mounted = await this.onEntry(mountPoint, async (entry) => {
       e = entry;
@@ -117,10 +127,12 @@ export class WorkspaceService implements OnApplicationShutdown {
         if (!exists) {
           if (!options.create) return false;
           if (ref.scope === 'request') await this.createVolumeIn(dir, image);
-          else await this.createSessionVolume(dir, image);
+          else await this.createSessionVolume(dir, image, record, ref.session);
         }
         await mountVolume(image, mountPoint);
         e.mounted = true;
+        // A session made before volumes had records gets one at its next use, so it is listed.
+        if (ref.scope !== 'request' && exists) await this.ensureRecord(record, image, ref.session).catch(() => undefined);
       }
       // Not fatal: held, the volume is safe from this sweep anyway, and release marks it again.
       await markUsed(image).catch(() => undefined);
@@ -140,6 +152,7 @@ export class WorkspaceService implements OnApplicationShutdown {
           if (e.refs === 0 && e.removeOnRelease) {
             await this.removeNow(e, mountPoint, image);
           } else if (e.refs === 0) {
+            if (ref.scope !== 'request') await recordUsage(record, mountPoint).catch(() => undefined);
             // Idle time counts from the end of the last use, not its start (a run can be long).
             await markUsed(image).catch(() => undefined);
             e.idle = setTimeout(() => void this.unmountIdle(e, mountPoint), IDLE_UNMOUNT_MS);
@@ -161,14 +174,61 @@ export class WorkspaceService implements OnApplicationShutdown {
    * instead of all counting the same number. Replicas sharing a state dir could still overshoot
    * by one each; the cap bounds disk use, it is not a bill.
    */
-  private async createSessionVolume(dir: string, image: string): Promise<void> {
+  private async createSessionVolume(dir: string, image: string, record: string, session: string): Promise<void> {
     const newLock = (): Chain => ({ chain: Promise.resolve(), users: 0 });
     await this.inQueue(this.tenantCreates, dir, newLock, async () => {
       const max = this.config.SANDBOX_MAX_SESSIONS_PER_TENANT;
       const held = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.img')).length;
       if (held >= max) throw sessionLimitReached(held, max, this.config.SANDBOX_SESSION_MAX_IDLE_S);
       await this.createVolumeIn(dir, image);
+      try {
+        await writeRecord(record, { id: session, created_at_ms: Date.now(), bytes: 0 });
+      } catch (err) {
+        // A volume nobody could list would still count against the cap: none rather than that.
+        await unlink(image).catch(() => undefined);
+        throw err;
+      }
     });
+  }
+
+  /** Writes the record of a volume that has none (made before records existed). */
+  private async ensureRecord(record: string, image: string, session: string): Promise<void> {
+    if (await readRecord(record)) return;
+    const st = await stat(image);
+    await writeRecord(record, { id: session, created_at_ms: st.birthtimeMs || st.ctimeMs, bytes: 0 });
+  }
+
+  /**
+   * One page of a tenant's sessions (never request workspaces), ordered by creation time then id.
+   * Only this tenant's directory is read, and a record counts only if its id hashes to its own
+   * volume's name under this tenant, so no other tenant's session can ever be listed.
+   */
+  async listSessions(tenant: string, query: ListPageQuery): Promise<{ sessions: SessionSummary[]; has_more: boolean; total: number; max_sessions: number }> {
+    const { dir } = this.locate({ tenant, session: '' });
+    const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.img'));
+    const found: Array<{ id: string; bytes: number; createdAtMs: number; lastUsedMs: number }> = [];
+    await Promise.all(
+      names.map(async (name) => {
+        const image = join(dir, name);
+        const [st, rec] = await Promise.all([stat(image).catch(() => undefined), readRecord(image.replace(/\.img$/, '.json'))]);
+        if (!st || !rec || this.locate({ tenant, session: rec.id }).image !== image) return;
+        found.push({ id: rec.id, bytes: rec.bytes, createdAtMs: rec.created_at_ms, lastUsedMs: st.mtimeMs });
+      }),
+    );
+    found.sort(byCreation((s) => s.createdAtMs, (s) => s.id));
+    let page;
+    try {
+      page = pageOf(found, query, (s) => s.id);
+    } catch (err) {
+      if (err instanceof UnknownCursorError) throw new RpcError('bad_request', `No session '${err.after}' to list after (it does not exist, or expired)`, false, { param: 'after' });
+      throw err;
+    }
+    return {
+      sessions: page.data.map((s) => ({ id: s.id, bytes: s.bytes, created_at: Math.floor(s.createdAtMs / 1000), last_used_at: Math.floor(s.lastUsedMs / 1000) })),
+      has_more: page.has_more,
+      total: names.length,
+      max_sessions: this.config.SANDBOX_MAX_SESSIONS_PER_TENANT,
+    };
   }
 
   /**
@@ -201,6 +261,7 @@ export class WorkspaceService implements OnApplicationShutdown {
       () => true,
       () => false,
     );
+    await unlink(image.replace(/\.img$/, '.json')).catch(() => undefined);
     e.gone = true;
     if (this.entries.get(mountPoint) === e) this.entries.delete(mountPoint);
     return existed;
@@ -315,7 +376,7 @@ export class WorkspaceService implements OnApplicationShutdown {
     const tenantHash = hash(`tenant\0${tenant}`);
     const sessionHash = hash(`${request ? 'request' : 'session'}\0${tenant}\0${session}`);
     const dir = join(request ? this.requestsRoot : this.root, tenantHash);
-    return { dir, image: join(dir, `${sessionHash}.img`), mountPoint: join(dir, `${sessionHash}.mnt`) };
+    return { dir, image: join(dir, `${sessionHash}.img`), mountPoint: join(dir, `${sessionHash}.mnt`), record: join(dir, `${sessionHash}.json`) };
   }
 
   private serialize<T>(queue: Chain, fn: () => Promise<T>): Promise<T> {
@@ -336,6 +397,32 @@ function markUsed(image: string): Promise<void> {
   return utimes(image, now, now);
 }
 
+async function readRecord(path: string): Promise<SessionRecord | undefined> {
+  const text = await readFile(path, 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  try {
+    const parsed = SessionRecordSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Replaces the record whole (a reader never sees half of it). */
+async function writeRecord(path: string, record: SessionRecord): Promise<void> {
+  const tmp = `${path}.tmp`;
+  await writeFile(tmp, JSON.stringify(record), { mode: 0o600 });
+  await rename(tmp, path);
+}
+
+/** Notes what the session's files take now (the listing's `bytes`); called in the volume's chain. */
+async function recordUsage(record: string, mountPoint: string): Promise<void> {
+  const rec = await readRecord(record);
+  if (!rec) return;
+  const { usedBytes } = await volumeUsage(mountPoint);
+  if (usedBytes !== rec.bytes) await writeRecord(record, { ...rec, bytes: usedBytes });
+}
+
 /** How long since the volume was last used; 0 if it is gone (nothing to sweep). */
 function idleMsOf(image: string): Promise<number> {
   return stat(image).then(
@@ -346,7 +433,8 @@ function idleMsOf(image: string): Promise<number> {
 
 function sessionLimitReached(held: number, max: number, maxIdleS: number): RpcError {
   const expiry = maxIdleS > 0 ? `; a session unused for ${durationOf(maxIdleS)} is also deleted with its files` : '';
-  const howToFree = `reuse one of them, or free one by deleting a session no longer needed (DELETE /v1/sessions/{id} at the gateway, sandbox.workspace.delete.v1 over NATS)${expiry}`;
+  // No subject name here: this message reaches API clients as it is.
+  const howToFree = `reuse one of them (GET /v1/sessions lists them), or free one by deleting a session no longer needed (DELETE /v1/sessions/{id})${expiry}`;
   return new RpcError(
     'session_limit_reached',
     `this tenant already holds ${held} sandbox sessions, the most it may keep (${max}); a new session cannot be created: ${howToFree}`,

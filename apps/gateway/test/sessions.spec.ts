@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLoopHarness, type LoopHarness } from './turn-loop.support.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are read freely */
+
+/** /v1/sessions against a real sandbox and billing: uploads stored verbatim, the account's sessions listed. */
+let h: LoopHarness;
+beforeAll(async () => {
+  h = await startLoopHarness({ services: ['sandbox'] });
+}, 180_000);
+afterAll(async () => {
+  await h?.close();
+});
+
+const auth = (apiKey: string) => ({ authorization: `Bearer ${apiKey}` });
+
+describe('PUT /v1/sessions/{id}/files/{path}', () => {
+  it('stores the raw bytes whatever the Content-Type says: .jsonl, empty, partial JSON, JSON, binary, none', async () => {
+    const session = `raw${Date.now()}`;
+    const cases: Array<{ path: string; type?: string; body: Buffer }> = [
+      { path: 'data.jsonl', type: 'application/json', body: Buffer.from('{"a":1}\n{"b":2}\n') },
+      { path: 'empty.json', type: 'application/json', body: Buffer.alloc(0) },
+      { path: 'partial.json', type: 'application/json; charset=utf-8', body: Buffer.from('{"unfinished": [1, 2') },
+      { path: 'whole.json', type: 'application/json', body: Buffer.from('{"kept":"as sent",  "spacing": true}') },
+      { path: 'vendor.json', type: 'application/vnd.api+json', body: Buffer.from('not json at all') },
+      { path: 'bin.dat', type: 'image/png', body: Buffer.from([0, 255, 1, 254, 0x89, 0x50, 0x4e, 0x47]) },
+      { path: 'untyped.txt', body: Buffer.from('no content type') },
+      { path: 'nothing', body: Buffer.alloc(0) },
+    ];
+    for (const c of cases) {
+      const put = await fetch(`${h.gateway.url}/v1/sessions/${session}/files/${c.path}`, {
+        method: 'PUT',
+        headers: { ...auth(h.apiKey), ...(c.type ? { 'content-type': c.type } : {}) },
+        body: c.body,
+      });
+      expect(put.status, `${c.path}: ${await put.clone().text()}`).toBe(200);
+      expect(await put.json()).toMatchObject({ path: c.path, size: c.body.length });
+      const got = await fetch(`${h.gateway.url}/v1/sessions/${session}/files/${c.path}`, { headers: auth(h.apiKey) });
+      expect(got.status).toBe(200);
+      expect(Buffer.from(await got.arrayBuffer()).equals(c.body), c.path).toBe(true);
+    }
+  });
+
+  it('other routes still take JSON only', async () => {
+    const r = await fetch(`${h.gateway.url}/v1/responses`, { method: 'POST', headers: { ...auth(h.apiKey), 'content-type': 'text/plain' }, body: 'hi' });
+    expect(r.status).toBe(415);
+  });
+});
+
+describe('GET /v1/sessions', () => {
+  it("lists the account's sessions (id, bytes, last use), paginated like OpenAI lists, never another account's", async () => {
+    const mine = await h.newKey();
+    const theirs = await h.newKey();
+    const put = (apiKey: string, session: string, body: string) =>
+      fetch(`${h.gateway.url}/v1/sessions/${session}/files/f.txt`, { method: 'PUT', headers: { ...auth(apiKey), 'content-type': 'text/plain' }, body });
+    const ids = ['l-one', 'l-two', 'l-three'];
+    for (const id of ids) expect((await put(mine.api_key, id, id.repeat(100))).status).toBe(200);
+    expect((await put(theirs.api_key, 'l-two', 'same id, other account')).status).toBe(200);
+    expect((await put(theirs.api_key, 'their-own', 'x')).status).toBe(200);
+
+    const list = async (apiKey: string, query = '') => {
+      const r = await fetch(`${h.gateway.url}/v1/sessions${query}`, { headers: auth(apiKey) });
+      return { status: r.status, body: (await r.json()) as any };
+    };
+    const all = await list(mine.api_key);
+    expect(all.status).toBe(200);
+    expect(all.body).toMatchObject({ object: 'list', first_id: 'l-three', last_id: 'l-one', has_more: false });
+    expect(all.body.data.map((s: any) => s.id)).toEqual(['l-three', 'l-two', 'l-one']);
+    for (const s of all.body.data) {
+      expect(s).toMatchObject({ object: 'session' });
+      expect(s.bytes).toBeGreaterThan(0);
+      expect(Number.isInteger(s.last_used_at) && Number.isInteger(s.created_at)).toBe(true);
+      expect(Math.abs(s.last_used_at - Date.now() / 1000)).toBeLessThan(600);
+    }
+
+    const page1 = await list(mine.api_key, '?limit=2');
+    expect(page1.body).toMatchObject({ first_id: 'l-three', last_id: 'l-two', has_more: true });
+    const page2 = await list(mine.api_key, `?limit=2&after=${page1.body.last_id}`);
+    expect(page2.body).toMatchObject({ first_id: 'l-one', last_id: 'l-one', has_more: false });
+    expect(page2.body.data.map((s: any) => s.id)).toEqual(['l-one']);
+    const asc = await list(mine.api_key, '?order=asc&limit=1');
+    expect(asc.body).toMatchObject({ first_id: 'l-one', has_more: true });
+
+    const other = await list(theirs.api_key);
+    expect(other.body.data.map((s: any) => s.id).sort()).toEqual(['l-two', 'their-own']);
+    // Another account's session id is no cursor here: refused, not an empty page.
+    const foreign = await list(mine.api_key, '?after=their-own');
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.error).toMatchObject({ type: 'invalid_request_error', param: 'after' });
+
+    const empty = await list((await h.newKey()).api_key);
+    expect(empty.body).toEqual({ object: 'list', data: [], first_id: null, last_id: null, has_more: false });
+
+    for (const [query, param] of [
+      ['?limit=0', 'limit'],
+      ['?limit=101', 'limit'],
+      ['?limit=abc', 'limit'],
+      ['?order=sideways', 'order'],
+      ['?after=no%20spaces', 'after'],
+    ] as const) {
+      const bad = await list(mine.api_key, query);
+      expect(bad.status, query).toBe(400);
+      expect(bad.body.error.param, query).toBe(param);
+    }
+    expect((await fetch(`${h.gateway.url}/v1/sessions`)).status).toBe(401);
+  });
+});
