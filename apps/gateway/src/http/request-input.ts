@@ -59,7 +59,8 @@ function walk(value: unknown, depth: number, strings: boolean, path: (string | n
     return undefined;
   }
   for (const key in value) {
-    if (strings && isHostileString(key)) return (path.unshift(key), 'string');
+    // A bad key is not named (it would be echoed back): the param is the object holding it.
+    if (strings && isHostileString(key)) return 'string';
     const fault = walk((value as Record<string, unknown>)[key], depth + 1, strings, path);
     if (fault) return (path.unshift(key), fault);
   }
