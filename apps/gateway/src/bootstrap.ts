@@ -9,7 +9,8 @@ import type { GatewayConfig } from './config/config.schema.js';
 import { OpenAIExceptionFilter } from './errors/openai-exception.filter.js';
 import { apiErrorOf, writeClientError, writeErrorResponse } from './errors/error-response.js';
 import { AdminToken } from './auth/admin-token.js';
-import { registerRouteAccess } from './auth/route-access.hook.js';
+import { refuseUnread, registerRouteAccess } from './auth/route-access.hook.js';
+import { ApiError } from './errors/api-error.js';
 import { hasBody } from './http/request-input.js';
 import { watchBodyIdle } from './http/body-idle.js';
 import { registerJsonBodyParser } from './http/json-body.parser.js';
@@ -78,6 +79,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   fastify.addHook('onRequest', (req, reply, done) => {
     void reply.header('x-request-id', req.id);
+    // No route: 404 before Fastify would read and parse a body for the not-found handler.
+    if (req.is404) return refuseUnread(req, reply, done, new ApiError('not_found', `Unknown route: ${req.method} ${req.url.split('?', 1)[0]}`));
     done();
   });
   // After the body is read: the handler runs inside the request id's context, so its log lines

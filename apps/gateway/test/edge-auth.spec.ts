@@ -100,7 +100,7 @@ describe('every registered route, without a key', () => {
 
   it('a revoked key, a malformed Authorization and an API key on an admin route are refused like no key', async () => {
     const failures: string[] = [];
-    const refusedHeaders = [
+    const refusedHeaders: Record<string, string>[] = [
       { authorization: `Bearer ${revoked.api_key}` },
       { authorization: 'Bearer' },
       { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` },

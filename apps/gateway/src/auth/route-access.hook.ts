@@ -51,7 +51,7 @@ function accessHook(access: RouteAccess, { gate, admin }: RouteAccessDeps): onRe
       try {
         admin.check(req.headers);
       } catch (err) {
-        return refuse(req, reply, done, err);
+        return refuseUnread(req, reply, done, err);
       }
       checkInput(req, done);
     };
@@ -62,7 +62,7 @@ function accessHook(access: RouteAccess, { gate, admin }: RouteAccessDeps): onRe
       // A cached key with rate-limit budget leased: admitted without a promise (most requests).
       identity = gate.admitNow(req.headers, reply.raw);
     } catch (err) {
-      return refuse(req, reply, done, err);
+      return refuseUnread(req, reply, done, err);
     }
     if (identity) {
       req.identity = identity;
@@ -73,7 +73,7 @@ function accessHook(access: RouteAccess, { gate, admin }: RouteAccessDeps): onRe
         req.identity = admitted;
         checkInput(req, done);
       },
-      (err: unknown) => refuse(req, reply, done, err),
+      (err: unknown) => refuseUnread(req, reply, done, err),
     );
   };
 }
@@ -100,7 +100,7 @@ function checkContentEncoding(headers: IncomingHttpHeaders): void {
  * A refused request's body is never read; the connection is closed after the answer rather than
  * drained for the next request, so an unread upload costs nothing more.
  */
-function refuse(req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction, err: unknown): void {
+export function refuseUnread(req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction, err: unknown): void {
   if (hasBody(req.headers) && !req.raw.complete) void reply.header('connection', 'close');
   done(err as Error);
 }
