@@ -27,7 +27,8 @@ export interface RouteAccessDeps {
  * checks of what the route will be handed: Content-Encoding, path parameters, query values.
  * Returns the routes as they are registered (logged at boot, asserted by the tests).
  */
-const accessHooks = new WeakSet<onRequestHookHandler>();
+// Identity only: which hooks are ours.
+const accessHooks = new WeakSet<object>();
 
 export function registerRouteAccess(fastify: FastifyInstance, deps: RouteAccessDeps): RouteEntry[] {
   const routes: RouteEntry[] = [];
