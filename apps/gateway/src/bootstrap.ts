@@ -11,8 +11,7 @@ import { apiErrorOf, writeClientError, writeErrorResponse } from './errors/error
 import { AdminToken } from './auth/admin-token.js';
 import { refuseUnread, registerRouteAccess } from './auth/route-access.hook.js';
 import { ApiError } from './errors/api-error.js';
-import { hasBody } from './http/request-input.js';
-import { watchBodyIdle } from './http/body-idle.js';
+import { closeStalledBodies } from './http/body-idle.js';
 import { registerJsonBodyParser } from './http/json-body.parser.js';
 import { requestIdOf } from './http/request-id.js';
 import { KeyGate } from './auth/key-gate.service.js';
@@ -34,8 +33,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // built the services, before the server listens, and step aside while shutting down.
   let hotRoutes: readonly HotRoute[] = [];
   let stopping = false;
-  const serverFactory = (fastifyHandler: RequestListener) =>
-    createServer(
+  const serverFactory = (fastifyHandler: RequestListener) => {
+    const server = createServer(
       {
         headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
         requestTimeout: Math.max(config.HTTP_REQUEST_TIMEOUT_MS, config.HTTP_HEADERS_TIMEOUT_MS),
@@ -43,18 +42,20 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         connectionsCheckingInterval: Math.min(1_000, config.HTTP_HEADERS_TIMEOUT_MS / 2),
       },
       (req: IncomingMessage, res: ServerResponse) => {
-      if (hasBody(req.headers)) watchBodyIdle(req, res, config.HTTP_BODY_IDLE_TIMEOUT_MS, 0);
-      if (!stopping) {
-        for (const route of hotRoutes) {
-          if (route.matches(req)) {
-            void route.serve(req, res);
-            return;
+        if (!stopping) {
+          for (const route of hotRoutes) {
+            if (route.matches(req)) {
+              void route.serve(req, res);
+              return;
+            }
           }
         }
-      }
-      fastifyHandler(req, res);
+        fastifyHandler(req, res);
       },
     );
+    closeStalledBodies(server, config.HTTP_BODY_IDLE_TIMEOUT_MS);
+    return server;
+  };
   const adapter = new FastifyAdapter({
     serverFactory,
     bodyLimit: config.BODY_LIMIT_BYTES,

@@ -1,37 +1,28 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { transportError, writeErrorResponse } from '../errors/error-response.js';
 import { requestIdOf } from './request-id.js';
 
 /**
- * Closes a request whose body stops arriving for `idleMs` (408 in the envelope when no answer
- * has started), whoever is reading it, or not reading it: Node's own requestTimeout bounds only
- * the whole request, which a large upload needs to be long. The socket's inactivity timer is
- * the clock; it is handed back to Node once the body has ended (keep-alive timing is Node's).
+ * Closes connections that go quiet for `idleMs` while a request body is still arriving (408 in
+ * the envelope when no answer has started), whoever is reading that body or not: Node's own
+ * requestTimeout bounds only the whole request, which a large upload needs to be long.
+ *
+ * The clock is Node's socket inactivity timer (server.timeout), refreshed by Node on every read
+ * and write, so a request costs nothing extra. A quiet connection with no request in flight (idle
+ * keep-alive) is closed, as Node would; one whose request is complete and whose answer is merely
+ * slow to write (a tool running before the next stream event) is left alone.
  */
-export function watchBodyIdle(req: IncomingMessage, res: ServerResponse, idleMs: number, serverTimeout: number): void {
-  const socket = req.socket;
-  socket.setTimeout(idleMs);
-  // Node emits the socket's timeout on the request only while it is incomplete.
-  const onTimeout = () => {
+export function closeStalledBodies(server: Server, idleMs: number): void {
+  server.timeout = idleMs;
+  server.on('timeout', (socket: Socket) => {
+    const res = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (!res) return void socket.destroy();
+    if (res.req.complete) return;
     if (!res.headersSent) {
       const error = transportError(408, 'request_timeout', `The request body stalled for ${idleMs} ms.`);
-      writeErrorResponse(res, error, requestIdOf(req), { connection: 'close' });
+      writeErrorResponse(res, error, requestIdOf(res.req), { connection: 'close' });
     }
-    const net = socket as typeof socket & { destroySoon?: () => void };
-    if (net.destroySoon) net.destroySoon();
-    else socket.destroy();
-  };
-  // A body that arrived whole but that no one reads (a route that ignores it) has not stalled:
-  // the timer goes back to Node's setting instead of closing the connection.
-  const onCompleteTimeout = () => {
-    if (req.complete) socket.setTimeout(serverTimeout);
-  };
-  req.once('timeout', onTimeout);
-  res.once('timeout', onCompleteTimeout);
-  req.once('end', () => {
-    req.removeListener('timeout', onTimeout);
-    res.removeListener('timeout', onCompleteTimeout);
-    // After the answer, Node has set the keep-alive timer itself: leave it.
-    if (!res.writableFinished) socket.setTimeout(serverTimeout);
+    socket.destroySoon();
   });
 }
