@@ -29,7 +29,7 @@ export function isHostileString(s: string): boolean {
 // Raw bytes that can decode to a NUL or a surrogate in a JSON string: the escapes `\u0000` and
 // `\uD...`. (A raw NUL is already invalid JSON; raw surrogate bytes are invalid UTF-8 and decode to
 // U+FFFD.) Only a body holding one of them has its strings checked one by one.
-const SUSPECT_ESCAPES = ['\\u0000', '\\ud', '\\uD'];
+const SUSPECT_ESCAPES = ['\\u0000', '\\ud', '\\uD'].map((e) => Buffer.from(e, 'latin1'));
 
 /**
  * Checks a parsed JSON body against the edge's rules; `raw` is the bytes it was parsed from.
