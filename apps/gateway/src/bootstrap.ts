@@ -1,11 +1,17 @@
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { NestFactory } from '@nestjs/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { PinoNestLogger, createAccessLog, withRequestId, type Logger } from '@drael/logger';
 import { AppModule } from './app.module.js';
 import { connectGatewaySubjects } from './inference/inference.module.js';
 import type { GatewayConfig } from './config/config.schema.js';
 import { OpenAIExceptionFilter } from './errors/openai-exception.filter.js';
+import { apiErrorOf, writeClientError, writeErrorResponse } from './errors/error-response.js';
+import { AdminToken } from './auth/admin-token.js';
+import { refuseUnread, registerRouteAccess } from './auth/route-access.hook.js';
+import { ApiError } from './errors/api-error.js';
+import { closeStalledBodies } from './http/body-idle.js';
 import { registerJsonBodyParser } from './http/json-body.parser.js';
 import { requestIdOf } from './http/request-id.js';
 import { KeyGate } from './auth/key-gate.service.js';
@@ -27,18 +33,29 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // built the services, before the server listens, and step aside while shutting down.
   let hotRoutes: readonly HotRoute[] = [];
   let stopping = false;
-  const serverFactory = (fastifyHandler: RequestListener) =>
-    createServer((req: IncomingMessage, res: ServerResponse) => {
-      if (!stopping) {
-        for (const route of hotRoutes) {
-          if (route.matches(req)) {
-            void route.serve(req, res);
-            return;
+  const serverFactory = (fastifyHandler: RequestListener) => {
+    const server = createServer(
+      {
+        headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
+        requestTimeout: Math.max(config.HTTP_REQUEST_TIMEOUT_MS, config.HTTP_HEADERS_TIMEOUT_MS),
+        // How often Node checks the two above (its default, 30 s, would answer a 10 s bound after 40).
+        connectionsCheckingInterval: Math.min(1_000, config.HTTP_HEADERS_TIMEOUT_MS / 2),
+      },
+      (req: IncomingMessage, res: ServerResponse) => {
+        if (!stopping) {
+          for (const route of hotRoutes) {
+            if (route.matches(req)) {
+              void route.serve(req, res);
+              return;
+            }
           }
         }
-      }
-      fastifyHandler(req, res);
-    });
+        fastifyHandler(req, res);
+      },
+    );
+    closeStalledBodies(server, config.HTTP_BODY_IDLE_TIMEOUT_MS);
+    return server;
+  };
   const adapter = new FastifyAdapter({
     serverFactory,
     bodyLimit: config.BODY_LIMIT_BYTES,
@@ -47,6 +64,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     // Our own JSON access line per request (below); Fastify's logger would add a second one.
     logger: false,
     return503OnClosing: true,
+    // Transport-level refusals in the envelope too: what Node's parser rejects (400, 408, 431) and
+    // what the router rejects before any route is matched (bad percent-encoding 400, 414).
+    clientErrorHandler: writeClientError,
+    frameworkErrors: (error: Error, req: FastifyRequest, reply: FastifyReply) => writeErrorResponse(reply.raw, apiErrorOf(error), String(req.id)),
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     bodyParser: false,
@@ -54,9 +75,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   const fastify = app.getHttpAdapter().getInstance();
   registerJsonBodyParser(fastify);
+  // Before Nest registers its routes (app.listen → init): each gets its access hook.
+  const routes = registerRouteAccess(fastify, { gate: app.get(KeyGate), admin: new AdminToken(config.DRAEL_ADMIN_TOKEN) });
 
   fastify.addHook('onRequest', (req, reply, done) => {
     void reply.header('x-request-id', req.id);
+    // No route: 404 before Fastify would read and parse a body for the not-found handler.
+    if (req.is404) return refuseUnread(req, reply, done, new ApiError('not_found', `Unknown route: ${req.method} ${req.url.split('?', 1)[0]}`));
     done();
   });
   // After the body is read: the handler runs inside the request id's context, so its log lines
@@ -73,6 +98,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   hotRoutes = [new ChatCompletionsRoute(hotDeps, app.get(ChatCompletionsService)), new SearchToolRoute(hotDeps, app.get(SearchToolService))];
   await connectGatewaySubjects(app, config);
   await app.listen({ host: config.HOST, port: config.PORT });
+  // The route table with each route's access, once per boot: what is public is never a guess.
+  logger.info({ routes: routes.map((r) => `${r.method} ${r.url} ${r.access}`) }, 'routes');
   const address = fastify.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;

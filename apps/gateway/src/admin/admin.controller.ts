@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
 import { z } from 'zod';
 import { billingCatalog, ToolLevelSchema } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { validateBody as validate } from '../openai/validate.js';
-import { AdminTokenGuard } from './admin-token.guard.js';
+import { AdminOnly } from '../auth/route-access.js';
 
 const CreateAccountBody = z.object({
   name: z.string().min(1).max(200),
@@ -26,7 +26,7 @@ const AgentLimitsBody = billingCatalog.setAgentLimits.request.omit({ account_id:
  * is one billing subject over NATS. The same operations exist in billing's CLI.
  */
 @Controller('admin')
-@UseGuards(AdminTokenGuard)
+@AdminOnly()
 export class AdminController {
   constructor(@Inject(NatsRpcClient) private readonly nats: NatsRpcClient) {}
 

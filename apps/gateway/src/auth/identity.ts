@@ -5,7 +5,7 @@ import { ApiError } from '../errors/api-error.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The verified caller: account, key, tool level, plan and limits (set by ApiKeyGuard). */
+    /** The verified caller: account, key, tool level, plan and limits (set by the route access hook). */
     identity?: KeyIdentity;
   }
 }

@@ -18,8 +18,8 @@ export function apiKeyOf(headers: IncomingHttpHeaders): string | undefined {
 }
 
 /**
- * The one admission rule of every keyed route, whichever way the request came in (the global
- * ApiKeyGuard for Nest routes, the chat completions route for its own): verifies the key with
+ * The one admission rule of every keyed route, whichever way the request came in (the route
+ * access hook for Fastify's routes, the hot routes for their own): verifies the key with
  * billing (cached briefly), counts the request against the key's limits and sets the rate-limit
  * headers on the response before any handler can write a byte. No key or a bad one: 401; over
  * the limit: 429 with Retry-After.
@@ -54,11 +54,11 @@ export class KeyGate {
   }
 
   /**
-   * admitInto without a promise, for the common case of the hot route: a key whose verdict is
-   * cached and a rate-limit lease with budget left. Undefined when either is missing (admitInto
-   * then does the round trips).
+   * admitInto (or, without `head`, admit) without a promise, for the common case: a key whose
+   * verdict is cached and a rate-limit lease with budget left. Undefined when either is missing
+   * (admitInto / admit then do the round trips).
    */
-  admitNow(headers: IncomingHttpHeaders, res: ServerResponse, head: Record<string, string>): KeyIdentity | undefined {
+  admitNow(headers: IncomingHttpHeaders, res: ServerResponse, head?: Record<string, string>): KeyIdentity | undefined {
     const apiKey = apiKeyOf(headers);
     const identity = apiKey === undefined ? undefined : this.keys.cachedIdentity(apiKey);
     if (!identity) return undefined;
@@ -68,7 +68,8 @@ export class KeyGate {
       setRateLimitHeaders(res, decision);
       throw refused(decision);
     }
-    putRateLimitHeaders(head, decision);
+    if (head) putRateLimitHeaders(head, decision);
+    else setRateLimitHeaders(res, decision);
     return identity;
   }
 

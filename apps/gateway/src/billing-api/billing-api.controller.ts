@@ -4,6 +4,7 @@ import { billingCatalog, type KeyIdentity } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { ApiError } from '../errors/api-error.js';
 import { CallerIdentity } from '../auth/identity.js';
+import { Public } from '../auth/route-access.js';
 
 @Controller('api/billing')
 export class BillingApiController {
@@ -14,6 +15,7 @@ export class BillingApiController {
    * in billing only). The ETag comes from billing and changes exactly when a figure does.
    */
   @Get('plans')
+  @Public()
   async plans(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     const { plans, etag } = await this.nats.request(billingCatalog.listPlans, {});
     void reply.header('etag', etag).header('cache-control', 'public, max-age=60');

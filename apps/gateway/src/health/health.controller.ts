@@ -2,8 +2,11 @@ import { Controller, Get, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import { ReadinessService } from './readiness.service.js';
+import { Public } from '../auth/route-access.js';
 
+/** Probes of the orchestrator: no key (they name nothing of any account). */
 @Controller()
+@Public()
 export class HealthController {
   constructor(private readonly readiness: ReadinessService) {}
 

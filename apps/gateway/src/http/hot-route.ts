@@ -5,6 +5,7 @@ import type { KeyGate } from '../auth/key-gate.service.js';
 import { apiErrorOf, logServerError, writeErrorResponse } from '../errors/error-response.js';
 import { isPlainJson, readJsonBody } from './json-body.parser.js';
 import { requestIdOf } from './request-id.js';
+import { hasBody } from './request-input.js';
 
 /** A route the HTTP server serves itself, ahead of Fastify (bootstrap.ts). */
 export interface HotRoute {
@@ -39,8 +40,8 @@ export interface HotRouteDeps {
  * their cost (docs/decisions/0002-gateway-hot-path.md). This does what that chain does, with the
  * same pieces: the request id (x-request-id), KeyGate (key and rate limit, the headers written
  * with the answer's head), the JSON body (same limit and parser), the handler in the request id's
- * context, errors as the OpenAI envelope, one access line. The key check starts as the headers
- * arrive, so its round trip overlaps the body upload. Anything else (another path, a query
+ * context, errors as the OpenAI envelope, one access line. The key is checked before the body is
+ * read, as on every keyed route (route-access.hook.ts). Anything else (another path, a query
  * string, another content type, shutdown in progress) goes to Fastify, whose Nest controller
  * serves the same service.
  */
@@ -54,7 +55,12 @@ export abstract class KeyedJsonPostRoute implements HotRoute {
   protected abstract handle(call: HotCall): Promise<void>;
 
   matches(req: IncomingMessage): boolean {
-    return req.url === this.path && req.method === 'POST' && isPlainJson(req.headers['content-type']);
+    // Only the canonical spelling of the path: any other (`/%761/...`, `//v1/...`, a query string,
+    // a trailing slash) and any Content-Encoding go to Fastify, whose route access hook and checks
+    // decide on the route it matches.
+    return (
+      req.url === this.path && req.method === 'POST' && isPlainJson(req.headers['content-type']) && req.headers['content-encoding'] === undefined
+    );
   }
 
   async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -66,20 +72,20 @@ export abstract class KeyedJsonPostRoute implements HotRoute {
     const head: Record<string, string> = { 'x-request-id': requestId };
     res.once('close', () => accessLog(requestId, 'POST', this.path, res.statusCode, Math.round((performance.now() - started) * 10) / 10));
     try {
-      // A cached key with rate-limit budget leased is admitted without a promise (most requests).
-      const admittedNow = gate.admitNow(req.headers, res, head);
-      const admitted = admittedNow ? undefined : gate.admitInto(req.headers, res, head);
-      // A body error is answered first (as when Fastify parsed the body before the guard ran);
-      // the admission's own failure is then seen below, never left unhandled.
-      admitted?.catch(() => undefined);
+      // The key before the body: a request without a valid key is answered 401 with its body
+      // unread. A cached key with rate-limit budget leased is admitted without a promise (most
+      // requests); otherwise the verdict's round trip comes first (once per key per cache period).
+      const identity: KeyIdentity = gate.admitNow(req.headers, res, head) ?? (await gate.admitInto(req.headers, res, head));
       const body = await readJsonBody(req, bodyLimit);
-      const identity: KeyIdentity = admittedNow ?? (await admitted!);
       await withRequestId(requestId, () =>
         this.handle({ body: body.parsed, rawBody: body.raw, headers: req.headers, requestId, res, identity, head }),
       );
     } catch (exception) {
       const error = apiErrorOf(exception);
       withRequestId(requestId, () => logServerError(logger, exception, error));
+      // Refused before its body was read (no key, too large): closed after the answer rather
+      // than drained for a next request.
+      if (hasBody(req.headers) && !req.complete) head.connection = 'close';
       writeErrorResponse(res, error, requestId, head);
     }
   }

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import { bodyTooLarge } from '../errors/error-response.js';
+import { checkJsonBody } from './request-input.js';
 
 const rawBodies = new WeakMap<FastifyRequest, Buffer>();
 
@@ -17,11 +18,22 @@ export function rawBodyOf(req: FastifyRequest): Buffer | undefined {
  */
 export function parseJsonBody(buf: Buffer): unknown {
   if (buf.length === 0) throw new ApiError('invalid_json', 'Request body is empty; expected JSON');
+  let parsed: unknown;
   try {
-    return JSON.parse(buf.toString('utf8'));
+    parsed = JSON.parse(buf.toString('utf8'));
   } catch (err) {
-    throw new ApiError('invalid_json', `Request body is not valid JSON: ${(err as Error).message}`);
+    throw new ApiError('invalid_json', `Request body is not valid JSON: ${printable((err as Error).message)}`);
   }
+  // Depth, NUL and lone surrogates: decided here, once, for every JSON route.
+  checkJsonBody(parsed, buf);
+  return parsed;
+}
+
+// V8's message quotes the start of the body: whatever bytes came (binary, control characters)
+// would be echoed back; only printable ASCII is kept, and not much of it.
+function printable(message: string): string {
+  const clean = message.replace(/[^\x20-\x7e]/g, '?');
+  return clean.length > 200 ? `${clean.slice(0, 200)}...` : clean;
 }
 
 /** `application/json`, with or without parameters (the chat completions route serves only these itself). */

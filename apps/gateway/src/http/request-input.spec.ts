@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../errors/api-error.js';
+import { parseJsonBody } from './json-body.parser.js';
+import { checkRouteInput, MAX_JSON_DEPTH } from './request-input.js';
+
+const parse = (text: string) => parseJsonBody(Buffer.from(text, 'utf8'));
+const errorOf = (f: () => unknown): ApiError => {
+  try {
+    f();
+  } catch (err) {
+    return err as ApiError;
+  }
+  throw new Error('expected a refusal');
+};
+const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+describe('the edge rules on JSON bodies', () => {
+  it(`accepts ${MAX_JSON_DEPTH} levels of nesting and refuses ${MAX_JSON_DEPTH + 1}, arrays and objects alike`, () => {
+    expect(() => parse(nested(MAX_JSON_DEPTH))).not.toThrow();
+    expect(errorOf(() => parse(nested(MAX_JSON_DEPTH + 1)))).toMatchObject({ status: 400, code: 'invalid_request' });
+    expect(errorOf(() => parse(`${'{"a":'.repeat(MAX_JSON_DEPTH + 1)}1${'}'.repeat(MAX_JSON_DEPTH + 1)}`)).status).toBe(400);
+    expect(errorOf(() => parse(nested(100_000))).message).toContain('64');
+  });
+
+  it('refuses NUL and unpaired surrogates in strings and keys, naming the param', () => {
+    expect(errorOf(() => parse('{"messages":[{"content":"a\\u0000"}]}'))).toMatchObject({ status: 400, param: 'messages[0].content' });
+    expect(errorOf(() => parse('{"a":"\\ud800"}'))).toMatchObject({ param: 'a' });
+    expect(errorOf(() => parse('{"a":"\\uDC00\\uD800"}'))).toMatchObject({ param: 'a' });
+    expect(errorOf(() => parse('{"a":{"\\u0000":1}}'))).toMatchObject({ param: 'a' });
+    expect(errorOf(() => parse('["\\u0000"]'))).toMatchObject({ param: '[0]' });
+  });
+
+  it('passes paired surrogates, escaped backslashes and raw U+FFFD', () => {
+    expect(parse('{"a":"\\ud83d\\ude00"}')).toEqual({ a: '😀' });
+    expect(parse('{"a":"\\\\u0000"}')).toEqual({ a: '\\u0000' });
+    // Raw surrogate bytes are invalid UTF-8: they decode to U+FFFD, which any service can store.
+    expect(parseJsonBody(Buffer.from([0x22, 0xed, 0xa0, 0x80, 0x22]))).toMatch(/^\uFFFD+$/);
+  });
+
+  it('invalid JSON: invalid_json with only printable ASCII of the body echoed', () => {
+    const err = errorOf(() => parseJsonBody(Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x7b])));
+    expect(err.code).toBe('invalid_json');
+    expect(err.message).toMatch(/^[\x20-\x7e]*$/);
+  });
+});
+
+describe('the edge rules on path and query', () => {
+  it('a NUL or lone surrogate in a path parameter is 404, in a query value or name 400', () => {
+    expect(errorOf(() => checkRouteInput({ agent_id: 'a\0' }, {})).status).toBe(404);
+    expect(errorOf(() => checkRouteInput({ '*': '\uD800' }, {})).status).toBe(404);
+    expect(errorOf(() => checkRouteInput({}, { before: ['x', '\0'] }))).toMatchObject({ status: 400, param: 'before' });
+    expect(errorOf(() => checkRouteInput({}, { '\0': 'x' }))).toMatchObject({ status: 400, param: null });
+    expect(() => checkRouteInput({ id: '😀' }, { q: 'ok' })).not.toThrow();
+  });
+});
