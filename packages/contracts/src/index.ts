@@ -1,5 +1,7 @@
 export * from './rpc-entry.js';
 export * from './wire-error.js';
+export * from './stored-text.js';
+export * from './idempotency.js';
 export * from './health.js';
 export * from './sandbox.js';
 export * from './fetch.js';
