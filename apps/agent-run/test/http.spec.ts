@@ -35,7 +35,8 @@ describe('gateway HTTP endpoints for agents and runs (real gateway, billing key,
     const events = await api(`/v1/runs/${run.id}/events`);
     expect(events.headers.get('content-type')).toMatch(/text\/event-stream/);
     const sse = await events.text();
-    expect(sse).toMatch(/id: 1\nevent: run.step\n/);
+    expect(sse).toMatch(/id: 1\nevent: run.status\ndata: .*"status":"queued"/);
+    expect(sse).toMatch(/id: 3\nevent: run.step\n/);
     expect(sse).toMatch(/event: run.done\ndata: .*"status":"succeeded"/);
 
     const final = (await (await api(`/v1/runs/${run.id}`)).json()) as { status: string; output: string };

@@ -140,9 +140,11 @@ export class RunsService {
     }
     // Running (or claimed by a worker since it was read).
     await this.runs.requestCancel(accountId, runId);
-    // This replica may be the one executing it: stop it now rather than at the worker's next poll.
+    // The answer is the run as cancel left it (`cancelling`); then, if this replica is the one
+    // executing it, it is stopped now rather than at the worker's next poll.
+    const answer = await this.get(accountId, runId);
     this.executor.stopIfRunningHere(runId);
-    return this.get(accountId, runId);
+    return answer;
   }
 
   /** Events after `after`: run.status changes and one run.step per step, then run.done when the run has ended. Waits up to waitMs for news. */
