@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { billingCatalog, OpenAIErrorEnvelopeSchema, type ToolLevel } from '@drael/contracts';
+import { agentRunCatalog, billingCatalog, OpenAIErrorEnvelopeSchema, type RpcEntry, type ToolLevel } from '@drael/contracts';
+import { wireSubject } from '@drael/nats-rpc';
 import { createTestKey, type TestKey } from '@drael/test-support';
 import { MODEL, startStack, type Stack } from './harness.js';
 
@@ -197,6 +198,27 @@ describe('hostile input reaching agent-run: typed 4xx, never 500', { timeout: 12
     }
     const named = await api('POST', '/v1/agents', { name: 'a\u0000b', model: MODEL });
     expect(named).toMatchObject({ status: 400, json: { error: { param: 'name' } } });
+  });
+
+  it('sent over NATS around the typed client, NUL still answers a typed bad_request naming the field', async () => {
+    const acct = stack.gateway.key.account_id;
+    const raw = async (entry: RpcEntry, data: unknown) => {
+      const msg = await stack.rpc.connection.request(wireSubject(entry.subject, stack.prefix), JSON.stringify({ pattern: entry.subject, id: 'raw', data }), { timeout: 30_000 });
+      return msg.json<{ response: { error?: { code: string; details?: { param?: string } } } }>().response.error;
+    };
+    const cases: Array<[RpcEntry, unknown, string]> = [
+      [agentRunCatalog.getAgent, { account_id: acct, agent_id: 'agent_\u0000' }, 'agent_id'],
+      [agentRunCatalog.getRun, { account_id: acct, run_id: '\u0000' }, 'run_id'],
+      [agentRunCatalog.listRuns, { account_id: acct, before: 'x\u0000' }, 'before'],
+      [agentRunCatalog.listRuns, { account_id: acct, agent_id: '\u0000' }, 'agent_id'],
+      [agentRunCatalog.createAgent, { account_id: acct, tool_level: 'l3_shell', agent: { model: MODEL, name: 'n\u0000' } }, 'agent.name'],
+      [agentRunCatalog.createAgent, { account_id: acct, tool_level: 'l3_shell', agent: { model: 'm\u0000' } }, 'agent.model'],
+      [agentRunCatalog.createRun, { account_id: acct, agent_id: 'agent_x', tool_level: 'l3_shell', task: 't', idempotency_key: '\u0000' }, 'idempotency_key'],
+      [agentRunCatalog.createRun, { account_id: acct, agent_id: 'agent_x', task: 't' }, 'tool_level'],
+    ];
+    for (const [entry, data, param] of cases) {
+      expect(await raw(entry, data), `${entry.subject} ${param}`).toMatchObject({ code: 'bad_request', details: { param } });
+    }
   });
 
   it('a 1 MB task or instructions is refused by the gateway with 400 stating the limit, never a 503 naming a subject', async () => {

@@ -209,6 +209,19 @@ describe('runs through the real gateway inference subject', () => {
     await expect(stack.call('cancelRun', { account_id: acct, run_id: run.id })).rejects.toMatchObject({ code: 'run_already_finished' });
   });
 
+  it('a cancel answered by another replica (seen only in the database) stops the operation in flight within a poll', async () => {
+    const acct = await stack.account();
+    stack.upstream.setTurns([{ type: 'tool_calls', calls: [{ name: 'sandbox_execute', arguments: '{}' }], headersDelayMs: 10_000 }, text('never')]);
+    const agent = await stack.createAgent(acct);
+    const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
+    await stack.upstream.waitForRequests(stack.upstream.requests.length + 1, 20_000).catch(() => undefined);
+    // What requestCancel writes on whichever replica answered; this worker's own fast path is not told.
+    await stack.db.query(`UPDATE runs SET cancel_requested = true WHERE id = $1 AND status = 'running'`, [created.id]);
+    const run = await stack.waitForRun(acct, created.id);
+    // Stopped during the model call: had the worker waited for it, the call would have been charged (one receipt).
+    expect(run).toMatchObject({ status: 'cancelled', receipt_count: 0, step_count: 0 });
+  });
+
   it('cancels a queued run at once, with a signed empty run end', async () => {
     const acct = await stack.account();
     const agent = await stack.createAgent(acct);
