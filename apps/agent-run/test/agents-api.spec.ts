@@ -63,7 +63,10 @@ describe('tool levels bind hosted agents (spec 04)', { timeout: 120_000 }, () =>
     // Nothing was queued and the model was never called.
     expect((await owner('GET', `/v1/runs?agent_id=${agent.id}`)).json.data).toHaveLength(0);
     expect(stack.upstream.requests.length).toBe(before);
-    // Nor can it give an agent the tool afterwards.
+    // Nor reconfigure the agent that has it, nor give an agent the tool afterwards.
+    const rewrite = await none('PATCH', `/v1/agents/${agent.id}`, { instructions: 'run this instead' });
+    expect(rewrite.status).toBe(403);
+    expectEnvelope(rewrite.json, 'tool_not_allowed');
     const mine = (await none('POST', '/v1/agents', { model: MODEL })).json;
     const patch = await none('PATCH', `/v1/agents/${mine.id}`, { tools: ['sandbox.execute'] });
     expect(patch.status).toBe(403);

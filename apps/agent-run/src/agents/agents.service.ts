@@ -44,7 +44,10 @@ export class AgentsService {
   }
 
   async update(accountId: string, id: string, toolLevel: ToolLevel, patch: UpdateBody): Promise<Agent> {
-    if (patch.tools !== undefined) assertToolsAllowed(toolLevel, patch.tools, 'tools');
+    // The key that changes an agent must be allowed the tools it will have: a key of a lower level
+    // cannot reconfigure (say, rewrite the instructions of) an agent that executes code.
+    const tools = patch.tools ?? (await this.mustFind(accountId, id)).tools;
+    assertToolsAllowed(toolLevel, tools, patch.tools !== undefined ? 'tools' : 'agent_id');
     const data: Partial<AgentWrite> = {};
     if (patch.name !== undefined) data.name = patch.name;
     if (patch.model !== undefined) data.model = patch.model;
