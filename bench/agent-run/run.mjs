@@ -121,7 +121,7 @@ try {
   const { account_id: ACCOUNT } = await rpc.request(billingCatalog.createAccount, { name: 'bench', plan: 'free' }, opts);
   await rpc.request(billingCatalog.creditWallet, { account_id: ACCOUNT, amount_micros: 1_000_000_000 }, opts);
   await rpc.request(billingCatalog.setAgentLimits, { account_id: ACCOUNT, agent_steps_per_minute: 1_000_000 }, opts);
-  const agent = await rpc.request(agentRunCatalog.createAgent, { account_id: ACCOUNT, agent: { model: 'bench', instructions: 'bench', tools: [], limits: { step_limit: 2, budget_usd: 1 } } }, opts);
+  const agent = await rpc.request(agentRunCatalog.createAgent, { account_id: ACCOUNT, tool_level: 'l3_shell', agent: { model: 'bench', instructions: 'bench', tools: [], limits: { step_limit: 2, budget_usd: 1 } } }, opts);
   const waitDone = async (id) => {
     for (;;) {
       const { done } = await rpc.request(agentRunCatalog.runEvents, { account_id: ACCOUNT, run_id: id, after: 0, wait_ms: 5_000 }, opts);
@@ -131,13 +131,13 @@ try {
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
   // Warm-up: first queries compile, connections open.
-  for (let i = 0; i < 3; i++) await waitDone((await rpc.request(agentRunCatalog.createRun, { account_id: ACCOUNT, agent_id: agent.id, task: 'warm' }, opts)).id);
+  for (let i = 0; i < 3; i++) await waitDone((await rpc.request(agentRunCatalog.createRun, { account_id: ACCOUNT, agent_id: agent.id, tool_level: 'l3_shell', task: 'warm' }, opts)).id);
 
   const toFirstCall = [];
   for (let i = 0; i < LATENCY_RUNS; i++) {
     const before = arrivals.length;
     const t0 = performance.now();
-    const run = await rpc.request(agentRunCatalog.createRun, { account_id: ACCOUNT, agent_id: agent.id, task: `latency ${i}` }, opts);
+    const run = await rpc.request(agentRunCatalog.createRun, { account_id: ACCOUNT, agent_id: agent.id, tool_level: 'l3_shell', task: `latency ${i}` }, opts);
     await waitDone(run.id);
     toFirstCall.push(arrivals[before] - t0);
   }
@@ -170,7 +170,7 @@ try {
   const procs = { 'agent-run': worker, billing, gateway };
   const cpu0 = Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, cpuMs(p.child.pid)]));
   const ids = await Promise.all(
-    Array.from({ length: THROUGHPUT_RUNS }, (_, i) => rpc.request(agentRunCatalog.createRun, { account_id: ACCOUNT, agent_id: agent.id, task: `throughput ${i}` }, opts).then((r) => r.id)),
+    Array.from({ length: THROUGHPUT_RUNS }, (_, i) => rpc.request(agentRunCatalog.createRun, { account_id: ACCOUNT, agent_id: agent.id, tool_level: 'l3_shell', task: `throughput ${i}` }, opts).then((r) => r.id)),
   );
   const deadline = Date.now() + 300_000;
   for (;;) {

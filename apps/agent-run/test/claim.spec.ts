@@ -52,7 +52,7 @@ async function parkedRun(): Promise<string> {
   return id;
 }
 
-const step = (sequence: number, costMicros = 10) => ({ sequence, kind: 'inference.chat', status: 'ok' as const, costMicros, isModelCall: true, receiptsBefore: sequence, detail: {} });
+const step = (sequence: number, costMicros = 10) => ({ sequence, kind: 'inference.chat', status: 'ok' as const, costMicros, isModelCall: true, receiptsBefore: sequence, detail: {}, createdAt: new Date(), event: {} });
 
 describe('the claim, decided by the database', () => {
   it('lets exactly one of many concurrent claimers win', async () => {

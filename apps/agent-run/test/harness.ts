@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import pg from 'pg';
 import { deploy } from '@drael/db-migrate';
-import { agentRunCatalog, billingCatalog, type Agent, type Run, type RequestOf, type ReplyOf } from '@drael/contracts';
+import { agentRunCatalog, billingCatalog, type Agent, type Run, type RequestOf, type ReplyOf, type ToolLevel } from '@drael/contracts';
 import { isRpcError, NatsRpcClient } from '@drael/nats-rpc';
 import {
   createTestKey,
@@ -49,6 +49,13 @@ export async function freshSchema(
   };
 }
 
+/** A request as the tests write it: the caller's tool level defaults to the highest (tests of levels give it). */
+type TestRequest<K extends keyof typeof agentRunCatalog> = RequestOf<(typeof agentRunCatalog)[K]> extends infer R
+  ? R extends { tool_level: ToolLevel }
+    ? Omit<R, 'tool_level'> & { tool_level?: ToolLevel }
+    : R
+  : never;
+
 export interface Stack {
   prefix: string;
   upstream: ScriptedUpstream;
@@ -66,7 +73,7 @@ export interface Stack {
   /** A billing account that owns agents, with a balance (USD) and a generous step rate. */
   account(balanceUsd?: number): Promise<string>;
   startWorker(extra?: Record<string, string>): Promise<ServiceProcess>;
-  call<K extends keyof typeof agentRunCatalog>(name: K, req: RequestOf<(typeof agentRunCatalog)[K]>): Promise<ReplyOf<(typeof agentRunCatalog)[K]>>;
+  call<K extends keyof typeof agentRunCatalog>(name: K, req: TestRequest<K>): Promise<ReplyOf<(typeof agentRunCatalog)[K]>>;
   createAgent(accountId: string, agent?: Partial<{ tools: Array<'sandbox.execute'>; instructions: string; limits: { step_limit: number; budget_usd: number } }>): Promise<Agent>;
   waitForRun(accountId: string, runId: string, timeoutMs?: number): Promise<Run>;
   stop(): Promise<void>;
@@ -144,7 +151,8 @@ export async function startStack(options: { workerEnv?: Record<string, string>; 
       const deadline = Date.now() + 60_000;
       for (;;) {
         try {
-          return await rpc.request(agentRunCatalog[name], req as never, { timeoutMs: Math.max(agentRunCatalog[name].timeoutMs, 30_000) });
+          const withLevel = LEVELLED.has(name) ? { tool_level: 'l4_browser', ...(req as object) } : req;
+          return await rpc.request(agentRunCatalog[name], withLevel as never, { timeoutMs: Math.max(agentRunCatalog[name].timeoutMs, 30_000) });
         } catch (err) {
           if (!(isRpcError(err) && err.code === 'unavailable') || Date.now() > deadline) throw err;
           await new Promise((r) => setTimeout(r, 200));
@@ -179,6 +187,8 @@ export async function startStack(options: { workerEnv?: Record<string, string>; 
   for (let i = 0; i < (options.workers ?? 1); i++) await stack.startWorker();
   return stack;
 }
+
+const LEVELLED = new Set<string>(['createAgent', 'updateAgent', 'createRun']);
 
 /** An account id billing does not know: for tests that never reach billing (scoping, repository). */
 export const account = () => `acct_${randomBytes(4).toString('hex')}`;

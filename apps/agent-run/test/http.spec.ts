@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,20 @@ beforeAll(async () => {
   auth = { ...stack.gateway.authHeaders };
 }, 180_000);
 afterAll(async () => stack?.stop());
+
+/**
+ * The CLI as a child process, awaited without blocking this process: a blocked event loop misses
+ * the gateway closing an idle keep-alive socket, and the next request would be sent on it.
+ */
+function runCli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ status: number | null; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout }));
+  });
+}
 
 const api = (path: string, init: RequestInit = {}) =>
   fetch(`${stack.gateway.url}${path}`, { ...init, headers: { ...auth, ...(init.body ? { 'content-type': 'application/json' } : {}) } });
@@ -35,7 +49,8 @@ describe('gateway HTTP endpoints for agents and runs (real gateway, billing key,
     const events = await api(`/v1/runs/${run.id}/events`);
     expect(events.headers.get('content-type')).toMatch(/text\/event-stream/);
     const sse = await events.text();
-    expect(sse).toMatch(/id: 1\nevent: run.step\n/);
+    expect(sse).toMatch(/id: 1\nevent: run.status\ndata: .*"status":"queued"/);
+    expect(sse).toMatch(/id: 3\nevent: run.step\n/);
     expect(sse).toMatch(/event: run.done\ndata: .*"status":"succeeded"/);
 
     const final = (await (await api(`/v1/runs/${run.id}`)).json()) as { status: string; output: string };
@@ -52,19 +67,16 @@ describe('gateway HTTP endpoints for agents and runs (real gateway, billing key,
     const file = join(mkdtempSync(join(tmpdir(), 'receipts-http-')), 'r.json');
     writeFileSync(file, receipts);
     const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'receipts.cli.js');
-    const ok = spawnSync(process.execPath, [cli, 'verify', file, '--public-key', public_key], { encoding: 'utf8' });
+    const ok = await runCli([cli, 'verify', file, '--public-key', public_key]);
     expect(ok.status).toBe(0);
     // Or against the key billing answers with over NATS, the same key.
-    const viaBilling = spawnSync(process.execPath, [cli, 'verify', file, '--key-from-billing'], {
-      encoding: 'utf8',
-      env: { ...process.env, NATS_URL: stack.env.NATS_URL, DRAEL_NATS_PREFIX: stack.prefix },
-    });
+    const viaBilling = await runCli([cli, 'verify', file, '--key-from-billing'], { ...process.env, NATS_URL: stack.env.NATS_URL, DRAEL_NATS_PREFIX: stack.prefix });
     expect(viaBilling.stdout).toMatch(/^valid: /);
     expect(viaBilling.status).toBe(0);
     const cut = JSON.parse(receipts) as { receipts: unknown[] };
     cut.receipts.pop();
     writeFileSync(file, JSON.stringify(cut));
-    expect(spawnSync(process.execPath, [cli, 'verify', file, '--public-key', public_key], { encoding: 'utf8' }).status).toBe(1);
+    expect((await runCli([cli, 'verify', file, '--public-key', public_key])).status).toBe(1);
   });
 
   it('answers 400 for a task of 0 or 50,001 characters', async () => {

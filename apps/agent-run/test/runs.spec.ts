@@ -137,17 +137,19 @@ describe('runs through the real gateway inference subject', () => {
     expect(steps.steps.map((s) => s.kind)).toEqual(['inference.chat']);
   });
 
-  it('reports disallowed tools and invalid arguments back to the model, and stops at the step limit', async () => {
+  it('reports disallowed tools and invalid arguments back to the model, and stops at the step limit (a step is a model call or a tool call)', async () => {
     const acct = await stack.account();
     stack.upstream.setTurns([
       { type: 'tool_calls', calls: [{ id: 'c1', name: 'sandbox_execute', arguments: JSON.stringify({ runtime: 'python', code: 'x', extra: 1 }) }] },
       { type: 'tool_calls', calls: [{ id: 'c2', name: 'rm_rf', arguments: '{}' }] },
       { type: 'tool_calls', calls: [{ id: 'c3', name: 'sandbox_execute', arguments: 'not json' }] },
     ]);
-    const agent = await stack.createAgent(acct, { tools: ['sandbox.execute'], limits: { step_limit: 3, budget_usd: 1 } });
+    // model, tool, model, tool, model: the fifth step; the third tool call would be the sixth.
+    const agent = await stack.createAgent(acct, { tools: ['sandbox.execute'], limits: { step_limit: 5, budget_usd: 1 } });
     const start = stack.upstream.requests.length;
     const run = await stack.waitForRun(acct, (await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'go' })).id);
-    expect(run.status).toBe('step_limit_reached');
+    expect(run).toMatchObject({ status: 'step_limit_reached', step_count: 5 });
+    expect((await stack.call('listSteps', { account_id: acct, run_id: run.id })).steps).toHaveLength(5);
     const reqs = stack.upstream.requests.slice(start);
     expect(reqs).toHaveLength(3);
     const toolMsg = (i: number) => JSON.parse(reqs[i]!.body.messages.at(-1).content as string) as { status: string; error: string };
@@ -190,16 +192,34 @@ describe('runs through the real gateway inference subject', () => {
     expect((await stack.call('listRuns', { account_id: acct })).runs).toHaveLength(1);
   });
 
-  it('cancels a running run before its next operation', async () => {
+  it('cancels a running run: answers cancelling at once, stops the model call in flight (not charged), ends cancelled', async () => {
     const acct = await stack.account();
-    stack.upstream.setTurns([{ type: 'tool_calls', calls: [{ name: 'sandbox_execute', arguments: '{}' }], headersDelayMs: 1_500 }, text('never')]);
+    stack.upstream.setTurns([{ type: 'tool_calls', calls: [{ name: 'sandbox_execute', arguments: '{}' }], headersDelayMs: 5_000 }, text('never')]);
     const agent = await stack.createAgent(acct);
     const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
     await stack.upstream.waitForRequests(stack.upstream.requests.length + 1, 20_000).catch(() => undefined);
-    await stack.call('cancelRun', { account_id: acct, run_id: created.id });
+    const answer = await stack.call('cancelRun', { account_id: acct, run_id: created.id });
+    expect(answer.status).toBe('cancelling');
     const run = await stack.waitForRun(acct, created.id);
-    expect(run).toMatchObject({ status: 'cancelled', receipt_count: 1 });
+    expect(run).toMatchObject({ status: 'cancelled', receipt_count: 0, step_count: 0, spent_usd: 0 });
     expect((await stack.call('verifyRun', { account_id: acct, run_id: run.id })).valid).toBe(true);
+    const { events } = await stack.call('runEvents', { account_id: acct, run_id: run.id, after: 0, wait_ms: 0 });
+    expect(events.filter((e) => e.type === 'run.status').map((e) => e.data.status)).toEqual(['queued', 'running', 'cancelling', 'cancelled']);
+    // An ended run cannot be cancelled.
+    await expect(stack.call('cancelRun', { account_id: acct, run_id: run.id })).rejects.toMatchObject({ code: 'run_already_finished' });
+  });
+
+  it('a cancel answered by another replica (seen only in the database) stops the operation in flight within a poll', async () => {
+    const acct = await stack.account();
+    stack.upstream.setTurns([{ type: 'tool_calls', calls: [{ name: 'sandbox_execute', arguments: '{}' }], headersDelayMs: 10_000 }, text('never')]);
+    const agent = await stack.createAgent(acct);
+    const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
+    await stack.upstream.waitForRequests(stack.upstream.requests.length + 1, 20_000).catch(() => undefined);
+    // What requestCancel writes on whichever replica answered; this worker's own fast path is not told.
+    await stack.db.query(`UPDATE runs SET cancel_requested = true WHERE id = $1 AND status = 'running'`, [created.id]);
+    const run = await stack.waitForRun(acct, created.id);
+    // Stopped during the model call: had the worker waited for it, the call would have been charged (one receipt).
+    expect(run).toMatchObject({ status: 'cancelled', receipt_count: 0, step_count: 0 });
   });
 
   it('cancels a queued run at once, with a signed empty run end', async () => {
@@ -217,7 +237,7 @@ describe('runs through the real gateway inference subject', () => {
     expect((await stack.call('verifyRun', { account_id: acct, run_id: 'run_parked' })).valid).toBe(true);
   });
 
-  it('streams events: one per step, then run.done', async () => {
+  it('streams events: run.status per status, run.step per step, then run.done', async () => {
     const acct = await stack.account();
     stack.upstream.setTurns([text('evented')]);
     const agent = await stack.createAgent(acct);
@@ -225,10 +245,15 @@ describe('runs through the real gateway inference subject', () => {
     await stack.waitForRun(acct, created.id);
     const { events, done } = await stack.call('runEvents', { account_id: acct, run_id: created.id, after: 0, wait_ms: 0 });
     expect(done).toBe(true);
-    expect(events.map((e) => [e.seq, e.type])).toEqual([
-      [1, 'run.step'],
-      [2, 'run.done'],
+    expect(events.map((e) => [e.seq, e.type, e.type === 'run.step' ? e.data.kind : e.data.status])).toEqual([
+      [1, 'run.status', 'queued'],
+      [2, 'run.status', 'running'],
+      [3, 'run.step', 'inference.chat'],
+      [4, 'run.status', 'succeeded'],
+      [5, 'run.done', 'succeeded'],
     ]);
+    // A reader that reconnects after an event gets only what follows it.
+    expect((await stack.call('runEvents', { account_id: acct, run_id: created.id, after: 3, wait_ms: 0 })).events.map((e) => e.seq)).toEqual([4, 5]);
     const receipts = await stack.call('listReceipts', { account_id: acct, run_id: created.id });
     expect((receipts.receipts[0] as Receipt).payload.kind).toBe('inference.chat');
   });

@@ -2,23 +2,66 @@ import { z } from 'zod';
 import { COMMON_ERROR_CODES } from './wire-error.js';
 import { defineEntry } from './rpc-entry.js';
 import { healthEntry } from './health.js';
-import { AccountIdSchema, ReceiptKeySchema, ReceiptSchema, RunEndSchema, StepKindSchema } from './billing.js';
+import { AccountIdSchema, levelAtLeast, ReceiptKeySchema, ReceiptSchema, RunEndSchema, StepKindSchema, ToolLevelSchema, type ToolLevel } from './billing.js';
+import { storedText } from './stored-text.js';
+import { IdempotencyKeySchema } from './idempotency.js';
 
-export const AGENT_RUN_ERROR_CODES = [...COMMON_ERROR_CODES, 'agent_not_found', 'run_not_found', 'invalid_task'] as const;
+export const AGENT_RUN_ERROR_CODES = [
+  ...COMMON_ERROR_CODES,
+  'agent_not_found',
+  'run_not_found',
+  'invalid_task',
+  // The key's tool level does not allow a tool of the agent (spec 04): 403.
+  'tool_not_allowed',
+  // The same Idempotency-Key with another request (another task or another agent): 409.
+  'idempotency_key_reused',
+  // Cancelling a run that has already ended: 409.
+  'run_already_finished',
+] as const;
 export type AgentRunErrorCode = (typeof AGENT_RUN_ERROR_CODES)[number];
 
 // spec 03: a run starts from a task of 1–50,000 characters.
 export const MIN_TASK_CHARS = 1;
 export const MAX_TASK_CHARS = 50_000;
 
+/** Why a task cannot start a run (spec 03: 1–50,000 characters, counted as code points), or null. */
+export function taskProblem(task: string): string | null {
+  // Counting code points of a string of millions of characters is wasted work: anything longer
+  // than two UTF-16 units per allowed character is too long whatever it holds.
+  const length = task.length > 2 * MAX_TASK_CHARS ? task.length : [...task].length;
+  if (length >= MIN_TASK_CHARS && length <= MAX_TASK_CHARS) return null;
+  return `task must be ${MIN_TASK_CHARS}–${MAX_TASK_CHARS.toLocaleString('en-US')} characters, got ${length}`;
+}
+
 /** Tools an agent may be given, by registry name (spec 03: sandbox.execute is shown to the model as sandbox_execute). */
 export const AGENT_TOOLS = ['sandbox.execute'] as const;
 export const AgentToolSchema = z.enum(AGENT_TOOLS);
 export type AgentTool = z.infer<typeof AgentToolSchema>;
 
+/**
+ * The tool level a key needs for each agent tool (spec 04: the level is a property of the key;
+ * `none` disables every executed tool). sandbox.execute runs code as run_code does, so it needs
+ * what run_code needs in the gateway's catalogue (apps/gateway/src/tools/tool-levels.ts, whose
+ * test holds the two together).
+ */
+export const AGENT_TOOL_LEVEL: Readonly<Record<AgentTool, ToolLevel>> = { 'sandbox.execute': 'l3_shell' };
+
+/** The agent tools a key of `level` may not use, in the order given. */
+export function toolsBeyondLevel(level: ToolLevel, tools: readonly string[]): string[] {
+  return tools.filter((t) => {
+    const min = AGENT_TOOL_LEVEL[t as AgentTool] as ToolLevel | undefined;
+    return !min || !levelAtLeast(level, min);
+  });
+}
+
+/**
+ * `cancelling`: cancel was asked while the run was executing; its operation in flight is being
+ * stopped and it ends `cancelled` (a queued run is cancelled at once).
+ */
 export const RUN_STATUSES = [
   'queued',
   'running',
+  'cancelling',
   'succeeded',
   'failed',
   'budget_exceeded',
@@ -28,8 +71,14 @@ export const RUN_STATUSES = [
 ] as const;
 export const RunStatusSchema = z.enum(RUN_STATUSES);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
-export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter((s) => s !== 'queued' && s !== 'running');
+export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter((s) => s !== 'queued' && s !== 'running' && s !== 'cancelling');
 
+/**
+ * A step is one operation of a run: one model call, or one tool call the model asked for (executed
+ * or refused). `step_count` is how many steps a run has taken, the entries of its steps list;
+ * `step_limit` caps it: a run never takes more steps than its limit and ends
+ * `step_limit_reached` when the next step would pass it.
+ */
 export const AgentLimitsSchema = z.object({
   step_limit: z.number().int().min(1).max(200).default(20),
   // USD the run may spend in total; held in integer micro-dollars inside agent-run.
@@ -38,8 +87,8 @@ export const AgentLimitsSchema = z.object({
 export type AgentLimits = z.infer<typeof AgentLimitsSchema>;
 
 const AgentFields = {
-  name: z.string().min(1).max(200),
-  model: z.string().min(1).max(200),
+  name: storedText(1, 200),
+  model: storedText(1, 200),
   instructions: z.string().max(100_000),
   tools: z.array(AgentToolSchema).max(AGENT_TOOLS.length),
 };
@@ -133,30 +182,49 @@ export const RunEventSchema = z.object({
 export type RunEvent = z.infer<typeof RunEventSchema>;
 
 const Scope = { account_id: AccountIdSchema };
-const AgentRef = { ...Scope, agent_id: z.string().min(1).max(64) };
-const RunRef = { ...Scope, run_id: z.string().min(1).max(64) };
-const ListPage = { limit: z.number().int().min(1).max(100).default(20), before: z.string().max(64).optional() };
+export const AgentIdSchema = storedText(1, 64);
+export const RunIdSchema = storedText(1, 64);
+const AgentRef = { ...Scope, agent_id: AgentIdSchema };
+const RunRef = { ...Scope, run_id: RunIdSchema };
+// The tool level of the key that asks (spec 04): agent-run holds an agent's tools and every run to it.
+const Caller = { tool_level: ToolLevelSchema };
+
+/**
+ * OpenAI's list paging: ordered by creation time then id (`desc` newest first, the default);
+ * `after`/`before` name an object of the list (its id) and ask for what follows or precedes it in
+ * that order. `has_more` says whether anything lies beyond the page.
+ */
+export const ListPageSchema = z.object({
+  limit: z.number().int().min(1).max(100).default(20),
+  order: z.enum(['asc', 'desc']).default('desc'),
+  after: storedText(1, 64).optional(),
+  before: storedText(1, 64).optional(),
+});
+export type ListPage = z.output<typeof ListPageSchema>;
+const ListPage = ListPageSchema.shape;
 
 const entry = <Req extends z.ZodType, Res extends z.ZodType>(subject: string, request: Req, reply: Res, timeoutMs = 5_000) =>
   defineEntry({ subject, service: 'agent-run', request, reply, errors: AGENT_RUN_ERROR_CODES, timeoutMs });
 
 export const agentRunCatalog = {
   health: healthEntry('agent-run'),
-  createAgent: entry('agent-run.agents.create.v1', z.object({ ...Scope, agent: AgentCreateBodySchema }), AgentSchema),
+  createAgent: entry('agent-run.agents.create.v1', z.object({ ...Scope, ...Caller, agent: AgentCreateBodySchema }), AgentSchema),
   getAgent: entry('agent-run.agents.get.v1', z.object(AgentRef), AgentSchema),
-  listAgents: entry('agent-run.agents.list.v1', z.object({ ...Scope, ...ListPage }), z.object({ agents: z.array(AgentSchema) })),
-  updateAgent: entry('agent-run.agents.update.v1', z.object({ ...AgentRef, patch: AgentUpdateBodySchema }), AgentSchema),
+  listAgents: entry('agent-run.agents.list.v1', z.object({ ...Scope, ...ListPage }), z.object({ agents: z.array(AgentSchema), has_more: z.boolean() })),
+  updateAgent: entry('agent-run.agents.update.v1', z.object({ ...AgentRef, ...Caller, patch: AgentUpdateBodySchema }), AgentSchema),
   deleteAgent: entry('agent-run.agents.delete.v1', z.object(AgentRef), z.object({ id: z.string(), deleted: z.boolean() })),
   createRun: entry(
     'agent-run.runs.create.v1',
     // The task length is checked by the service so that it answers `invalid_task`, not a generic bad_request.
-    z.object({ ...AgentRef, task: z.string(), idempotency_key: z.string().min(1).max(200).optional() }),
+    z.object({ ...AgentRef, ...Caller, task: z.string(), idempotency_key: IdempotencyKeySchema.optional() }),
     RunSchema,
   ),
   getRun: entry('agent-run.runs.get.v1', z.object(RunRef), RunSchema),
-  listRuns: entry('agent-run.runs.list.v1', z.object({ ...Scope, ...ListPage, agent_id: z.string().max(64).optional() }), z.object({ runs: z.array(RunSchema) })),
+  listRuns: entry('agent-run.runs.list.v1', z.object({ ...Scope, ...ListPage, agent_id: AgentIdSchema.optional() }), z.object({ runs: z.array(RunSchema), has_more: z.boolean() })),
   listSteps: entry('agent-run.runs.steps.v1', z.object(RunRef), z.object({ steps: z.array(RunStepSchema) })),
   listReceipts: entry('agent-run.runs.receipts.v1', z.object(RunRef), RunReceiptsSchema),
+  // Answers at once: a queued run `cancelled`, a running one `cancelling` (its operation in flight
+  // is stopped, the run ends `cancelled`); an ended run is `run_already_finished`.
   cancelRun: entry('agent-run.runs.cancel.v1', z.object(RunRef), RunSchema),
   verifyRun: entry('agent-run.runs.verify.v1', z.object(RunRef), VerifyResultSchema),
   // Long poll: answers as soon as there are events after `after`, or empty after `wait_ms`.

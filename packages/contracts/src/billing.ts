@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { COMMON_ERROR_CODES } from './wire-error.js';
 import { defineEntry } from './rpc-entry.js';
 import { healthEntry } from './health.js';
+import { storedText } from './stored-text.js';
+import { IdempotencyKeySchema } from './idempotency.js';
 
 export const BILLING_ERROR_CODES = [
   ...COMMON_ERROR_CODES,
@@ -15,6 +17,8 @@ export const BILLING_ERROR_CODES = [
   'hold_not_found',
   'hold_already_resolved',
   'idempotency_conflict',
+  // The same Idempotency-Key with a different request (body or target): 409, nothing done.
+  'idempotency_key_reused',
   // agent steps (spec 03: the account's balance, monthly budget and rate limit apply)
   'insufficient_balance',
   'monthly_budget_reached',
@@ -27,6 +31,11 @@ export type BillingErrorCode = (typeof BILLING_ERROR_CODES)[number];
 export const TOOL_LEVELS = ['none', 'l1_http', 'l3_shell', 'l4_browser'] as const;
 export const ToolLevelSchema = z.enum(TOOL_LEVELS);
 export type ToolLevel = z.infer<typeof ToolLevelSchema>;
+
+/** True when `level` is at least `min` in the order none < l1_http < l3_shell < l4_browser. The one order of levels. */
+export function levelAtLeast(level: ToolLevel, min: ToolLevel): boolean {
+  return TOOL_LEVELS.indexOf(level) >= TOOL_LEVELS.indexOf(min);
+}
 
 /** The tools that cost something (spec 01: run_code, web_search and web_fetch are free and never held). */
 export const PAID_TOOLS = ['generate_image', 'breach_lookup', 'contact_lookup'] as const;
@@ -47,7 +56,24 @@ export function contactLookupUnits(contacts: { plain: number; premium: number })
   return contacts.plain + 2 * contacts.premium;
 }
 
-export const AccountIdSchema = z.string().min(1).max(64);
+export const AccountIdSchema = storedText(1, 64);
+
+// Bounds of what billing's columns hold (PostgreSQL int4 tops out at 2^31-1): a larger number is a
+// 400 naming the field, never an integer overflow in the database.
+export const MAX_KEY_PER_MINUTE = 1_000_000;
+export const MAX_KEY_PER_HOUR = 100_000_000;
+export const MAX_DAILY_CEILING = 1_000_000;
+export const MAX_WALLET_MICROS = 1_000_000_000_000;
+
+/** A key's request rate limit, as stored with the key. */
+export const KeyRateLimitSchema = z
+  .object({ per_minute: z.number().int().positive().max(MAX_KEY_PER_MINUTE), per_hour: z.number().int().positive().max(MAX_KEY_PER_HOUR) })
+  .strict();
+/** Extra usage past the weekly allowance, bounded per UTC day. */
+export const ExtraUsageSchema = z.object({ enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative().max(MAX_DAILY_CEILING) }).strict();
+export const AccountNameSchema = storedText(1, 200);
+export const PlanNameSchema = storedText(1, 64);
+export const KeyNameSchema = storedText(0, 200);
 
 export const KeyIdentitySchema = z.object({
   account_id: AccountIdSchema,
@@ -182,11 +208,13 @@ export const billingCatalog = {
   createAccount: defineEntry({
     subject: 'billing.accounts.create.v1',
     service: 'billing',
-    request: z.object({
-      name: z.string().min(1).max(200),
-      plan: z.string().default('free'),
-      extra_usage: z.object({ enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative() }).optional(),
-    }),
+    request: z
+      .object({
+        name: AccountNameSchema,
+        plan: PlanNameSchema.default('free'),
+        extra_usage: ExtraUsageSchema.optional(),
+      })
+      .strict(),
     reply: z.object({ account_id: AccountIdSchema, name: z.string(), plan: z.string() }),
     errors: BILLING_ERROR_CODES,
     timeoutMs: 5_000,
@@ -194,12 +222,14 @@ export const billingCatalog = {
   createKey: defineEntry({
     subject: 'billing.keys.create.v1',
     service: 'billing',
-    request: z.object({
-      account_id: AccountIdSchema,
-      name: z.string().max(200).optional(),
-      tool_level: ToolLevelSchema.default('l3_shell'),
-      rate_limit: z.object({ per_minute: z.number().int().positive(), per_hour: z.number().int().positive() }).optional(),
-    }),
+    request: z
+      .object({
+        account_id: AccountIdSchema,
+        name: KeyNameSchema.optional(),
+        tool_level: ToolLevelSchema.default('l3_shell'),
+        rate_limit: KeyRateLimitSchema.optional(),
+      })
+      .strict(),
     // The secret appears here once and is never stored or returned again.
     reply: z.object({ key_id: z.string(), api_key: z.string().startsWith('drael_'), account_id: AccountIdSchema, tool_level: ToolLevelSchema }),
     errors: BILLING_ERROR_CODES,
@@ -208,7 +238,7 @@ export const billingCatalog = {
   revokeKey: defineEntry({
     subject: 'billing.keys.revoke.v1',
     service: 'billing',
-    request: z.object({ account_id: AccountIdSchema, key_id: z.string() }),
+    request: z.object({ account_id: AccountIdSchema, key_id: storedText(1, 64) }),
     reply: z.object({ key_id: z.string(), revoked: z.boolean() }),
     errors: BILLING_ERROR_CODES,
     timeoutMs: 5_000,
@@ -216,7 +246,7 @@ export const billingCatalog = {
   setExtraUsage: defineEntry({
     subject: 'billing.accounts.extra-usage.v1',
     service: 'billing',
-    request: z.object({ account_id: AccountIdSchema, enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative().max(1_000_000) }),
+    request: z.object({ account_id: AccountIdSchema, ...ExtraUsageSchema.shape }).strict(),
     reply: z.object({ account_id: AccountIdSchema, enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative() }),
     errors: BILLING_ERROR_CODES,
     timeoutMs: 5_000,
@@ -236,7 +266,7 @@ export const billingCatalog = {
       account_id: AccountIdSchema,
       tool: PaidToolSchema,
       units: z.number().int().positive().max(10_000),
-      idempotency_key: z.string().min(1).max(200),
+      idempotency_key: storedText(1, 200),
       ttl_s: z.number().int().positive().max(3600).default(300),
     }),
     reply: HoldSchema,
@@ -280,8 +310,12 @@ export const billingCatalog = {
   creditWallet: defineEntry({
     subject: 'billing.wallet.credit.v1',
     service: 'billing',
-    // Prepaid credit added to the balance (an operator's top-up).
-    request: z.object({ account_id: AccountIdSchema, amount_micros: z.number().int().positive().max(1_000_000_000_000) }),
+    // Prepaid credit added to the balance (an operator's top-up). With an idempotency key, a repeat
+    // of the same credit answers the first one's wallet and adds nothing; the same key with another
+    // amount is refused (idempotency_key_reused).
+    request: z
+      .object({ account_id: AccountIdSchema, amount_micros: z.number().int().positive().max(MAX_WALLET_MICROS), idempotency_key: IdempotencyKeySchema.optional() })
+      .strict(),
     reply: WalletSchema,
     errors: BILLING_ERROR_CODES,
     timeoutMs: 5_000,
@@ -292,7 +326,7 @@ export const billingCatalog = {
     // monthly_budget_micros null removes the cap; a field left out keeps its value.
     request: z.object({
       account_id: AccountIdSchema,
-      monthly_budget_micros: z.number().int().nonnegative().max(1_000_000_000_000).nullable().optional(),
+      monthly_budget_micros: z.number().int().nonnegative().max(MAX_WALLET_MICROS).nullable().optional(),
       agent_steps_per_minute: z.number().int().positive().max(1_000_000).optional(),
     }),
     reply: WalletSchema,
@@ -312,10 +346,10 @@ export const billingCatalog = {
     service: 'billing',
     request: z.object({
       account_id: AccountIdSchema,
-      run_id: z.string().min(1).max(64),
+      run_id: storedText(1, 64),
       kind: StepKindSchema,
       amount_micros: z.number().int().nonnegative().max(1_000_000_000_000),
-      idempotency_key: z.string().min(1).max(200),
+      idempotency_key: storedText(1, 200),
       // Longer than a run's 10-minute wall clock, so a hold never expires under a live operation.
       ttl_s: z.number().int().positive().max(3600).default(900),
     }),
@@ -360,7 +394,7 @@ export const billingCatalog = {
     subject: 'billing.receipts.run-end.v1',
     service: 'billing',
     // Signed only when count and head are those of receipts billing issued for this run.
-    request: z.object({ account_id: AccountIdSchema, run_id: z.string().min(1).max(64), receipt_count: z.number().int().nonnegative(), receipt_head: Hex32 }),
+    request: z.object({ account_id: AccountIdSchema, run_id: storedText(1, 64), receipt_count: z.number().int().nonnegative(), receipt_head: Hex32 }),
     reply: RunEndSchema,
     errors: BILLING_ERROR_CODES,
     timeoutMs: 2_000,

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 
-/** Codes every service may answer with, whatever its own enum says. */
-export const COMMON_ERROR_CODES = ['bad_request', 'internal', 'unavailable', 'timeout'] as const;
+/**
+ * Codes every service may answer with, whatever its own enum says. `payload_too_large`: the
+ * request cannot travel as one NATS message (the typed client refuses it before sending).
+ */
+export const COMMON_ERROR_CODES = ['bad_request', 'internal', 'unavailable', 'timeout', 'payload_too_large'] as const;
 
 /** The error half of every reply on the wire. */
 export const WireErrorSchema = z.object({

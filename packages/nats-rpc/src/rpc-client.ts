@@ -79,14 +79,16 @@ export class NatsRpcClient {
     const timeoutMs = options.timeoutMs ?? entry.timeoutMs;
 
     let raw: NestReplyPacket;
+    const body = encoder.encode(JSON.stringify(packet));
     try {
-      const pending = this.connection.request(wireSubject(entry.subject, this.prefix), encoder.encode(JSON.stringify(packet)), {
+      const pending = this.connection.request(wireSubject(entry.subject, this.prefix), body, {
         timeout: timeoutMs,
         headers,
       });
       const msg = await (options.signal ? raceAbort(pending, options.signal, entry) : pending);
       raw = msg.json<NestReplyPacket>();
     } catch (err) {
+      if (isMaxPayloadError(err)) throw payloadTooLarge(body.byteLength, this.connection.info?.max_payload);
       throw toTransportError(err, entry, timeoutMs);
     }
 
@@ -134,6 +136,22 @@ function raceAbort<T>(pending: Promise<T>, signal: AbortSignal, entry: RpcEntry)
         reject(e instanceof Error ? e : new Error(String(e)));
       },
     );
+  });
+}
+
+/** nats.js refuses, before sending, a message (headers and body) above the server's max_payload. */
+function isMaxPayloadError(err: unknown): boolean {
+  return err instanceof Error && err.message.includes('max_payload');
+}
+
+/**
+ * A request that cannot travel as one NATS message: a typed, non-retryable error stating the
+ * limit (the gateway answers 413), never a 503 naming an internal subject.
+ */
+function payloadTooLarge(bytes: number, limit: number | undefined): RpcError {
+  const max = limit ?? 0;
+  return new RpcError('payload_too_large', `the request is ${bytes} bytes encoded; at most ${max} bytes (less a little for headers) can be sent`, false, {
+    limit_bytes: max,
   });
 }
 

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import type { ListPage } from '@drael/contracts';
 import { PrismaService } from '../db/prisma.service.js';
+import { pageOf, pageQuery, type PageCursor } from '../db/list-page.js';
 import type { Agent as AgentRow } from '../generated/prisma/client.js';
 
 export type { AgentRow };
@@ -31,12 +33,16 @@ export class AgentRepository {
     return this.db.client.agent.findUnique({ where: { id } });
   }
 
-  list(accountId: string, limit: number, before?: Date): Promise<AgentRow[]> {
-    return this.db.client.agent.findMany({
-      where: { accountId, deletedAt: null, ...(before ? { createdAt: { lt: before } } : {}) },
-      orderBy: { createdAt: 'desc' },
-      take: limit,
-    });
+  /** A page of the account's agents (deleted ones left out). */
+  async list(accountId: string, page: ListPage, cursor: PageCursor | null): Promise<{ items: AgentRow[]; hasMore: boolean }> {
+    const q = pageQuery(page, cursor);
+    const rows = await this.db.client.agent.findMany({ where: { accountId, deletedAt: null, ...q.where }, orderBy: q.orderBy, take: q.take });
+    return pageOf(rows, page);
+  }
+
+  /** Where a page after/before this agent starts; a deleted agent still marks its place. */
+  cursor(accountId: string, id: string): Promise<PageCursor | null> {
+    return this.db.client.agent.findFirst({ where: { id, accountId }, select: { id: true, createdAt: true } });
   }
 
   async update(accountId: string, id: string, data: Partial<AgentWrite>): Promise<AgentRow | null> {

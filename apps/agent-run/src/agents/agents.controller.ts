@@ -11,7 +11,7 @@ export class AgentsController {
 
   @Handles(agentRunCatalog.createAgent)
   create(req: Req<'createAgent'>) {
-    return this.agents.create(req.account_id, req.agent);
+    return this.agents.create(req.account_id, req.tool_level, req.agent);
   }
 
   @Handles(agentRunCatalog.getAgent)
@@ -21,12 +21,12 @@ export class AgentsController {
 
   @Handles(agentRunCatalog.listAgents)
   async list(req: Req<'listAgents'>) {
-    return { agents: await this.agents.list(req.account_id, req.limit, req.before) };
+    return this.agents.list(req.account_id, req);
   }
 
   @Handles(agentRunCatalog.updateAgent)
   update(req: Req<'updateAgent'>) {
-    return this.agents.update(req.account_id, req.agent_id, req.patch);
+    return this.agents.update(req.account_id, req.agent_id, req.tool_level, req.patch);
   }
 
   @Handles(agentRunCatalog.deleteAgent)

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { AgentCreateBodySchema, AgentUpdateBodySchema, type Agent } from '@drael/contracts';
+import { AGENT_TOOL_LEVEL, AgentCreateBodySchema, AgentUpdateBodySchema, toolsBeyondLevel, type Agent, type AgentTool, type ListPage, type ToolLevel } from '@drael/contracts';
 import type { z } from 'zod';
 import { FieldCipher } from '../crypto/field-cipher.js';
 import { newId } from '../db/ids.js';
 import { AgentRunError } from '../agent-run-error.js';
 import { microsToUsd, usdToMicros } from '../loop/money.js';
+import { resolveCursor } from '../db/list-page.js';
 import { AgentRepository, type AgentRow, type AgentWrite } from './agent.repository.js';
 
 type CreateBody = z.output<typeof AgentCreateBodySchema>;
@@ -18,7 +19,8 @@ export class AgentsService {
     private readonly cipher: FieldCipher,
   ) {}
 
-  async create(accountId: string, body: CreateBody): Promise<Agent> {
+  async create(accountId: string, toolLevel: ToolLevel, body: CreateBody): Promise<Agent> {
+    assertToolsAllowed(toolLevel, body.tools, 'tools');
     const id = newId('agent');
     const row = await this.agents.create(id, accountId, {
       name: body.name,
@@ -35,12 +37,17 @@ export class AgentsService {
     return this.toAgent(await this.mustFind(accountId, id));
   }
 
-  async list(accountId: string, limit: number, before?: string): Promise<Agent[]> {
-    const cursor = before ? (await this.agents.find(accountId, before))?.createdAt : undefined;
-    return (await this.agents.list(accountId, limit, cursor)).map((r) => this.toAgent(r));
+  async list(accountId: string, page: ListPage): Promise<{ agents: Agent[]; has_more: boolean }> {
+    const cursor = await resolveCursor(page, (id) => this.agents.cursor(accountId, id));
+    const { items, hasMore } = await this.agents.list(accountId, page, cursor);
+    return { agents: items.map((r) => this.toAgent(r)), has_more: hasMore };
   }
 
-  async update(accountId: string, id: string, patch: UpdateBody): Promise<Agent> {
+  async update(accountId: string, id: string, toolLevel: ToolLevel, patch: UpdateBody): Promise<Agent> {
+    // The key that changes an agent must be allowed the tools it will have: a key of a lower level
+    // cannot reconfigure (say, rewrite the instructions of) an agent that executes code.
+    const tools = patch.tools ?? (await this.mustFind(accountId, id)).tools;
+    assertToolsAllowed(toolLevel, tools, patch.tools !== undefined ? 'tools' : 'agent_id');
     const data: Partial<AgentWrite> = {};
     if (patch.name !== undefined) data.name = patch.name;
     if (patch.model !== undefined) data.model = patch.model;
@@ -86,6 +93,24 @@ export class AgentsService {
       updated_at: row.updatedAt.toISOString(),
     };
   }
+}
+
+/**
+ * spec 04: a key's tool level bounds what it may do, and an agent is no way around it: an agent may
+ * only be given tools the key that configures it may use, and a run only starts from a key that
+ * may use every tool of its agent (checked again at each run, so a key of a lower level cannot run
+ * an agent another key made).
+ */
+export function assertToolsAllowed(level: ToolLevel, tools: readonly string[], param: string): void {
+  const beyond = toolsBeyondLevel(level, tools);
+  if (beyond.length === 0) return;
+  const first = beyond[0] as AgentTool;
+  const index = tools.indexOf(first);
+  throw new AgentRunError(
+    'tool_not_allowed',
+    `this key's tool level ${level} does not allow ${first} (it needs ${AGENT_TOOL_LEVEL[first] ?? 'a known tool'})`,
+    { param: param === 'tools' ? `tools[${index}]` : param },
+  );
 }
 
 const notFound = (id: string) => new AgentRunError('agent_not_found', `no agent ${id} in this account`);

@@ -23,6 +23,9 @@ export const configSchema = z.object({
   AGENT_RUN_LEASE_MS: envInt(200, 600_000).default(30_000),
   // On SIGTERM, runs in progress get this long to finish before they are stopped as failed.
   AGENT_RUN_DRAIN_MS: envInt(0, 600_000).default(20_000),
+  // How often a worker asks the database whether a run it executes was cancelled (a cancel that
+  // another replica answered): the operation in flight is stopped within this.
+  AGENT_RUN_CANCEL_POLL_MS: envInt(50, 60_000).default(1_000),
   AGENT_RUN_MAX_OUTPUT_TOKENS: envInt(64, 1_000_000).default(4096),
   // A model call that fails retryably (timeout, 429, 5xx: before any output, the call is not
   // streamed) is tried again this many times, backing off from the base delay, before the run fails.

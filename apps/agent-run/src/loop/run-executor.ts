@@ -12,6 +12,7 @@ import { extendHead, fingerprint, ZERO_HEAD } from '@drael/receipts';
 import { ClaimLostError, RunRepository, type Claim, type RunRow } from '../runs/run.repository.js';
 import { toolError, type AgentToolDefinition } from '../tools/agent-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
+import { stepView } from '../runs/run-view.js';
 import { chargeModelCall, chargeSandbox, inputTokenBound, priceOf, reserveModelCall, reserveSandbox } from './budget.js';
 
 interface Ending {
@@ -22,7 +23,7 @@ interface Ending {
 }
 
 /** Why the run's abort signal fired. */
-type StopReason = 'wall_clock' | 'claim_lost' | 'shutdown';
+type StopReason = 'wall_clock' | 'claim_lost' | 'shutdown' | 'cancelled';
 
 class RunState {
   stepSeq = 0;
@@ -30,7 +31,6 @@ class RunState {
   head = ZERO_HEAD;
   previousHash: string | null = null;
   spent = 0;
-  modelCalls = 0;
   constructor(readonly row: RunRow) {}
   get remaining() {
     return this.row.budgetMicros - this.spent;
@@ -71,6 +71,11 @@ export class RunExecutor {
     for (const c of this.active.values()) c.abort('shutdown' satisfies StopReason);
   }
 
+  /** Cancel was asked for a run: if this process executes it, its operation in flight stops now. */
+  stopIfRunningHere(runId: string): void {
+    this.active.get(runId)?.abort('cancelled' satisfies StopReason);
+  }
+
   /** Resolves when no run is executing in this process. */
   async idle(): Promise<void> {
     while (this.active.size > 0) await new Promise((r) => setTimeout(r, 50));
@@ -91,6 +96,14 @@ export class RunExecutor {
         (err: unknown) => this.log.warn({ err, run_id: runId }, 'heartbeat failed'),
       );
     }, Math.max(50, Math.floor(this.config.AGENT_RUN_LEASE_MS / 3)));
+    // A cancel handled by another replica reaches this one through the database: polled, so the
+    // operation in flight (a sandbox execution of up to 30 s) is stopped within a poll.
+    const cancelPoll = setInterval(() => {
+      this.runs.cancelRequested(runId).then(
+        (asked) => asked && controller.abort('cancelled' satisfies StopReason),
+        (err: unknown) => this.log.warn({ err, run_id: runId }, 'cancel poll failed'),
+      );
+    }, this.config.AGENT_RUN_CANCEL_POLL_MS);
 
     const state = new RunState(row);
     try {
@@ -121,6 +134,7 @@ export class RunExecutor {
     } finally {
       clearTimeout(wallClock);
       clearInterval(heartbeat);
+      clearInterval(cancelPoll);
       this.active.delete(runId);
     }
   }
@@ -137,9 +151,8 @@ export class RunExecutor {
     const messages: InferenceMessage[] = [...(instructions ? [{ role: 'system' as const, content: instructions }] : []), { role: 'user', content: task }];
 
     for (;;) {
-      const stop = await this.checkBeforeOperation(claim, signal);
+      const stop = await this.checkBeforeOperation(claim, state, signal);
       if (stop) return stop;
-      if (state.modelCalls >= row.stepLimit) return { status: 'step_limit_reached', errorCode: 'step_limit_reached', errorMessage: `the step limit of ${row.stepLimit} model calls was reached` };
 
       const requestBody = { messages, tools: functions.length ? functions : undefined };
       const requestJson = JSON.stringify(requestBody);
@@ -176,12 +189,9 @@ export class RunExecutor {
       const calls = reply.message.tool_calls ?? [];
       if (calls.length === 0) return { status: 'succeeded', output: reply.message.content ?? '' };
       messages.push({ role: 'assistant', content: reply.message.content ?? null, tool_calls: calls });
-      if (state.modelCalls >= row.stepLimit) {
-        return { status: 'step_limit_reached', errorCode: 'step_limit_reached', errorMessage: `the step limit of ${row.stepLimit} model calls was reached` };
-      }
 
       for (const call of calls) {
-        const stopTool = await this.checkBeforeOperation(claim, signal);
+        const stopTool = await this.checkBeforeOperation(claim, state, signal);
         if (stopTool) return stopTool;
         const content = await this.runTool(claim, state, allowed, call, signal);
         if (typeof content !== 'string') return content;
@@ -243,11 +253,18 @@ export class RunExecutor {
     return toolError(code, message);
   }
 
-  /** Cancel, wall clock: checked before each operation. */
-  private async checkBeforeOperation(claim: Claim, signal: AbortSignal): Promise<Ending | null> {
+  /**
+   * Cancel, wall clock and the step limit: checked before each operation. A step is one operation
+   * (a model call or one tool call): the run never takes more than step_limit of them, so its
+   * step_count never passes its step_limit.
+   */
+  private async checkBeforeOperation(claim: Claim, state: RunState, signal: AbortSignal): Promise<Ending | null> {
     if (signal.aborted) return this.endingFor(signal.reason, signal);
     const current = await this.runs.current(claim);
-    if (current.cancelRequested) return { status: 'cancelled', errorCode: 'cancelled', errorMessage: 'the run was cancelled' };
+    if (current.cancelRequested) return CANCELLED;
+    if (state.stepSeq >= state.row.stepLimit) {
+      return { status: 'step_limit_reached', errorCode: 'step_limit_reached', errorMessage: `the step limit of ${state.row.stepLimit} steps was reached` };
+    }
     return null;
   }
 
@@ -297,19 +314,16 @@ export class RunExecutor {
       newHead = extendHead(state.head, signed.hash);
       receipt = { sequence: state.receiptSeq, hash: signed.hash, payload: signed.payload as unknown as object, keyId: signed.key_id, signature: signed.signature, newHead };
     }
+    const step = { runId: state.row.id, sequence: state.stepSeq, kind: s.kind, status: s.status, costMicros: cost, detail: { ...s.detail, cost_micros: cost }, createdAt: new Date() };
     await this.runs.recordStep(claim, {
-      sequence: state.stepSeq,
-      kind: s.kind,
-      status: s.status,
-      costMicros: cost,
+      ...step,
       isModelCall: s.isModelCall,
       receiptsBefore: state.receiptSeq,
-      detail: { ...s.detail, cost_micros: cost },
+      event: stepView(step) as unknown as object,
       receipt,
     });
     state.stepSeq++;
     state.spent += cost;
-    if (s.isModelCall) state.modelCalls++;
     if (signed) {
       state.receiptSeq++;
       state.previousHash = signed.hash;
@@ -322,6 +336,7 @@ export class RunExecutor {
     if (err instanceof ClaimLostError || reason === 'claim_lost') return { status: 'failed', errorCode: 'claim_lost' };
     if (reason === 'wall_clock') return { status: 'timed_out', errorCode: 'timed_out', errorMessage: `the run passed its ${this.config.AGENT_RUN_WALL_CLOCK_MS} ms wall-clock limit` };
     if (reason === 'shutdown') return { status: 'failed', errorCode: 'interrupted', errorMessage: 'the service shut down during the run' };
+    if (reason === 'cancelled') return CANCELLED;
     if (isRpcError(err)) return { status: 'failed', errorCode: err.code, errorMessage: err.message };
     this.log.error({ err }, 'run failed unexpectedly');
     return { status: 'failed', errorCode: 'internal', errorMessage: 'internal error' };
@@ -349,5 +364,7 @@ export class RunExecutor {
 
 // billing's refusals of an agent operation: the account's balance, monthly budget or step rate.
 const ACCOUNT_REFUSALS = new Set(['insufficient_balance', 'monthly_budget_reached', 'agent_rate_limited']);
+
+const CANCELLED: Ending = { status: 'cancelled', errorCode: 'cancelled', errorMessage: 'the run was cancelled' };
 
 const budgetExceeded = (message: string): Ending => ({ status: 'budget_exceeded', errorCode: 'budget_exceeded', errorMessage: message });

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import type { RunStatus } from '@drael/contracts';
+import type { ListPage, RunStatus } from '@drael/contracts';
 import { PrismaService } from '../db/prisma.service.js';
-import { Prisma, type Run as RunRow, type Step as StepRow, type Receipt as ReceiptRow } from '../generated/prisma/client.js';
+import { pageOf, pageQuery, type PageCursor } from '../db/list-page.js';
+import { Prisma, type Run as RunRow, type Step as StepRow, type Receipt as ReceiptRow, type RunEvent as RunEventRow } from '../generated/prisma/client.js';
 
-export type { RunRow, StepRow, ReceiptRow };
+export type { RunRow, StepRow, ReceiptRow, RunEventRow };
 
 /** The claim was lost (lease lapsed, run reaped or cancelled out from under the worker): write nothing more. */
 export class ClaimLostError extends Error {
@@ -28,6 +29,9 @@ export interface StepWrite {
   /** How many receipts the run has before this step (the next receipt's sequence). */
   receiptsBefore: number;
   detail: Prisma.InputJsonValue;
+  createdAt: Date;
+  /** The step as its run.step event shows it. */
+  event: Prisma.InputJsonValue;
   receipt?: { sequence: number; hash: string; payload: Prisma.InputJsonValue; keyId: string; signature: string; newHead: string };
 }
 
@@ -42,6 +46,7 @@ export interface RunCreate {
   task: string;
   salt: Uint8Array<ArrayBuffer>;
   idempotencyKey?: string;
+  idempotencyHash?: string;
 }
 
 /**
@@ -55,17 +60,27 @@ export interface RunCreate {
 export class RunRepository {
   constructor(private readonly db: PrismaService) {}
 
-  /** Inserts a queued run; with an idempotency key, a second create returns the first run instead. */
+  /**
+   * Inserts a queued run with its first event; with an idempotency key already used by the account,
+   * returns the run it made instead (the caller compares the request hashes).
+   */
   async create(data: RunCreate): Promise<{ run: RunRow; created: boolean }> {
     try {
-      return { run: await this.db.client.run.create({ data: { ...data, salt: data.salt } }), created: true };
+      const run = await this.db.client.run.create({
+        data: { ...data, salt: data.salt, eventSeq: 1, events: { create: { seq: 1, type: 'run.status', data: { run_id: data.id, status: 'queued' } } } },
+      });
+      return { run, created: true };
     } catch (err) {
       if (data.idempotencyKey && err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
-        const existing = await this.db.client.run.findFirst({ where: { accountId: data.accountId, idempotencyKey: data.idempotencyKey } });
+        const existing = await this.byIdempotencyKey(data.accountId, data.idempotencyKey);
         if (existing) return { run: existing, created: false };
       }
       throw err;
     }
+  }
+
+  byIdempotencyKey(accountId: string, key: string): Promise<RunRow | null> {
+    return this.db.client.run.findFirst({ where: { accountId, idempotencyKey: key } });
   }
 
   find(accountId: string, id: string): Promise<RunRow | null> {
@@ -76,12 +91,20 @@ export class RunRepository {
     return this.db.client.run.findUnique({ where: { id } });
   }
 
-  list(accountId: string, limit: number, agentId?: string, before?: Date): Promise<RunRow[]> {
-    return this.db.client.run.findMany({
-      where: { accountId, ...(agentId ? { agentId } : {}), ...(before ? { createdAt: { lt: before } } : {}) },
-      orderBy: { createdAt: 'desc' },
-      take: limit,
-    });
+  /** A page of the account's runs, of one agent or all. */
+  async list(accountId: string, page: ListPage, cursor: PageCursor | null, agentId?: string): Promise<{ items: RunRow[]; hasMore: boolean }> {
+    const q = pageQuery(page, cursor);
+    const rows = await this.db.client.run.findMany({ where: { accountId, ...(agentId ? { agentId } : {}), ...q.where }, orderBy: q.orderBy, take: q.take });
+    return pageOf(rows, page);
+  }
+
+  cursor(accountId: string, id: string): Promise<PageCursor | null> {
+    return this.db.client.run.findFirst({ where: { id, accountId }, select: { id: true, createdAt: true } });
+  }
+
+  /** The run's events after `after`, in order. */
+  events(runId: string, after: number): Promise<RunEventRow[]> {
+    return this.db.client.runEvent.findMany({ where: { runId, seq: { gt: after } }, orderBy: { seq: 'asc' } });
   }
 
   steps(runId: string, fromSequence = 0): Promise<StepRow[]> {
@@ -95,9 +118,12 @@ export class RunRepository {
   /** queued → running, for exactly one caller. Returns the run when this caller won the claim. */
   async claim(claim: Claim, leaseMs: number): Promise<RunRow | null> {
     const won = await this.db.client.$executeRaw`
-      UPDATE "runs" SET "status" = 'running', "claim_token" = ${claim.token},
-             "lease_until" = now() + ${leaseMs} * interval '1 millisecond', "started_at" = now()
-       WHERE "id" = ${claim.runId} AND "status" = 'queued' AND NOT "cancel_requested"`;
+      WITH c AS (
+        UPDATE "runs" SET "status" = 'running', "claim_token" = ${claim.token},
+               "lease_until" = now() + ${leaseMs} * interval '1 millisecond', "started_at" = now(), "event_seq" = "event_seq" + 1
+         WHERE "id" = ${claim.runId} AND "status" = 'queued' AND NOT "cancel_requested"
+        RETURNING "id", "event_seq")
+      ${statusEvent(Prisma.sql`'running'`)}`;
     return won === 1 ? this.findById(claim.runId) : null;
   }
 
@@ -107,6 +133,12 @@ export class RunRepository {
       UPDATE "runs" SET "lease_until" = now() + ${leaseMs} * interval '1 millisecond'
        WHERE "id" = ${claim.runId} AND "claim_token" = ${claim.token} AND "status" = 'running' AND "lease_until" > now()`;
     return n === 1;
+  }
+
+  /** Whether cancel was asked for the run (polled by the worker executing it). */
+  async cancelRequested(runId: string): Promise<boolean> {
+    const row = await this.db.client.run.findUnique({ where: { id: runId }, select: { cancelRequested: true } });
+    return row?.cancelRequested ?? false;
   }
 
   /** The run as the claim holder sees it before an operation (cancel flag, spend). */
@@ -127,18 +159,22 @@ export class RunRepository {
   async recordStep(claim: Claim, step: StepWrite): Promise<void> {
     const r = step.receipt;
     await this.db.client.$transaction(async (tx) => {
-      const n = await tx.$executeRaw`
+      const updated = await tx.$queryRaw<Array<{ event_seq: number }>>`
         UPDATE "runs" SET "spent_micros" = "spent_micros" + ${step.costMicros},
                "step_count" = "step_count" + 1,
                "model_calls" = "model_calls" + ${step.isModelCall ? 1 : 0},
                "receipt_count" = "receipt_count" + ${r ? 1 : 0},
-               "receipt_head" = COALESCE(${r ? r.newHead : null}::text, "receipt_head")
+               "receipt_head" = COALESCE(${r ? r.newHead : null}::text, "receipt_head"),
+               "event_seq" = "event_seq" + 1
          WHERE "id" = ${claim.runId} AND "claim_token" = ${claim.token} AND "status" = 'running' AND "lease_until" > now()
-           AND "step_count" = ${step.sequence} AND "receipt_count" = ${step.receiptsBefore}`;
-      if (n !== 1) throw new ClaimLostError(claim.runId);
+           AND "step_count" = ${step.sequence} AND "receipt_count" = ${step.receiptsBefore}
+        RETURNING "event_seq"`;
+      const seq = updated[0]?.event_seq;
+      if (updated.length !== 1 || seq === undefined) throw new ClaimLostError(claim.runId);
       await tx.step.create({
-        data: { runId: claim.runId, sequence: step.sequence, kind: step.kind, status: step.status, costMicros: step.costMicros, detail: step.detail },
+        data: { runId: claim.runId, sequence: step.sequence, kind: step.kind, status: step.status, costMicros: step.costMicros, detail: step.detail, createdAt: step.createdAt },
       });
+      await tx.runEvent.create({ data: { runId: claim.runId, seq, type: 'run.step', data: step.event } });
       if (r) {
         await tx.receipt.create({ data: { runId: claim.runId, sequence: r.sequence, hash: r.hash, payload: r.payload, keyId: r.keyId, signature: r.signature } });
       }
@@ -151,10 +187,13 @@ export class RunRepository {
     end: { status: RunStatus; output: string | null; errorCode: string | null; errorMessage: string | null; runEnd: Prisma.InputJsonValue },
   ): Promise<void> {
     const n = await this.db.client.$executeRaw`
-      UPDATE "runs" SET "status" = ${end.status}::"RunStatus", "output" = ${end.output}, "error_code" = ${end.errorCode},
-             "error_message" = ${end.errorMessage}, "run_end" = ${JSON.stringify(end.runEnd)}::jsonb,
-             "claim_token" = NULL, "lease_until" = NULL, "finished_at" = now()
-       WHERE "id" = ${claim.runId} AND "claim_token" = ${claim.token} AND "status" = 'running' AND "lease_until" > now()`;
+      WITH c AS (
+        UPDATE "runs" SET "status" = ${end.status}::"RunStatus", "output" = ${end.output}, "error_code" = ${end.errorCode},
+               "error_message" = ${end.errorMessage}, "run_end" = ${JSON.stringify(end.runEnd)}::jsonb,
+               "claim_token" = NULL, "lease_until" = NULL, "finished_at" = now(), "event_seq" = "event_seq" + 1
+         WHERE "id" = ${claim.runId} AND "claim_token" = ${claim.token} AND "status" = 'running' AND "lease_until" > now()
+        RETURNING "id", "event_seq")
+      ${statusEvent(Prisma.sql`${end.status}`)}`;
     if (n !== 1) throw new ClaimLostError(claim.runId);
   }
 
@@ -168,20 +207,45 @@ export class RunRepository {
   /** Ends a run whose worker was lost, unless its worker came back and renewed the lease meanwhile. */
   async reap(runId: string, staleToken: string, runEnd: Prisma.InputJsonValue): Promise<boolean> {
     const n = await this.db.client.$executeRaw`
-      UPDATE "runs" SET "status" = 'failed', "error_code" = 'worker_lost',
-             "error_message" = 'the worker executing this run stopped; the run is not executed again',
-             "run_end" = ${JSON.stringify(runEnd)}::jsonb, "claim_token" = NULL, "lease_until" = NULL, "finished_at" = now()
-       WHERE "id" = ${runId} AND "status" = 'running' AND "claim_token" = ${staleToken} AND "lease_until" < now()`;
+      WITH c AS (
+        UPDATE "runs" SET "status" = 'failed', "error_code" = 'worker_lost',
+               "error_message" = 'the worker executing this run stopped; the run is not executed again',
+               "run_end" = ${JSON.stringify(runEnd)}::jsonb, "claim_token" = NULL, "lease_until" = NULL, "finished_at" = now(),
+               "event_seq" = "event_seq" + 1
+         WHERE "id" = ${runId} AND "status" = 'running' AND "claim_token" = ${staleToken} AND "lease_until" < now()
+        RETURNING "id", "event_seq")
+      ${statusEvent(Prisma.sql`'failed'`)}`;
     return n === 1;
   }
 
-  /** A queued run is cancelled at once; a running one is flagged and stops before its next operation. */
-  async cancel(accountId: string, runId: string, queuedRunEnd: Prisma.InputJsonValue): Promise<void> {
-    await this.db.client.$executeRaw`
-      UPDATE "runs" SET "status" = 'cancelled', "cancel_requested" = true, "finished_at" = now(),
-             "run_end" = ${JSON.stringify(queuedRunEnd)}::jsonb
-       WHERE "id" = ${runId} AND "account_id" = ${accountId} AND "status" = 'queued'`;
-    await this.db.client.$executeRaw`
-      UPDATE "runs" SET "cancel_requested" = true WHERE "id" = ${runId} AND "account_id" = ${accountId} AND "status" = 'running'`;
+  /** A queued run is cancelled at once (true when this call did it). */
+  async cancelQueued(accountId: string, runId: string, runEnd: Prisma.InputJsonValue): Promise<boolean> {
+    const n = await this.db.client.$executeRaw`
+      WITH c AS (
+        UPDATE "runs" SET "status" = 'cancelled', "cancel_requested" = true, "finished_at" = now(),
+               "run_end" = ${JSON.stringify(runEnd)}::jsonb, "event_seq" = "event_seq" + 1
+         WHERE "id" = ${runId} AND "account_id" = ${accountId} AND "status" = 'queued'
+        RETURNING "id", "event_seq")
+      ${statusEvent(Prisma.sql`'cancelled'`)}`;
+    return n === 1;
   }
+
+  /** A running run is flagged (its stream gets `cancelling` once); its worker stops it and ends it `cancelled`. */
+  async requestCancel(accountId: string, runId: string): Promise<void> {
+    await this.db.client.$executeRaw`
+      WITH c AS (
+        UPDATE "runs" SET "cancel_requested" = true, "event_seq" = "event_seq" + 1
+         WHERE "id" = ${runId} AND "account_id" = ${accountId} AND "status" = 'running' AND NOT "cancel_requested"
+        RETURNING "id", "event_seq")
+      ${statusEvent(Prisma.sql`'cancelling'`)}`;
+  }
+}
+
+/**
+ * The run.status event of a status change, numbered by the run's event_seq as the change's own
+ * UPDATE (the CTE `c`) set it: change and event are one statement, under the run row's lock.
+ */
+function statusEvent(status: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`INSERT INTO "run_events" ("run_id", "seq", "type", "data")
+    SELECT "id", "event_seq", 'run.status', jsonb_build_object('run_id', "id", 'status', ${status}::text) FROM c`;
 }

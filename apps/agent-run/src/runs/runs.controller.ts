@@ -15,7 +15,7 @@ export class RunsController {
 
   @Handles(agentRunCatalog.createRun)
   create(req: Req<'createRun'>) {
-    return this.runs.create(req.account_id, req.agent_id, req.task, req.idempotency_key);
+    return this.runs.create(req.account_id, req.agent_id, req.tool_level, req.task, req.idempotency_key);
   }
 
   @Handles(agentRunCatalog.getRun)
@@ -25,7 +25,7 @@ export class RunsController {
 
   @Handles(agentRunCatalog.listRuns)
   async list(req: Req<'listRuns'>) {
-    return { runs: await this.runs.list(req.account_id, req.limit, req.agent_id, req.before) };
+    return this.runs.list(req.account_id, req, req.agent_id);
   }
 
   @Handles(agentRunCatalog.listSteps)

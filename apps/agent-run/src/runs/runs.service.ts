@@ -1,28 +1,33 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  MAX_TASK_CHARS,
-  MIN_TASK_CHARS,
+  idempotencyRequest,
   RunEndSchema,
+  taskProblem,
   TERMINAL_RUN_STATUSES,
+  type ListPage,
   type Receipt,
   type Run,
   type RunEvent,
   type RunReceipts,
   type RunStep,
+  type ToolLevel,
   type VerifyResult,
 } from '@drael/contracts';
 import { AGENT_RUN_CONFIG, type AgentRunConfig } from '../config/config.schema.js';
 import { FieldCipher } from '../crypto/field-cipher.js';
 import { newId } from '../db/ids.js';
 import { AgentRunError } from '../agent-run-error.js';
-import { AgentsService } from '../agents/agents.service.js';
+import { AgentsService, assertToolsAllowed } from '../agents/agents.service.js';
+import { resolveCursor } from '../db/list-page.js';
+import { RunExecutor } from '../loop/run-executor.js';
+import { stepView } from './run-view.js';
 import { microsToUsd } from '../loop/money.js';
 import { RunQueue } from '../queue/run.queue.js';
 import { SpendClient } from '../spend/spend.client.js';
 import { ZERO_HEAD } from '@drael/receipts';
 import { verifyReceipts } from '../receipts/receipt-verifier.js';
-import { RunRepository, type RunRow, type StepRow } from './run.repository.js';
+import { RunRepository, type RunRow } from './run.repository.js';
 
 /** Runs as the API sees them: created and queued here, executed by the worker, read back decrypted. */
 @Injectable()
@@ -34,15 +39,26 @@ export class RunsService {
     private readonly queue: RunQueue,
     private readonly cipher: FieldCipher,
     private readonly spend: SpendClient,
+    private readonly executor: RunExecutor,
   ) {}
 
-  async create(accountId: string, agentId: string, task: string, idempotencyKey?: string): Promise<Run> {
+  /**
+   * Queues a run of the agent. With an idempotency key (Stripe's semantics): the key's first
+   * request decides; the same request again answers that run, another request (another task or
+   * another agent) is refused with idempotency_key_reused and starts nothing.
+   */
+  async create(accountId: string, agentId: string, toolLevel: ToolLevel, task: string, idempotencyKey?: string): Promise<Run> {
     // spec 03: a run starts from a task of 1–50,000 characters.
-    const length = [...task].length;
-    if (length < MIN_TASK_CHARS || length > MAX_TASK_CHARS) {
-      throw new AgentRunError('invalid_task', `task must be ${MIN_TASK_CHARS}–${MAX_TASK_CHARS} characters, got ${length}`, { param: 'task' });
+    const problem = taskProblem(task);
+    if (problem) throw new AgentRunError('invalid_task', problem, { param: 'task' });
+    const requestHash = idempotencyKey ? sha256(idempotencyRequest('POST', `/v1/agents/${agentId}/runs`, { task })) : undefined;
+    if (idempotencyKey) {
+      const first = await this.runs.byIdempotencyKey(accountId, idempotencyKey);
+      if (first) return this.repeated(first, requestHash!);
     }
     const agent = await this.agents.mustFind(accountId, agentId);
+    // spec 04: the key that starts the run must be allowed every tool the agent has.
+    assertToolsAllowed(toolLevel, agent.tools, 'agent_id');
     const id = newId('run');
     const { run, created } = await this.runs.create({
       id,
@@ -55,25 +71,40 @@ export class RunsService {
       task: this.cipher.encrypt(task, { table: 'runs', id, column: 'task' }),
       salt: new Uint8Array(randomBytes(32)),
       idempotencyKey,
+      idempotencyHash: requestHash,
     });
-    // Enqueued after the row exists; a repeated create (same idempotency key) enqueues again,
-    // which is harmless: the job id is the run id and the claim happens once.
-    if (created || run.status === 'queued') await this.queue.enqueue(run.id);
+    if (!created) return this.repeated(run, requestHash!);
+    // Enqueued after the row exists (the job says only "run R is waiting"; the claim decides).
+    await this.queue.enqueue(run.id);
     return this.toRun(run);
+  }
+
+  /** The first run of an idempotency key, if this request is the one it was made by. */
+  private async repeated(first: RunRow, requestHash: string): Promise<Run> {
+    if (first.idempotencyHash !== requestHash) {
+      throw new AgentRunError('idempotency_key_reused', 'this Idempotency-Key was already used with a different request (another task or agent)', {
+        param: 'Idempotency-Key',
+      });
+    }
+    // A repeat after a lost reply may find the job not yet added: adding it again is harmless
+    // (the job id is the run id, and the claim happens once).
+    if (first.status === 'queued') await this.queue.enqueue(first.id);
+    return this.toRun(first);
   }
 
   async get(accountId: string, runId: string): Promise<Run> {
     return this.toRun(await this.mustFind(accountId, runId));
   }
 
-  async list(accountId: string, limit: number, agentId?: string, before?: string): Promise<Run[]> {
-    const cursor = before ? (await this.runs.find(accountId, before))?.createdAt : undefined;
-    return (await this.runs.list(accountId, limit, agentId, cursor)).map((r) => this.toRun(r));
+  async list(accountId: string, page: ListPage, agentId?: string): Promise<{ runs: Run[]; has_more: boolean }> {
+    const cursor = await resolveCursor(page, (id) => this.runs.cursor(accountId, id));
+    const { items, hasMore } = await this.runs.list(accountId, page, cursor, agentId);
+    return { runs: items.map((r) => this.toRun(r)), has_more: hasMore };
   }
 
   async steps(accountId: string, runId: string): Promise<RunStep[]> {
     await this.mustFind(accountId, runId);
-    return (await this.runs.steps(runId)).map(toStep);
+    return (await this.runs.steps(runId)).map(stepView);
   }
 
   async receipts(accountId: string, runId: string): Promise<RunReceipts> {
@@ -94,21 +125,37 @@ export class RunsService {
     return verifyReceipts(bundle, bundle.public_key);
   }
 
+  /**
+   * Answers at once. A queued run is cancelled there and then; a running one is marked (status
+   * `cancelling`, a run.status event) and its worker stops the operation in flight (a sandbox
+   * execution is killed) and ends it `cancelled`. An ended run cannot be cancelled (409).
+   */
   async cancel(accountId: string, runId: string): Promise<Run> {
-    await this.mustFind(accountId, runId);
-    await this.runs.cancel(accountId, runId, await this.spend.signRunEnd(accountId, runId, 0, ZERO_HEAD));
-    return this.get(accountId, runId);
+    const run = await this.mustFind(accountId, runId);
+    if (TERMINAL_RUN_STATUSES.includes(run.status)) {
+      throw new AgentRunError('run_already_finished', `run ${runId} has already ended (${run.status}); there is nothing to cancel`, { status: run.status });
+    }
+    if (run.status === 'queued' && (await this.runs.cancelQueued(accountId, runId, await this.spend.signRunEnd(accountId, runId, 0, ZERO_HEAD)))) {
+      return this.get(accountId, runId);
+    }
+    // Running (or claimed by a worker since it was read).
+    await this.runs.requestCancel(accountId, runId);
+    // The answer is the run as cancel left it (`cancelling`); then, if this replica is the one
+    // executing it, it is stopped now rather than at the worker's next poll.
+    const answer = await this.get(accountId, runId);
+    this.executor.stopIfRunningHere(runId);
+    return answer;
   }
 
-  /** Events after `after`: one per step, then run.done when the run has ended. Waits up to waitMs for news. */
+  /** Events after `after`: run.status changes and one run.step per step, then run.done when the run has ended. Waits up to waitMs for news. */
   async events(accountId: string, runId: string, after: number, waitMs: number): Promise<{ events: RunEvent[]; done: boolean }> {
     const deadline = Date.now() + waitMs;
     for (;;) {
       const run = await this.mustFind(accountId, runId);
       const done = TERMINAL_RUN_STATUSES.includes(run.status);
-      const steps = await this.runs.steps(runId, after);
-      const events: RunEvent[] = steps.map((s) => ({ seq: s.sequence + 1, type: 'run.step', data: toStep(s) }));
-      const doneSeq = run.stepCount + 1;
+      const rows = await this.runs.events(runId, after);
+      const events: RunEvent[] = rows.map((e) => ({ seq: e.seq, type: e.type as RunEvent['type'], data: e.data as Record<string, unknown> }));
+      const doneSeq = run.eventSeq + 1;
       if (done && after < doneSeq) {
         events.push({ seq: doneSeq, type: 'run.done', data: this.toRun(run) });
       }
@@ -128,7 +175,8 @@ export class RunsService {
       id: row.id,
       account_id: row.accountId,
       agent_id: row.agentId,
-      status: row.status,
+      // Cancel asked while it executes: `cancelling` until its worker ends it.
+      status: row.status === 'running' && row.cancelRequested ? 'cancelling' : row.status,
       task: this.cipher.decrypt(row.task, { table: 'runs', id: row.id, column: 'task' }),
       output: row.output === null ? null : this.cipher.decrypt(row.output, { table: 'runs', id: row.id, column: 'output' }),
       error: row.errorCode ? { code: row.errorCode, message: row.errorMessage ?? '' } : null,
@@ -144,14 +192,6 @@ export class RunsService {
   }
 }
 
-function toStep(s: StepRow): RunStep {
-  return {
-    run_id: s.runId,
-    sequence: s.sequence,
-    kind: s.kind as RunStep['kind'],
-    status: s.status as RunStep['status'],
-    cost_usd: microsToUsd(s.costMicros),
-    detail: s.detail as Record<string, unknown>,
-    created_at: s.createdAt.toISOString(),
-  };
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }

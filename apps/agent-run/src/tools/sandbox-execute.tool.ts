@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { sandboxCatalog } from '@drael/contracts';
 import { NatsRpcClient, isRpcError } from '@drael/nats-rpc';
@@ -35,10 +36,18 @@ export class SandboxExecuteTool implements AgentToolDefinition<Args> {
   constructor(private readonly rpc: NatsRpcClient) {}
 
   async execute(args: Args, ctx: ToolContext): Promise<ToolOutcome> {
+    // A named sandbox run can be stopped: when the agent run is cancelled (or times out) its
+    // container is killed, not left to finish its 30 s.
+    const sandboxRunId = `ar_${randomBytes(9).toString('base64url')}`;
+    // A broadcast: the sandbox replica running it answers, the others stay silent; nobody waits for it.
+    const cancel = () => {
+      this.rpc.request(sandboxCatalog.runCancel, { tenant: ctx.accountId, run_id: sandboxRunId }).catch(() => undefined);
+    };
+    ctx.signal.addEventListener('abort', cancel, { once: true });
     try {
       const r = await this.rpc.request(
         sandboxCatalog.run,
-        { tenant: ctx.accountId, runtime: args.runtime, code: args.code, timeout_s: TIMEOUT_S, network: false },
+        { tenant: ctx.accountId, runtime: args.runtime, code: args.code, timeout_s: TIMEOUT_S, network: false, run_id: sandboxRunId },
         { signal: ctx.signal },
       );
       const status = r.timed_out ? 'timed_out' : r.ok ? 'ok' : 'error';
@@ -55,6 +64,8 @@ export class SandboxExecuteTool implements AgentToolDefinition<Args> {
       const code = isRpcError(err) ? err.code : 'internal';
       const message = err instanceof Error ? err.message : String(err);
       return { content: toolError(code, message), ok: false, ran: false, durationS: 0, usage: {} };
+    } finally {
+      ctx.signal.removeEventListener('abort', cancel);
     }
   }
 }

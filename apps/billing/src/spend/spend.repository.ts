@@ -124,12 +124,51 @@ export class SpendRepository {
     return rows.map((r) => ({ id: r.id, accountId: r.account_id }));
   }
 
-  async credit(accountId: string, amountMicros: number): Promise<boolean> {
-    const { rowCount } = await this.db.pool.query(`UPDATE "accounts" SET "balance_micros" = "balance_micros" + $2::bigint WHERE "id" = $1::uuid`, [
-      accountId,
-      amountMicros,
-    ]);
-    return rowCount === 1;
+  /**
+   * Adds credit to the balance and records the top-up, in one transaction. With an idempotency key
+   * already used by the account nothing is added: the first top-up's request hash and stored
+   * answer come back for the caller to compare.
+   */
+  async credit(
+    c: { id: string; accountId: string; amountMicros: number; idempotencyKey?: string; requestHash?: string },
+  ): Promise<{ outcome: 'credited' | 'account_not_found' } | { outcome: 'repeat'; requestHash: string | null; response: unknown }> {
+    const client = await this.db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Takes the account row's lock first: a concurrent top-up with the same key waits here, then finds this one's row.
+      const account = await client.query(`SELECT 1 FROM "accounts" WHERE "id" = $1::uuid FOR UPDATE`, [c.accountId]);
+      if (account.rowCount !== 1) {
+        await client.query('ROLLBACK');
+        return { outcome: 'account_not_found' };
+      }
+      if (c.idempotencyKey !== undefined) {
+        const { rows } = await client.query<{ request_hash: string | null; response: unknown }>(
+          `SELECT "request_hash", "response" FROM "wallet_credits" WHERE "account_id" = $1::uuid AND "idempotency_key" = $2`,
+          [c.accountId, c.idempotencyKey],
+        );
+        if (rows[0]) {
+          await client.query('ROLLBACK');
+          return { outcome: 'repeat', requestHash: rows[0].request_hash, response: rows[0].response };
+        }
+      }
+      await client.query(
+        `INSERT INTO "wallet_credits" ("id", "account_id", "amount_micros", "idempotency_key", "request_hash") VALUES ($1::uuid, $2::uuid, $3::bigint, $4, $5)`,
+        [c.id, c.accountId, c.amountMicros, c.idempotencyKey ?? null, c.requestHash ?? null],
+      );
+      await client.query(`UPDATE "accounts" SET "balance_micros" = "balance_micros" + $2::bigint WHERE "id" = $1::uuid`, [c.accountId, c.amountMicros]);
+      await client.query('COMMIT');
+      return { outcome: 'credited' };
+    } catch (err) {
+      await client.query('ROLLBACK');
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The answer a top-up gave, kept so that a repeat of it (same idempotency key) answers the same. */
+  async storeCreditResponse(id: string, response: Wallet): Promise<void> {
+    await this.db.pool.query(`UPDATE "wallet_credits" SET "response" = $2::jsonb WHERE "id" = $1::uuid`, [id, JSON.stringify(response)]);
   }
 
   /**

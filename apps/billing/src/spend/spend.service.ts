@@ -1,6 +1,6 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { ReceiptSchema, type ParsedRequestOf, type Receipt, type ReceiptPayload, type ReplyOf, type RunEnd, type SpendHold, type Wallet, type billingCatalog } from '@drael/contracts';
+import { idempotencyRequest, ReceiptSchema, WalletSchema, type ParsedRequestOf, type Receipt, type ReceiptPayload, type ReplyOf, type RunEnd, type SpendHold, type Wallet, type billingCatalog } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 import { billingError, isUuid } from '../billing-error.js';
 import { Clock } from '../clock/clock.js';
@@ -144,9 +144,31 @@ export class SpendService {
     return { key_id: signer.keyId, public_key: signer.publicKey, algorithm: 'ed25519' };
   }
 
+  /**
+   * An operator's top-up. With an idempotency key (Stripe's semantics) the key's first request
+   * decides: the same credit again adds nothing and answers the wallet the first one answered;
+   * another amount with the key is idempotency_key_reused (keys are per account).
+   */
   async credit(req: ParsedRequestOf<typeof billingCatalog.creditWallet>): Promise<Wallet> {
-    if (!isUuid(req.account_id) || !(await this.spend.credit(req.account_id, req.amount_micros))) throw billingError('account_not_found', 'no such account');
-    return this.wallet(req.account_id);
+    if (!isUuid(req.account_id)) throw billingError('account_not_found', 'no such account');
+    const requestHash =
+      req.idempotency_key === undefined
+        ? undefined
+        : createHash('sha256').update(idempotencyRequest('POST', `/admin/accounts/${req.account_id}/wallet/credit`, { amount_micros: req.amount_micros })).digest('hex');
+    const id = randomUUID();
+    const res = await this.spend.credit({ id, accountId: req.account_id, amountMicros: req.amount_micros, idempotencyKey: req.idempotency_key, requestHash });
+    if (res.outcome === 'account_not_found') throw billingError('account_not_found', 'no such account');
+    if (res.outcome === 'repeat') {
+      if (res.requestHash !== requestHash) {
+        throw billingError('idempotency_key_reused', 'this Idempotency-Key was already used with a different credit', { param: 'Idempotency-Key' });
+      }
+      // The first answer; a first top-up that stopped before storing it answers the wallet as it is.
+      const first = WalletSchema.safeParse(res.response);
+      return first.success ? first.data : this.wallet(req.account_id);
+    }
+    const wallet = await this.wallet(req.account_id);
+    if (req.idempotency_key !== undefined) await this.spend.storeCreditResponse(id, wallet);
+    return wallet;
   }
 
   async setLimits(req: ParsedRequestOf<typeof billingCatalog.setAgentLimits>, now = this.clock.now()): Promise<Wallet> {

@@ -1,23 +1,17 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
-import { z } from 'zod';
-import { billingCatalog, ToolLevelSchema } from '@drael/contracts';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
+import { billingCatalog } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
+import { idempotencyKeyOf } from '../http/idempotency-key.js';
 import { validateBody as validate } from '../openai/validate.js';
 import { AdminOnly } from '../auth/route-access.js';
 
-const CreateAccountBody = z.object({
-  name: z.string().min(1).max(200),
-  plan: z.string().default('free'),
-  extra_usage: z.object({ enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative() }).optional(),
-});
-const CreateKeyBody = z.object({
-  name: z.string().max(200).optional(),
-  tool_level: ToolLevelSchema.default('l3_shell'),
-  rate_limit: z.object({ per_minute: z.number().int().positive(), per_hour: z.number().int().positive() }).optional(),
-});
-const ExtraUsageBody = z.object({ enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative() });
+// The bodies are billing's own request schemas (one definition: names free of NUL, numbers within
+// what billing's columns hold), less what the path gives; a violation is a 400 naming the param.
+const CreateAccountBody = billingCatalog.createAccount.request;
+const CreateKeyBody = billingCatalog.createKey.request.omit({ account_id: true });
+const ExtraUsageBody = billingCatalog.setExtraUsage.request.omit({ account_id: true });
 // Agent steps' money (spec 03), in integer micro-dollars like billing's own subjects.
-const WalletCreditBody = billingCatalog.creditWallet.request.omit({ account_id: true });
+const WalletCreditBody = billingCatalog.creditWallet.request.omit({ account_id: true, idempotency_key: true });
 const AgentLimitsBody = billingCatalog.setAgentLimits.request.omit({ account_id: true });
 
 /**
@@ -62,10 +56,12 @@ export class AdminController {
     return this.nats.request(billingCatalog.wallet, { account_id: account });
   }
 
+  /** A top-up. With an `Idempotency-Key`, a repeat of the same credit adds nothing and answers as the first did; another amount is 409. */
   @Post('accounts/:account/wallet/credit')
   @HttpCode(200)
-  creditWallet(@Param('account') account: string, @Body() body: unknown) {
-    return this.nats.request(billingCatalog.creditWallet, { account_id: account, ...validate(WalletCreditBody, body) });
+  creditWallet(@Param('account') account: string, @Body() body: unknown, @Headers('idempotency-key') idempotencyKey?: string) {
+    const idempotency_key = idempotencyKeyOf(idempotencyKey);
+    return this.nats.request(billingCatalog.creditWallet, { account_id: account, ...validate(WalletCreditBody, body), ...(idempotency_key ? { idempotency_key } : {}) });
   }
 
   @Put('accounts/:account/wallet/limits')

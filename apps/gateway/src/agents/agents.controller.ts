@@ -1,17 +1,29 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { agentRunCatalog, billingCatalog, AgentCreateBodySchema, AgentUpdateBodySchema, type KeyIdentity, type Run } from '@drael/contracts';
+import {
+  agentRunCatalog,
+  billingCatalog,
+  AgentCreateBodySchema,
+  AgentIdSchema,
+  AgentUpdateBodySchema,
+  ListPageSchema,
+  taskProblem,
+  type KeyIdentity,
+  type Run,
+} from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { CallerIdentity } from '../auth/identity.js';
 import { ApiError } from '../errors/api-error.js';
+import { idempotencyKeyOf } from '../http/idempotency-key.js';
+import { ModelRegistry } from '../models/model-registry.js';
 import { validateBody } from '../openai/validate.js';
 
 const RunCreateBodySchema = z.object({ task: z.string() }).strict();
-const ListQuerySchema = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  before: z.string().max(64).optional(),
-  agent_id: z.string().max(64).optional(),
+// OpenAI's list parameters; the bounds and cursors are agent-run's own (one definition, in contracts).
+const ListQuerySchema = ListPageSchema.extend({
+  limit: z.coerce.number().pipe(ListPageSchema.shape.limit.unwrap()).default(20),
+  agent_id: AgentIdSchema.optional(),
 });
 
 /**
@@ -20,19 +32,28 @@ const ListQuerySchema = z.object({
  */
 @Controller('v1')
 export class AgentsController {
-  constructor(@Inject(NatsRpcClient) private readonly nats: NatsRpcClient) {}
+  constructor(
+    @Inject(NatsRpcClient) private readonly nats: NatsRpcClient,
+    @Inject(ModelRegistry) private readonly models: ModelRegistry,
+  ) {}
 
+  /**
+   * The agent's tools are checked against the key's tool level by agent-run (403
+   * tool_not_allowed); its model must be one of the configured aliases (404 model_not_found), or
+   * every run of it would fail.
+   */
   @Post('agents')
   async createAgent(@CallerIdentity() caller: KeyIdentity, @Body() body: unknown) {
     const agent = validateBody(AgentCreateBodySchema, body ?? {});
-    return withObject('agent', await this.call('createAgent', { account_id: caller.account_id, agent }));
+    this.models.resolve(agent.model);
+    return withObject('agent', await this.call('createAgent', { account_id: caller.account_id, tool_level: caller.tool_level, agent }));
   }
 
   @Get('agents')
   async listAgents(@CallerIdentity() caller: KeyIdentity, @Query() query: unknown) {
-    const q = validateBody(ListQuerySchema, query);
-    const { agents } = await this.call('listAgents', { account_id: caller.account_id, limit: q.limit, before: q.before });
-    return { object: 'list', data: agents.map((a) => withObject('agent', a)) };
+    const { agent_id: _, ...page } = validateBody(ListQuerySchema, query ?? {});
+    const { agents, has_more } = await this.call('listAgents', { account_id: caller.account_id, ...page });
+    return listObject(agents.map((a) => withObject('agent', a)), has_more);
   }
 
   @Get('agents/:agent_id')
@@ -43,7 +64,8 @@ export class AgentsController {
   @Patch('agents/:agent_id')
   async updateAgent(@CallerIdentity() caller: KeyIdentity, @Param('agent_id') agentId: string, @Body() body: unknown) {
     const patch = validateBody(AgentUpdateBodySchema, body ?? {});
-    return withObject('agent', await this.call('updateAgent', { account_id: caller.account_id, agent_id: agentId, patch }));
+    if (patch.model !== undefined) this.models.resolve(patch.model);
+    return withObject('agent', await this.call('updateAgent', { account_id: caller.account_id, tool_level: caller.tool_level, agent_id: agentId, patch }));
   }
 
   @Delete('agents/:agent_id')
@@ -51,6 +73,11 @@ export class AgentsController {
     return withObject('agent.deleted', await this.call('deleteAgent', { account_id: caller.account_id, agent_id: agentId }));
   }
 
+  /**
+   * Queues a run. The key that starts it must be allowed every tool of the agent (403
+   * tool_not_allowed). An `Idempotency-Key` binds to this agent and task: the same request again
+   * answers the first run, another one 409 idempotency_key_reused.
+   */
   @Post('agents/:agent_id/runs')
   @HttpCode(202)
   async createRun(
@@ -60,15 +87,18 @@ export class AgentsController {
     @Headers('idempotency-key') idempotencyKey?: string,
   ) {
     const { task } = validateBody(RunCreateBodySchema, body ?? {});
-    const key = idempotencyKey?.trim() ? idempotencyKey.trim().slice(0, 200) : undefined;
-    return runObject(await this.call('createRun', { account_id: caller.account_id, agent_id: agentId, task, idempotency_key: key }));
+    // Refused here, before a task of megabytes is sent over NATS (spec 03: 1–50,000 characters).
+    const problem = taskProblem(task);
+    if (problem) throw new ApiError('invalid_task', problem, 'task');
+    const key = idempotencyKeyOf(idempotencyKey);
+    return runObject(await this.call('createRun', { account_id: caller.account_id, agent_id: agentId, tool_level: caller.tool_level, task, idempotency_key: key }));
   }
 
   @Get('runs')
   async listRuns(@CallerIdentity() caller: KeyIdentity, @Query() query: unknown) {
-    const q = validateBody(ListQuerySchema, query);
-    const { runs } = await this.call('listRuns', { account_id: caller.account_id, limit: q.limit, before: q.before, agent_id: q.agent_id });
-    return { object: 'list', data: runs.map(runObject) };
+    const q = validateBody(ListQuerySchema, query ?? {});
+    const { runs, has_more } = await this.call('listRuns', { account_id: caller.account_id, ...q });
+    return listObject(runs.map(runObject), has_more);
   }
 
   @Get('runs/:run_id')
@@ -154,4 +184,10 @@ export class AgentsController {
 }
 
 const withObject = <T extends object>(object: string, v: T) => ({ object, ...v });
+
+/** OpenAI's list object: the page, the ids at its ends (the cursors of the next pages) and has_more. */
+function listObject<T extends { id: string }>(data: T[], hasMore: boolean) {
+  return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
+}
+
 const runObject = (r: Run) => withObject('run', r);

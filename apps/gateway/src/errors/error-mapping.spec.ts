@@ -51,3 +51,12 @@ describe('error mapping', () => {
     expect(ApiError.fromRpc(new RpcError('brand_new_code', 'x'))?.status).toBe(500);
   });
 });
+
+describe('codes of hosted agents, idempotency and size', () => {
+  it('maps them to the statuses the README names', () => {
+    expect(httpErrorOf('tool_not_allowed')).toEqual({ status: 403, type: 'permission_error' });
+    expect(httpErrorOf('idempotency_key_reused')).toEqual({ status: 409, type: 'invalid_request_error' });
+    expect(httpErrorOf('run_already_finished').status).toBe(409);
+    expect(httpErrorOf('payload_too_large')).toEqual({ status: 413, type: 'invalid_request_error' });
+  });
+});

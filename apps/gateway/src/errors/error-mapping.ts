@@ -37,6 +37,9 @@ export function httpErrorOf(code: ErrorCode): HttpErrorShape {
       return { status: 503, type: 'service_unavailable_error' };
     case 'timeout':
       return { status: 504, type: 'timeout_error' };
+    // A request larger than a NATS message can carry: refused before it is sent, the limit stated.
+    case 'payload_too_large':
+      return { status: 413, type: 'invalid_request_error' };
 
     // gateway
     case 'model_not_found':
@@ -113,6 +116,8 @@ export function httpErrorOf(code: ErrorCode): HttpErrorShape {
       return { status: 404, type: 'not_found_error' };
     case 'hold_already_resolved':
     case 'idempotency_conflict':
+    // The same Idempotency-Key with another request (Stripe's semantics): nothing was done.
+    case 'idempotency_key_reused':
       return { status: 409, type: 'invalid_request_error' };
     // agent steps' money (spec 03): the account's balance or monthly budget cannot pay, or its step rate is used up
     case 'insufficient_balance':
@@ -130,6 +135,11 @@ export function httpErrorOf(code: ErrorCode): HttpErrorShape {
       return { status: 404, type: 'not_found_error' };
     case 'invalid_task':
       return { status: 400, type: 'invalid_request_error' };
+    // spec 04: the key's tool level does not allow a tool of the agent.
+    case 'tool_not_allowed':
+      return { status: 403, type: 'permission_error' };
+    case 'run_already_finished':
+      return { status: 409, type: 'invalid_request_error' };
 
     default:
       return unmapped(code);

@@ -1,4 +1,4 @@
-import { TOOL_LEVELS, type ToolLevel } from '@drael/contracts';
+import { levelAtLeast, TOOL_LEVELS, type ToolLevel } from '@drael/contracts';
 import type { ToolName } from './server-tool.js';
 
 /**
@@ -19,10 +19,8 @@ export function allowedTools(level: ToolLevel): ReadonlySet<ToolName> {
   return new Set(LEVEL_TOOLS[level]);
 }
 
-/** True when `level` is at least `min` in the order none < l1_http < l3_shell < l4_browser. */
-export function levelAtLeast(level: ToolLevel, min: ToolLevel): boolean {
-  return TOOL_LEVELS.indexOf(level) >= TOOL_LEVELS.indexOf(min);
-}
+// The order of levels is one definition in packages/contracts, shared with agent-run (hosted agents' tools).
+export { levelAtLeast };
 
 /** The lower of two levels: a sub-agent never gets more than the key that spawned it. */
 export function lowerLevel(a: ToolLevel, b: ToolLevel): ToolLevel {
