@@ -5,6 +5,7 @@ import { healthEntry } from './health.js';
 import { AccountIdSchema, levelAtLeast, ReceiptKeySchema, ReceiptSchema, RunEndSchema, StepKindSchema, ToolLevelSchema, type ToolLevel } from './billing.js';
 import { storedText } from './stored-text.js';
 import { IdempotencyKeySchema } from './idempotency.js';
+import { ListPageQueryShape } from './list-page.js';
 
 export const AGENT_RUN_ERROR_CODES = [
   ...COMMON_ERROR_CODES,
@@ -190,18 +191,18 @@ const RunRef = { ...Scope, run_id: RunIdSchema };
 const Caller = { tool_level: ToolLevelSchema };
 
 /**
- * OpenAI's list paging: ordered by creation time then id (`desc` newest first, the default);
- * `after`/`before` name an object of the list (its id) and ask for what follows or precedes it in
- * that order. `has_more` says whether anything lies beyond the page.
+ * OpenAI's list paging (list-page.ts: limit, order, ordered by creation time then id), kept by
+ * keyset in the database: `after`/`before` name an object of the list (its id) and ask for what
+ * follows or precedes it in that order. `has_more` says whether anything lies beyond the page.
  */
-export const ListPageSchema = z.object({
-  limit: z.number().int().min(1).max(100).default(20),
-  order: z.enum(['asc', 'desc']).default('desc'),
+export const CursorPageSchema = z.object({
+  limit: ListPageQueryShape.limit,
+  order: ListPageQueryShape.order,
   after: storedText(1, 64).optional(),
   before: storedText(1, 64).optional(),
 });
-export type ListPage = z.output<typeof ListPageSchema>;
-const ListPage = ListPageSchema.shape;
+export type CursorPage = z.output<typeof CursorPageSchema>;
+const CursorPageShape = CursorPageSchema.shape;
 
 const entry = <Req extends z.ZodType, Res extends z.ZodType>(subject: string, request: Req, reply: Res, timeoutMs = 5_000) =>
   defineEntry({ subject, service: 'agent-run', request, reply, errors: AGENT_RUN_ERROR_CODES, timeoutMs });
@@ -210,7 +211,7 @@ export const agentRunCatalog = {
   health: healthEntry('agent-run'),
   createAgent: entry('agent-run.agents.create.v1', z.object({ ...Scope, ...Caller, agent: AgentCreateBodySchema }), AgentSchema),
   getAgent: entry('agent-run.agents.get.v1', z.object(AgentRef), AgentSchema),
-  listAgents: entry('agent-run.agents.list.v1', z.object({ ...Scope, ...ListPage }), z.object({ agents: z.array(AgentSchema), has_more: z.boolean() })),
+  listAgents: entry('agent-run.agents.list.v1', z.object({ ...Scope, ...CursorPageShape }), z.object({ agents: z.array(AgentSchema), has_more: z.boolean() })),
   updateAgent: entry('agent-run.agents.update.v1', z.object({ ...AgentRef, ...Caller, patch: AgentUpdateBodySchema }), AgentSchema),
   deleteAgent: entry('agent-run.agents.delete.v1', z.object(AgentRef), z.object({ id: z.string(), deleted: z.boolean() })),
   createRun: entry(
@@ -220,7 +221,7 @@ export const agentRunCatalog = {
     RunSchema,
   ),
   getRun: entry('agent-run.runs.get.v1', z.object(RunRef), RunSchema),
-  listRuns: entry('agent-run.runs.list.v1', z.object({ ...Scope, ...ListPage, agent_id: AgentIdSchema.optional() }), z.object({ runs: z.array(RunSchema), has_more: z.boolean() })),
+  listRuns: entry('agent-run.runs.list.v1', z.object({ ...Scope, ...CursorPageShape, agent_id: AgentIdSchema.optional() }), z.object({ runs: z.array(RunSchema), has_more: z.boolean() })),
   listSteps: entry('agent-run.runs.steps.v1', z.object(RunRef), z.object({ steps: z.array(RunStepSchema) })),
   listReceipts: entry('agent-run.runs.receipts.v1', z.object(RunRef), RunReceiptsSchema),
   // Answers at once: a queued run `cancelled`, a running one `cancelling` (its operation in flight

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { ListPage } from '@drael/contracts';
+import type { CursorPage } from '@drael/contracts';
 import { PrismaService } from '../db/prisma.service.js';
 import { pageOf, pageQuery, type PageCursor } from '../db/list-page.js';
 import type { Agent as AgentRow } from '../generated/prisma/client.js';
@@ -34,7 +34,7 @@ export class AgentRepository {
   }
 
   /** A page of the account's agents (deleted ones left out). */
-  async list(accountId: string, page: ListPage, cursor: PageCursor | null): Promise<{ items: AgentRow[]; hasMore: boolean }> {
+  async list(accountId: string, page: CursorPage, cursor: PageCursor | null): Promise<{ items: AgentRow[]; hasMore: boolean }> {
     const q = pageQuery(page, cursor);
     const rows = await this.db.client.agent.findMany({ where: { accountId, deletedAt: null, ...q.where }, orderBy: q.orderBy, take: q.take });
     return pageOf(rows, page);

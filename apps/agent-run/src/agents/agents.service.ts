@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AGENT_TOOL_LEVEL, AgentCreateBodySchema, AgentUpdateBodySchema, toolsBeyondLevel, type Agent, type AgentTool, type ListPage, type ToolLevel } from '@drael/contracts';
+import { AGENT_TOOL_LEVEL, AgentCreateBodySchema, AgentUpdateBodySchema, toolsBeyondLevel, type Agent, type AgentTool, type CursorPage, type ToolLevel } from '@drael/contracts';
 import type { z } from 'zod';
 import { FieldCipher } from '../crypto/field-cipher.js';
 import { newId } from '../db/ids.js';
@@ -37,7 +37,7 @@ export class AgentsService {
     return this.toAgent(await this.mustFind(accountId, id));
   }
 
-  async list(accountId: string, page: ListPage): Promise<{ agents: Agent[]; has_more: boolean }> {
+  async list(accountId: string, page: CursorPage): Promise<{ agents: Agent[]; has_more: boolean }> {
     const cursor = await resolveCursor(page, (id) => this.agents.cursor(accountId, id));
     const { items, hasMore } = await this.agents.list(accountId, page, cursor);
     return { agents: items.map((r) => this.toAgent(r)), has_more: hasMore };

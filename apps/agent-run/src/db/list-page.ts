@@ -1,4 +1,4 @@
-import type { ListPage } from '@drael/contracts';
+import type { CursorPage } from '@drael/contracts';
 import { AgentRunError } from '../agent-run-error.js';
 
 /** Where a page starts: the row the `after`/`before` cursor names. */
@@ -12,7 +12,7 @@ export interface PageCursor {
  * order past the cursor, `before` goes back towards its start. Keyset conditions, so a page is
  * stable while rows are added, and ties in created_at are broken by id.
  */
-export function pageQuery(page: ListPage, cursor: PageCursor | null) {
+export function pageQuery(page: CursorPage, cursor: PageCursor | null) {
   const backwards = page.before !== undefined;
   const scanDesc = (page.order === 'desc') !== backwards;
   const past = scanDesc ? 'lt' : 'gt';
@@ -27,14 +27,14 @@ export function pageQuery(page: ListPage, cursor: PageCursor | null) {
 }
 
 /** The page's rows in the list's order, and whether more lie beyond it. */
-export function pageOf<T>(rows: T[], page: ListPage): { items: T[]; hasMore: boolean } {
+export function pageOf<T>(rows: T[], page: CursorPage): { items: T[]; hasMore: boolean } {
   const items = rows.slice(0, page.limit);
   if (page.before !== undefined) items.reverse();
   return { items, hasMore: rows.length > page.limit };
 }
 
 /** The cursor the page names, or a typed bad_request naming the param when it names nothing of the account's. */
-export async function resolveCursor(page: ListPage, find: (id: string) => Promise<PageCursor | null>): Promise<PageCursor | null> {
+export async function resolveCursor(page: CursorPage, find: (id: string) => Promise<PageCursor | null>): Promise<PageCursor | null> {
   if (page.after !== undefined && page.before !== undefined) {
     throw new AgentRunError('bad_request', 'give at most one of after and before', { param: 'after' });
   }

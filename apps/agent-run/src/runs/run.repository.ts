@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { ListPage, RunStatus } from '@drael/contracts';
+import type { CursorPage, RunStatus } from '@drael/contracts';
 import { PrismaService } from '../db/prisma.service.js';
 import { pageOf, pageQuery, type PageCursor } from '../db/list-page.js';
 import { Prisma, type Run as RunRow, type Step as StepRow, type Receipt as ReceiptRow, type RunEvent as RunEventRow } from '../generated/prisma/client.js';
@@ -92,7 +92,7 @@ export class RunRepository {
   }
 
   /** A page of the account's runs, of one agent or all. */
-  async list(accountId: string, page: ListPage, cursor: PageCursor | null, agentId?: string): Promise<{ items: RunRow[]; hasMore: boolean }> {
+  async list(accountId: string, page: CursorPage, cursor: PageCursor | null, agentId?: string): Promise<{ items: RunRow[]; hasMore: boolean }> {
     const q = pageQuery(page, cursor);
     const rows = await this.db.client.run.findMany({ where: { accountId, ...(agentId ? { agentId } : {}), ...q.where }, orderBy: q.orderBy, take: q.take });
     return pageOf(rows, page);

@@ -5,7 +5,7 @@ import {
   RunEndSchema,
   taskProblem,
   TERMINAL_RUN_STATUSES,
-  type ListPage,
+  type CursorPage,
   type Receipt,
   type Run,
   type RunEvent,
@@ -96,7 +96,7 @@ export class RunsService {
     return this.toRun(await this.mustFind(accountId, runId));
   }
 
-  async list(accountId: string, page: ListPage, agentId?: string): Promise<{ runs: Run[]; has_more: boolean }> {
+  async list(accountId: string, page: CursorPage, agentId?: string): Promise<{ runs: Run[]; has_more: boolean }> {
     const cursor = await resolveCursor(page, (id) => this.runs.cursor(accountId, id));
     const { items, hasMore } = await this.runs.list(accountId, page, cursor, agentId);
     return { runs: items.map((r) => this.toRun(r)), has_more: hasMore };

@@ -7,7 +7,7 @@ import {
   AgentCreateBodySchema,
   AgentIdSchema,
   AgentUpdateBodySchema,
-  ListPageSchema,
+  CursorPageSchema,
   taskProblem,
   type KeyIdentity,
   type Run,
@@ -21,8 +21,8 @@ import { validateBody } from '../openai/validate.js';
 
 const RunCreateBodySchema = z.object({ task: z.string() }).strict();
 // OpenAI's list parameters; the bounds and cursors are agent-run's own (one definition, in contracts).
-const ListQuerySchema = ListPageSchema.extend({
-  limit: z.coerce.number().pipe(ListPageSchema.shape.limit.unwrap()).default(20),
+const ListQuerySchema = CursorPageSchema.extend({
+  limit: z.coerce.number().pipe(CursorPageSchema.shape.limit.unwrap()).default(20),
   agent_id: AgentIdSchema.optional(),
 });
 
