@@ -13,11 +13,11 @@ export interface ExtractedPage {
   readable: boolean;
 }
 
-// Readability's pick is trusted only when it holds a plausible share of the page: below this
-// many characters, or under this fraction of the page's text on a text-heavy page, the whole
-// page is returned instead (forum threads and short docs pages are where the pick goes wrong).
+// Readability's pick is used whenever it holds at least this many characters; below it (a page
+// with no article: opening hours, a stub) the whole page is returned instead. There is no
+// share-of-page test: on a short brief in a heavy portal, a teaser or a post above a long
+// comment thread the pick is small beside the page and right, and the whole page was wrong.
 const MIN_ARTICLE_CHARS = 140;
-const MIN_ARTICLE_SHARE = 0.2;
 const REMOVED_IN_FALLBACK = 'head, title, script, style, noscript, template, svg, canvas, iframe, object, embed, form, button, nav, footer, header, aside';
 // A single <article> (else a single <main>) holding at least this share of the page's text is
 // where the content is; Readability then scores only it (bench/fetch: about a seventh of the
@@ -82,24 +82,19 @@ export class HtmlExtractor {
       canonical: canonicalHref ? safeUrl(canonicalHref, base) : null,
       lang: clean(document.documentElement?.getAttribute('lang')) ?? meta('http-equiv', 'content-language', true),
     };
-    const pageChars = prepareForReader(document, wrapped);
+    prepareForReader(document, wrapped);
 
     const reader = makeReader(document);
     (reader as unknown as ReaderInternals)._restorePage = pageRestorer(source, wrapped);
     const article = reader.parse();
     const articleChars = normalisedLength(article?.textContent ?? '');
-    const plausible =
-      article?.content != null &&
-      articleChars >= MIN_ARTICLE_CHARS &&
-      (pageChars < 2_000 || articleChars >= pageChars * MIN_ARTICLE_SHARE);
+    const plausible = article?.content != null && articleChars >= MIN_ARTICLE_CHARS;
 
     let markdown: string;
     if (plausible) {
       resolveLinks(article.content as unknown as HTMLElement, base);
+      // The title is the result's own field (web_fetch shows it beside the content), not a body line.
       markdown = this.toMarkdown(article.content as unknown as HTMLElement);
-      // Readability lifts the page's heading out as the title; the reader still wants it on top.
-      const heading = clean(article.title);
-      if (heading && !markdown.slice(0, heading.length + 200).includes(heading)) markdown = `# ${heading}\n\n${markdown}`;
     } else {
       // Readability has mutated the first parse; the fallback works on a fresh one (rare path).
       const body = parseHTML(source).document.body;
@@ -137,16 +132,35 @@ export class HtmlExtractor {
 }
 
 /**
- * Takes out what is never content and, when there is one, scopes the body to its dominant
- * container; returns the page's text length (normalised) taken before the scoping.
+ * Takes out what is never content, keeps <html> and <body> out of Readability's removals and,
+ * when there is one, scopes the body to its dominant container.
  */
-function prepareForReader(document: Document, wrapped: boolean): number {
+function prepareForReader(document: Document, wrapped: boolean): void {
   // Script and style text is not page text (Readability drops them too).
   for (const el of elementsByTag(document, ['script', 'style', 'noscript', 'template'])) el.remove();
   if (wrapped && document.body) for (const el of elementsByTag(document.body, ['head', 'title', 'meta', 'link', 'base'])) el.remove();
+  protectRoot(document);
   const pageChars = document.body ? normalisedTextLength(document.body) : 0;
   scopeToDominantContainer(document, pageChars);
-  return pageChars;
+}
+
+const HIDING_ATTRIBUTES = ['role', 'hidden', 'aria-hidden', 'style'];
+
+/**
+ * Readability's walk starts at <html> and spares only <body> (and links) from its removal by
+ * class and id, and neither from its removal by role or as hidden: an
+ * <html class="header-spacing"> matches its unlikely-candidate pattern and the whole document
+ * goes, after which linkedom has no body and none of the clean-up finds anything, so the
+ * navigation stays; a <body aria-hidden="true"> (a page rendered with a dialog open) goes too.
+ * What the root and body carry there says nothing about which part of the page is content
+ * (lang, read before this, is kept; body's class still weighs in Readability's scoring).
+ */
+function protectRoot(document: Document): void {
+  const root = document.documentElement;
+  if (!root) return;
+  for (const name of ['class', 'id', ...HIDING_ATTRIBUTES]) root.removeAttribute(name);
+  const body = document.body;
+  if (body) for (const name of HIDING_ATTRIBUTES) body.removeAttribute(name);
 }
 
 /**
@@ -226,8 +240,11 @@ function makeReader(document: Document): Readability<Node> {
  * past; `seen` is then kept up to date for elements made later (see tagsSeen).
  */
 function elementsByTag(root: Element | Document, tagNames: string[], seen?: Set<string>): Element[] {
-  const doc = root.nodeType === 9 ? (root as Document) : (root as Element).ownerDocument;
-  if (!doc?.documentElement) return [];
+  const isDocument = root.nodeType === 9;
+  const doc = isDocument ? (root as Document) : (root as Element).ownerDocument;
+  // linkedom's walker over a document needs its <html> (none: nothing to find); over an element
+  // it needs only the element, so the article and the body are walked even when <html> is gone.
+  if (!doc || (isDocument && !doc.documentElement)) return [];
   const wanted = new Set(tagNames.map((t) => t.toLowerCase()));
   const out: Element[] = [];
   // linkedom's tree walker is one pass over its node list (its element getters walk siblings).
