@@ -3,7 +3,8 @@
 // of the extracted markdown (syntax stripped) against each page's expected body, averaged over
 // pages, and the F1 of those means. Speed: each page extracted RUNS times, the page's median
 // taken; the median and p95 of those over the corpus.
-// Usage: node bench/fetch/corpus-score.mjs [--extractor path/to/html-extractor.js] [--pages]
+// Usage: node bench/fetch/corpus-score.mjs [--extractor path/to/html-extractor.js] [--off rule,rule] [--pages]
+// --off turns rules of apps/fetch/src/extract/content-rules.ts off, to measure each one's gain.
 import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -17,7 +18,9 @@ const RUNS = Number(process.env.BENCH_CORPUS_RUNS ?? 7);
 const DIR = fileURLToPath(new URL('../../apps/fetch/test/fixtures/corpus/', import.meta.url));
 
 const { HtmlExtractor } = await import(modulePath);
-const extractor = new HtmlExtractor();
+const offAt = args.indexOf('--off');
+const off = offAt >= 0 ? args[offAt + 1].split(',') : [];
+const extractor = new HtmlExtractor(Object.fromEntries(off.map((r) => [r, false])));
 const names = readdirSync(DIR).filter((f) => f.endsWith('.html')).map((f) => f.slice(0, -5)).sort();
 const stats = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -47,6 +50,6 @@ const speed = stats(perPage);
 if (args.includes('--pages')) {
   for (const [name, s] of [...rows].sort((a, b) => a[1].f1 - b[1].f1)) console.log(`${name.padEnd(40)} P ${s.precision.toFixed(3)}  R ${s.recall.toFixed(3)}  F1 ${s.f1.toFixed(3)}`);
 }
-console.log(`corpus: ${names.length} pages, ${modulePath.replace(/^.*\/apps\//, 'apps/')}; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+console.log(`corpus: ${names.length} pages, ${modulePath.replace(/^.*\/apps\//, 'apps/')}${off.length ? ` without ${off.join(', ')}` : ''}; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
 console.log(`shingle (4) precision ${m.precision.toFixed(4)}  recall ${m.recall.toFixed(4)}  F1 ${m.f1.toFixed(4)}`);
 console.log(`extraction per page: median ${speed.median.toFixed(2)} ms  p95 ${speed.p95.toFixed(2)} ms  (each page's median of ${RUNS} runs)`);

@@ -1,6 +1,7 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
+import { ALL_RULES, findDeclaredBody, readLdArticleBodies, removeLinkDenseBlocks, removeNamedBoilerplate, type ContentRules } from './content-rules.js';
 
 export interface ExtractedPage {
   title: string | null;
@@ -36,8 +37,11 @@ const MARKDOWN_SPECIAL_START = /^(?:[-=>]|\+ |#{1,6} |~~~|\d+\. )/;
  */
 export class HtmlExtractor {
   private readonly turndown: TurndownService;
+  private readonly rules: ContentRules;
 
-  constructor() {
+  /** `rules`: all on in the service; the corpus bench turns each off to measure it. */
+  constructor(rules: Partial<ContentRules> = {}) {
+    this.rules = { ...ALL_RULES, ...rules };
     this.turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '*' });
     this.turndown.remove(['script', 'style', 'noscript', 'template', 'iframe', 'form', 'button', 'select', 'input', 'textarea']);
     // turndown runs thirteen regular expressions over every text node; most text nodes hold none
@@ -61,7 +65,7 @@ export class HtmlExtractor {
     const { document } = parseHTML(source);
     // One walk for the metadata elements: each document.querySelector compiles its selector
     // and, for the absent ones, walks the whole page (half a dozen walks on a 100 KB page).
-    const heads = elementsByTag(document, ['title', 'meta', 'link', 'base'], tagsSeen(document));
+    const heads = elementsByTag(document, ['title', 'meta', 'link', 'base', 'script'], tagsSeen(document));
     const first = (tag: string, test: (el: Element) => boolean = () => true) => heads.find((el) => el.localName === tag && test(el));
     const attrIs = (name: string, value: string, caseInsensitive = false) => (el: Element) => {
       const v = el.getAttribute(name);
@@ -82,16 +86,19 @@ export class HtmlExtractor {
       canonical: canonicalHref ? safeUrl(canonicalHref, base) : null,
       lang: clean(document.documentElement?.getAttribute('lang')) ?? meta('http-equiv', 'content-language', true),
     };
-    prepareForReader(document, wrapped);
+    // Read before prepareForReader takes the scripts out.
+    const ldBodies = this.rules.declaredBody ? readLdArticleBodies(heads.filter((el) => el.localName === 'script')) : [];
+    prepareForReader(document, wrapped, this.rules, ldBodies);
 
     const reader = makeReader(document);
-    (reader as unknown as ReaderInternals)._restorePage = pageRestorer(source, wrapped);
+    (reader as unknown as ReaderInternals)._restorePage = pageRestorer(source, wrapped, this.rules, ldBodies);
     const article = reader.parse();
     const articleChars = normalisedLength(article?.textContent ?? '');
     const plausible = article?.content != null && articleChars >= MIN_ARTICLE_CHARS;
 
     let markdown: string;
     if (plausible) {
+      if (this.rules.linkDensity) removeLinkDenseBlocks(article.content as unknown as Element);
       resolveLinks(article.content as unknown as HTMLElement, base);
       // The title is the result's own field (web_fetch shows it beside the content), not a body line.
       markdown = this.toMarkdown(article.content as unknown as HTMLElement);
@@ -135,13 +142,27 @@ export class HtmlExtractor {
  * Takes out what is never content, keeps <html> and <body> out of Readability's removals and,
  * when there is one, scopes the body to its dominant container.
  */
-function prepareForReader(document: Document, wrapped: boolean): void {
+function prepareForReader(document: Document, wrapped: boolean, rules: ContentRules, ldBodies: string[]): void {
   // Script and style text is not page text (Readability drops them too).
   for (const el of elementsByTag(document, ['script', 'style', 'noscript', 'template'])) el.remove();
   if (wrapped && document.body) for (const el of elementsByTag(document.body, ['head', 'title', 'meta', 'link', 'base'])) el.remove();
   protectRoot(document);
-  const pageChars = document.body ? normalisedTextLength(document.body) : 0;
-  scopeToDominantContainer(document, pageChars);
+  const body = document.body;
+  if (!body) return;
+  if (rules.declaredBody || rules.namedBoilerplate) {
+    const all = allElements(body);
+    const declared = rules.declaredBody ? findDeclaredBody(body, all, ldBodies) : null;
+    if (rules.namedBoilerplate) {
+      const keep = all.filter((el) => el.localName === 'h1' || el.localName === 'article' || el.localName === 'main');
+      removeNamedBoilerplate(all, declared ? [...keep, declared] : keep);
+    }
+    // The page's own word on where its text is, over any guess about the page around it.
+    if (declared?.parentNode) {
+      body.replaceChildren(declared);
+      return;
+    }
+  }
+  scopeToDominantContainer(document, normalisedTextLength(body));
 }
 
 const HIDING_ATTRIBUTES = ['role', 'hidden', 'aria-hidden', 'style'];
@@ -171,14 +192,14 @@ function protectRoot(document: Document): void {
  * takes before its pick (noscript images, scripts, _prepDocument; reading JSON-LD and metadata
  * changes nothing). Made once, then reused for each further retry.
  */
-function pageRestorer(source: string, wrapped: boolean): (page: HTMLElement) => void {
+function pageRestorer(source: string, wrapped: boolean, rules: ContentRules, ldBodies: string[]): (page: HTMLElement) => void {
   let html: string | undefined;
   return (page) => {
     if (html === undefined) {
       const { document } = parseHTML(source);
       // Fills the tag set the reader's queries rely on (tagsSeen), as the metadata walk does.
       elementsByTag(document, [], tagsSeen(document));
-      prepareForReader(document, wrapped);
+      prepareForReader(document, wrapped, rules, ldBodies);
       const reader = makeReader(document) as unknown as ReaderInternals;
       reader._unwrapNoscriptImages(document);
       reader._removeScripts(document);
@@ -253,6 +274,14 @@ function elementsByTag(root: Element | Document, tagNames: string[], seen?: Set<
     if (wanted.has(el.localName)) out.push(el);
     seen?.add(el.localName);
   }
+  return out;
+}
+
+/** Every element under `root`, in document order (one walk). */
+function allElements(root: Element): Element[] {
+  const out: Element[] = [];
+  const walker = root.ownerDocument.createTreeWalker(root, 1 /* SHOW_ELEMENT */);
+  for (let el = walker.nextNode() as Element | null; el; el = walker.nextNode() as Element | null) out.push(el);
   return out;
 }
 
