@@ -87,16 +87,19 @@ const FURNITURE_WORDS = [
   'more-news', 'more-stories', 'more-on', 'more-from', 'read-more', 'read-next', 'also-like', 'editors-picks',
   'breadcrumb', 'breadcrumbs', 'pagination', 'pager', 'post-navigation', 'tags', 'tag-list', 'topics',
   // people and meta lines
-  'byline', 'author-bio', 'author-box', 'about-author', 'entry-meta', 'post-meta', 'article-meta', 'credit',
+  'byline', 'author-bio', 'author-box', 'about-author', 'entry-meta', 'post-meta', 'article-meta', 'credit', 'rating', 'reviews',
   // selling and signing up
   'newsletter', 'subscribe', 'subscription', 'signup', 'paywall', 'promo', 'affiliate', 'sponsored',
-  'ad', 'ads', 'advert', 'advertisement', 'ad-slot', 'ad-label',
+  'advert', 'advertisement',
   // consent
   'cookie', 'cookies', 'consent', 'gdpr',
   // conversation under the article
   'comments', 'comment-list', 'commentlist', 'comments-area', 'disqus', 'respond', 'responses',
 ];
 const FURNITURE = new RegExp(`(?:^|[-_])(?:${FURNITURE_WORDS.map((w) => w.replace(/-/g, '[-_]')).join('|')})(?:$|[-_])`, 'i');
+// "ad" only as part of a compound ("ad-slot", "top_ads"): alone, two letters are as likely one of
+// the generated class names some sites put on every paragraph ("pw-post-body-paragraph ab ad fr").
+const AD_PART = /^ads?[-_]|[-_]ads?(?:$|[-_])/i;
 const FURNITURE_ROLES = new Set(['navigation', 'complementary', 'contentinfo', 'banner', 'dialog', 'alertdialog', 'search']);
 const FURNITURE_TAGS = new Set(['nav', 'footer', 'form', 'button', 'select', 'dialog']);
 // Elements never removed by name: the page's structure and inline text.
@@ -104,8 +107,8 @@ const STRUCTURE = new Set(['html', 'body', 'main', 'article', 'h1', 'a', 'b', 'i
 
 /**
  * Removes the page's named furniture, except what holds the content: an element is kept when it
- * contains the page's <h1>, an <article> or <main>, or the declared body (a wrapper named
- * "has-sidebar" or "share-enabled" around the whole story stays).
+ * contains one of `keep` (the page's <h1>, <main>, a lone <article>, the declared body), so a
+ * wrapper named "has-sidebar" or "share-enabled" around the whole story stays.
  */
 export function removeNamedBoilerplate(elements: Element[], keep: Element[]): void {
   const holders = new Set<Element>();
@@ -122,7 +125,7 @@ function isFurnitureByName(el: Element): boolean {
   if (role && FURNITURE_ROLES.has(role)) return true;
   for (const attr of ['class', 'id']) {
     const v = el.getAttribute(attr);
-    if (v) for (const token of v.split(/\s+/)) if (token && FURNITURE.test(token)) return true;
+    if (v) for (const token of v.split(/\s+/)) if (token && (FURNITURE.test(token) || AD_PART.test(token))) return true;
   }
   return false;
 }

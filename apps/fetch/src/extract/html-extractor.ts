@@ -153,7 +153,11 @@ function prepareForReader(document: Document, wrapped: boolean, rules: ContentRu
     const all = allElements(body);
     const declared = rules.declaredBody ? findDeclaredBody(body, all, ldBodies) : null;
     if (rules.namedBoilerplate) {
-      const keep = all.filter((el) => el.localName === 'h1' || el.localName === 'article' || el.localName === 'main');
+      // What holds the story: its heading, <main>, and <article> when there is one (several are
+      // teaser cards or posts, and a "more news" strip of them is still furniture).
+      const articles = all.filter((el) => el.localName === 'article');
+      const keep = all.filter((el) => el.localName === 'h1' || el.localName === 'main');
+      if (articles.length === 1) keep.push(articles[0]!);
       removeNamedBoilerplate(all, declared ? [...keep, declared] : keep);
     }
     // The page's own word on where its text is, over any guess about the page around it.
