@@ -12,9 +12,42 @@ export interface ContentRules {
   namedBoilerplate: boolean;
   /** Remove blocks of Readability's pick that are mostly link text (link lists, breadcrumbs, "read more" lines). */
   linkDensity: boolean;
+  /** Drop the pick's leading heading when it is the page's title (the title is the result's own field). */
+  titleHeading: boolean;
 }
 
-export const ALL_RULES: ContentRules = { declaredBody: true, namedBoilerplate: true, linkDensity: true };
+export const ALL_RULES: ContentRules = { declaredBody: true, namedBoilerplate: true, linkDensity: true, titleHeading: true };
+
+/**
+ * Readability drops a heading that repeats the title only when its own similarity test says so,
+ * which misses titles with a site name in scripts without spaces, short titles and others: the
+ * first heading of the pick, when nothing but furniture comes before it and its text is one of
+ * `titles` or contained in one, is removed.
+ */
+export function removeTitleHeading(root: Element, titles: string[]): void {
+  // The titles, and their parts around a site-name separator ("Headline | Site", "Page – Docs").
+  const wanted = new Set<string>();
+  for (const title of titles) {
+    const t = squash(title).toLowerCase();
+    if (t) wanted.add(t);
+    for (const part of t.split(/\s[|–—·:-]\s/)) if (part.length >= 8) wanted.add(part);
+  }
+  if (wanted.size === 0) return;
+  // A heading is the title when it is one of them, part of one, or one of them continued
+  // ("Store.open" titles the page whose heading reads "Store.open(path, options)").
+  const isTitle = (text: string) => [...wanted].some((t) => t === text || (text.length >= 8 && t.includes(text)) || (t.length >= 8 && text.startsWith(t)));
+  const walker = root.ownerDocument.createTreeWalker(root, 1 /* SHOW_ELEMENT */);
+  for (let el = walker.nextNode() as Element | null; el; el = walker.nextNode() as Element | null) {
+    const tag = el.localName;
+    if (tag === 'h1' || tag === 'h2' || tag === 'h3') {
+      const text = squash(el.textContent ?? '').toLowerCase();
+      if (text.length > 0 && isTitle(text)) el.remove();
+      return;
+    }
+    // Text before any heading: the heading that follows is not the title.
+    if (tag === 'p' || tag === 'pre' || tag === 'ul' || tag === 'ol' || tag === 'table' || tag === 'blockquote') return;
+  }
+}
 
 // Below this many characters a declared body is not trusted (an empty itemprop, a stub).
 const MIN_DECLARED_CHARS = 140;

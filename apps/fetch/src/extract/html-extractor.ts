@@ -1,7 +1,7 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
-import { ALL_RULES, findDeclaredBody, readLdArticleBodies, removeLinkDenseBlocks, removeNamedBoilerplate, type ContentRules } from './content-rules.js';
+import { ALL_RULES, findDeclaredBody, readLdArticleBodies, removeLinkDenseBlocks, removeNamedBoilerplate, removeTitleHeading, type ContentRules } from './content-rules.js';
 
 export interface ExtractedPage {
   title: string | null;
@@ -95,10 +95,12 @@ export class HtmlExtractor {
     const article = reader.parse();
     const articleChars = normalisedLength(article?.textContent ?? '');
     const plausible = article?.content != null && articleChars >= MIN_ARTICLE_CHARS;
+    const titles = [head.title, meta('property', 'og:title'), clean(article?.title)].filter((t): t is string => !!t);
 
     let markdown: string;
     if (plausible) {
       if (this.rules.linkDensity) removeLinkDenseBlocks(article.content as unknown as Element);
+      if (this.rules.titleHeading) removeTitleHeading(article.content as unknown as Element, titles);
       resolveLinks(article.content as unknown as HTMLElement, base);
       // The title is the result's own field (web_fetch shows it beside the content), not a body line.
       markdown = this.toMarkdown(article.content as unknown as HTMLElement);
@@ -107,6 +109,7 @@ export class HtmlExtractor {
       const body = parseHTML(source).document.body;
       if (body) {
         for (const el of Array.from(body.querySelectorAll(REMOVED_IN_FALLBACK))) el.remove();
+        if (this.rules.titleHeading) removeTitleHeading(body, titles);
         resolveLinks(body, base);
         markdown = this.toMarkdown(body);
       } else {
