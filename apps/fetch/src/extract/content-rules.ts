@@ -122,7 +122,7 @@ const FURNITURE_WORDS = [
   // people and meta lines
   'byline', 'author-bio', 'author-box', 'about-author', 'entry-meta', 'post-meta', 'article-meta', 'credit', 'rating', 'reviews',
   // selling and signing up
-  'newsletter', 'subscribe', 'subscription', 'signup', 'paywall', 'promo', 'affiliate', 'sponsored',
+  'newsletter', 'subscribe', 'subscription', 'signup', 'promo', 'affiliate', 'sponsored',
   'advert', 'advertisement',
   // consent
   'cookie', 'cookies', 'consent', 'gdpr',
