@@ -149,7 +149,7 @@ export function removeNamedBoilerplate(elements: Element[], keep: Element[]): vo
   for (const el of elements) {
     const tag = el.localName;
     if (STRUCTURE.has(tag) || holders.has(el) || !el.parentNode) continue;
-    if (FURNITURE_TAGS.has(tag) || isFurnitureByName(el)) el.remove();
+    if (FURNITURE_TAGS.has(tag) || (el.hasAttributes() && isFurnitureByName(el))) el.remove();
   }
 }
 
@@ -182,7 +182,9 @@ export function removeLinkDenseBlocks(root: Element): void {
     for (let child = el.firstChild; child; ) {
       const next = child.nextSibling;
       if (child.nodeType === 3) {
-        text += squashedLength((child as Text).data);
+        // Trimmed, not squashed: the inner spaces count alike for link and other text, and a
+        // native trim is far cheaper over a long article's every text node.
+        text += (child as Text).data.trim().length;
       } else if (child.nodeType === 1) {
         const c = child as Element;
         const sub = visit(c);
