@@ -53,6 +53,16 @@ describe('content rules', () => {
     expect(without).toContain('built in 1911');
   });
 
+  it('namedBoilerplate: docs sections and headings whose ids are slugs of their own titles stay', () => {
+    const section = (id: string, title: string) =>
+      `<section id="${id}"><h2 id="${id}-h">${title}</h2><p>The ${title.toLowerCase()} of the API work as described here, with limits, defaults, and examples for each.</p></section>`;
+    const html = page(
+      `<article><h1>Silo API</h1>${paras}${section('subscriptions', 'Subscriptions')}${section('sharing', 'Sharing')}<h2 id="cookies">Cookies</h2><p>Cookies are set only after consent, for at most thirty days, and never shared.</p></article>`,
+    );
+    const got = all.extract(html, url).markdown;
+    for (const kept of ['## Subscriptions', '## Sharing', '## Cookies', 'Cookies are set only']) expect(got).toContain(kept);
+  });
+
   it('namedBoilerplate: a generated two-letter class "ad" is not an advert', () => {
     const html = page(`<article><h1>Silo lease approved</h1>${story.map((t) => `<p class="pw-post-body-paragraph ab ad fr">${t}</p>`).join('')}<div class="ad-slot">Advertisement</div></article>`);
     expect(all.extract(html, url).markdown).toBe(story.join('\n\n'));

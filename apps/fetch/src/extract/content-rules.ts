@@ -136,7 +136,7 @@ const AD_PART = /^ads?[-_]|[-_]ads?(?:$|[-_])/i;
 const FURNITURE_ROLES = new Set(['navigation', 'complementary', 'contentinfo', 'banner', 'dialog', 'alertdialog', 'search']);
 const FURNITURE_TAGS = new Set(['nav', 'footer', 'form', 'button', 'select', 'dialog']);
 // Elements never removed by name: the page's structure and inline text.
-const STRUCTURE = new Set(['html', 'body', 'main', 'article', 'h1', 'a', 'b', 'i', 'em', 'strong', 'code', 'pre', 'li', 'td', 'th', 'tr', 'tbody', 'table']);
+const STRUCTURE = new Set(['html', 'body', 'main', 'article', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'a', 'b', 'i', 'em', 'strong', 'code', 'pre', 'li', 'td', 'th', 'tr', 'tbody', 'table']);
 
 /**
  * Removes the page's named furniture, except what holds the content: an element is kept when it
@@ -158,9 +158,25 @@ function isFurnitureByName(el: Element): boolean {
   if (role && FURNITURE_ROLES.has(role)) return true;
   for (const attr of ['class', 'id']) {
     const v = el.getAttribute(attr);
-    if (v) for (const token of v.split(/\s+/)) if (token && (FURNITURE.test(token) || AD_PART.test(token))) return true;
+    if (!v || (attr === 'id' && isHeadingAnchor(el, v))) continue;
+    for (const token of v.split(/\s+/)) if (token && (FURNITURE.test(token) || AD_PART.test(token))) return true;
   }
   return false;
+}
+
+/**
+ * Docs generators name a section after its heading (Sphinx's <section id="subscriptions"> around
+ * "Subscriptions", MkDocs' anchors): such an id says what the section is about, not that it is
+ * furniture.
+ */
+function isHeadingAnchor(el: Element, id: string): boolean {
+  const first = el.firstElementChild;
+  if (!first || !/^h[1-6]$/.test(first.localName)) return false;
+  const slug = (first.textContent ?? '')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, '-')
+    .replace(/^-|-$/g, '');
+  return slug === id.toLowerCase().replace(/_/g, '-');
 }
 
 // Link density: blocks of Readability's pick whose text is mostly link text are navigation
