@@ -51,6 +51,8 @@ export function removeTitleHeading(root: Element, titles: string[]): void {
 
 // Below this many characters a declared body is not trusted (an empty itemprop, a stub).
 const MIN_DECLARED_CHARS = 140;
+// How many characters of JSON-LD text may be scanned in all to find the paragraphs it holds.
+const LOCATE_BUDGET_CHARS = 20_000_000;
 
 /**
  * The element the page declares as its article body, if any: the one `itemprop="articleBody"`
@@ -72,8 +74,13 @@ export function findDeclaredBody(body: Element, elements: Element[], ldBodies: s
   const declared = ldBodies.map(squash).filter((t) => t.length >= MIN_DECLARED_CHARS);
   if (declared.length === 0) return null;
   const held: Element[] = [];
+  // Each probe scans the declared text: a bounded number of characters scanned in all, so that a
+  // page of thousands of paragraphs under a huge declared text costs milliseconds, not seconds.
+  const perProbe = declared.reduce((n, d) => n + d.length, 0);
+  let budget = LOCATE_BUDGET_CHARS;
   for (const el of elements) {
     if (el.localName !== 'p') continue;
+    if ((budget -= perProbe) < 0) break;
     const text = squash(el.textContent ?? '');
     if (text.length >= 30 && declared.some((d) => d.includes(text))) held.push(el);
   }
