@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { FetchRuntime } from '../../apps/fetch/dist/fetch.runtime.js';
 import { HtmlExtractor } from '../../apps/fetch/dist/extract/html-extractor.js';
 import { markdownToText, tokenF1 } from '../../apps/fetch/dist/extract/text-f1.js';
+import { describeScore, scoreCorpus } from './corpus-score.mjs';
 
 const HTTP_RUNS = Number(process.env.BENCH_HTTP_RUNS ?? 60);
 const BROWSER_RUNS = Number(process.env.BENCH_BROWSER_RUNS ?? 20);
@@ -117,6 +118,9 @@ try {
   }
   const meanF1 = f1.reduce((a, [, v]) => a + v, 0) / f1.length;
 
+  // The extraction corpus: quality (4-token shingle P/R/F1, macro-averaged) beside speed per page.
+  const [corpus] = scoreCorpus([extractor]);
+
   const e = stats(ext), ec = stats(extCpu), h = stats(http), hc = stats(httpCpu), bw = stats(browserWarm), bf = stats(browserFresh);
   console.log(`extraction only (linkedom+readability+turndown): median ${ms(e.median)}  p95 ${ms(e.p95)}  (n=${e.n})`);
   console.log(`extraction only, CPU time:                         median ${ms(ec.median)}  p95 ${ms(ec.p95)}`);
@@ -125,6 +129,7 @@ try {
   console.log(`browser path, warm tenant context:                median ${ms(bw.median)}  p95 ${ms(bw.p95)}  (n=${bw.n})  target <= 400 ms median`);
   console.log(`browser path, fresh context (no tenant):          median ${ms(bf.median)}  p95 ${ms(bf.p95)}  (n=${bf.n})`);
   console.log(`ratio browser warm / HTTP (median): ${(bw.median / h.median).toFixed(1)}x; HTTP / extraction only: ${(h.median / e.median).toFixed(2)}x wall, ${(hc.median / ec.median).toFixed(2)}x CPU`);
+  console.log(describeScore(corpus, 'extraction corpus (test/fixtures/corpus)'));
   console.log(`extraction F1 on ${f1.length} fixture pages (render=auto): mean ${meanF1.toFixed(3)}  min ${Math.min(...f1.map(([, v]) => v)).toFixed(3)} (${f1.sort((a, b) => a[1] - b[1])[0][0]})  target >= 0.95`);
 } finally {
   await runtime.close();

@@ -42,7 +42,77 @@ describe('HtmlExtractor', () => {
   it('reads title, description, canonical and lang from the page', () => {
     const page = extractor.extract(body(''), 'https://site.example/a');
     expect(page).toMatchObject({ title: 'Titel', description: 'Kurz', canonical: 'https://site.example/kanon', lang: 'de', readable: true });
-    expect(page.markdown.startsWith('# Titel')).toBe(true);
+    // The title is the result's field, not the body's first line.
+    expect(page.markdown.startsWith('Ein Absatz mit genug Text')).toBe(true);
+    expect(page.markdown).not.toContain('Titel');
+  });
+
+  describe("Readability's pick is kept however small beside the page", () => {
+    const links = (n: number, label: string) => Array.from({ length: n }, (_, i) => `<li><a href="/${label}/${i}">${label} ${i}</a></li>`).join('');
+    const teaser = (i: number) =>
+      `<div class="teaser"><h3><a href="/news/${i}">Story ${i}: the regional transport authority reviews its timetable</a></h3>` +
+      `<p>A short summary of story ${i}, with enough words to read like the standfirst of a longer report elsewhere on the site.</p></div>`;
+
+    it('a 400-character brief inside a 15 kB portal page', () => {
+      const brief =
+        'The northern bridge reopened to traffic on Monday morning after three weeks of repairs to its expansion joints. ' +
+        'Engineers found corrosion worse than expected, the city said, but the work finished two days early. ' +
+        'Buses return to their usual route from Tuesday, and the temporary ferry stops running at the end of the week.';
+      const html =
+        `<!doctype html><html lang="en"><head><title>Bridge reopens</title></head><body>` +
+        `<header><nav><ul>${links(40, 'Section')}</ul></nav></header>` +
+        `<div class="layout"><div class="main-column"><div class="story"><h1>Bridge reopens</h1><p class="byline">By Staff</p><div class="story-body"><p>${brief}</p></div></div>` +
+        `<div class="more-news"><h2>More news</h2>${Array.from({ length: 45 }, (_, i) => teaser(i)).join('')}</div></div>` +
+        `<aside><h2>Most read</h2><ol>${links(15, 'Popular')}</ol></aside></div>` +
+        `<footer><ul>${links(30, 'Footer')}</ul><p>Copyright The Daily Example. All rights reserved.</p></footer></body></html>`;
+      expect(html.length).toBeGreaterThan(15_000);
+      expect(brief.length).toBeGreaterThan(300);
+      const page = extractor.extract(html, 'https://news.example/bridge');
+      expect(page.readable).toBe(true);
+      expect(page.markdown).toBe(brief);
+    });
+
+    it('a short post above a long comment thread', () => {
+      const post = [
+        'We moved the allotment compost bins this weekend, and it went better than planned: two of us, one wheelbarrow and a borrowed fork.',
+        'The new spot gets morning sun and sits closer to the water butt, which matters in August when the heap dries out within days.',
+        'Next month we will build a second bay from the old pallets behind the shed, so that one heap can rest while the other fills.',
+      ];
+      const comment = (i: number) =>
+        `<div class="comment" id="comment-${i}"><div class="comment-author">Reader ${i}</div>` +
+        `<p>Comment ${i}: we did the same on our plot last year and the heap warmed up much faster once it was out of the shade, so I think you will be pleased with it.</p>` +
+        `<a class="reply" href="#reply-${i}">Reply</a></div>`;
+      const html =
+        `<!doctype html><html lang="en"><head><title>Moving the compost bins</title></head><body>` +
+        `<header><nav><ul>${links(8, 'Blog')}</ul></nav></header>` +
+        `<div id="content"><div class="post"><h1>Moving the compost bins</h1><div class="entry">${post.map((p) => `<p>${p}</p>`).join('')}</div></div>` +
+        `<section id="comments"><h2>40 comments</h2>${Array.from({ length: 40 }, (_, i) => comment(i)).join('')}</section></div>` +
+        `<footer><p>Powered by a blog engine.</p></footer></body></html>`;
+      const page = extractor.extract(html, 'https://blog.example/compost');
+      expect(page.readable).toBe(true);
+      expect(page.markdown).toBe(post.join('\n\n'));
+    });
+  });
+
+  // Readability's walk starts at <html> and spares only <body>: an <html> whose class matches its
+  // unlikely-candidate pattern was removed with the whole page in it, and the navigation stayed.
+  it('cleans the page when <html> carries an unlikely class or <body> is marked hidden', () => {
+    const nav = `<header class="site-header"><nav><ul>${Array.from({ length: 20 }, (_, i) => `<li><a href="/s${i}">Section ${i}</a></li>`).join('')}</ul></nav></header>`;
+    const text = ['The harbour reopened to small boats after the storm.', 'Larger ships wait for the survey of the channel, due on Friday.'];
+    const article = `<article><h1>Harbour reopens</h1>${text.map((t) => `<p>${t} ${t} ${t}</p>`).join('')}</article>`;
+    const footer = `<footer><ul>${Array.from({ length: 10 }, (_, i) => `<li><a href="/f${i}">Footer ${i}</a></li>`).join('')}</ul></footer>`;
+    const expected = text.map((t) => `${t} ${t} ${t}`).join('\n\n');
+    for (const [htmlAttrs, bodyAttrs] of [
+      [' class="header-spacing"', ''],
+      [' class="header-spacing spacing" id="sidebar-layout"', ''],
+      ['', ' aria-hidden="true"'],
+    ]) {
+      const page = extractor.extract(
+        `<!doctype html><html${htmlAttrs} lang="en"><head><title>Harbour reopens</title></head><body${bodyAttrs}>${nav}<div class="wrap">${article}</div>${footer}</body></html>`,
+        'https://port.example/news/harbour',
+      );
+      expect(page, `${htmlAttrs}${bodyAttrs}`).toMatchObject({ lang: 'en', readable: true, markdown: expected });
+    }
   });
 
   it('falls back to the whole page when there is no plausible article', () => {

@@ -1,6 +1,7 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
+import { ALL_RULES, findDeclaredBody, readLdArticleBodies, removeLinkDenseBlocks, removeNamedBoilerplate, removeTitleHeading, type ContentRules } from './content-rules.js';
 
 export interface ExtractedPage {
   title: string | null;
@@ -13,11 +14,11 @@ export interface ExtractedPage {
   readable: boolean;
 }
 
-// Readability's pick is trusted only when it holds a plausible share of the page: below this
-// many characters, or under this fraction of the page's text on a text-heavy page, the whole
-// page is returned instead (forum threads and short docs pages are where the pick goes wrong).
+// Readability's pick is used whenever it holds at least this many characters; below it (a page
+// with no article: opening hours, a stub) the whole page is returned instead. There is no
+// share-of-page test: on a short brief in a heavy portal, a teaser or a post above a long
+// comment thread the pick is small beside the page and right, and the whole page was wrong.
 const MIN_ARTICLE_CHARS = 140;
-const MIN_ARTICLE_SHARE = 0.2;
 const REMOVED_IN_FALLBACK = 'head, title, script, style, noscript, template, svg, canvas, iframe, object, embed, form, button, nav, footer, header, aside';
 // A single <article> (else a single <main>) holding at least this share of the page's text is
 // where the content is; Readability then scores only it (bench/fetch: about a seventh of the
@@ -36,8 +37,11 @@ const MARKDOWN_SPECIAL_START = /^(?:[-=>]|\+ |#{1,6} |~~~|\d+\. )/;
  */
 export class HtmlExtractor {
   private readonly turndown: TurndownService;
+  private readonly rules: ContentRules;
 
-  constructor() {
+  /** `rules`: all on in the service; the corpus bench turns each off to measure it. */
+  constructor(rules: Partial<ContentRules> = {}) {
+    this.rules = { ...ALL_RULES, ...rules };
     this.turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '*' });
     this.turndown.remove(['script', 'style', 'noscript', 'template', 'iframe', 'form', 'button', 'select', 'input', 'textarea']);
     // turndown runs thirteen regular expressions over every text node; most text nodes hold none
@@ -61,7 +65,7 @@ export class HtmlExtractor {
     const { document } = parseHTML(source);
     // One walk for the metadata elements: each document.querySelector compiles its selector
     // and, for the absent ones, walks the whole page (half a dozen walks on a 100 KB page).
-    const heads = elementsByTag(document, ['title', 'meta', 'link', 'base'], tagsSeen(document));
+    const heads = elementsByTag(document, ['title', 'meta', 'link', 'base', 'script'], tagsSeen(document));
     const first = (tag: string, test: (el: Element) => boolean = () => true) => heads.find((el) => el.localName === tag && test(el));
     const attrIs = (name: string, value: string, caseInsensitive = false) => (el: Element) => {
       const v = el.getAttribute(name);
@@ -82,29 +86,30 @@ export class HtmlExtractor {
       canonical: canonicalHref ? safeUrl(canonicalHref, base) : null,
       lang: clean(document.documentElement?.getAttribute('lang')) ?? meta('http-equiv', 'content-language', true),
     };
-    const pageChars = prepareForReader(document, wrapped);
+    // Read before prepareForReader takes the scripts out.
+    const ldBodies = this.rules.declaredBody ? readLdArticleBodies(heads.filter((el) => el.localName === 'script')) : [];
+    prepareForReader(document, wrapped, this.rules, ldBodies);
 
     const reader = makeReader(document);
-    (reader as unknown as ReaderInternals)._restorePage = pageRestorer(source, wrapped);
+    (reader as unknown as ReaderInternals)._restorePage = pageRestorer(source, wrapped, this.rules, ldBodies);
     const article = reader.parse();
     const articleChars = normalisedLength(article?.textContent ?? '');
-    const plausible =
-      article?.content != null &&
-      articleChars >= MIN_ARTICLE_CHARS &&
-      (pageChars < 2_000 || articleChars >= pageChars * MIN_ARTICLE_SHARE);
+    const plausible = article?.content != null && articleChars >= MIN_ARTICLE_CHARS;
+    const titles = [head.title, meta('property', 'og:title'), clean(article?.title)].filter((t): t is string => !!t);
 
     let markdown: string;
     if (plausible) {
+      if (this.rules.linkDensity) removeLinkDenseBlocks(article.content as unknown as Element);
+      if (this.rules.titleHeading) removeTitleHeading(article.content as unknown as Element, titles);
       resolveLinks(article.content as unknown as HTMLElement, base);
+      // The title is the result's own field (web_fetch shows it beside the content), not a body line.
       markdown = this.toMarkdown(article.content as unknown as HTMLElement);
-      // Readability lifts the page's heading out as the title; the reader still wants it on top.
-      const heading = clean(article.title);
-      if (heading && !markdown.slice(0, heading.length + 200).includes(heading)) markdown = `# ${heading}\n\n${markdown}`;
     } else {
       // Readability has mutated the first parse; the fallback works on a fresh one (rare path).
       const body = parseHTML(source).document.body;
       if (body) {
         for (const el of Array.from(body.querySelectorAll(REMOVED_IN_FALLBACK))) el.remove();
+        if (this.rules.titleHeading) removeTitleHeading(body, titles);
         resolveLinks(body, base);
         markdown = this.toMarkdown(body);
       } else {
@@ -137,16 +142,53 @@ export class HtmlExtractor {
 }
 
 /**
- * Takes out what is never content and, when there is one, scopes the body to its dominant
- * container; returns the page's text length (normalised) taken before the scoping.
+ * Takes out what is never content, keeps <html> and <body> out of Readability's removals and,
+ * when there is one, scopes the body to its dominant container.
  */
-function prepareForReader(document: Document, wrapped: boolean): number {
+function prepareForReader(document: Document, wrapped: boolean, rules: ContentRules, ldBodies: string[]): void {
   // Script and style text is not page text (Readability drops them too).
   for (const el of elementsByTag(document, ['script', 'style', 'noscript', 'template'])) el.remove();
   if (wrapped && document.body) for (const el of elementsByTag(document.body, ['head', 'title', 'meta', 'link', 'base'])) el.remove();
-  const pageChars = document.body ? normalisedTextLength(document.body) : 0;
-  scopeToDominantContainer(document, pageChars);
-  return pageChars;
+  protectRoot(document);
+  const body = document.body;
+  if (!body) return;
+  if (rules.declaredBody || rules.namedBoilerplate) {
+    const all = allElements(body);
+    const declared = rules.declaredBody ? findDeclaredBody(body, all, ldBodies) : null;
+    if (rules.namedBoilerplate) {
+      // What holds the story: its heading, <main>, and <article> when there is one (several are
+      // teaser cards or posts, and a "more news" strip of them is still furniture).
+      const articles = all.filter((el) => el.localName === 'article');
+      const keep = all.filter((el) => el.localName === 'h1' || el.localName === 'main');
+      if (articles.length === 1) keep.push(articles[0]!);
+      removeNamedBoilerplate(all, declared ? [...keep, declared] : keep);
+    }
+    // The page's own word on where its text is, over any guess about the page around it.
+    if (declared?.parentNode) {
+      body.replaceChildren(declared);
+      return;
+    }
+  }
+  scopeToDominantContainer(document, normalisedTextLength(body));
+}
+
+const HIDING_ATTRIBUTES = ['role', 'hidden', 'aria-hidden', 'style'];
+
+/**
+ * Readability's walk starts at <html> and spares only <body> (and links) from its removal by
+ * class and id, and neither from its removal by role or as hidden: an
+ * <html class="header-spacing"> matches its unlikely-candidate pattern and the whole document
+ * goes, after which linkedom has no body and none of the clean-up finds anything, so the
+ * navigation stays; a <body aria-hidden="true"> (a page rendered with a dialog open) goes too.
+ * What the root and body carry there says nothing about which part of the page is content
+ * (lang, read before this, is kept; body's class still weighs in Readability's scoring).
+ */
+function protectRoot(document: Document): void {
+  const root = document.documentElement;
+  if (!root) return;
+  for (const name of ['class', 'id', ...HIDING_ATTRIBUTES]) root.removeAttribute(name);
+  const body = document.body;
+  if (body) for (const name of HIDING_ATTRIBUTES) body.removeAttribute(name);
 }
 
 /**
@@ -157,14 +199,14 @@ function prepareForReader(document: Document, wrapped: boolean): number {
  * takes before its pick (noscript images, scripts, _prepDocument; reading JSON-LD and metadata
  * changes nothing). Made once, then reused for each further retry.
  */
-function pageRestorer(source: string, wrapped: boolean): (page: HTMLElement) => void {
+function pageRestorer(source: string, wrapped: boolean, rules: ContentRules, ldBodies: string[]): (page: HTMLElement) => void {
   let html: string | undefined;
   return (page) => {
     if (html === undefined) {
       const { document } = parseHTML(source);
       // Fills the tag set the reader's queries rely on (tagsSeen), as the metadata walk does.
       elementsByTag(document, [], tagsSeen(document));
-      prepareForReader(document, wrapped);
+      prepareForReader(document, wrapped, rules, ldBodies);
       const reader = makeReader(document) as unknown as ReaderInternals;
       reader._unwrapNoscriptImages(document);
       reader._removeScripts(document);
@@ -226,8 +268,11 @@ function makeReader(document: Document): Readability<Node> {
  * past; `seen` is then kept up to date for elements made later (see tagsSeen).
  */
 function elementsByTag(root: Element | Document, tagNames: string[], seen?: Set<string>): Element[] {
-  const doc = root.nodeType === 9 ? (root as Document) : (root as Element).ownerDocument;
-  if (!doc?.documentElement) return [];
+  const isDocument = root.nodeType === 9;
+  const doc = isDocument ? (root as Document) : (root as Element).ownerDocument;
+  // linkedom's walker over a document needs its <html> (none: nothing to find); over an element
+  // it needs only the element, so the article and the body are walked even when <html> is gone.
+  if (!doc || (isDocument && !doc.documentElement)) return [];
   const wanted = new Set(tagNames.map((t) => t.toLowerCase()));
   const out: Element[] = [];
   // linkedom's tree walker is one pass over its node list (its element getters walk siblings).
@@ -236,6 +281,14 @@ function elementsByTag(root: Element | Document, tagNames: string[], seen?: Set<
     if (wanted.has(el.localName)) out.push(el);
     seen?.add(el.localName);
   }
+  return out;
+}
+
+/** Every element under `root`, in document order (one walk). */
+function allElements(root: Element): Element[] {
+  const out: Element[] = [];
+  const walker = root.ownerDocument.createTreeWalker(root, 1 /* SHOW_ELEMENT */);
+  for (let el = walker.nextNode() as Element | null; el; el = walker.nextNode() as Element | null) out.push(el);
   return out;
 }
 

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { ALL_RULES, type ContentRules } from './content-rules.js';
+import { HtmlExtractor } from './html-extractor.js';
+
+// Each rule on a small page, with the rule on and off: the difference is the rule's doing.
+const only = (off: keyof ContentRules) => new HtmlExtractor({ [off]: false });
+const all = new HtmlExtractor(ALL_RULES);
+const url = 'https://news.example/story';
+
+const story = [
+  'The harbour board voted on Thursday to lease the old grain silo to a group of artists, who plan to turn its ground floor into studios and a small gallery.',
+  'The lease runs for ten years at a nominal rent, on condition that the group pays for repairs to the roof and the loading doors before the end of next year.',
+  'Board members said the decision would bring people back to a part of the quay that has been empty since the grain trade moved to the new terminal.',
+];
+const paras = story.map((t) => `<p>${t}</p>`).join('');
+const teasers = (n: number) =>
+  Array.from({ length: n }, (_, i) => `<div class="card"><h3><a href="/s/${i}">Another story from the quay, number ${i}, with a long headline</a></h3><p>A summary of story ${i}: the council, the port and the weather again this week.</p></div>`).join('');
+// A subscription prompt after the body, named nothing that marks it as furniture.
+const wall = `<div class="x2"><h2>Continue reading</h2><p>Subscribe today for unlimited access to award-winning journalism, the daily puzzles, and our archive going back to 1890.</p></div>`;
+const page = (body: string, head = '') => `<!doctype html><html lang="en"><head><title>Silo lease approved</title>${head}</head><body>${body}</body></html>`;
+
+describe('content rules', () => {
+  it('declaredBody: the itemprop=articleBody element is the content, whatever surrounds it', () => {
+    // A teaser column with more text than the story, beside a story without <article>.
+    const html = page(`<div class="col">${teasers(6)}</div><article><h1>Silo lease approved</h1><div itemprop="articleBody">${paras}</div>${wall}</article>`);
+    expect(all.extract(html, url).markdown).toBe(story.join('\n\n'));
+    expect(only('declaredBody').extract(html, url).markdown).toContain('Continue reading');
+  });
+
+  it('declaredBody: JSON-LD articleBody locates the visible paragraphs and never adds its own text', () => {
+    const hidden = 'Only subscribers read this sentence, which the page does not show.';
+    const ld = JSON.stringify({ '@context': 'https://schema.org', '@graph': [{ '@type': 'WebPage' }, { '@type': 'NewsArticle', articleBody: `${story.join(' ')} ${hidden}` }] });
+    const html = page(`<div class="col">${teasers(6)}</div><article><h1>Silo lease approved</h1><div class="x1">${paras}</div>${wall}</article>`, `<script type="application/ld+json">${ld}</script>`);
+    const got = all.extract(html, url).markdown;
+    expect(got).toBe(story.join('\n\n'));
+    expect(got).not.toContain('subscribers');
+    expect(only('declaredBody').extract(html, url).markdown).toContain('Continue reading');
+    // Broken JSON-LD is no declaration.
+    expect(() => all.extract(html.replace(ld, '{"articleBody": '), url)).not.toThrow();
+  });
+
+  it('namedBoilerplate: furniture named by class goes even where Readability keeps it; a wrapper holding the story stays', () => {
+    // "article-related" reads "article" to Readability, which then keeps it; a sign-up box has a
+    // real paragraph in it.
+    const html = page(
+      `<div class="page share-enabled"><article><h1>Silo lease approved</h1>${paras}` +
+        `<div class="newsletter-signup"><h3>Get the harbour briefing</h3><p>The day’s top stories from the quay in your inbox every morning at seven, with the tides and the weather.</p></div>` +
+        `<div class="article-related"><h2>Related</h2><p>The silo was built in 1911 and has been empty since the grain trade left the old quay for good.</p></div></article></div>`,
+    );
+    expect(all.extract(html, url).markdown).toBe(story.join('\n\n'));
+    const without = only('namedBoilerplate').extract(html, url).markdown;
+    expect(without).toContain('harbour briefing');
+    expect(without).toContain('built in 1911');
+  });
+
+  it('namedBoilerplate: docs sections and headings whose ids are slugs of their own titles stay', () => {
+    const section = (id: string, title: string) =>
+      `<section id="${id}"><h2 id="${id}-h">${title}</h2><p>The ${title.toLowerCase()} of the API work as described here, with limits, defaults, and examples for each.</p></section>`;
+    const html = page(
+      `<article><h1>Silo API</h1>${paras}${section('subscriptions', 'Subscriptions')}${section('sharing', 'Sharing')}<h2 id="cookies">Cookies</h2><p>Cookies are set only after consent, for at most thirty days, and never shared.</p></article>`,
+    );
+    const got = all.extract(html, url).markdown;
+    for (const kept of ['## Subscriptions', '## Sharing', '## Cookies', 'Cookies are set only']) expect(got).toContain(kept);
+  });
+
+  it('namedBoilerplate: a generated two-letter class "ad" is not an advert', () => {
+    const html = page(`<article><h1>Silo lease approved</h1>${story.map((t) => `<p class="pw-post-body-paragraph ab ad fr">${t}</p>`).join('')}<div class="ad-slot">Advertisement</div></article>`);
+    expect(all.extract(html, url).markdown).toBe(story.join('\n\n'));
+  });
+
+  it('linkDensity: link lists and read-more lines in the pick go, a sentence with a link stays', () => {
+    const links = `<ul>${Array.from({ length: 5 }, (_, i) => `<li><a href="/x/${i}">More about the quay, part ${i}</a></li>`).join('')}</ul>`;
+    const html = page(
+      `<article><h1>Silo lease approved</h1><p>${story[0]}</p><p><strong>Read more:</strong> <a href="/y">Artists look for studios across the city as rents rise</a></p>` +
+        `<p>${story[1]} See <a href="/lease">the lease</a>.</p>${links}<p>${story[2]}</p></article>`,
+    );
+    expect(all.extract(html, url).markdown).toBe(`${story[0]}\n\n${story[1]} See [the lease](https://news.example/lease).\n\n${story[2]}`);
+    const without = only('linkDensity').extract(html, url).markdown;
+    expect(without).toContain('Read more');
+    expect(without).toContain('part 4');
+  });
+
+  it("titleHeading: the pick's first heading goes when it is the title, not when text comes first", () => {
+    const html = (heading: string) =>
+      `<!doctype html><html lang="ja"><head><title>市立図書館、開館時間を延長 | 新聞</title></head><body><div class="x"><h1>${heading}</h1>` +
+      `${'<p>市は来月から市立図書館の開館時間を午後九時まで延長すると発表した。仕事帰りの利用者からの要望に応えるもので、平日のみが対象となる。</p>'.repeat(4)}</div></body></html>`;
+    expect(all.extract(html('市立図書館、開館時間を延長'), url).markdown.startsWith('市は来月から')).toBe(true);
+    expect(only('titleHeading').extract(html('市立図書館、開館時間を延長'), url).markdown).toContain('市立図書館、開館時間を延長\n');
+    // Another heading is content.
+    expect(all.extract(html('別の見出し'), url).markdown).toContain('別の見出し');
+  });
+});

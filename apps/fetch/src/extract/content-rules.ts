@@ -1,0 +1,263 @@
+// The rules that go beyond Readability, each measured on the corpus (apps/fetch/test/fixtures/
+// corpus, bench/fetch/corpus-score.mjs; figures in bench/fetch/README.md) and each kept only for
+// its gain there. Studied from what trafilatura and its ports do (a page's own declaration of its
+// body, boilerplate named by class and id, link density), written here for linkedom and for
+// running around Readability rather than instead of it.
+
+/** Each rule can be turned off, so that its gain can be measured (bench/fetch/corpus-score.mjs). */
+export interface ContentRules {
+  /** Scope the page to the body it declares: `itemprop="articleBody"`, or the elements holding JSON-LD's `articleBody`. */
+  declaredBody: boolean;
+  /** Remove furniture named as such by class, id or role (share bars, related links, comments, cookie banners...) before Readability scores. */
+  namedBoilerplate: boolean;
+  /** Remove blocks of Readability's pick that are mostly link text (link lists, breadcrumbs, "read more" lines). */
+  linkDensity: boolean;
+  /** Drop the pick's leading heading when it is the page's title (the title is the result's own field). */
+  titleHeading: boolean;
+}
+
+export const ALL_RULES: ContentRules = { declaredBody: true, namedBoilerplate: true, linkDensity: true, titleHeading: true };
+
+/**
+ * Readability drops a heading that repeats the title only when its own similarity test says so,
+ * which misses titles with a site name in scripts without spaces, short titles and others: the
+ * first heading of the pick, when nothing but furniture comes before it and its text is one of
+ * `titles` or contained in one, is removed.
+ */
+export function removeTitleHeading(root: Element, titles: string[]): void {
+  // The titles, and their parts around a site-name separator ("Headline | Site", "Page – Docs").
+  const wanted = new Set<string>();
+  for (const title of titles) {
+    const t = squash(title).toLowerCase();
+    if (t) wanted.add(t);
+    for (const part of t.split(/\s[|–—·:-]\s/)) if (part.length >= 8) wanted.add(part);
+  }
+  if (wanted.size === 0) return;
+  // A heading is the title when it is one of them, part of one, or one of them continued
+  // ("Store.open" titles the page whose heading reads "Store.open(path, options)").
+  const isTitle = (text: string) => [...wanted].some((t) => t === text || (text.length >= 8 && t.includes(text)) || (t.length >= 8 && text.startsWith(t)));
+  const walker = root.ownerDocument.createTreeWalker(root, 1 /* SHOW_ELEMENT */);
+  for (let el = walker.nextNode() as Element | null; el; el = walker.nextNode() as Element | null) {
+    const tag = el.localName;
+    if (tag === 'h1' || tag === 'h2' || tag === 'h3') {
+      const text = squash(el.textContent ?? '').toLowerCase();
+      if (text.length > 0 && isTitle(text)) el.remove();
+      return;
+    }
+    // Text before any heading: the heading that follows is not the title.
+    if (tag === 'p' || tag === 'pre' || tag === 'ul' || tag === 'ol' || tag === 'table' || tag === 'blockquote') return;
+  }
+}
+
+// Below this many characters a declared body is not trusted (an empty itemprop, a stub).
+const MIN_DECLARED_CHARS = 140;
+// How many characters of JSON-LD text may be scanned in all to find the paragraphs it holds.
+const LOCATE_BUDGET_CHARS = 20_000_000;
+
+/**
+ * The element the page declares as its article body, if any: the one `itemprop="articleBody"`
+ * with text (the longest when there are several), else the smallest element holding every
+ * paragraph whose text JSON-LD's `articleBody` contains. The JSON-LD text itself is never used
+ * as content: behind a paywall it holds what the page does not show.
+ */
+export function findDeclaredBody(body: Element, elements: Element[], ldBodies: string[]): Element | null {
+  let best: Element | null = null;
+  let bestChars = MIN_DECLARED_CHARS - 1;
+  for (const el of elements) {
+    if (el.getAttribute('itemprop')?.split(/\s+/).includes('articleBody')) {
+      const chars = textLength(el);
+      if (chars > bestChars) [best, bestChars] = [el, chars];
+    }
+  }
+  if (best) return best;
+  if (ldBodies.length === 0) return null;
+  const declared = ldBodies.map(squash).filter((t) => t.length >= MIN_DECLARED_CHARS);
+  if (declared.length === 0) return null;
+  const held: Element[] = [];
+  // Each probe scans the declared text: a bounded number of characters scanned in all, so that a
+  // page of thousands of paragraphs under a huge declared text costs milliseconds, not seconds.
+  const perProbe = declared.reduce((n, d) => n + d.length, 0);
+  let budget = LOCATE_BUDGET_CHARS;
+  for (const el of elements) {
+    if (el.localName !== 'p') continue;
+    if ((budget -= perProbe) < 0) break;
+    const text = squash(el.textContent ?? '');
+    if (text.length >= 30 && declared.some((d) => d.includes(text))) held.push(el);
+  }
+  if (held.length === 0) return null;
+  const container = commonAncestor(held, body);
+  return container && container !== body && textLength(container) >= MIN_DECLARED_CHARS ? container : null;
+}
+
+/** JSON-LD `articleBody` strings (in `@graph`s and arrays too); a malformed block is skipped. */
+export function readLdArticleBodies(scripts: Element[]): string[] {
+  const out: string[] = [];
+  const visit = (v: unknown, depth: number): void => {
+    if (depth > 6 || v === null || typeof v !== 'object') return;
+    if (Array.isArray(v)) {
+      for (const x of v) visit(x, depth + 1);
+      return;
+    }
+    const o = v as Record<string, unknown>;
+    if (typeof o.articleBody === 'string') out.push(o.articleBody);
+    if (o['@graph'] !== undefined) visit(o['@graph'], depth + 1);
+    if (o.mainEntity !== undefined) visit(o.mainEntity, depth + 1);
+  };
+  for (const s of scripts) {
+    if (!/^\s*application\/ld\+json\s*$/i.test(s.getAttribute('type') ?? '')) continue;
+    try {
+      visit(JSON.parse(s.textContent ?? ''), 0);
+    } catch {
+      // Not JSON: nothing declared.
+    }
+  }
+  return out;
+}
+
+// Furniture by name: a class or id token (split on spaces) matching one of these words as a
+// whole or as a hyphen/underscore-delimited part ("share-bar", "c-related__list", "commentlist"
+// is not matched: only delimited words). Readability's own unlikely-candidate pattern covers
+// part of this, but only for elements it has not yet scored and not when the token also reads
+// "article", "content", "main" or "body" ("article-share", "content-related").
+const FURNITURE_WORDS = [
+  // sharing and following
+  'share', 'sharing', 'sharedaddy', 'social', 'follow',
+  // links to other pages
+  'related', 'relatedposts', 'recommended', 'recommendations', 'trending', 'popular', 'most-read', 'most-popular',
+  'more-news', 'more-stories', 'more-on', 'more-from', 'read-more', 'read-next', 'also-like', 'editors-picks',
+  'breadcrumb', 'breadcrumbs', 'pagination', 'pager', 'post-navigation', 'tags', 'tag-list', 'topics',
+  // people and meta lines
+  'byline', 'author-bio', 'author-box', 'about-author', 'entry-meta', 'post-meta', 'article-meta', 'credit', 'rating', 'reviews',
+  // selling and signing up
+  'newsletter', 'subscribe', 'subscription', 'signup', 'promo', 'affiliate', 'sponsored',
+  'advert', 'advertisement',
+  // consent
+  'cookie', 'cookies', 'consent', 'gdpr',
+  // conversation under the article
+  'comments', 'comment-list', 'commentlist', 'comments-area', 'disqus', 'respond', 'responses',
+];
+const FURNITURE = new RegExp(`(?:^|[-_])(?:${FURNITURE_WORDS.map((w) => w.replace(/-/g, '[-_]')).join('|')})(?:$|[-_])`, 'i');
+// "ad" only as part of a compound ("ad-slot", "top_ads"): alone, two letters are as likely one of
+// the generated class names some sites put on every paragraph ("pw-post-body-paragraph ab ad fr").
+const AD_PART = /^ads?[-_]|[-_]ads?(?:$|[-_])/i;
+const FURNITURE_ROLES = new Set(['navigation', 'complementary', 'contentinfo', 'banner', 'dialog', 'alertdialog', 'search']);
+const FURNITURE_TAGS = new Set(['nav', 'footer', 'form', 'button', 'select', 'dialog']);
+// Elements never removed by name: the page's structure and inline text.
+const STRUCTURE = new Set(['html', 'body', 'main', 'article', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'a', 'b', 'i', 'em', 'strong', 'code', 'pre', 'li', 'td', 'th', 'tr', 'tbody', 'table']);
+
+/**
+ * Removes the page's named furniture, except what holds the content: an element is kept when it
+ * contains one of `keep` (the page's <h1>, <main>, a lone <article>, the declared body), so a
+ * wrapper named "has-sidebar" or "share-enabled" around the whole story stays.
+ */
+export function removeNamedBoilerplate(elements: Element[], keep: Element[]): void {
+  const holders = new Set<Element>();
+  for (const el of keep) for (let a: Element | null = el; a && !holders.has(a); a = a.parentElement) holders.add(a);
+  for (const el of elements) {
+    const tag = el.localName;
+    if (STRUCTURE.has(tag) || holders.has(el) || !el.parentNode) continue;
+    if (FURNITURE_TAGS.has(tag) || (el.hasAttributes() && isFurnitureByName(el))) el.remove();
+  }
+}
+
+function isFurnitureByName(el: Element): boolean {
+  const role = el.getAttribute('role');
+  if (role && FURNITURE_ROLES.has(role)) return true;
+  for (const attr of ['class', 'id']) {
+    const v = el.getAttribute(attr);
+    if (!v || (attr === 'id' && isHeadingAnchor(el, v))) continue;
+    for (const token of v.split(/\s+/)) if (token && (FURNITURE.test(token) || AD_PART.test(token))) return true;
+  }
+  return false;
+}
+
+/**
+ * Docs generators name a section after its heading (Sphinx's <section id="subscriptions"> around
+ * "Subscriptions", MkDocs' anchors): such an id says what the section is about, not that it is
+ * furniture.
+ */
+function isHeadingAnchor(el: Element, id: string): boolean {
+  const first = el.firstElementChild;
+  if (!first || !/^h[1-6]$/.test(first.localName)) return false;
+  const slug = (first.textContent ?? '')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, '-')
+    .replace(/^-|-$/g, '');
+  return slug === id.toLowerCase().replace(/_/g, '-');
+}
+
+// Link density: blocks of Readability's pick whose text is mostly link text are navigation
+// (related lists, breadcrumbs, tag lists, "Read more: ..." lines, reply links). Lists and
+// containers go above LIST_LINK_SHARE, a paragraph above PARAGRAPH_LINK_SHARE (a sentence with a
+// link or two is far below either).
+const LIST_LINK_SHARE = 0.7;
+const PARAGRAPH_LINK_SHARE = 0.8;
+const DENSITY_TAGS = new Set(['ul', 'ol', 'dl', 'div', 'section', 'aside', 'nav', 'p', 'table', 'header', 'footer']);
+
+/** Removes link-dense blocks from `root` (Readability's detached article), innermost first. */
+export function removeLinkDenseBlocks(root: Element): void {
+  // One walk, children before parents: text and link-text lengths and whether images or code
+  // are inside (a figure or a code sample whose only text is a link is content).
+  const visit = (el: Element): { text: number; link: number; media: boolean } => {
+    let text = 0;
+    let link = 0;
+    let media = false;
+    for (let child = el.firstChild; child; ) {
+      const next = child.nextSibling;
+      if (child.nodeType === 3) {
+        // Trimmed, not squashed: the inner spaces count alike for link and other text, and a
+        // native trim is far cheaper over a long article's every text node.
+        text += (child as Text).data.trim().length;
+      } else if (child.nodeType === 1) {
+        const c = child as Element;
+        const sub = visit(c);
+        if (c.parentNode) {
+          text += sub.text;
+          link += c.localName === 'a' ? sub.text : sub.link;
+          media ||= sub.media || MEDIA_TAGS.has(c.localName);
+        }
+      }
+      child = next;
+    }
+    if (el !== root && text > 0 && !media && DENSITY_TAGS.has(el.localName)) {
+      if (link / text > (el.localName === 'p' ? PARAGRAPH_LINK_SHARE : LIST_LINK_SHARE)) {
+        el.remove();
+        return { text: 0, link: 0, media: false };
+      }
+    }
+    return { text, link, media };
+  };
+  visit(root);
+}
+
+const MEDIA_TAGS = new Set(['img', 'picture', 'video', 'audio', 'pre', 'code', 'math', 'svg']);
+
+function commonAncestor(els: Element[], stop: Element): Element | null {
+  const chain: Element[] = [];
+  for (let a: Element | null = els[0]!; a; a = a.parentElement) chain.push(a);
+  let best = 0;
+  for (const el of els.slice(1)) {
+    const seen = new Set<Element>();
+    for (let a: Element | null = el; a; a = a.parentElement) seen.add(a);
+    while (best < chain.length && !seen.has(chain[best]!)) best++;
+  }
+  const found = chain[best] ?? null;
+  return found && (found === stop || stop.contains(found)) ? found : null;
+}
+
+function squash(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
+
+function squashedLength(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (!(c === 32 || (c >= 9 && c <= 13))) n++;
+  }
+  return n;
+}
+
+function textLength(el: Element): number {
+  return squashedLength(el.textContent ?? '');
+}
