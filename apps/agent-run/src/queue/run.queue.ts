@@ -42,6 +42,14 @@ export class RunQueue implements OnApplicationShutdown {
     await this.queue.add('run', { run_id: runId }, { jobId: runId, attempts: 3, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: 1000, removeOnFail: 1000 });
   }
 
+  /** Health: the queue's Redis answers PING. */
+  async ping(): Promise<void> {
+    const client = await this.queue.getBackend().client;
+    // Not queued while disconnected (the queue's connection retries forever): say so at once.
+    if (client.status !== 'ready') throw new Error(`redis connection ${client.status}`);
+    await client.runCommand('ping', []);
+  }
+
   /** Starts taking jobs; the processor decides (through the database) whether the run executes here. */
   startWorker(processor: (runId: string) => Promise<unknown>): void {
     this.worker = new Worker<RunJob>(QUEUE_NAME, async (job: Job<RunJob>) => processor(job.data.run_id), {

@@ -62,6 +62,11 @@ export class DockerContainerRuntime implements ContainerRuntime {
     }
   }
 
+  async ping(): Promise<void> {
+    await this.docker.ping();
+    if (!(await this.hasImage())) throw new Error(`run image ${this.config.SANDBOX_IMAGE} missing from the engine`);
+  }
+
   async removeLeftovers(): Promise<number> {
     // Program files of runs that died with the previous process (their containers go next).
     await rm(this.runsDir, { recursive: true, force: true });
