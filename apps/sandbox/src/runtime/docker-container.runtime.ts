@@ -9,6 +9,7 @@ import { RpcError } from '@drael/nats-rpc';
 import type { SandboxConfig } from '../config/config.schema.js';
 import { RUNTIMES, type Runtime } from '../run/runtimes.js';
 import type { ContainerRunResult, ContainerRunSpec, ContainerRuntime } from './container-runtime.js';
+import { demuxDockerStream } from './docker-stream-demux.js';
 import { OutputCapture } from './output-capture.js';
 
 const LABEL = 'drael.sandbox';
@@ -212,7 +213,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
         stream.once('close', resolve);
         stream.once('error', () => resolve());
       });
-      this.docker.modem.demuxStream(stream, stdout, stderr);
+      demuxDockerStream(stream, stdout, stderr);
       const waited = container.wait({ condition: 'next-exit' }) as Promise<{ StatusCode: number }>;
       // A warm container removed unused rejects its wait; that is not an error.
       waited.catch(() => undefined);
