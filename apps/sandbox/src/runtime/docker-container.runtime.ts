@@ -258,6 +258,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
       Labels: { [LABEL]: '1', [LABEL_INSTANCE]: c.SANDBOX_INSTANCE, 'drael.sandbox.runtime': runtime },
       HostConfig: {
         NetworkMode: spec.network ? c.SANDBOX_EGRESS_NETWORK : 'none',
+        ...(c.SANDBOX_OCI_RUNTIME ? { Runtime: c.SANDBOX_OCI_RUNTIME } : {}),
         ReadonlyRootfs: true,
         CapDrop: ['ALL'],
         SecurityOpt: ['no-new-privileges:true'],
