@@ -9,12 +9,19 @@ export interface RunJob {
   run_id: string;
 }
 
+/**
+ * BullMQ's connection from a Redis URL, keeping what the URL says: `rediss://` turns TLS on
+ * (the server name checked against the certificate), `user:pass@` is an ACL user (Redis 6+).
+ */
 export function redisConnection(url: string): ConnectionOptions {
   const u = new URL(url);
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new Error(`REDIS_URL must be redis:// or rediss://, not ${u.protocol}`);
   return {
     host: u.hostname,
     port: Number(u.port || 6379),
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
     ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    ...(u.protocol === 'rediss:' ? { tls: { servername: u.hostname } } : {}),
     ...(u.pathname.length > 1 ? { db: Number(u.pathname.slice(1)) } : {}),
     // BullMQ workers block on Redis; retries per request must be unlimited.
     maxRetriesPerRequest: null,
