@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts Drael on this machine: installs and starts what is missing (infra/provision.sh), builds,
 # runs the pre-start steps (migrations, images), then starts every app as its own process and
-# waits until the gateway's /readyz says every service answers.
+# waits until the gateway's /readyz says it can serve, then names any backend that is down (degraded).
 # Config: apps/<app>/.env if present, else apps/<app>/.env.example. GATEWAY_PORT=NNNN overrides
 # the gateway's port. Logs: .drael/logs/<app>.log. Stop with: bash infra/down.sh
 set -euo pipefail
@@ -46,6 +46,8 @@ done
 for _ in $(seq 1 360); do
   if curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; then
     echo "Drael is up: gateway listening on http://127.0.0.1:$port (OpenAI base URL http://127.0.0.1:$port/v1)"
+    # Ready means NATS and key verification; a backend still starting (Chromium, Docker) is listed here.
+    curl -fsS "http://127.0.0.1:$port/readyz" | grep -o '"degraded":\[[^]]*\]' | grep -v '\[\]' | sed 's/^/up: degraded backends (their tools are not served yet): /' || true
     echo "Stop with: bash infra/down.sh"
     exit 0
   fi

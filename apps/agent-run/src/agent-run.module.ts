@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { healthController, RpcClientModule } from '@drael/nats-rpc';
+import { agentRunHealthChecks } from './health/health-checks.provider.js';
 import { AGENT_RUN_CONFIG, type AgentRunConfig } from './config/config.schema.js';
 import { cryptoProviders } from './crypto/field-cipher.provider.js';
 import { PrismaService } from './db/prisma.service.js';
@@ -28,6 +29,7 @@ export class AgentRunModule {
         { provide: AGENT_RUN_CONFIG, useValue: config },
         ...cryptoProviders,
         PrismaService,
+        agentRunHealthChecks,
         AgentRepository,
         AgentsService,
         RunRepository,

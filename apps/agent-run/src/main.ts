@@ -14,6 +14,7 @@ try {
     natsUrl: config.NATS_URL,
     prefix: config.DRAEL_NATS_PREFIX,
     logLevel: config.LOG_LEVEL,
+    healthPort: config.HEALTH_PORT,
     // A run-events long poll answers within 20 s; let it finish before the connection drains.
     drainTimeoutMs: 25_000,
   });

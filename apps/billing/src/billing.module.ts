@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { healthController } from '@drael/nats-rpc';
+import { billingHealthChecks } from './health/health-checks.provider.js';
 import { BILLING_CONFIG, type BillingConfig } from './config/config.schema.js';
 import { Clock, SystemClock } from './clock/clock.js';
 import { PrismaService } from './db/prisma.service.js';
@@ -35,6 +36,7 @@ export class BillingModule {
         { provide: BILLING_CONFIG, useValue: config },
         { provide: Clock, useValue: options.clock ?? new SystemClock() },
         PrismaService,
+        billingHealthChecks,
         PlansService,
         AccountRepository,
         AccountsService,

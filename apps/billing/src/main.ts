@@ -14,6 +14,7 @@ try {
     natsUrl: config.NATS_URL,
     prefix: config.DRAEL_NATS_PREFIX,
     logLevel: config.LOG_LEVEL,
+    healthPort: config.HEALTH_PORT,
   });
   exitOnSignals(running);
 } catch (err) {

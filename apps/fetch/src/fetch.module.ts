@@ -1,6 +1,7 @@
 import { Inject, Module, type DynamicModule, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { createLogger } from '@drael/logger';
 import { healthController } from '@drael/nats-rpc';
+import { fetchHealthChecks } from './health/health-checks.provider.js';
 import { FETCH_CONFIG, type FetchConfig } from './config/config.schema.js';
 import { FetchRuntime } from './fetch.runtime.js';
 import { FetchPageController } from './page/fetch-page.controller.js';
@@ -28,6 +29,7 @@ export class FetchModule {
         { provide: FETCH_CONFIG, useValue: config },
         { provide: FetchRuntime, useFactory: () => new FetchRuntime(config, createLogger('fetch', config.LOG_LEVEL)) },
         FetchLifecycle,
+        fetchHealthChecks,
       ],
     };
   }

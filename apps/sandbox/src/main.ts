@@ -18,6 +18,7 @@ try {
     natsUrl: config.NATS_URL,
     prefix: config.DRAEL_NATS_PREFIX,
     logLevel: config.LOG_LEVEL,
+    healthPort: config.HEALTH_PORT,
     // A SIGTERM lets the longest run (spec 01: 300 s) finish before the process exits.
     drainTimeoutMs: (MAX_TIMEOUT_S + 30) * 1000,
   });

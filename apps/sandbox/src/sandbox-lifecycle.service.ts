@@ -1,3 +1,4 @@
+import { access, constants, mkdir } from 'node:fs/promises';
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { createLogger } from '@drael/logger';
 import { SANDBOX_CONFIG, type SandboxConfig } from './config/config.schema.js';
@@ -31,6 +32,7 @@ export class SandboxLifecycle implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private async boot(): Promise<void> {
+    await this.checkStateDir();
     this.logger.info('boot: cleaning leftovers');
     const removed = await this.runtime.removeLeftovers();
     if (removed > 0) this.logger.warn({ removed }, 'removed leftover sandbox containers');
@@ -41,6 +43,25 @@ export class SandboxLifecycle implements OnApplicationBootstrap, OnApplicationSh
     }
     await this.egress.setUp(this.logger);
     this.runtime.warmUp();
+  }
+
+  /**
+   * SANDBOX_STATE_DIR must exist (or be creatable) and be writable, and the engine must see it
+   * at the same path. On Kubernetes the root filesystem is read-only, so the directory is a
+   * volume the pod declares; without it boot used to die on a bare `ENOENT ... mkdir`. Say
+   * what is wrong and what to do instead.
+   */
+  private async checkStateDir(): Promise<void> {
+    const dir = this.config.SANDBOX_STATE_DIR;
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o711 });
+      await access(dir, constants.W_OK);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      throw new Error(
+        `SANDBOX_STATE_DIR ${dir} is not writable (${code}): mount a writable volume there, shared with the container engine at the same path (k8s/sandbox/deployment.yaml: the "state" volume)`,
+      );
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {

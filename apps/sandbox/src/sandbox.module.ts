@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { createLogger } from '@drael/logger';
 import { healthController } from '@drael/nats-rpc';
+import { sandboxHealthChecks } from './health/health-checks.provider.js';
 import { SANDBOX_CONFIG, type SandboxConfig } from './config/config.schema.js';
 import { FilesController } from './files/files.controller.js';
 import { SessionFilesService } from './files/session-files.service.js';
@@ -30,6 +31,7 @@ export class SandboxModule {
         RunCancelListener,
         SessionFilesService,
         SandboxLifecycle,
+        sandboxHealthChecks,
       ],
     };
   }

@@ -1,6 +1,6 @@
 import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { createLogger } from '@drael/logger';
-import { healthController, NatsRpcClient, RpcClientModule } from '@drael/nats-rpc';
+import { HEALTH_CHECKS, healthController, NatsRpcClient, RpcClientModule, type HealthCheck } from '@drael/nats-rpc';
 import { SEARCH_CONFIG, type SearchConfig } from './config/config.schema.js';
 import { SearxClient } from './searx/searx.client.js';
 import { RedisSearchCache } from './cache/search-cache.js';
@@ -10,6 +10,7 @@ import { SearchService } from './search/search.service.js';
 import { SearchController } from './search/search.controller.js';
 
 const SEARCH_CACHE = Symbol('SEARCH_CACHE');
+const SEARX_CLIENT = Symbol('SEARX_CLIENT');
 
 @Module({})
 export class SearchModule implements OnApplicationShutdown {
@@ -27,12 +28,22 @@ export class SearchModule implements OnApplicationShutdown {
           provide: SEARCH_CACHE,
           useFactory: () => new RedisSearchCache(config.REDIS_URL, config.SEARCH_CACHE_PREFIX, config.SEARCH_CACHE_TTL_S),
         },
+        { provide: SEARX_CLIENT, useFactory: () => new SearxClient(config.SEARXNG_URL, config.SEARXNG_TIMEOUT_MS) },
+        {
+          // SearXNG is what search is; the cache is not (searches run uncached without Redis).
+          provide: HEALTH_CHECKS,
+          inject: [SEARX_CLIENT, SEARCH_CACHE],
+          useFactory: (searx: SearxClient, cache: RedisSearchCache): HealthCheck[] => [
+            { name: 'searxng', check: () => searx.ping() },
+            { name: 'redis', critical: false, check: () => cache.ping() },
+          ],
+        },
         {
           provide: SearchService,
-          inject: [SEARCH_CACHE, NatsRpcClient],
-          useFactory: (cache: RedisSearchCache, rpc: NatsRpcClient) =>
+          inject: [SEARX_CLIENT, SEARCH_CACHE, NatsRpcClient],
+          useFactory: (searx: SearxClient, cache: RedisSearchCache, rpc: NatsRpcClient) =>
             new SearchService(
-              new SearxClient(config.SEARXNG_URL, config.SEARXNG_TIMEOUT_MS),
+              searx,
               cache,
               {
                 onionEngines: config.SEARCH_ONION_ENGINES,

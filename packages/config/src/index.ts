@@ -23,6 +23,9 @@ export const baseEnvShape = {
   // Lets several Drael installations (or parallel test runs) share one NATS cluster.
   DRAEL_NATS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]*$/, 'letters, digits, _ and - only').default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // A NATS-only service's HTTP health port (GET /healthz, /readyz) for Kubernetes httpGet probes;
+  // unset: none (several services share one machine in local bring-up). The gateway ignores it.
+  HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
 };
 
 /** Strict boolean variables: "true"/"false"/"1"/"0" only, so a typo never silently means false. */

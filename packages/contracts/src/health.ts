@@ -8,6 +8,8 @@ export const HealthReplySchema = z.object({
   status: z.literal('ok'),
   uptime_s: z.number().nonnegative(),
   version: z.string(),
+  /** Each dependency the service checked (postgres, redis, docker, ...): `ok` or why it failed. */
+  checks: z.record(z.string(), z.string()).optional(),
 });
 export type HealthReply = z.infer<typeof HealthReplySchema>;
 

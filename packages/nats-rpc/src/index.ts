@@ -4,6 +4,8 @@ export * from './rpc-client.module.js';
 export * from './handles.decorator.js';
 export * from './catalog-check.js';
 export * from './health.controller.js';
+export * from './health-checks.js';
+export * from './health-http.server.js';
 export * from './draining-nats.server.js';
 export * from './start-service.js';
 export * from './subject.js';

@@ -5,6 +5,8 @@ import { createLogger, PinoNestLogger, type Logger } from '@drael/logger';
 import { DrainingNatsServer } from './draining-nats.server.js';
 import { assertCatalogHandled } from './catalog-check.js';
 import { setHandlerLogger } from './handles.decorator.js';
+import { HEALTH_CHECKS, type HealthCheck } from './health-checks.js';
+import { startHealthHttp, type HealthHttpServer } from './health-http.server.js';
 
 export interface ServiceBootOptions {
   service: ServiceName;
@@ -15,12 +17,16 @@ export interface ServiceBootOptions {
   logLevel?: string;
   /** How long a SIGTERM waits for handlers in flight (a sandbox run can take minutes). */
   drainTimeoutMs?: number;
+  /** HEALTH_PORT: serve GET /healthz and /readyz on this port (0: any free port); unset: none. */
+  healthPort?: number;
 }
 
 export interface RunningService {
   app: INestMicroservice;
   server: DrainingNatsServer;
   logger: Logger;
+  /** The HTTP health port, when one was asked for. */
+  health?: HealthHttpServer;
   close(): Promise<void>;
 }
 
@@ -41,13 +47,39 @@ export async function startService(options: ServiceBootOptions): Promise<Running
   await app.init();
   assertCatalogHandled(options.catalog);
   await app.listen();
-  logger.info({ nats: options.natsUrl, prefix: options.prefix || undefined }, `${options.service} listening`);
+  let draining = false;
+  let health: HealthHttpServer | undefined;
+  if (options.healthPort !== undefined) {
+    let checks: HealthCheck[] = [];
+    try {
+      checks = app.get<HealthCheck[]>(HEALTH_CHECKS, { strict: false });
+    } catch {
+      // a service without dependencies to check provides none
+    }
+    health = await startHealthHttp({
+      service: options.service,
+      port: options.healthPort,
+      checks,
+      nats: () => server.connection,
+      draining: () => draining,
+    });
+  }
+  logger.info({ nats: options.natsUrl, prefix: options.prefix || undefined, health_port: health?.port }, `${options.service} listening`);
   let closing: Promise<void> | undefined;
   return {
     app,
     server,
     logger,
-    close: () => (closing ??= app.close()),
+    health,
+    close: () =>
+      (closing ??= (async () => {
+        draining = true;
+        try {
+          await app.close();
+        } finally {
+          await health?.close();
+        }
+      })()),
   };
 }
 

@@ -20,6 +20,11 @@ export class PrismaService implements OnApplicationShutdown {
     this.client = createPrisma(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   }
 
+  /** Health: one round trip to agent-run's Postgres. */
+  async ping(): Promise<void> {
+    await this.client.$queryRawUnsafe('select 1');
+  }
+
   // After every destroy hook: the worker drains its runs (and writes to the database) before this.
   async onApplicationShutdown(): Promise<void> {
     await this.client.$disconnect();

@@ -9,12 +9,19 @@ export interface RunJob {
   run_id: string;
 }
 
+/**
+ * BullMQ's connection from a Redis URL, keeping what the URL says: `rediss://` turns TLS on
+ * (the server name checked against the certificate), `user:pass@` is an ACL user (Redis 6+).
+ */
 export function redisConnection(url: string): ConnectionOptions {
   const u = new URL(url);
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new Error(`REDIS_URL must be redis:// or rediss://, not ${u.protocol}`);
   return {
     host: u.hostname,
     port: Number(u.port || 6379),
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
     ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    ...(u.protocol === 'rediss:' ? { tls: { servername: u.hostname } } : {}),
     ...(u.pathname.length > 1 ? { db: Number(u.pathname.slice(1)) } : {}),
     // BullMQ workers block on Redis; retries per request must be unlimited.
     maxRetriesPerRequest: null,
@@ -40,6 +47,14 @@ export class RunQueue implements OnApplicationShutdown {
   async enqueue(runId: string): Promise<void> {
     // jobId = run id: BullMQ drops a second add of the same run while the first is kept.
     await this.queue.add('run', { run_id: runId }, { jobId: runId, attempts: 3, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: 1000, removeOnFail: 1000 });
+  }
+
+  /** Health: the queue's Redis answers PING. */
+  async ping(): Promise<void> {
+    const client = await this.queue.getBackend().client;
+    // Not queued while disconnected (the queue's connection retries forever): say so at once.
+    if (client.status !== 'ready') throw new Error(`redis connection ${client.status}`);
+    await client.runCommand('ping', []);
   }
 
   /** Starts taking jobs; the processor decides (through the database) whether the run executes here. */

@@ -20,7 +20,15 @@ export class PrismaService implements OnModuleDestroy {
     const { url, schema } = parseDatabaseUrl(config.DATABASE_URL);
     // search_path too: the functions are called unqualified.
     this.pool = new pg.Pool({ connectionString: url, max: config.DATABASE_POOL_SIZE, options: `-c search_path="${schema}"` });
+    // An idle client whose server went away emits 'error' on the pool; unhandled, that would end
+    // the process. The pool drops that client; the next query reconnects, and health reports it.
+    this.pool.on('error', () => undefined);
     this.client = new PrismaClient({ adapter: new PrismaPg(this.pool, { schema }) });
+  }
+
+  /** Health: one round trip on the pool (connects if it has no idle client). */
+  async ping(): Promise<void> {
+    await this.pool.query('select 1');
   }
 
   async onModuleDestroy(): Promise<void> {

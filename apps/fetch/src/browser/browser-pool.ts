@@ -108,6 +108,13 @@ export class BrowserPool {
     await Promise.all(this.spares);
   }
 
+  /** Health: Chromium is launched and its connection is up (launches it if it is not yet). */
+  async check(): Promise<void> {
+    if (this.closed) throw new Error('browser pool closed');
+    const browser = await this.launch();
+    if (!browser.isConnected()) throw new Error('Chromium disconnected');
+  }
+
   /**
    * Renders one page. With a tenant, that tenant's own context (and warm page) is reused, so
    * nothing is shared across tenants; without one, a fresh context is used once and closed.

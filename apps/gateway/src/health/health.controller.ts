@@ -16,13 +16,17 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Readiness: 503 in the OpenAI envelope, naming what is not answering, until everything is. */
+  /**
+   * Readiness: 200 while the gateway can serve (NATS and key verification), with the backends
+   * that are down listed under `degraded`; 503 in the OpenAI envelope naming what stops it.
+   */
   @Get('readyz')
   async readyz(@Res({ passthrough: true }) reply: FastifyReply) {
-    const r = await this.readiness.check();
-    if (r.ready) return { status: 'ready', nats: r.nats, services: r.services };
+    const { ready, ...r } = await this.readiness.check();
+    if (ready) return { status: r.degraded.length > 0 ? 'degraded' : 'ready', ...r };
     void reply.status(503);
-    const error = new ApiError('service_unavailable', `Not ready: ${r.failing.join(', ')} not answering`);
-    return { ...error.toEnvelope(), status: 'not_ready', failing: r.failing, nats: r.nats, services: r.services };
+    const what = r.failing.map((f) => (f === 'billing' ? 'key verification (billing)' : f)).join(', ');
+    const error = new ApiError('service_unavailable', `Not ready: ${what} not answering`);
+    return { ...error.toEnvelope(), status: 'not_ready', ...r };
   }
 }

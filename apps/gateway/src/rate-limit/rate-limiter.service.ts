@@ -122,6 +122,12 @@ export class RateLimiter implements OnApplicationShutdown {
     this.maxKeys = config.AUTH_CACHE_MAX_KEYS;
   }
 
+  /** Readiness detail: the shared counters' Redis answers (without it limits hold per replica). */
+  async ping(): Promise<void> {
+    if (this.redis.status !== 'ready') throw new Error(`redis connection ${this.redis.status}`);
+    await this.redis.ping();
+  }
+
   /**
    * One request out of this replica's lease for the key, synchronously; undefined when there is
    * no usable lease (or a take is in flight), and consume() must be asked.

@@ -39,6 +39,9 @@ export const configSchema = z.object({
   // Linux interface names are at most 15 characters.
   SANDBOX_EGRESS_BRIDGE: z.string().regex(/^[a-z0-9-]{1,15}$/).default('drael-sbx0'),
   SANDBOX_EGRESS_SUBNET: z.string().regex(/^\d+\.\d+\.\d+\.\d+\/\d+$/).default('172.30.250.0/24'),
+  // The engine's OCI runtime for run containers (e.g. `runsc`, gVisor, registered with the engine
+  // as `dockerd --add-runtime`); empty: the engine's default (runc).
+  SANDBOX_OCI_RUNTIME: z.string().regex(/^[a-zA-Z0-9_.-]*$/, 'a runtime name').default(''),
   // Containers created (not started) ahead of demand for session-less runs; 0 turns it off.
   SANDBOX_WARM_POOL: envInt(0, 32).default(2),
 });

@@ -34,6 +34,8 @@ export interface ContainerRuntime {
   /** Creates the egress network if missing. */
   ensureEgressNetwork(): Promise<void>;
   hasImage(): Promise<boolean>;
+  /** Health: the engine answers (and still has the run image). */
+  ping(): Promise<void>;
   /** Creates containers ahead of demand where the runtime can (never started before a run). */
   warmUp(): void;
   run(spec: ContainerRunSpec, signal?: AbortSignal): Promise<ContainerRunResult>;

@@ -9,6 +9,7 @@ import { RpcError } from '@drael/nats-rpc';
 import type { SandboxConfig } from '../config/config.schema.js';
 import { RUNTIMES, type Runtime } from '../run/runtimes.js';
 import type { ContainerRunResult, ContainerRunSpec, ContainerRuntime } from './container-runtime.js';
+import { demuxDockerStream } from './docker-stream-demux.js';
 import { OutputCapture } from './output-capture.js';
 
 const LABEL = 'drael.sandbox';
@@ -60,6 +61,11 @@ export class DockerContainerRuntime implements ContainerRuntime {
     } catch {
       return false;
     }
+  }
+
+  async ping(): Promise<void> {
+    await this.docker.ping();
+    if (!(await this.hasImage())) throw new Error(`run image ${this.config.SANDBOX_IMAGE} missing from the engine`);
   }
 
   async removeLeftovers(): Promise<number> {
@@ -207,7 +213,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
         stream.once('close', resolve);
         stream.once('error', () => resolve());
       });
-      this.docker.modem.demuxStream(stream, stdout, stderr);
+      demuxDockerStream(stream, stdout, stderr);
       const waited = container.wait({ condition: 'next-exit' }) as Promise<{ StatusCode: number }>;
       // A warm container removed unused rejects its wait; that is not an error.
       waited.catch(() => undefined);
@@ -252,6 +258,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
       Labels: { [LABEL]: '1', [LABEL_INSTANCE]: c.SANDBOX_INSTANCE, 'drael.sandbox.runtime': runtime },
       HostConfig: {
         NetworkMode: spec.network ? c.SANDBOX_EGRESS_NETWORK : 'none',
+        ...(c.SANDBOX_OCI_RUNTIME ? { Runtime: c.SANDBOX_OCI_RUNTIME } : {}),
         ReadonlyRootfs: true,
         CapDrop: ['ALL'],
         SecurityOpt: ['no-new-privileges:true'],

@@ -14,6 +14,12 @@ export class OutputCapture extends Writable {
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
+    this.take(chunk);
+    done();
+  }
+
+  /** Takes a chunk directly (the attach demuxer), without a Writable's per-write bookkeeping. */
+  take(chunk: Buffer): void {
     this.seenBytes += chunk.length;
     const room = this.limit - this.kept;
     if (room > 0) {
@@ -22,7 +28,6 @@ export class OutputCapture extends Writable {
       this.chunks.push(Buffer.from(part));
       this.kept += part.length;
     }
-    done();
   }
 
   /** Every byte the program wrote to this stream, kept or not. */

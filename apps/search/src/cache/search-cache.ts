@@ -162,6 +162,12 @@ export class RedisSearchCache implements SearchCache {
     await Promise.all([this.redis.set(k, JSON.stringify(entry), 'PX', ttlMs), this.redis.publish(this.channel, `${ttlMs} ${k}`)]);
   }
 
+  /** Health: the cache's Redis answers PING (searches run uncached while it does not). */
+  async ping(): Promise<void> {
+    if (this.redis.status !== 'ready') throw new Error(`redis connection ${this.redis.status}`);
+    await this.redis.ping();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.epoch++;

@@ -144,6 +144,11 @@ export class SearxClient {
     return list.engines;
   }
 
+  /** Health: SearXNG answers its JSON API (`/config`, the cheapest JSON route it has). */
+  async ping(): Promise<void> {
+    await this.fetchEngines();
+  }
+
   private async fetchEngines(): Promise<SearxEngineInfo[]> {
     const body = await this.getJson('config');
     const parsed = SearxConfigSchema.safeParse(body);

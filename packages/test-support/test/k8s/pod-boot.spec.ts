@@ -1,0 +1,185 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- manifests are plain YAML objects probed field by field */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort, testBillingDatabaseUrl } from '../../src/index.js';
+import { render, type Manifest } from './manifest-policy.js';
+
+// Issue 17, item 2: each app is booted the way its pod runs it (k8s/overlays/trial as rendered by
+// kubectl): the pod's uid and gid, a read-only root filesystem where only the volumes the pod
+// declares are writable (fresh, mode 0777 like an emptyDir), the environment built from the
+// rendered ConfigMaps and from the Secrets' documented keys; then it must answer its health
+// check. bubblewrap gives the process the read-only root; nothing of the app is changed.
+// Addresses that only exist inside a cluster (nats, redis, postgres, searxng) are pointed at
+// this machine's, and each health port is a free one, so parallel runs never collide.
+
+const repo = resolve(new URL('../../../..', import.meta.url).pathname);
+const ms = render(join(repo, 'k8s', 'overlays', 'trial'));
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const SEARXNG_URL = process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890';
+const prefix = `boot-${randomBytes(4).toString('hex')}`;
+
+/** Test values for every documented Secret key (k8s/README.md): what an operator would create. */
+function secretValue(name: string, key: string): string {
+  const db = (schema: string) => {
+    const u = new URL(testBillingDatabaseUrl());
+    u.searchParams.set('schema', schema);
+    return u.toString();
+  };
+  const values: Record<string, string> = {
+    'drael-models.DRAEL_MODELS': '{}',
+    'drael-database.BILLING_DATABASE_URL': db('billing_shared_tests'),
+    'drael-database.AGENT_RUN_DATABASE_URL': db('agent_run_boot_tests'),
+    'drael-redis.CACHE_REDIS_URL': REDIS_URL,
+    'drael-redis.QUEUE_REDIS_URL': REDIS_URL,
+    'drael-agent-run-keys.AGENT_RUN_DATA_KEYS': `k1:${randomBytes(32).toString('base64')}`,
+    'drael-agent-run-keys.AGENT_RUN_DATA_KEY_ACTIVE': 'k1',
+    'drael-billing-keys.BILLING_RECEIPT_KEY': randomBytes(32).toString('hex'),
+    'drael-billing-keys.BILLING_RECEIPT_KEY_ID': 'k1',
+  };
+  const v = values[`${name}.${key}`];
+  if (v === undefined) throw new Error(`no test value for Secret ${name}.${key}`);
+  return v;
+}
+const SECRET_KEYS: Record<string, string[]> = {
+  'drael-agent-run-keys': ['AGENT_RUN_DATA_KEYS', 'AGENT_RUN_DATA_KEY_ACTIVE'],
+  'drael-billing-keys': ['BILLING_RECEIPT_KEY', 'BILLING_RECEIPT_KEY_ID'],
+};
+
+const deployment = (name: string) => ms.find((m) => m.kind === 'Deployment' && m.metadata.name === name)!;
+const configMap = (namespace: string, name: string): Record<string, string> =>
+  ms.find((m: Manifest) => m.kind === 'ConfigMap' && m.metadata.name === name && m.metadata.namespace === namespace)!.data;
+
+/** The container's environment as the kubelet builds it (envFrom first, then env), with cluster names made local. */
+function podEnv(dep: Manifest, container: any): Record<string, string> {
+  const ns = dep.metadata.namespace;
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+  for (const ef of container.envFrom ?? []) {
+    if (ef.configMapRef) Object.assign(env, configMap(ns, ef.configMapRef.name));
+    if (ef.secretRef) for (const k of SECRET_KEYS[ef.secretRef.name] ?? []) env[k] = secretValue(ef.secretRef.name, k);
+  }
+  for (const e of container.env ?? []) {
+    if ('value' in e) env[e.name] = e.value;
+    else if (e.valueFrom?.secretKeyRef) env[e.name] = secretValue(e.valueFrom.secretKeyRef.name, e.valueFrom.secretKeyRef.key);
+    else if (e.valueFrom?.configMapKeyRef) env[e.name] = configMap(ns, e.valueFrom.configMapKeyRef.name)[e.valueFrom.configMapKeyRef.key]!;
+    else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[e.name] = `${dep.metadata.name}-boot-${prefix.slice(5)}`;
+  }
+  if (env.NATS_URL) env.NATS_URL = NATS_URL;
+  env.DRAEL_NATS_PREFIX = prefix;
+  if (env.SEARXNG_URL) env.SEARXNG_URL = SEARXNG_URL;
+  return env;
+}
+
+interface Booted {
+  child: ChildProcess;
+  output(): string;
+  port: number;
+  dirs: string[];
+}
+const booted: Booted[] = [];
+
+/** Starts apps/<app>/dist/main.js under the container's uid/gid, read-only root, declared volumes only. */
+async function boot(app: string, options: { dropVolume?: string; env?: Record<string, string> } = {}): Promise<Booted> {
+  const dep = deployment(app);
+  const pod = dep.spec.template.spec;
+  const c = pod.containers.find((x: any) => x.name === app);
+  const uid = c.securityContext?.runAsUser ?? pod.securityContext?.runAsUser ?? 0;
+  const gid = c.securityContext?.runAsGroup ?? pod.securityContext?.runAsGroup ?? 0;
+  expect(c.securityContext.readOnlyRootFilesystem, app).toBe(true);
+  const env = { ...podEnv(dep, c), ...options.env };
+  const port = await freePort();
+  if (app === 'gateway') env.PORT = String(port);
+  else env.HEALTH_PORT = String(port);
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--die-with-parent'];
+  const dirs: string[] = [];
+  for (const m of c.volumeMounts ?? []) {
+    if (m.name === options.dropVolume) continue;
+    // The mount point, as the kubelet makes it in the container's root (ours is the host's, read-only).
+    mkdirSync(m.mountPath, { recursive: true });
+    if (m.name === 'dind-socket') {
+      // The engine's socket, which the pod's dind sidecar provides: here, this machine's engine.
+      args.push('--tmpfs', m.mountPath, '--bind', '/var/run/docker.sock', `${m.mountPath}/docker.sock`);
+      continue;
+    }
+    const vol = pod.volumes.find((v: any) => v.name === m.name);
+    expect(vol.emptyDir, `${app}: volume ${m.name} is an emptyDir`).toBeDefined();
+    const dir = mkdtempSync(join(tmpdir(), `boot-${app}-${m.name}-`));
+    chmodSync(dir, 0o777);
+    dirs.push(dir);
+    args.push('--bind', dir, m.mountPath);
+  }
+  args.push('--chdir', join(repo, 'apps', app), '--', 'setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', process.execPath, 'dist/main.js');
+  const child = spawn('bwrap', args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const b = { child, output: () => out, port, dirs };
+  booted.push(b);
+  return b;
+}
+
+/**
+ * Waits for /healthz to answer 200, then asks /readyz as the kubelet would (every 2 s here) until
+ * it is 200 or `readyTries` answers were not; returns the last.
+ */
+async function health(b: Booted, app: string, timeoutMs = 90_000, readyTries = 10) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (b.child.exitCode !== null) throw new Error(`${app} exited with ${b.child.exitCode}:\n${b.output()}`);
+    const live = await fetch(`http://127.0.0.1:${b.port}/healthz`).then((r) => r.status, () => 0);
+    if (live === 200) {
+      for (let i = 1; ; i++) {
+        const r = await fetch(`http://127.0.0.1:${b.port}/readyz`);
+        const body = (await r.json()) as any;
+        if (r.status === 200 || i >= readyTries) return { status: r.status, body };
+        await new Promise((res) => setTimeout(res, 2_000));
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`${app} did not answer /healthz in time:\n${b.output()}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+afterAll(async () => {
+  // SIGKILL: shutdown is not under test here (the drains wait for the test's keep-alive sockets).
+  const exits = booted.map((b) => (b.child.exitCode === null && b.child.signalCode === null ? new Promise((r) => b.child.once('exit', r)) : Promise.resolve()));
+  for (const b of booted) b.child.kill('SIGKILL');
+  await Promise.all(exits);
+  for (const b of booted) for (const d of b.dirs) rmSync(d, { recursive: true, force: true });
+}, 120_000);
+
+describe('each app boots as its pod runs it (uid/gid, read-only root, declared volumes, env from the ConfigMap and Secrets)', () => {
+  it.each(['billing', 'search', 'fetch', 'agent-run'])('%s answers /healthz on its health port, and /readyz names its dependencies', async (app) => {
+    const b = await boot(app);
+    const r = await health(b, app);
+    expect(r.body.service, app).toBe(app);
+    expect(r.body.checks.nats, `${app}: ${JSON.stringify(r.body)}`).toBe('ok');
+    expect(r.status, `${app}: ${JSON.stringify(r.body)}\n${b.output()}`).toBe(200);
+  }, 120_000);
+
+  it('gateway answers /healthz on its HTTP port, and /readyz reports NATS and the backends', async () => {
+    const b = await boot('gateway');
+    const r = await health(b, 'gateway');
+    expect(r.body.nats).toBe(true);
+    expect(Object.keys(r.body.services)).toContain('billing');
+  }, 120_000);
+
+  it('sandbox (root, privileged, its own engine at the dind socket) boots with its state volume and names the engine in /readyz', async () => {
+    const b = await boot('sandbox', { env: { SANDBOX_WARM_POOL: '0' } });
+    const r = await health(b, 'sandbox', 90_000, 1);
+    expect(r.body.service).toBe('sandbox');
+    // The run image of the manifests is not on this machine's engine: readiness names docker.
+    expect(Object.keys(r.body.checks)).toContain('docker');
+  }, 120_000);
+
+  it('the sandbox booted WITHOUT its declared state volume stops with a message that says what to mount (not a bare ENOENT)', async () => {
+    const b = await boot('sandbox', { dropVolume: 'state', env: { SANDBOX_WARM_POOL: '0' } });
+    const code = await new Promise<number | null>((r) => (b.child.exitCode !== null ? r(b.child.exitCode) : b.child.once('exit', r)));
+    expect(code).not.toBe(0);
+    expect(b.output()).toMatch(/SANDBOX_STATE_DIR \/var\/lib\/drael\/sandbox is not writable .*mount a writable volume there/);
+  }, 120_000);
+});
