@@ -102,6 +102,20 @@ export const UsageSchema = z.object({
 });
 export type Usage = z.infer<typeof UsageSchema>;
 
+/** One UTC day of an account's billed operations (the console's 30-day chart). */
+export const UsageDaySchema = z.object({
+  day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+  /** Paid tool calls that were charged (settled holds), and their units per meter. */
+  tool_calls: z.number().int().nonnegative(),
+  units: z.object({ images: z.number().int().nonnegative(), lookups: z.number().int().nonnegative() }),
+  /** Agent operations that were charged (settled spend holds), and what they cost. */
+  agent_steps: z.number().int().nonnegative(),
+  spend_usd: z.number().nonnegative(),
+  /** Billed requests of the day: tool_calls + agent_steps (free calls are not billed, so not counted). */
+  requests: z.number().int().nonnegative(),
+});
+export type UsageDay = z.infer<typeof UsageDaySchema>;
+
 /** Kinds of billed agent steps. */
 export const STEP_KINDS = ['inference.chat', 'sandbox.execute'] as const;
 export const StepKindSchema = z.enum(STEP_KINDS);
@@ -275,6 +289,15 @@ export const billingCatalog = {
     reply: UsageSchema,
     errors: BILLING_ERROR_CODES,
     timeoutMs: 2_000,
+  }),
+  usageDaily: defineEntry({
+    subject: 'billing.usage.daily.v1',
+    service: 'billing',
+    // The last `days` UTC days, today included, oldest first, one entry per day (zeros included).
+    request: z.object({ account_id: AccountIdSchema, days: z.number().int().min(1).max(90).default(30) }),
+    reply: z.object({ account_id: AccountIdSchema, days: z.array(UsageDaySchema) }),
+    errors: BILLING_ERROR_CODES,
+    timeoutMs: 5_000,
   }),
   // Agent steps' money (spec 03). Amounts are integer micro-dollars.
   creditWallet: defineEntry({

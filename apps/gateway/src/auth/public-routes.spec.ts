@@ -14,4 +14,12 @@ describe('needsApiKey', () => {
     expect(needsApiKey('GET', '/v1x')).toBe(false);
     expect(needsApiKey('GET', '/V1/models')).toBe(false); // Fastify routes are case-sensitive: no such route
   });
+
+  it('leaves the console static files public (GET and HEAD)', () => {
+    expect(needsApiKey('GET', '/console')).toBe(false);
+    expect(needsApiKey('GET', '/console/')).toBe(false);
+    expect(needsApiKey('GET', '/console/assets/index-abc.js')).toBe(false);
+    expect(needsApiKey('HEAD', '/console/')).toBe(false);
+    expect(needsApiKey('GET', '/v1/console')).toBe(true);
+  });
 });

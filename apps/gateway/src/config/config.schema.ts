@@ -6,6 +6,7 @@ import { responsesConfigShape } from '../responses/responses.config.js';
 import { authConfigShape } from '../auth/auth.config.js';
 import { rateLimitConfigShape } from '../rate-limit/rate-limit.config.js';
 import { adminConfigShape } from '../admin/admin.config.js';
+import { consoleConfigShape } from '../console/console.config.js';
 
 /** One model alias: which OpenAI-compatible upstream serves it, under which name, at what price. */
 export const ModelRouteSchema = z.object({
@@ -30,6 +31,8 @@ export const configSchema = z.object({
   ...authConfigShape,
   ...rateLimitConfigShape,
   ...adminConfigShape,
+  // Where the console's built files are (apps/gateway/src/console).
+  ...consoleConfigShape,
   HOST: z.string().default('0.0.0.0'),
   PORT: envInt(0, 65535).default(8080),
   // DRAEL_MODELS='{"alias":{"base_url":"http://host:port/v1","api_key":"...","model":"upstream-name"}}'
