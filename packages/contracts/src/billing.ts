@@ -102,6 +102,28 @@ export const UsageSchema = z.object({
 });
 export type Usage = z.infer<typeof UsageSchema>;
 
+/** An account as the operator's listing shows it. */
+export const AccountSummarySchema = z.object({
+  account_id: AccountIdSchema,
+  name: z.string(),
+  plan: z.string(),
+  extra_usage: z.object({ enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative() }),
+  created_at: z.string(),
+});
+export type AccountSummary = z.infer<typeof AccountSummarySchema>;
+
+/** A key as listings show it: never the key itself (billing keeps only its hash), only its hint. */
+export const KeySummarySchema = z.object({
+  key_id: z.string(),
+  name: z.string().nullable(),
+  hint: z.string(),
+  tool_level: ToolLevelSchema,
+  rate_limit: z.object({ per_minute: z.number().int().positive(), per_hour: z.number().int().positive() }),
+  created_at: z.string(),
+  revoked_at: z.string().nullable(),
+});
+export type KeySummary = z.infer<typeof KeySummarySchema>;
+
 /** One UTC day of an account's billed operations (the console's 30-day chart). */
 export const UsageDaySchema = z.object({
   day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
@@ -202,6 +224,23 @@ export const billingCatalog = {
       extra_usage: z.object({ enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative() }).optional(),
     }),
     reply: z.object({ account_id: AccountIdSchema, name: z.string(), plan: z.string() }),
+    errors: BILLING_ERROR_CODES,
+    timeoutMs: 5_000,
+  }),
+  listAccounts: defineEntry({
+    subject: 'billing.accounts.list.v1',
+    service: 'billing',
+    // Newest first; `before` is the last account_id of the previous page.
+    request: z.object({ limit: z.number().int().min(1).max(100).default(50), before: AccountIdSchema.optional() }),
+    reply: z.object({ accounts: z.array(AccountSummarySchema), has_more: z.boolean() }),
+    errors: BILLING_ERROR_CODES,
+    timeoutMs: 5_000,
+  }),
+  listKeys: defineEntry({
+    subject: 'billing.keys.list.v1',
+    service: 'billing',
+    request: z.object({ account_id: AccountIdSchema }),
+    reply: z.object({ keys: z.array(KeySummarySchema) }),
     errors: BILLING_ERROR_CODES,
     timeoutMs: 5_000,
   }),

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import { billingCatalog, ToolLevelSchema } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
@@ -15,6 +15,7 @@ const CreateKeyBody = z.object({
   tool_level: ToolLevelSchema.default('l3_shell'),
   rate_limit: z.object({ per_minute: z.number().int().positive(), per_hour: z.number().int().positive() }).optional(),
 });
+const ListAccountsQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(50), before: z.string().max(64).optional() });
 const ExtraUsageBody = z.object({ enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative() });
 // Agent steps' money (spec 03), in integer micro-dollars like billing's own subjects.
 const WalletCreditBody = billingCatalog.creditWallet.request.omit({ account_id: true });
@@ -34,6 +35,18 @@ export class AdminController {
   @HttpCode(201)
   createAccount(@Body() body: unknown) {
     return this.nats.request(billingCatalog.createAccount, validate(CreateAccountBody, body));
+  }
+
+  /** Newest first; `before` = the last account_id of the previous page. */
+  @Get('accounts')
+  listAccounts(@Query() query: unknown) {
+    return this.nats.request(billingCatalog.listAccounts, validate(ListAccountsQuery, query));
+  }
+
+  /** The account's keys (hint, level, limits, revoked or not); never a key itself. */
+  @Get('accounts/:account/keys')
+  listKeys(@Param('account') account: string) {
+    return this.nats.request(billingCatalog.listKeys, { account_id: account });
   }
 
   @Post('accounts/:account/keys')
