@@ -74,7 +74,7 @@ function AgentEditor({ agent, onSaved }: { agent?: Agent; onSaved: (a: Agent) =>
   const num = (e: Event) => Number((e.target as HTMLInputElement).value);
 
   return (
-    <form class="card" onSubmit={submit} aria-labelledby="edit-h">
+    <form class="card" onSubmit={(e) => void submit(e)} aria-labelledby="edit-h">
       <h2 id="edit-h">{agent ? `Edit ${agent.name}` : 'Create an agent'}</h2>
       <label for="a-name">Name</label>
       <input id="a-name" required value={f.name} onInput={(e) => set('name', (e.target as HTMLInputElement).value)} />
@@ -121,7 +121,7 @@ function AgentRuns({ agent }: { agent: Agent }) {
   return (
     <article class="card" aria-labelledby="runs-h">
       <h2 id="runs-h">Runs of {agent.name}</h2>
-      <form onSubmit={start}>
+      <form onSubmit={(e) => void start(e)}>
         <label for="task">Task</label>
         <textarea id="task" rows={2} required value={task} onInput={(e) => setTask((e.target as HTMLTextAreaElement).value)} />
         <button type="submit" disabled={!task.trim()}>

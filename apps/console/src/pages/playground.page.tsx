@@ -23,7 +23,7 @@ export function PlaygroundPage() {
   const [live, setLive] = useState<StreamState>();
   const [error, setError] = useState<unknown>();
   const [filesVersion, setFilesVersion] = useState(0);
-  const abort = useRef<AbortController>();
+  const abort = useRef<AbortController | undefined>(undefined);
 
   const alias = model || models.data?.data[0]?.id || '';
   const sessionOk = session === '' || SESSION_ID.test(session);
@@ -65,7 +65,7 @@ export function PlaygroundPage() {
     <section aria-labelledby="pg-title">
       <h1 id="pg-title">Playground</h1>
       <ErrorBanner error={models.error} />
-      <form onSubmit={send} class="card">
+      <form onSubmit={(e) => void send(e)} class="card">
         <div class="row">
           <label for="model">Model alias</label>
           <select id="model" value={alias} onChange={(e) => setModel((e.target as HTMLSelectElement).value)}>

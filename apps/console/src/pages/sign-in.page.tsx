@@ -34,7 +34,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (c: Credential) => void
   return (
     <main id="main" class="sign-in">
       <h1>Drael console</h1>
-      <form onSubmit={submit} aria-describedby="sign-in-note">
+      <form onSubmit={(e) => void submit(e)} aria-describedby="sign-in-note">
         <fieldset>
           <legend>Sign in with</legend>
           <label>

@@ -6,7 +6,7 @@ export function ErrorBanner({ error }: { error: unknown }) {
   const f = error instanceof ApiFailure ? error : undefined;
   return (
     <div class="error" role="alert">
-      <strong>{f?.message ?? (error as Error).message ?? String(error)}</strong>
+      <strong>{f?.message ?? (error instanceof Error ? error.message : typeof error === 'string' ? error : 'Something failed.')}</strong>
       {f && (
         <span class="error-meta">
           {f.status ? ` HTTP ${f.status}` : ''}
