@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, MODEL, startConsoleStack, type ConsoleStack } from './console-stack.js';
 
 // The console in Debian's Chromium against the real stack (gateway serving the built console,
@@ -31,6 +31,11 @@ beforeAll(async () => {
   page.on('request', (r) => requests.push(r.url()));
   page.on('console', (m) => consoleLines.push(m.text()));
 }, 300_000);
+
+// A failing step leaves a picture of what the page showed.
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === 'fail') await page?.screenshot({ path: resolve(ARTIFACTS, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}.png`), fullPage: true });
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -133,10 +138,11 @@ describe('the Drael console in a browser', () => {
   });
 
   it('playground: uploads, lists, downloads and deletes a session file', async () => {
+    await page.getByRole('link', { name: 'Playground' }).click();
     await page.getByLabel('Session (optional)').fill('console-e2e');
     await page.getByRole('heading', { name: /Files of session/ }).waitFor();
     await page.getByLabel('Upload a file').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello from the console\n') });
-    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
     await page.getByTestId('session-files').getByText('notes.txt').waitFor();
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download notes.txt' }).click()]);
     const path = await download.path();

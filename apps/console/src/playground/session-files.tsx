@@ -5,7 +5,7 @@ import { bytes, when } from '../ui/format.js';
 import { useLoad } from '../ui/use-load.js';
 
 interface FileList {
-  files: { path: string; size: number; modified_at: string }[];
+  data: { path: string; size: number; modified_at: string }[];
   used_bytes: number;
   quota_bytes: number;
   free_bytes?: number;
@@ -74,7 +74,7 @@ export function SessionFiles({ session, version }: { session: string; version: n
           <p class="note">
             {bytes(list.data.used_bytes)} used of {bytes(list.data.quota_bytes)}
           </p>
-          {list.data.files.length === 0 ? (
+          {list.data.data.length === 0 ? (
             <p>No files yet.</p>
           ) : (
             <table data-testid="session-files">
@@ -87,7 +87,7 @@ export function SessionFiles({ session, version }: { session: string; version: n
                 </tr>
               </thead>
               <tbody>
-                {list.data.files.map((f) => (
+                {list.data.data.map((f) => (
                   <tr key={f.path}>
                     <td>{f.path}</td>
                     <td>{bytes(f.size)}</td>
