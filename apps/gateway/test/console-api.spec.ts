@@ -90,4 +90,19 @@ describe('operator listings (admin token)', () => {
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as any).error.param).toBe('limit');
   });
+
+  it('credits a wallet once per Idempotency-Key; the same key with another amount is a 409', async () => {
+    const post = (amount: number, key: string) =>
+      fetch(`${g.url}/admin/accounts/${g.key!.account_id}/wallet/credit`, {
+        method: 'POST',
+        headers: { ...admin, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify({ amount_micros: amount }),
+      });
+    const first = (await (await post(250_000, 'console-credit-1')).json()) as any;
+    const again = (await (await post(250_000, 'console-credit-1')).json()) as any;
+    expect(again.balance_micros).toBe(first.balance_micros);
+    const conflict = await post(999, 'console-credit-1');
+    expect(conflict.status).toBe(409);
+    expect(((await conflict.json()) as any).error.code).toBe('idempotency_conflict');
+  });
 });

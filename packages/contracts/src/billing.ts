@@ -342,8 +342,14 @@ export const billingCatalog = {
   creditWallet: defineEntry({
     subject: 'billing.wallet.credit.v1',
     service: 'billing',
-    // Prepaid credit added to the balance (an operator's top-up).
-    request: z.object({ account_id: AccountIdSchema, amount_micros: z.number().int().positive().max(1_000_000_000_000) }),
+    // Prepaid credit added to the balance (an operator's top-up). With an idempotency key, the
+    // same key credits once (a retry answers the wallet as it is); the same key with another
+    // amount is idempotency_conflict.
+    request: z.object({
+      account_id: AccountIdSchema,
+      amount_micros: z.number().int().positive().max(1_000_000_000_000),
+      idempotency_key: z.string().min(1).max(200).optional(),
+    }),
     reply: WalletSchema,
     errors: BILLING_ERROR_CODES,
     timeoutMs: 5_000,

@@ -124,6 +124,42 @@ export class SpendRepository {
     return rows.map((r) => ({ id: r.id, accountId: r.account_id }));
   }
 
+  /**
+   * A credit under an idempotency key, in one transaction: the key's row is written first (its
+   * primary key serialises retries racing each other), and only the call that wrote it adds to
+   * the balance. Answers what happened, with the amount the key first credited when it was seen.
+   */
+  async creditOnce(accountId: string, amountMicros: number, key: string): Promise<{ outcome: 'credited' | 'replayed' | 'missing'; priorMicros?: number }> {
+    const client = await this.db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const ins = await client.query(
+        `INSERT INTO "wallet_credits" ("account_id", "idempotency_key", "amount_micros")
+         SELECT $1::uuid, $3, $2::bigint WHERE EXISTS (SELECT 1 FROM "accounts" WHERE "id" = $1::uuid)
+         ON CONFLICT ("account_id", "idempotency_key") DO NOTHING RETURNING 1`,
+        [accountId, amountMicros, key],
+      );
+      if (ins.rowCount === 1) {
+        await client.query(`UPDATE "accounts" SET "balance_micros" = "balance_micros" + $2::bigint WHERE "id" = $1::uuid`, [accountId, amountMicros]);
+        await client.query('COMMIT');
+        return { outcome: 'credited' };
+      }
+      // A new statement: it sees the row a racing call committed while this one waited on the key.
+      const prior = await client.query<{ amount: string }>(`SELECT "amount_micros"::text AS amount FROM "wallet_credits" WHERE "account_id" = $1::uuid AND "idempotency_key" = $2`, [
+        accountId,
+        key,
+      ]);
+      await client.query('COMMIT');
+      const row = prior.rows[0];
+      return row ? { outcome: 'replayed', priorMicros: Number(row.amount) } : { outcome: 'missing' };
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
   async credit(accountId: string, amountMicros: number): Promise<boolean> {
     const { rowCount } = await this.db.pool.query(`UPDATE "accounts" SET "balance_micros" = "balance_micros" + $2::bigint WHERE "id" = $1::uuid`, [
       accountId,

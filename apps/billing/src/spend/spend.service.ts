@@ -145,7 +145,16 @@ export class SpendService {
   }
 
   async credit(req: ParsedRequestOf<typeof billingCatalog.creditWallet>): Promise<Wallet> {
-    if (!isUuid(req.account_id) || !(await this.spend.credit(req.account_id, req.amount_micros))) throw billingError('account_not_found', 'no such account');
+    if (!isUuid(req.account_id)) throw billingError('account_not_found', 'no such account');
+    if (req.idempotency_key === undefined) {
+      if (!(await this.spend.credit(req.account_id, req.amount_micros))) throw billingError('account_not_found', 'no such account');
+      return this.wallet(req.account_id);
+    }
+    const r = await this.spend.creditOnce(req.account_id, req.amount_micros, req.idempotency_key);
+    if (r.outcome === 'missing') throw billingError('account_not_found', 'no such account');
+    if (r.outcome === 'replayed' && r.priorMicros !== req.amount_micros) {
+      throw billingError('idempotency_conflict', `this idempotency key already credited ${r.priorMicros} micro-dollars`);
+    }
     return this.wallet(req.account_id);
   }
 

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import { billingCatalog, ToolLevelSchema } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
@@ -77,8 +77,11 @@ export class AdminController {
 
   @Post('accounts/:account/wallet/credit')
   @HttpCode(200)
-  creditWallet(@Param('account') account: string, @Body() body: unknown) {
-    return this.nats.request(billingCatalog.creditWallet, { account_id: account, ...validate(WalletCreditBody, body) });
+  creditWallet(@Param('account') account: string, @Body() body: unknown, @Headers('idempotency-key') idempotencyKey?: string) {
+    // The Idempotency-Key header (or the body's idempotency_key): a retried credit adds once.
+    const key = idempotencyKey?.trim() || undefined;
+    const credit = validate(WalletCreditBody, key ? { idempotency_key: key, ...(body as object) } : body);
+    return this.nats.request(billingCatalog.creditWallet, { account_id: account, ...credit });
   }
 
   @Put('accounts/:account/wallet/limits')
