@@ -46,6 +46,7 @@ done
 for _ in $(seq 1 360); do
   if curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; then
     echo "Drael is up: gateway listening on http://127.0.0.1:$port (OpenAI base URL http://127.0.0.1:$port/v1)"
+    echo "Console: http://127.0.0.1:$port/console/ (sign in with an API key, or DRAEL_ADMIN_TOKEN for the operator views)"
     echo "Stop with: bash infra/down.sh"
     exit 0
   fi
