@@ -79,7 +79,7 @@ describe('the Drael console in a browser', () => {
     expect((await fetch(`${stack.url}/console/usage`)).headers.get('content-type')).toMatch(/text\/html/);
     const missing = await fetch(`${stack.url}/console/assets/nope.js`);
     expect(missing.status).toBe(404);
-    expect(((await missing.json()) as any).error.code).toBe('not_found');
+    expect(((await missing.json())).error.code).toBe('not_found');
     expect((await fetch(`${stack.url}/console/../readyz`)).status).not.toBe(500);
   });
 
@@ -89,8 +89,15 @@ describe('the Drael console in a browser', () => {
     await checkA11y('sign-in');
     await shot('01-sign-in-error');
 
-    await signIn('key', stack.key.api_key);
+    // By keyboard: the secret typed and the form sent with Enter; then Tab reaches the skip link first.
+    await page.goto(`${stack.url}/console/`);
+    await page.getByLabel('API key', { exact: true }).focus();
+    await page.keyboard.type(stack.key.api_key);
+    await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
     await expect.poll(() => page.getByTestId('plan').textContent()).toMatch(/pro/i);
     const meters = page.getByRole('meter');
     await expect.poll(() => meters.count()).toBeGreaterThanOrEqual(2);
@@ -215,7 +222,7 @@ describe('the Drael console in a browser', () => {
     await row.getByRole('button', { name: /Revoke key/ }).click();
     await row.getByText(/revoked/).waitFor();
     await expect.poll(async () => (await models(newKey)).status, { timeout: 10_000, interval: 200 }).toBe(401);
-    expect(((await (await models(newKey)).json()) as any).error.code).toBe('invalid_api_key');
+    expect(((await (await models(newKey)).json())).error.code).toBe('invalid_api_key');
 
     const balance = async () => Number((await detail.getByTestId('wallet-balance').textContent())!.replace('$', ''));
     const before = await balance();

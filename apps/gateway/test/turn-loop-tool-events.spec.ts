@@ -27,7 +27,7 @@ describe('x-drael-tool-events', () => {
     script();
     const s = await readStream(await h.chat(ask, { 'x-drael-tool-events': '1' }));
     expect(s.content).toBe('All done.');
-    const frames = s.frames as any[];
+    const frames = s.frames;
     const parentTurns = frames.filter((f) => f.event === 'turn_started' && !f.agent).map((f) => f.turn);
     expect(parentTurns).toEqual([1, 2]);
     const started = frames.find((f) => f.event === 'tool_started' && f.id === 'c1');
@@ -36,7 +36,7 @@ describe('x-drael-tool-events', () => {
     expect(done).toMatchObject({ event: 'tool_done', id: 'c1', tool: 'nope_tool', ok: false });
     expect(done.duration_ms).toBeGreaterThanOrEqual(0);
     // The very text the next turn's tool message carries.
-    const toolMsg = (h.upstream.requests.at(-1)!.body as any).messages.find((m: any) => m.tool_call_id === 'c1');
+    const toolMsg = (h.upstream.requests.at(-1)!.body).messages.find((m: any) => m.tool_call_id === 'c1');
     expect(done.result).toBe(toolMsg.content);
 
     const sub = frames.find((f) => f.event === 'subagent_started');
@@ -53,6 +53,6 @@ describe('x-drael-tool-events', () => {
     script();
     const s = await readStream(await h.chat(ask));
     expect(s.content).toBe('All done.');
-    expect(new Set((s.frames as any[]).map((f) => f.event))).toEqual(new Set(['subagent_started', 'subagent_done']));
+    expect(new Set((s.frames).map((f) => f.event))).toEqual(new Set(['subagent_started', 'subagent_done']));
   });
 });
