@@ -204,6 +204,11 @@ describe('the Drael console in a browser', () => {
   });
 
   it('operator: lists accounts, creates a key that works, revokes it and the revoked key is refused; credits a wallet; shows service health', async () => {
+    // The agent run above is on the account's 30-day chart (GET /api/billing/usage/daily).
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await expect.poll(() => page.getByText(/^Spend \(USD\):/).textContent()).toMatch(/^Spend \(USD\): \$0\.0001\d+ in total/);
+    expect(await page.getByText(/^Billed requests:/).textContent()).toBe('Billed requests: 3 in total, at most 3 a day');
+
     await page.getByRole('button', { name: 'Sign out' }).click();
     await signIn('admin', ADMIN_TOKEN);
     await page.getByRole('heading', { name: 'Accounts and keys', level: 1 }).waitFor();

@@ -42,7 +42,7 @@ export class ConsoleController {
     const path = decodeURIComponentSafe(req.url.split('?', 1)[0]!.slice('/console/'.length));
     if (this.files.has(path)) return this.send(req, reply, path);
     // A missing hashed asset is a real 404 (a stale tab after a deploy), not the app's page.
-    if (path.startsWith('assets/') || path === '') return path === '' ? this.send(req, reply, 'index.html') : this.notFound();
+    if (path.startsWith('assets/')) this.notFound();
     return this.send(req, reply, 'index.html');
   }
 
