@@ -2,7 +2,7 @@
 // an app never imports another app, and packages/contracts depends on zod alone.
 import tseslint from 'typescript-eslint';
 
-const APPS = ['gateway', 'sandbox', 'search', 'fetch', 'billing', 'agent-run', 'console'];
+const APPS = ['gateway', 'sandbox', 'search', 'fetch', 'billing', 'agent-run'];
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/src/generated/**', '**/.turbo/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
