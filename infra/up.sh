@@ -48,6 +48,7 @@ for _ in $(seq 1 360); do
     echo "Drael is up: gateway listening on http://127.0.0.1:$port (OpenAI base URL http://127.0.0.1:$port/v1)"
     # Ready means NATS and key verification; a backend still starting (Chromium, Docker) is listed here.
     curl -fsS "http://127.0.0.1:$port/readyz" | grep -o '"degraded":\[[^]]*\]' | grep -v '\[\]' | sed 's/^/up: degraded backends (their tools are not served yet): /' || true
+    echo "Console: http://127.0.0.1:$port/console/ (sign in with an API key, or DRAEL_ADMIN_TOKEN for the operator views)"
     echo "Stop with: bash infra/down.sh"
     exit 0
   fi

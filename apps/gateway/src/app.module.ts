@@ -19,6 +19,7 @@ import { AuthModule } from './auth/auth.module.js';
 import { BillingApiModule } from './billing-api/billing-api.module.js';
 import { AdminModule } from './admin/admin.module.js';
 import { FetchToolModule } from './tools-api/fetch/fetch-tool.module.js';
+import { ConsoleModule } from './console/console.module.js';
 
 /**
  * The gateway. Feature modules join here: tools-api (search/fetch engineers), auth and
@@ -31,7 +32,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway' }), InferenceModule, AgentsModule, SearchToolModule, AuthModule, BillingApiModule, AdminModule, FetchToolModule, ResponsesModule, TurnLoopModule, SessionsModule],
+      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway' }), InferenceModule, AgentsModule, SearchToolModule, AuthModule, BillingApiModule, AdminModule, FetchToolModule, ResponsesModule, TurnLoopModule, SessionsModule, ConsoleModule],
       controllers: [HealthController, ModelsController, ChatCompletionsController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },

@@ -73,9 +73,9 @@ function spellings(path: string): { form: string; path: string; sameRoute: boole
 }
 
 describe('every registered route, without a key', () => {
-  it('the public routes are exactly the health probes and the published plans', () => {
+  it('the public routes are exactly the health probes, the published plans and the console\'s static files', () => {
     const isPublic = routes.filter((r) => r.access === 'public').map((r) => `${r.method} ${r.url}`);
-    expect(isPublic.sort()).toEqual(['GET /api/billing/plans', 'GET /healthz', 'GET /readyz', 'HEAD /api/billing/plans', 'HEAD /healthz', 'HEAD /readyz']);
+    expect(isPublic.sort()).toEqual(['GET /api/billing/plans', 'GET /console', 'GET /console/*', 'GET /healthz', 'GET /readyz', 'HEAD /api/billing/plans', 'HEAD /console', 'HEAD /console/*', 'HEAD /healthz', 'HEAD /readyz']);
     // Every admin route, and only those, is under /admin.
     for (const r of routes) expect(r.access === 'admin', r.url).toBe(r.url.startsWith('/admin'));
     // The table is the real one: the routes every other test uses are in it.

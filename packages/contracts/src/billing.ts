@@ -128,6 +128,42 @@ export const UsageSchema = z.object({
 });
 export type Usage = z.infer<typeof UsageSchema>;
 
+/** An account as the operator's listing shows it. */
+export const AccountSummarySchema = z.object({
+  account_id: AccountIdSchema,
+  name: z.string(),
+  plan: z.string(),
+  extra_usage: z.object({ enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative() }),
+  created_at: z.string(),
+});
+export type AccountSummary = z.infer<typeof AccountSummarySchema>;
+
+/** A key as listings show it: never the key itself (billing keeps only its hash), only its hint. */
+export const KeySummarySchema = z.object({
+  key_id: z.string(),
+  name: z.string().nullable(),
+  hint: z.string(),
+  tool_level: ToolLevelSchema,
+  rate_limit: z.object({ per_minute: z.number().int().positive(), per_hour: z.number().int().positive() }),
+  created_at: z.string(),
+  revoked_at: z.string().nullable(),
+});
+export type KeySummary = z.infer<typeof KeySummarySchema>;
+
+/** One UTC day of an account's billed operations (the console's 30-day chart). */
+export const UsageDaySchema = z.object({
+  day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+  /** Paid tool calls that were charged (settled holds), and their units per meter. */
+  tool_calls: z.number().int().nonnegative(),
+  units: z.object({ images: z.number().int().nonnegative(), lookups: z.number().int().nonnegative() }),
+  /** Agent operations that were charged (settled spend holds), and what they cost. */
+  agent_steps: z.number().int().nonnegative(),
+  spend_usd: z.number().nonnegative(),
+  /** Billed requests of the day: tool_calls + agent_steps (free calls are not billed, so not counted). */
+  requests: z.number().int().nonnegative(),
+});
+export type UsageDay = z.infer<typeof UsageDaySchema>;
+
 /** Kinds of billed agent steps. */
 export const STEP_KINDS = ['inference.chat', 'sandbox.execute'] as const;
 export const StepKindSchema = z.enum(STEP_KINDS);
@@ -219,6 +255,23 @@ export const billingCatalog = {
     errors: BILLING_ERROR_CODES,
     timeoutMs: 5_000,
   }),
+  listAccounts: defineEntry({
+    subject: 'billing.accounts.list.v1',
+    service: 'billing',
+    // Newest first; `before` is the last account_id of the previous page.
+    request: z.object({ limit: z.number().int().min(1).max(100).default(50), before: AccountIdSchema.optional() }),
+    reply: z.object({ accounts: z.array(AccountSummarySchema), has_more: z.boolean() }),
+    errors: BILLING_ERROR_CODES,
+    timeoutMs: 5_000,
+  }),
+  listKeys: defineEntry({
+    subject: 'billing.keys.list.v1',
+    service: 'billing',
+    request: z.object({ account_id: AccountIdSchema }),
+    reply: z.object({ keys: z.array(KeySummarySchema) }),
+    errors: BILLING_ERROR_CODES,
+    timeoutMs: 5_000,
+  }),
   createKey: defineEntry({
     subject: 'billing.keys.create.v1',
     service: 'billing',
@@ -305,6 +358,15 @@ export const billingCatalog = {
     reply: UsageSchema,
     errors: BILLING_ERROR_CODES,
     timeoutMs: 2_000,
+  }),
+  usageDaily: defineEntry({
+    subject: 'billing.usage.daily.v1',
+    service: 'billing',
+    // The last `days` UTC days, today included, oldest first, one entry per day (zeros included).
+    request: z.object({ account_id: AccountIdSchema, days: z.number().int().min(1).max(90).default(30) }),
+    reply: z.object({ account_id: AccountIdSchema, days: z.array(UsageDaySchema) }),
+    errors: BILLING_ERROR_CODES,
+    timeoutMs: 5_000,
   }),
   // Agent steps' money (spec 03). Amounts are integer micro-dollars.
   creditWallet: defineEntry({

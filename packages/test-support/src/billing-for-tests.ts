@@ -37,7 +37,7 @@ function migrateOnce(databaseUrl: string): Promise<void> {
  * Starts the real billing service (apps/billing/dist/main.js) on this NATS prefix, for tests of
  * other apps that need API keys (every /v1 and /api route of the gateway does).
  */
-export async function startBillingForTests(env: { NATS_URL?: string; DRAEL_NATS_PREFIX?: string }): Promise<ServiceProcess> {
+export async function startBillingForTests(env: { NATS_URL?: string; DRAEL_NATS_PREFIX?: string }, extraEnv: Record<string, string> = {}): Promise<ServiceProcess> {
   const databaseUrl = testBillingDatabaseUrl();
   await migrateOnce(databaseUrl);
   return startServiceProcess('billing', {
@@ -46,6 +46,7 @@ export async function startBillingForTests(env: { NATS_URL?: string; DRAEL_NATS_
     DATABASE_URL: databaseUrl,
     DATABASE_POOL_SIZE: '4',
     LOG_LEVEL: 'warn',
+    ...extraEnv,
   });
 }
 

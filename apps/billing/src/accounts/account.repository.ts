@@ -37,4 +37,18 @@ export class AccountRepository {
       return tx.account.findUnique({ where: { id }, select: { id: true, name: true, plan: true, extraUsageEnabled: true, dailyCeiling: true } });
     });
   }
+
+  /** Newest first, then by id; after the account `before` when given (keyset pagination). */
+  async list(limit: number, before?: { id: string; createdAt: Date }) {
+    return this.db.client.account.findMany({
+      where: before ? { OR: [{ createdAt: { lt: before.createdAt } }, { createdAt: before.createdAt, id: { lt: before.id } }] } : {},
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: limit,
+      select: { id: true, name: true, plan: true, extraUsageEnabled: true, dailyCeiling: true, createdAt: true },
+    });
+  }
+
+  createdAt(id: string) {
+    return this.db.client.account.findUnique({ where: { id }, select: { id: true, createdAt: true } });
+  }
 }

@@ -16,4 +16,9 @@ export class AccountsController {
   setExtraUsage(req: ParsedRequestOf<typeof billingCatalog.setExtraUsage>) {
     return this.accounts.setExtraUsage(req);
   }
+
+  @Handles(billingCatalog.listAccounts)
+  list(req: ParsedRequestOf<typeof billingCatalog.listAccounts>) {
+    return this.accounts.list(req);
+  }
 }

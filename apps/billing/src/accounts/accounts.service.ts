@@ -38,4 +38,21 @@ export class AccountsService {
     if (!row) throw billingError('account_not_found', 'no such account');
     return { account_id: row.id, enabled: row.extraUsageEnabled, daily_ceiling: row.dailyCeiling };
   }
+
+  /** The operator's listing, newest first (keyset pages: `before` is the previous page's last id). */
+  async list(req: ParsedRequestOf<typeof billingCatalog.listAccounts>): Promise<ReplyOf<typeof billingCatalog.listAccounts>> {
+    const cursor = req.before === undefined ? undefined : isUuid(req.before) ? await this.accounts.createdAt(req.before) : null;
+    if (cursor === null) throw billingError('account_not_found', 'no such account to page from');
+    const rows = await this.accounts.list(req.limit + 1, cursor);
+    return {
+      accounts: rows.slice(0, req.limit).map((r) => ({
+        account_id: r.id,
+        name: r.name,
+        plan: r.plan,
+        extra_usage: { enabled: r.extraUsageEnabled, daily_ceiling: r.dailyCeiling },
+        created_at: r.createdAt.toISOString(),
+      })),
+      has_more: rows.length > req.limit,
+    };
+  }
 }

@@ -35,4 +35,13 @@ export class KeyRepository {
     const exists = await this.db.client.apiKey.count({ where: { id: keyId, accountId } });
     return exists ? 'already' : 'missing';
   }
+
+  /** An account's keys, newest first: what a listing may show (never the hash). */
+  listOf(accountId: string) {
+    return this.db.client.apiKey.findMany({
+      where: { accountId },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      select: { id: true, name: true, hint: true, toolLevel: true, perMinute: true, perHour: true, createdAt: true, revokedAt: true },
+    });
+  }
 }

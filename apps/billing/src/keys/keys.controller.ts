@@ -21,4 +21,9 @@ export class KeysController {
   revoke(req: ParsedRequestOf<typeof billingCatalog.revokeKey>) {
     return this.keys.revoke(req);
   }
+
+  @Handles(billingCatalog.listKeys)
+  list(req: ParsedRequestOf<typeof billingCatalog.listKeys>) {
+    return this.keys.list(req);
+  }
 }

@@ -54,4 +54,20 @@ export class KeysService {
     if (outcome === 'missing') throw billingError('key_not_found', 'no such key for this account');
     return { key_id: req.key_id, revoked: true };
   }
+
+  async list(req: ParsedRequestOf<typeof billingCatalog.listKeys>): Promise<ReplyOf<typeof billingCatalog.listKeys>> {
+    const account = await this.accounts.get(req.account_id);
+    const rows = await this.keys.listOf(account.id);
+    return {
+      keys: rows.map((k) => ({
+        key_id: k.id,
+        name: k.name,
+        hint: k.hint,
+        tool_level: k.toolLevel,
+        rate_limit: { per_minute: k.perMinute, per_hour: k.perHour },
+        created_at: k.createdAt.toISOString(),
+        revoked_at: k.revokedAt?.toISOString() ?? null,
+      })),
+    };
+  }
 }

@@ -11,4 +11,9 @@ export class UsageController {
   get(req: ParsedRequestOf<typeof billingCatalog.usage>) {
     return this.usage.get(req.account_id);
   }
+
+  @Handles(billingCatalog.usageDaily)
+  async daily(req: ParsedRequestOf<typeof billingCatalog.usageDaily>) {
+    return { account_id: req.account_id, days: await this.usage.daily(req.account_id, req.days) };
+  }
 }

@@ -22,4 +22,20 @@ export class UsageRepository {
         FROM "holds" WHERE "account_id" = ${accountId}::uuid AND "week_start" = ${weekStart}::date GROUP BY "meter"`;
     return new Map(rows.map((r) => [r.meter, r.extra]));
   }
+
+  /** Settled paid-tool holds per UTC day from `from` on (the day a hold counts in), with their units per meter. */
+  toolCallsByDay(accountId: string, from: Date) {
+    return this.db.client.$queryRaw<{ day: string; meter: string; calls: number; units: number }[]>`
+      SELECT to_char("day", 'YYYY-MM-DD') AS day, "meter", COUNT(*)::int AS calls, COALESCE(SUM("settled_units"), 0)::int AS units
+        FROM "holds" WHERE "account_id" = ${accountId}::uuid AND "status" = 'settled' AND "day" >= ${from}::date
+       GROUP BY 1, 2`;
+  }
+
+  /** Settled agent spend per UTC day (of settlement) from `from` on: steps and micro-dollars. */
+  spendByDay(accountId: string, from: Date) {
+    return this.db.client.$queryRaw<{ day: string; steps: number; micros: bigint }[]>`
+      SELECT to_char(("resolved_at" AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, COUNT(*)::int AS steps, COALESCE(SUM("settled_micros"), 0)::bigint AS micros
+        FROM "spend_holds" WHERE "account_id" = ${accountId}::uuid AND "status" = 'settled' AND "resolved_at" >= ${from}
+       GROUP BY 1`;
+  }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { METERS, type Meter, type Usage } from '@drael/contracts';
+import { METERS, type Meter, type Usage, type UsageDay } from '@drael/contracts';
 import { Clock } from '../clock/clock.js';
 import { AccountsService } from '../accounts/accounts.service.js';
 import { PlansService } from '../plans/plans.service.js';
@@ -52,4 +52,27 @@ export class UsageService {
       },
     };
   }
+
+  /**
+   * The last `days` UTC days (today included, oldest first, zeros included) of billed operations:
+   * charged paid-tool calls with their units, charged agent steps with their cost. Free calls
+   * (chat turns, run_code, search, fetch) are never billed, so billing does not count them.
+   */
+  async daily(accountId: string, days: number, now = this.clock.now()): Promise<UsageDay[]> {
+    const account = await this.accounts.get(accountId);
+    const today = utcDay(now);
+    const from = new Date(today.getTime() - (days - 1) * DAY_MS);
+    const [tools, spend] = await Promise.all([this.usage.toolCallsByDay(account.id, from), this.usage.spendByDay(account.id, from)]);
+    return Array.from({ length: days }, (_, i) => {
+      const day = new Date(from.getTime() + i * DAY_MS).toISOString().slice(0, 10);
+      const rows = tools.filter((r) => r.day === day);
+      const units = Object.fromEntries(METERS.map((m) => [m, rows.filter((r) => r.meter === m).reduce((n, r) => n + r.units, 0)])) as UsageDay['units'];
+      const toolCalls = rows.reduce((n, r) => n + r.calls, 0);
+      const s = spend.find((r) => r.day === day);
+      const steps = s?.steps ?? 0;
+      return { day, tool_calls: toolCalls, units, agent_steps: steps, spend_usd: Number(s?.micros ?? 0n) / 1_000_000, requests: toolCalls + steps };
+    });
+  }
 }
+
+const DAY_MS = 86_400_000;

@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Put, Query } from '@nestjs/common';
+import { z } from 'zod';
 import { billingCatalog } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { idempotencyKeyOf } from '../http/idempotency-key.js';
@@ -10,6 +11,7 @@ import { AdminOnly } from '../auth/route-access.js';
 const CreateAccountBody = billingCatalog.createAccount.request;
 const CreateKeyBody = billingCatalog.createKey.request.omit({ account_id: true });
 const ExtraUsageBody = billingCatalog.setExtraUsage.request.omit({ account_id: true });
+const ListAccountsQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(50), before: z.string().max(64).optional() });
 // Agent steps' money (spec 03), in integer micro-dollars like billing's own subjects.
 const WalletCreditBody = billingCatalog.creditWallet.request.omit({ account_id: true, idempotency_key: true });
 const AgentLimitsBody = billingCatalog.setAgentLimits.request.omit({ account_id: true });
@@ -28,6 +30,18 @@ export class AdminController {
   @HttpCode(201)
   createAccount(@Body() body: unknown) {
     return this.nats.request(billingCatalog.createAccount, validate(CreateAccountBody, body));
+  }
+
+  /** Newest first; `before` = the last account_id of the previous page. */
+  @Get('accounts')
+  listAccounts(@Query() query: unknown) {
+    return this.nats.request(billingCatalog.listAccounts, validate(ListAccountsQuery, query));
+  }
+
+  /** The account's keys (hint, level, limits, revoked or not); never a key itself. */
+  @Get('accounts/:account/keys')
+  listKeys(@Param('account') account: string) {
+    return this.nats.request(billingCatalog.listKeys, { account_id: account });
   }
 
   @Post('accounts/:account/keys')

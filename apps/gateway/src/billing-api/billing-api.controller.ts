@@ -1,10 +1,14 @@
 import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { billingCatalog, type KeyIdentity } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { ApiError } from '../errors/api-error.js';
 import { CallerIdentity } from '../auth/identity.js';
 import { Public } from '../auth/route-access.js';
+import { validateBody } from '../openai/validate.js';
+
+const DailyQuery = z.object({ days: z.coerce.number().int().min(1).max(90).default(30) });
 
 @Controller('api/billing')
 export class BillingApiController {
@@ -33,5 +37,13 @@ export class BillingApiController {
     // Another account's usage is "not found", never "not yours".
     if (accountId !== undefined && accountId !== caller.account_id) throw new ApiError('not_found', 'No such account.');
     return this.nats.request(billingCatalog.usage, { account_id: caller.account_id });
+  }
+
+  /** The caller's billed operations per UTC day over the last `days` (1-90, default 30): the console's chart. */
+  @Get('usage/daily')
+  async daily(@CallerIdentity() caller: KeyIdentity, @Query() query: unknown) {
+    const { days } = validateBody(DailyQuery, query);
+    const reply = await this.nats.request(billingCatalog.usageDaily, { account_id: caller.account_id, days });
+    return { object: 'list', data: reply.days };
   }
 }

@@ -64,6 +64,7 @@ export class ChatCompletionsService {
           session: sessionOf(call.headers),
           requestId: call.requestId,
           res: call.res,
+          toolEvents: headerValue(call.headers, 'x-drael-tool-events') === '1',
         });
       case 'proxy':
         return this.proxy.forward({
@@ -89,4 +90,9 @@ export class ChatCompletionsService {
 function upstreamBody(call: ChatCall, alias: string, upstreamModel: string): string | Buffer {
   if (alias === upstreamModel && call.rawBody) return call.rawBody;
   return JSON.stringify({ ...(call.body as Record<string, unknown>), model: upstreamModel });
+}
+
+function headerValue(headers: ChatCall['headers'], name: string): string | undefined {
+  const v = headers[name];
+  return (Array.isArray(v) ? v[0] : v)?.trim();
 }

@@ -7,6 +7,7 @@ import { authConfigShape } from '../auth/auth.config.js';
 import { rateLimitConfigShape } from '../rate-limit/rate-limit.config.js';
 import { adminConfigShape } from '../admin/admin.config.js';
 import { httpConfigShape } from '../http/http.config.js';
+import { consoleConfigShape } from '../console/console.config.js';
 
 /** One model alias: which OpenAI-compatible upstream serves it, under which name, at what price. */
 export const ModelRouteSchema = z.object({
@@ -33,6 +34,8 @@ export const configSchema = z.object({
   ...adminConfigShape,
   // Header and body timeouts of the HTTP server (apps/gateway/src/http/http.config.ts).
   ...httpConfigShape,
+  // Where the console's built files are (apps/gateway/src/console).
+  ...consoleConfigShape,
   HOST: z.string().default('0.0.0.0'),
   PORT: envInt(0, 65535).default(8080),
   // DRAEL_MODELS='{"alias":{"base_url":"http://host:port/v1","api_key":"...","model":"upstream-name"}}'

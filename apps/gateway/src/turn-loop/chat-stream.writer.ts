@@ -2,10 +2,18 @@ import type { ServerResponse } from 'node:http';
 import type { ApiError } from '../errors/api-error.js';
 import type { TurnUsage } from './upstream-turn.js';
 
-/** A vendor frame riding inside the SSE delta (spec 04 progress frames). */
+/**
+ * A vendor frame riding inside the SSE delta: spec 04's sub-agent progress frames, always; and,
+ * when the request asks with `x-drael-tool-events: 1` (the console's playground), each turn and
+ * each tool call with the result as the model saw it. `agent` names the sub-agent a frame
+ * belongs to (absent: the request's own loop).
+ */
 export type DraelFrame =
   | { event: 'subagent_started'; id: string; role: string; task: string }
-  | { event: 'subagent_done'; id: string; role: string; ok: boolean; preview: string };
+  | { event: 'subagent_done'; id: string; role: string; ok: boolean; preview: string }
+  | { event: 'turn_started'; turn: number; agent?: string }
+  | { event: 'tool_started'; id: string; tool: string; arguments: string; turn: number; agent?: string }
+  | { event: 'tool_done'; id: string; tool: string; ok: boolean; duration_ms: number; result: string; agent?: string };
 
 /**
  * Catalogue mode's one ordinary OpenAI stream: one id, the role once, content deltas, exactly one

@@ -11,7 +11,7 @@ import { Workspace } from '../sessions/workspace.js';
 import { ToolCatalogue, type ServedCatalogue } from '../tools/catalogue.service.js';
 import { INVALID_ARGUMENTS, SUB_AGENT_ROLES } from '../tools/spawn-agent.tool.js';
 import { lowerLevel } from '../tools/tool-levels.js';
-import { failed, failureOf, renderResult, type ToolResult } from '../tools/tool-result.js';
+import { cutText, failed, failureOf, renderResult, type ToolResult } from '../tools/tool-result.js';
 import type { Caller, ToolContext } from '../tools/server-tool.js';
 import { ChatStreamWriter, type DraelFrame } from './chat-stream.writer.js';
 import { CostMeter } from './cost-meter.js';
@@ -43,6 +43,8 @@ export interface LoopRequest {
   readonly session: string | undefined;
   readonly requestId: string;
   readonly res: ServerResponse;
+  /** `x-drael-tool-events: 1`: stream each turn and tool call as a frame (streamed requests only). */
+  readonly toolEvents?: boolean;
 }
 
 interface LoopRun {
@@ -59,6 +61,10 @@ interface LoopRun {
   /** The parent's text goes to the client as it comes; a child's stays inside. */
   readonly onText?: (text: string) => Promise<void>;
   readonly onFrame?: (frame: DraelFrame) => Promise<void>;
+  /** Turn and tool frames (x-drael-tool-events), the children's included, tagged with `agent`. */
+  readonly onTrace?: (frame: DraelFrame) => Promise<void>;
+  /** The sub-agent this loop is (its frames' `agent`); absent for the request's own loop. */
+  readonly agent?: string;
   /** Only the parent may spawn. */
   readonly canSpawn: boolean;
 }
@@ -118,6 +124,7 @@ export class TurnLoopService {
         meter,
         canSpawn: true,
         ...(writer ? { onText: (t: string) => writer.text(t), onFrame: (f: DraelFrame) => writer.frame(f) } : {}),
+        ...(writer && input.toolEvents ? { onTrace: (f: DraelFrame) => writer.frame(f) } : {}),
       });
       if (abort.signal.aborted) return;
       if (writer) {
@@ -162,6 +169,7 @@ export class TurnLoopService {
         ...(tools.length > 0 ? { tools } : {}),
       };
       if (!run.canSpawn && run.meter.reached) throw new CostCeilingReached();
+      await run.onTrace?.({ event: 'turn_started', turn, ...agentOf(run) });
 
       // Text of a later turn starts on its own paragraph, so turns never run into each other.
       let separated = content === '';
@@ -184,13 +192,13 @@ export class TurnLoopService {
         content: outcome.content === '' ? null : outcome.content,
         tool_calls: outcome.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
       });
-      const results = await this.runCalls(outcome.toolCalls, run);
+      const results = await this.runCalls(outcome.toolCalls, run, turn);
       outcome.toolCalls.forEach((c, i) => messages.push({ role: 'tool', tool_call_id: c.id, content: results[i] }));
     }
   }
 
   /** The calls of one turn, in parallel; results in call order. */
-  private runCalls(calls: UpstreamToolCall[], run: LoopRun): Promise<string[]> {
+  private runCalls(calls: UpstreamToolCall[], run: LoopRun, turn: number): Promise<string[]> {
     let spawns = 0;
     return Promise.all(
       calls.map((call, i) => {
@@ -200,9 +208,23 @@ export class TurnLoopService {
           if (spawns > MAX_SPAWNS_PER_TURN) return Promise.resolve(JSON.stringify({ error: 'delegation_fanout_capped' }));
           return this.spawn(call, run);
         }
-        return this.runTool(call, run, i).then(renderResult);
+        return this.traced(call, run, i, turn);
       }),
     );
+  }
+
+  /** One tool call, its start and end streamed as frames when the request asked for them. */
+  private async traced(call: UpstreamToolCall, run: LoopRun, index: number, turn: number): Promise<string> {
+    if (!run.onTrace) return renderResult(await this.runTool(call, run, index));
+    const id = call.id || `call_${index}`;
+    // The arguments as the model wrote them, cut like any field a tool answers with.
+    await run.onTrace({ event: 'tool_started', id, tool: call.name, arguments: cutText(call.arguments).text, turn, ...agentOf(run) });
+    const started = performance.now();
+    const result = await this.runTool(call, run, index);
+    const text = renderResult(result);
+    const ok = !(result.ok === false || 'error' in result);
+    await run.onTrace({ event: 'tool_done', id, tool: call.name, ok, duration_ms: Math.round(performance.now() - started), result: text, ...agentOf(run) });
+    return text;
   }
 
   private async runTool(call: UpstreamToolCall, run: LoopRun, index: number): Promise<ToolResult> {
@@ -250,6 +272,8 @@ export class TurnLoopService {
         signal: run.signal,
         meter: run.meter,
         canSpawn: false,
+        agent: id,
+        ...(run.onTrace ? { onTrace: run.onTrace } : {}),
       });
       if (result.content.trim() === '') throw new Error('the sub-agent gave no answer');
       outcome = { ok: true, text: renderResult(`SUB-AGENT[${parsed.role}] RESULT: ${result.content}`), preview: result.content.slice(0, PREVIEW_CHARS) };
@@ -270,6 +294,8 @@ export class TurnLoopService {
     return { caller: run.caller, workspace: run.workspace, requestId: run.requestId, signal: run.signal, callId: `${call.id || 'call'}:${index}:${randomBytes(4).toString('hex')}` };
   }
 }
+
+const agentOf = (run: LoopRun): { agent?: string } => (run.agent ? { agent: run.agent } : {});
 
 function baseBodyOf(request: ChatCompletionRequest): Record<string, unknown> {
   const out: Record<string, unknown> = { ...request };

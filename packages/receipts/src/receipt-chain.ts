@@ -1,0 +1,49 @@
+import canonicalizeModule from 'canonicalize';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+
+/**
+ * The receipt chain's hashing, with nothing from Node: the console imports this module
+ * (`@drael/receipts/chain`) to recompute a run's chain head in the browser, so server and browser
+ * cannot disagree on the bytes. The Ed25519 parts (node:crypto) stay in receipt-crypto.ts.
+ */
+
+// canonicalize 2.x is CommonJS (module.exports = fn) but its .d.ts declares an ES default export,
+// so under NodeNext TypeScript sees the namespace; at run time the default import is the function.
+const canonicalize = canonicalizeModule as unknown as (value: unknown) => string | undefined;
+
+// spec 03: the chain head starts from 32 zero bytes: keccak256(… keccak256(0x00…00 ‖ h0) … ‖ hn).
+export const ZERO_HEAD = '00'.repeat(32);
+
+/**
+ * The bytes that are hashed and signed: JSON canonicalized by RFC 8785 (JCS), so any verifier in any
+ * language rebuilds exactly the same bytes from the JSON it received.
+ */
+export function canonicalBytes(value: unknown): Uint8Array {
+  const text = canonicalize(value);
+  if (text === undefined) throw new Error('value cannot be canonicalized');
+  return utf8ToBytes(text);
+}
+
+/** keccak256 (the original Keccak padding, as in Ethereum), NOT NIST SHA3-256 (node has only the latter). */
+export function keccak256Hex(bytes: Uint8Array): string {
+  return bytesToHex(keccak_256(bytes));
+}
+
+export function hashPayload(payload: unknown): string {
+  return keccak256Hex(canonicalBytes(payload));
+}
+
+/** One link of the head: keccak256(previousHead ‖ receiptHash), both 32 raw bytes. */
+export function extendHead(head: string, receiptHash: string): string {
+  return keccak256Hex(concatBytes(hexToBytes(head), hexToBytes(receiptHash)));
+}
+
+export function chainHead(receiptHashes: readonly string[]): string {
+  return receiptHashes.reduce(extendHead, ZERO_HEAD);
+}
+
+/** A salted fingerprint of content: proves later what was sent without the receipt holding it. */
+export function fingerprint(salt: Uint8Array, content: string): string {
+  return keccak256Hex(concatBytes(salt, utf8ToBytes(content)));
+}
