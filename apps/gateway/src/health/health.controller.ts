@@ -17,9 +17,9 @@ export class HealthController {
   @Get('readyz')
   async readyz(@Res({ passthrough: true }) reply: FastifyReply) {
     const r = await this.readiness.check();
-    if (r.ready) return { status: 'ready', nats: r.nats, services: r.services };
+    if (r.ready) return { status: 'ready', nats: r.nats, services: r.services, deployments: r.deployments };
     void reply.status(503);
     const error = new ApiError('service_unavailable', `Not ready: ${r.failing.join(', ')} not answering`);
-    return { ...error.toEnvelope(), status: 'not_ready', failing: r.failing, nats: r.nats, services: r.services };
+    return { ...error.toEnvelope(), status: 'not_ready', failing: r.failing, nats: r.nats, services: r.services, deployments: r.deployments };
   }
 }

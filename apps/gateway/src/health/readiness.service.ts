@@ -2,12 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { healthEntry } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
+import { ModelRouter, type DeploymentReport } from '../upstream/model-router.service.js';
 
 export interface Readiness {
   ready: boolean;
   nats: boolean;
   services: Record<string, string>; // 'ok' or the error code
   failing: string[];
+  /** Each model deployment's state; a cooling one never makes the gateway unready. */
+  deployments: Record<string, DeploymentReport>;
 }
 
 /** Ready = NATS connected and every backend service answers its health subject (asked in parallel). */
@@ -15,6 +18,7 @@ export interface Readiness {
 export class ReadinessService {
   constructor(
     private readonly rpc: NatsRpcClient,
+    private readonly router: ModelRouter,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
@@ -32,6 +36,6 @@ export class ReadinessService {
       }),
     );
     const failing = [...(nats ? [] : ['nats']), ...Object.keys(services).filter((s) => services[s] !== 'ok')].sort();
-    return { ready: failing.length === 0, nats, services, failing };
+    return { ready: failing.length === 0, nats, services, failing, deployments: this.router.report() };
   }
 }

@@ -59,6 +59,8 @@ interface LoopRun {
   /** The parent's text goes to the client as it comes; a child's stays inside. */
   readonly onText?: (text: string) => Promise<void>;
   readonly onFrame?: (frame: DraelFrame) => Promise<void>;
+  /** The parent names the deployment that served it in x-drael-upstream (while the head is unsent). */
+  readonly onUpstream?: (deployment: string) => void;
   /** Only the parent may spawn. */
   readonly canSpawn: boolean;
 }
@@ -117,6 +119,9 @@ export class TurnLoopService {
         signal: abort.signal,
         meter,
         canSpawn: true,
+        onUpstream: (name: string) => {
+          if (!res.headersSent) res.setHeader('x-drael-upstream', name);
+        },
         ...(writer ? { onText: (t: string) => writer.text(t), onFrame: (f: DraelFrame) => writer.frame(f) } : {}),
       });
       if (abort.signal.aborted) return;
@@ -155,7 +160,6 @@ export class TurnLoopService {
       const tools = last ? [] : run.catalogue.definitions;
       const body: Record<string, unknown> = {
         ...run.baseBody,
-        model: run.route.model,
         messages: last && turn > 1 ? [...messages, { role: 'user', content: FINAL_TURN_INSTRUCTION }] : messages,
         stream: true,
         stream_options: { include_usage: true },
@@ -171,8 +175,9 @@ export class TurnLoopService {
         content += piece;
         await run.onText?.(piece);
       };
-      const outcome = await streamTurn(this.upstream, run.route, body, { requestId: run.requestId, signal: run.signal, onText });
-      run.meter.add(run.route, outcome.usage);
+      const outcome = await streamTurn(this.upstream, run.route, body, { requestId: run.requestId, signal: run.signal, onText, onUpstream: run.onUpstream });
+      // The turn costs what the deployment that served it charges.
+      run.meter.add(outcome.deployment, outcome.usage);
 
       if (outcome.toolCalls.length === 0 || last) {
         // Never tool_calls for Drael's own tools: a tool call on the last turn is not served.
