@@ -133,5 +133,7 @@ export const routerConfigShape = {
   // Cooldowns live in Redis (REDIS_URL); replicas hear of changes at once (pub/sub) and re-read
   // them this often in case a message was missed.
   ROUTER_SYNC_MS: envInt(100, 600_000).default(2_000),
-  ROUTER_KEY_PREFIX: z.string().default('drael:router:'),
+  // Redis key prefix of the shared cooldowns; default `drael:router:<DRAEL_NATS_PREFIX>:`, so the
+  // replicas of one installation (one NATS prefix) share them and no other installation does.
+  ROUTER_KEY_PREFIX: z.string().min(1).optional(),
 };

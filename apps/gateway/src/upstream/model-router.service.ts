@@ -45,7 +45,7 @@ export class ModelRouter implements OnModuleInit, OnApplicationShutdown {
       [...this.byAlias.values()].flat(),
       {
         redisUrl: config.REDIS_URL,
-        keyPrefix: config.ROUTER_KEY_PREFIX,
+        keyPrefix: config.ROUTER_KEY_PREFIX ?? `drael:router:${config.DRAEL_NATS_PREFIX}:`,
         failuresToCool: config.ROUTER_FAILURES_TO_COOL,
         failureWindowMs: config.ROUTER_FAILURE_WINDOW_MS,
         cooldownMs: config.ROUTER_COOLDOWN_MS,

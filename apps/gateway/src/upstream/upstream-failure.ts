@@ -67,7 +67,7 @@ export function statusFailure(status: number, headers: IncomingHttpHeaders, text
     error = new ApiError('upstream_error', `The model upstream answered ${status}${detail ? `: ${detail}` : ''}`, null, { status, type: fallbackType });
   }
   if (status === 429) {
-    const limited = new ApiError('upstream_rate_limited', `The model upstream is rate limiting: ${error.message}`, error.param, { status: 429, type: 'rate_limit_error' });
+    const limited = new ApiError('upstream_rate_limited', error.message, error.param, { status: 429, type: 'rate_limit_error' });
     const raw = headerOf(headers, 'retry-after');
     const retryAfterMs = parseRetryAfter(raw, now);
     if (raw !== undefined && retryAfterMs !== undefined) limited.headers = { 'retry-after': raw };
