@@ -243,6 +243,8 @@ describe('errors, always in the OpenAI envelope', () => {
     const r = await post({ model: 'gpt-test', messages: hello });
     expect(r.status).toBe(429);
     expect(r.headers.get('retry-after')).toBe('7');
+    // A single-upstream alias is one deployment named after it.
+    expect(r.headers.get('x-drael-upstream')).toBe('gpt-test');
     expect((await envelopeOf(r)).error).toMatchObject({ message: 'slow down', type: 'rate_limit_error', code: 'upstream_rate_limited' });
   });
 

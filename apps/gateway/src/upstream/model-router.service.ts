@@ -203,6 +203,8 @@ export class RoutePlan {
    */
   failed(d: Deployment, failure: AttemptFailure): boolean {
     this.router.recordFailure(d, failure);
+    // The deployment that answered last is named on the error the client may get (never its key or URL).
+    failure.error.headers = { ...failure.error.headers, 'x-drael-upstream': d.name };
     this.last = failure;
     if (failure.kind === 'context_length') {
       const fallback = this.route.context_fallback;

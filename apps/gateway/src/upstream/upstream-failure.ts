@@ -60,7 +60,8 @@ export function statusFailure(status: number, headers: IncomingHttpHeaders, text
       typeof e.code === 'string' ? e.code : 'upstream_error',
       typeof e.message === 'string' ? e.message : `The model upstream answered ${status}`,
       typeof e.param === 'string' ? e.param : null,
-      { status, type: typeof e.type === 'string' ? e.type : fallbackType },
+      // A 5xx is never the caller's invalid request, whatever type the upstream put on it.
+      { status, type: typeof e.type === 'string' && status < 500 ? e.type : fallbackType },
     );
   } else {
     const detail = text.trim().slice(0, 500);

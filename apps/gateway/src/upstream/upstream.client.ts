@@ -88,7 +88,7 @@ export class UpstreamClient implements OnApplicationShutdown {
         }
       }
       plan.end(d);
-      if (!plan.failed(d, failure)) throw withUpstream(failure.error, d);
+      if (!plan.failed(d, failure)) throw failure.error;
     }
   }
 
@@ -226,14 +226,8 @@ class RoutedDispatch implements Dispatcher.DispatchHandler {
 
   private retryOr(failure: AttemptFailure): void {
     if (this.plan.failed(this.d, failure)) this.start();
-    else this.sink.onFailure(withUpstream(failure.error, this.d));
+    else this.sink.onFailure(failure.error);
   }
-}
-
-/** The deployment that answered last is named on the error too (never its key or URL). */
-function withUpstream(error: ApiError, d: Deployment): ApiError {
-  error.headers = { ...error.headers, 'x-drael-upstream': d.name };
-  return error;
 }
 
 async function boundedText(body: Dispatcher.ResponseData['body']): Promise<string> {
