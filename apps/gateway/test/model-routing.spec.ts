@@ -239,6 +239,7 @@ describe('every mode routes through the same client', () => {
       body: JSON.stringify({ model: 'resp', input: 'hello' }),
     });
     expect(r.status).toBe(200);
+    expect(r.headers.get('x-drael-upstream')).toBe('resp-b');
     const body = (await r.json()) as any;
     expect(body.status).toBe('completed');
     expect(JSON.stringify(body.output)).toContain('responses answer');

@@ -47,8 +47,8 @@ export interface LoopRun {
   readonly requestId: string;
   readonly signal: AbortSignal;
   readonly events: ResponseEvents;
-  /** Called once the upstream has accepted the first call (a streamed response may start now). */
-  readonly onUpstreamAccepted: () => void;
+  /** Called once the upstream has accepted the first call (a streamed response may start now), with the deployment's name. */
+  readonly onUpstreamAccepted: (deployment: string) => void;
   readonly temperature?: number | null;
   readonly topP?: number | null;
   readonly parallelToolCalls?: boolean | null;
@@ -110,7 +110,7 @@ export class ResponseLoopService {
       const upstream = await this.call(run, body);
       if (!accepted) {
         accepted = true;
-        run.onUpstreamAccepted();
+        run.onUpstreamAccepted(upstream.deployment.name);
       }
       const message = new MessageItemWriter(response, events);
       const result = await readChatStream(upstream.body, (delta) => message.delta(delta), run.signal);
