@@ -62,6 +62,7 @@ beforeAll(async () => {
   u.infB = await upstream(ok('inference answer'));
   u.sharedA = await upstream(serverError);
   u.sharedB = await upstream(ok('shared b'));
+  u.loop429 = await upstream({ type: 'error', status: 429, message: 'provider busy', headers: { 'retry-after': '9' } });
   u.priceA = await upstream(serverError);
   u.priceB = await upstream(ok('priced'));
 
@@ -94,6 +95,8 @@ beforeAll(async () => {
       resp: { deployments: [dep('resp-a', u.respA), dep('resp-b', u.respB, { priority: 1 })] },
       inf: { deployments: [dep('inf-a', u.infA), dep('inf-b', u.infB, { priority: 1 })] },
       shared: { deployments: [dep('shared-a', u.sharedA), dep('shared-b', u.sharedB, { priority: 1 })] },
+      // The single-upstream form, as every existing configuration writes it.
+      'loop-429': { base_url: u.loop429.baseUrl, model: 'm' },
       priced: { input_per_1m: 1, output_per_1m: 1, deployments: [dep('priced-a', u.priceA), dep('priced-b', u.priceB, { priority: 1, input_per_1m: 2 })] },
     }),
   };
@@ -230,6 +233,16 @@ describe('every mode routes through the same client', () => {
     expect(r.headers.get('x-drael-upstream')).toBe('loop-b');
     expect(((await r.json()) as any).choices[0].message.content).toBe('turn loop answer');
     expect(u.loopA!.requests).toHaveLength(1);
+  });
+
+  it('turn loop with a single upstream: its 429 reaches the client as upstream_rate_limited with its Retry-After', async () => {
+    const r = await chat(gateway, { model: 'loop-429' }, {});
+    expect(r.status).toBe(429);
+    expect(r.headers.get('retry-after')).toBe('9');
+    expect(r.headers.get('x-drael-upstream')).toBe('loop-429');
+    expect(((await r.json()) as any).error).toMatchObject({ code: 'upstream_rate_limited', type: 'rate_limit_error', message: 'provider busy' });
+    // One deployment: nowhere else to go, no second attempt.
+    expect(u.loop429.requests).toHaveLength(1);
   });
 
   it('Responses: a 502 is retried on the next deployment', async () => {
