@@ -242,7 +242,7 @@ describe('every mode routes through the same client', () => {
     expect(r.headers.get('x-drael-upstream')).toBe('loop-429');
     expect(((await r.json()) as any).error).toMatchObject({ code: 'upstream_rate_limited', type: 'rate_limit_error', message: 'provider busy' });
     // One deployment: nowhere else to go, no second attempt.
-    expect(u.loop429.requests).toHaveLength(1);
+    expect(u.loop429!.requests).toHaveLength(1);
   });
 
   it('Responses: a 502 is retried on the next deployment', async () => {

@@ -134,7 +134,7 @@ export class RoutePlan {
   private attempts = 0;
   private fellBack = false;
   private last: AttemptFailure | undefined;
-  private readonly startedAt = Date.now();
+  private startedAt = 0;
   private readonly maxAttempts: number;
 
   constructor(
@@ -161,7 +161,7 @@ export class RoutePlan {
       error.headers = { 'retry-after': String(Math.max(1, Math.ceil(ms / 1000))) };
       throw error;
     }
-    this.attempts++;
+    if (this.attempts++ === 0) this.startedAt = now;
     (this.tried ??= []).push(d);
     d.inFlight++;
     d.stats.attempts++;
@@ -177,15 +177,20 @@ export class RoutePlan {
     return body;
   }
 
-  /** The headers timeout of an attempt: the deployment's; a retry's is cut to what the deadline leaves. */
-  headersTimeout(d: Deployment): number {
-    const own = d.config.headers_timeout_ms ?? this.router.config.UPSTREAM_HEADERS_TIMEOUT_MS;
+  /**
+   * The headers timeout of an attempt: the deployment's; a retry's is cut to what the deadline
+   * leaves. Undefined: the pool's own (UPSTREAM_HEADERS_TIMEOUT_MS), nothing to set per request.
+   */
+  headersTimeout(d: Deployment): number | undefined {
+    const own = d.config.headers_timeout_ms;
     if (this.attempts <= 1) return own;
-    return Math.max(100, Math.min(own, this.router.config.ROUTER_DEADLINE_MS - (Date.now() - this.startedAt)));
+    const left = this.router.config.ROUTER_DEADLINE_MS - (Date.now() - this.startedAt);
+    return Math.max(100, Math.min(own ?? this.router.config.UPSTREAM_HEADERS_TIMEOUT_MS, left));
   }
 
-  bodyTimeout(d: Deployment): number {
-    return d.config.body_timeout_ms ?? this.router.config.UPSTREAM_BODY_TIMEOUT_MS;
+  /** The deployment's body timeout, or undefined for the pool's own (UPSTREAM_BODY_TIMEOUT_MS). */
+  bodyTimeout(d: Deployment): number | undefined {
+    return d.config.body_timeout_ms;
   }
 
   /** The attempt on `d` is over (answered, failed or aborted). */

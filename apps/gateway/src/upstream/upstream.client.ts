@@ -71,8 +71,8 @@ export class UpstreamClient implements OnApplicationShutdown {
           headers: headersFor(d.config, call),
           body,
           signal: call.signal,
-          headersTimeout: plan.headersTimeout(d),
-          bodyTimeout: plan.bodyTimeout(d),
+          headersTimeout: plan.headersTimeout(d) ?? null,
+          bodyTimeout: plan.bodyTimeout(d) ?? null,
         });
         if (res.statusCode < 400) {
           plan.succeeded(d);
@@ -104,17 +104,13 @@ export class UpstreamClient implements OnApplicationShutdown {
   /** One attempt of a routed dispatch on one deployment. */
   dispatchTo(d: Deployment, plan: RoutePlan, call: UpstreamCall, handler: Dispatcher.DispatchHandler): void {
     const { origin, path } = this.endpointOf(d.config.base_url, call.path);
-    this.poolFor(origin).dispatch(
-      {
-        method: 'POST',
-        path,
-        headers: headersFor(d.config, call),
-        body: plan.bodyOf(d, call),
-        headersTimeout: plan.headersTimeout(d),
-        bodyTimeout: plan.bodyTimeout(d),
-      },
-      handler,
-    );
+    const options: Dispatcher.DispatchOptions = { method: 'POST', path, headers: headersFor(d.config, call), body: plan.bodyOf(d, call) };
+    // Set per request only when they differ from the pool's (a deployment's own, or a retry's).
+    const headersTimeout = plan.headersTimeout(d);
+    if (headersTimeout !== undefined) options.headersTimeout = headersTimeout;
+    const bodyTimeout = plan.bodyTimeout(d);
+    if (bodyTimeout !== undefined) options.bodyTimeout = bodyTimeout;
+    this.poolFor(origin).dispatch(options, handler);
   }
 
   /** Tokens an answer reported (tpm limits, per-deployment figures). */
