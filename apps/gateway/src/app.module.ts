@@ -6,6 +6,7 @@ import { ReadinessService } from './health/readiness.service.js';
 import { ModelRegistry } from './models/model-registry.js';
 import { ModelsController } from './models/models.controller.js';
 import { UpstreamClient } from './upstream/upstream.client.js';
+import { ModelRouter } from './upstream/model-router.service.js';
 import { ChatCompletionsController } from './chat/chat-completions.controller.js';
 import { ChatCompletionsService } from './chat/chat-completions.service.js';
 import { ChatProxyService } from './chat/chat-proxy.service.js';
@@ -38,11 +39,12 @@ export class AppModule {
         { provide: GATEWAY_CONFIG, useValue: config },
         ReadinessService,
         ModelRegistry,
+        ModelRouter,
         UpstreamClient,
         ChatProxyService,
         ChatCompletionsService,
       ],
-      exports: [GATEWAY_CONFIG, ModelRegistry, UpstreamClient],
+      exports: [GATEWAY_CONFIG, ModelRegistry, ModelRouter, UpstreamClient],
     };
   }
 }

@@ -232,10 +232,20 @@ describe('errors, always in the OpenAI envelope', () => {
   });
 
   it('an upstream 4xx passes through with its own envelope', async () => {
-    upstream.setTurns([{ type: 'error', status: 429, message: 'slow down', code: 'rate_limit_exceeded' }]);
+    upstream.setTurns([{ type: 'error', status: 400, message: 'bad temperature', code: 'invalid_value' }]);
+    const r = await post({ model: 'gpt-test', messages: hello });
+    expect(r.status).toBe(400);
+    expect((await envelopeOf(r)).error).toMatchObject({ message: 'bad temperature', code: 'invalid_value' });
+  });
+
+  it('an upstream 429 keeps its Retry-After and is upstream_rate_limited, not the key\'s rate_limit_exceeded (issue 15)', async () => {
+    upstream.setTurns([{ type: 'error', status: 429, message: 'slow down', code: 'rate_limit_exceeded', headers: { 'retry-after': '7' } }]);
     const r = await post({ model: 'gpt-test', messages: hello });
     expect(r.status).toBe(429);
-    expect((await envelopeOf(r)).error).toMatchObject({ message: 'slow down', code: 'rate_limit_exceeded' });
+    expect(r.headers.get('retry-after')).toBe('7');
+    // A single-upstream alias is one deployment named after it.
+    expect(r.headers.get('x-drael-upstream')).toBe('gpt-test');
+    expect((await envelopeOf(r)).error).toMatchObject({ message: 'slow down', type: 'rate_limit_error', code: 'upstream_rate_limited' });
   });
 
   it('an upstream 5xx without an envelope is wrapped in one', async () => {

@@ -12,6 +12,8 @@ export const GATEWAY_ERROR_CODES = [
   'upstream_unreachable',
   'upstream_timeout',
   'upstream_error',
+  // An upstream model provider's 429 (its Retry-After kept), distinct from the key's own rate_limit_exceeded.
+  'upstream_rate_limited',
   'invalid_api_key',
   'missing_api_key',
   'rate_limit_exceeded',

@@ -50,6 +50,8 @@ export interface ErrorTurn extends TurnTiming {
   code?: string;
   /** Raw body to send instead of the envelope (e.g. an HTML error page). */
   body?: string;
+  /** Extra response headers, e.g. `{ 'retry-after': '30' }` on a 429. */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -216,7 +218,7 @@ async function answer(turn: ScriptedTurn, res: ServerResponse, socket: Socket, p
 
   if (turn.type === 'error') {
     const body = turn.body ?? JSON.stringify(envelope(turn.message ?? `scripted error ${turn.status}`, turn.code ?? null));
-    res.writeHead(turn.status, { 'content-type': turn.body ? 'text/plain' : 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.writeHead(turn.status, { 'content-type': turn.body ? 'text/plain' : 'application/json', 'content-length': Buffer.byteLength(body), ...turn.headers });
     res.end(body);
     return;
   }

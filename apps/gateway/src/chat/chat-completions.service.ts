@@ -69,7 +69,7 @@ export class ChatCompletionsService {
       case 'proxy':
         return this.proxy.forward({
           route,
-          body: upstreamBody(call, request.model, route.model),
+          bodyFor: upstreamBodyFor(call, request.model),
           stream: request.stream === true,
           requestId: call.requestId,
           res: call.res,
@@ -86,10 +86,12 @@ export class ChatCompletionsService {
   }
 }
 
-/** The upstream sees its own model name; the bytes are re-encoded only when that name differs. */
-function upstreamBody(call: ChatCall, alias: string, upstreamModel: string): string | Buffer {
-  if (alias === upstreamModel && call.rawBody) return call.rawBody;
-  return JSON.stringify({ ...(call.body as Record<string, unknown>), model: upstreamModel });
+/** A deployment sees its own model name; the bytes are re-encoded only when that name differs. */
+function upstreamBodyFor(call: ChatCall, alias: string): (upstreamModel: string) => string | Buffer {
+  return (upstreamModel) => {
+    if (alias === upstreamModel && call.rawBody) return call.rawBody;
+    return JSON.stringify({ ...(call.body as Record<string, unknown>), model: upstreamModel });
+  };
 }
 
 function headerValue(headers: ChatCall['headers'], name: string): string | undefined {

@@ -2,22 +2,20 @@ import { Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApiError } from '../errors/api-error.js';
-import { UpstreamClient, upstreamFailure } from '../upstream/upstream.client.js';
+import { UpstreamClient, upstreamFailure, type RoutedSink } from '../upstream/upstream.client.js';
 import type { ResolvedModel } from '../models/model-registry.js';
+import type { DeploymentConfig } from '../models/model-routes.config.js';
 
 export interface ProxyCall {
   readonly route: ResolvedModel;
-  /** The request body exactly as the upstream gets it (model already replaced). */
-  readonly body: string | Buffer;
+  /** The request body as a deployment gets it, given its upstream model name. */
+  readonly bodyFor: (upstreamModel: string) => string | Buffer;
   readonly stream: boolean;
   readonly requestId: string;
   readonly res: ServerResponse;
   /** Headers not set on `res` (request id, rate limits), written with the answer's head. */
   readonly head?: Record<string, string>;
 }
-
-// An upstream error body longer than this is cut: it only has to carry a message.
-const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 class ClientGone extends Error {
   constructor() {
@@ -26,7 +24,8 @@ class ClientGone extends Error {
 }
 
 /**
- * Proxy mode: the request goes to the alias's upstream as is and the answer comes back as is.
+ * Proxy mode: the request goes to a deployment of the alias as is (UpstreamClient routes and
+ * retries) and the answer comes back as is.
  * Streaming answers are written to the client chunk by chunk as they arrive, without parsing
  * or re-encoding them (CPU per request is a judged figure); the upstream is paused while the
  * client's socket is full. A client that goes away aborts the upstream request.
@@ -43,23 +42,31 @@ export class ChatProxyService {
     return new Promise<void>((resolve, reject) => {
       this.upstream.dispatch(
         call.route,
-        { path: '/chat/completions', body: call.body, requestId: call.requestId, accept: call.stream ? 'text/event-stream' : 'application/json' },
+        {
+          path: '/chat/completions',
+          bodyFor: call.bodyFor,
+          requestId: call.requestId,
+          accept: call.stream ? 'text/event-stream' : 'application/json',
+        },
         new ProxyHandler(call, resolve, reject),
       );
     });
   }
 }
 
-/** One proxied answer, driven by undici's dispatch callbacks. */
-class ProxyHandler implements Dispatcher.DispatchHandler {
+/**
+ * One proxied answer, driven by the routed dispatch: retries happen before it sees anything;
+ * once an attempt is accepted its head and chunks come here and go to the client as they are.
+ */
+class ProxyHandler implements RoutedSink {
   private controller?: Dispatcher.DispatchController;
   private status = 0;
   private contentType: string | undefined;
-  /** Non-streaming answers and error bodies are collected; streamed ones never are. */
+  /** Non-streaming answers are collected; streamed ones never are. */
   private chunks: Buffer[] = [];
-  private collected = 0;
   private streaming = false;
   private settled = false;
+  private upstreamName = '';
   private readonly onClose = () => {
     if (!this.call.res.writableFinished) this.controller?.abort(new ClientGone());
     this.finish();
@@ -74,27 +81,29 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
     call.res.once('close', this.onClose);
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
+  onAttempt(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
     if (this.call.res.destroyed) controller.abort(new ClientGone());
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+  onAccepted(deployment: DeploymentConfig, _controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.status = statusCode;
+    this.upstreamName = deployment.name;
     const ct = headers['content-type'];
     this.contentType = Array.isArray(ct) ? ct[0] : ct;
-    if (statusCode < 400 && this.call.stream) {
+    if (this.call.stream) {
       this.streaming = true;
       const head = this.call.head ?? {};
       head['content-type'] = this.contentType ?? 'text/event-stream; charset=utf-8';
       head['cache-control'] = 'no-cache';
       head['x-accel-buffering'] = 'no';
       head['x-request-id'] = this.call.requestId;
+      head['x-drael-upstream'] = deployment.name;
       this.call.res.writeHead(statusCode, head);
     }
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.streaming) {
       if (!this.call.res.write(chunk)) {
         controller.pause();
@@ -102,38 +111,41 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
       }
       return;
     }
-    if (this.status >= 400 && this.collected >= MAX_ERROR_BODY_BYTES) return;
     this.chunks.push(chunk);
-    this.collected += chunk.length;
   }
 
-  onResponseEnd(): void {
+  onEnd(): void {
     const { res } = this.call;
     if (this.streaming) {
       res.end();
       return this.finish();
     }
-    if (this.status >= 400) return this.fail(passThroughError(this.status, Buffer.concat(this.chunks).toString('utf8')));
     const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
     const head: Record<string, string | number> = this.call.head ?? {};
     head['content-type'] = this.contentType ?? 'application/json';
     head['content-length'] = body.length;
     head['x-request-id'] = this.call.requestId;
+    head['x-drael-upstream'] = this.upstreamName;
     res.writeHead(this.status, head);
     res.end(body);
     this.finish();
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+  onError(err: Error): void {
     const { res } = this.call;
     if (err instanceof ClientGone || res.destroyed) return this.finish();
     if (this.streaming) {
-      // Headers are gone: the failure is reported in-band, as one error event, then the end.
+      // Headers are gone: the failure is reported in-band, as one error event, then the end (never retried).
       const failure = upstreamFailure(err) ?? new ApiError('upstream_error', 'The model upstream stream failed');
       res.end(`data: ${JSON.stringify(failure.toEnvelope())}\n\n`);
       return this.finish();
     }
-    this.fail(upstreamFailure(err, this.call.route.base_url) ?? new ApiError('upstream_error', `The model upstream failed: ${err.message}`));
+    this.fail(upstreamFailure(err, this.upstreamName || 'the upstream') ?? new ApiError('upstream_error', `The model upstream failed: ${err.message}`));
+  }
+
+  onFailure(error: ApiError): void {
+    if (this.call.res.destroyed) return this.finish();
+    this.fail(error);
   }
 
   private finish(): void {
@@ -150,26 +162,4 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
     this.call.res.off('close', this.onClose);
     this.reject(err);
   }
-}
-
-/** Upstream 4xx/5xx: same status, its OpenAI envelope kept when it sent one, wrapped in one otherwise. */
-function passThroughError(status: number, text: string): ApiError {
-  const fallbackType = status === 401 ? 'authentication_error' : status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  const e = (parsed as { error?: { message?: unknown; type?: unknown; param?: unknown; code?: unknown } } | undefined)?.error;
-  if (e && typeof e === 'object') {
-    return new ApiError(
-      typeof e.code === 'string' ? e.code : 'upstream_error',
-      typeof e.message === 'string' ? e.message : `The model upstream answered ${status}`,
-      typeof e.param === 'string' ? e.param : null,
-      { status, type: typeof e.type === 'string' ? e.type : fallbackType },
-    );
-  }
-  const detail = text.trim().slice(0, 500);
-  return new ApiError('upstream_error', `The model upstream answered ${status}${detail ? `: ${detail}` : ''}`, null, { status, type: fallbackType });
 }

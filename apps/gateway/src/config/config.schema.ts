@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { baseEnvShape, envInt, envJson } from '@drael/config';
+import { baseEnvShape, envInt } from '@drael/config';
 import { BACKEND_SERVICES } from '@drael/contracts';
 import { toolsEnvShape } from '../tools/tools.config.js';
 import { responsesConfigShape } from '../responses/responses.config.js';
@@ -8,19 +8,7 @@ import { rateLimitConfigShape } from '../rate-limit/rate-limit.config.js';
 import { adminConfigShape } from '../admin/admin.config.js';
 import { httpConfigShape } from '../http/http.config.js';
 import { consoleConfigShape } from '../console/console.config.js';
-
-/** One model alias: which OpenAI-compatible upstream serves it, under which name, at what price. */
-export const ModelRouteSchema = z.object({
-  base_url: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, '')),
-  api_key: z.string().default(''),
-  model: z.string().min(1),
-  // Prices in credits per 1M tokens; read by billing later (issue 7+), carried here so config has one home.
-  input_per_1m: z.number().nonnegative().default(0),
-  output_per_1m: z.number().nonnegative().default(0),
-});
-export type ModelRoute = z.infer<typeof ModelRouteSchema>;
-
-const ALIAS = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
+import { modelsEnvSchema, routerConfigShape } from '../models/model-routes.config.js';
 
 export const configSchema = z.object({
   ...baseEnvShape,
@@ -38,10 +26,10 @@ export const configSchema = z.object({
   ...consoleConfigShape,
   HOST: z.string().default('0.0.0.0'),
   PORT: envInt(0, 65535).default(8080),
-  // DRAEL_MODELS='{"alias":{"base_url":"http://host:port/v1","api_key":"...","model":"upstream-name"}}'
-  DRAEL_MODELS: envJson(
-    z.record(z.string().regex(ALIAS, 'alias: letters, digits and ._:/- only'), ModelRouteSchema),
-  ).default({}),
+  // DRAEL_MODELS: alias → one upstream or a list of deployments (models/model-routes.config.ts, README "Model routing").
+  DRAEL_MODELS: modelsEnvSchema.default({}),
+  // Retries, fallbacks and shared cooldowns over an alias's deployments.
+  ...routerConfigShape,
   // Services /readyz asks; comma separated. Defaults to every backend service.
   DRAEL_BACKEND_SERVICES: z
     .string()

@@ -9,6 +9,8 @@ import { httpErrorOf } from './error-mapping.js';
 export class ApiError extends Error {
   readonly status: number;
   readonly type: string;
+  /** Headers the error's answer carries (an upstream 429's Retry-After, x-drael-upstream). */
+  headers?: Record<string, string>;
 
   constructor(
     readonly code: ErrorCode | (string & {}),

@@ -51,6 +51,8 @@ export function httpErrorOf(code: ErrorCode): HttpErrorShape {
       return { status: 504, type: 'timeout_error' };
     case 'upstream_error':
       return { status: 502, type: 'api_error' };
+    case 'upstream_rate_limited':
+      return { status: 429, type: 'rate_limit_error' };
     case 'invalid_api_key':
     case 'missing_api_key':
       return { status: 401, type: 'authentication_error' };

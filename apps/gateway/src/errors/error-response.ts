@@ -99,6 +99,7 @@ export function writeErrorResponse(res: ServerResponse, error: ApiError, request
   }
   // `head`: headers collected for this answer and not set on res (the hot routes').
   const out = head ?? {};
+  if (error.headers) Object.assign(out, error.headers);
   out['x-request-id'] = requestId;
   writeJsonResponse(res, error.status, error.toEnvelope(), out);
 }

@@ -3,6 +3,7 @@ import { healthEntry, type ServiceName } from '@drael/contracts';
 import { NatsRpcClient, isRpcError } from '@drael/nats-rpc';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
 import { RateLimiter } from '../rate-limit/rate-limiter.service.js';
+import { ModelRouter, type DeploymentReport } from '../upstream/model-router.service.js';
 
 export interface Readiness {
   ready: boolean;
@@ -20,6 +21,8 @@ export interface Readiness {
   redis: string;
   /** What makes the gateway not ready: `nats`, `billing`. */
   failing: string[];
+  /** Each model deployment's state; a cooling one never makes the gateway unready. */
+  deployments: Record<string, DeploymentReport>;
 }
 
 // Key verification (billing.keys.verify.v1) is the only backend every request needs.
@@ -36,6 +39,7 @@ export class ReadinessService {
   constructor(
     private readonly rpc: NatsRpcClient,
     private readonly limiter: RateLimiter,
+    private readonly router: ModelRouter,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
@@ -66,7 +70,7 @@ export class ReadinessService {
     const keyVerification = services[KEY_VERIFICATION] === 'ok';
     const failing = [...(nats ? [] : ['nats']), ...(keyVerification ? [] : [KEY_VERIFICATION])];
     const degraded = Object.keys(services).filter((s) => services[s] !== 'ok' && s !== KEY_VERIFICATION).sort();
-    return { ready: failing.length === 0, nats, key_verification: keyVerification, services, unavailable, degraded, redis, failing };
+    return { ready: failing.length === 0, nats, key_verification: keyVerification, services, unavailable, degraded, redis, failing, deployments: this.router.report() };
   }
 }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { InferenceChatReply, InferenceChatRequest } from '@drael/contracts';
+import { GATEWAY_ERROR_CODES, type InferenceChatReply, type InferenceChatRequest } from '@drael/contracts';
 import { currentRequestId, newRequestId } from '@drael/logger';
 import { RpcError } from '@drael/nats-rpc';
 import { ApiError } from '../errors/api-error.js';
@@ -32,28 +32,27 @@ export class InferenceService {
     } catch (err) {
       throw toRpc(err);
     }
-    const body = JSON.stringify({ model: route.model, messages: req.messages, ...(req.tools?.length ? { tools: req.tools } : {}), max_tokens: req.max_tokens, stream: false });
+    const body = { messages: req.messages, ...(req.tools?.length ? { tools: req.tools } : {}), max_tokens: req.max_tokens, stream: false };
     const abort = new AbortController();
     try {
       const res = await this.upstream.post(route, {
         path: '/chat/completions',
-        body,
+        // The deployment the router picks (and retries on another when it fails before answering).
+        bodyFor: (model) => JSON.stringify({ ...body, model }),
         requestId: currentRequestId() ?? newRequestId(),
         signal: abort.signal,
         accept: 'application/json',
       });
-      const text = await res.body.text();
-      if (res.statusCode >= 400) {
-        throw new RpcError('upstream_error', `the model upstream answered ${res.statusCode}: ${text.slice(0, 500)}`, res.statusCode >= 500 || res.statusCode === 429);
-      }
-      const parsed = JSON.parse(text) as UpstreamCompletion;
+      const parsed = JSON.parse(await res.body.text()) as UpstreamCompletion;
       const choice = parsed.choices?.[0];
       if (!choice?.message) throw new RpcError('upstream_error', 'the model upstream answered without a message', true);
+      const usage = { prompt_tokens: parsed.usage?.prompt_tokens ?? 0, completion_tokens: parsed.usage?.completion_tokens ?? 0 };
+      this.upstream.recordUsage(res.deployment, usage);
       return {
         model: req.model,
         message: { ...choice.message, role: 'assistant', content: choice.message.content ?? null },
         finish_reason: choice.finish_reason ?? null,
-        usage: { prompt_tokens: parsed.usage?.prompt_tokens ?? 0, completion_tokens: parsed.usage?.completion_tokens ?? 0 },
+        usage,
       };
     } catch (err) {
       throw toRpc(upstreamFailure(err) ?? err);
@@ -61,8 +60,14 @@ export class InferenceService {
   }
 }
 
+const KNOWN_CODES: ReadonlySet<string> = new Set(GATEWAY_ERROR_CODES);
+
 function toRpc(err: unknown): unknown {
-  if (err instanceof ApiError) return new RpcError(err.code, err.message, err.status >= 500, err.param ? { param: err.param } : undefined);
+  if (err instanceof ApiError) {
+    // An upstream's own error code (its envelope's) is not one of ours: it travels as upstream_error.
+    const code = KNOWN_CODES.has(err.code) ? err.code : 'upstream_error';
+    return new RpcError(code, err.message, err.status >= 500 || err.status === 429, err.param ? { param: err.param } : undefined);
+  }
   if (err instanceof SyntaxError) return new RpcError('upstream_error', 'the model upstream answered with invalid JSON', true);
   return err;
 }

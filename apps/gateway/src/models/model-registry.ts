@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../errors/api-error.js';
-import { GATEWAY_CONFIG, type GatewayConfig, type ModelRoute } from '../config/config.schema.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
+import type { ModelAliasConfig } from './model-routes.config.js';
 
-export interface ResolvedModel extends ModelRoute {
-  readonly alias: string;
-}
+/** A model alias as requests see it: its deployments (upstreams) and how the router picks among them. */
+export type ResolvedModel = ModelAliasConfig;
 
 export interface ModelObject {
   id: string;
@@ -21,13 +21,18 @@ export class ModelRegistry {
   private readonly createdAt = Math.floor(Date.now() / 1000);
 
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
-    this.routes = new Map(Object.entries(config.DRAEL_MODELS).map(([alias, route]) => [alias, { alias, ...route }]));
+    this.routes = new Map(Object.entries(config.DRAEL_MODELS));
   }
 
   resolve(alias: string): ResolvedModel {
     const route = this.routes.get(alias);
     if (!route) throw new ApiError('model_not_found', `The model '${alias}' does not exist or you do not have access to it.`, 'model');
     return route;
+  }
+
+  /** Every alias's configuration (the router builds its deployments from it). */
+  all(): ResolvedModel[] {
+    return [...this.routes.values()];
   }
 
   list(): ModelObject[] {

@@ -47,8 +47,8 @@ export interface LoopRun {
   readonly requestId: string;
   readonly signal: AbortSignal;
   readonly events: ResponseEvents;
-  /** Called once the upstream has accepted the first call (a streamed response may start now). */
-  readonly onUpstreamAccepted: () => void;
+  /** Called once the upstream has accepted the first call (a streamed response may start now), with the deployment's name. */
+  readonly onUpstreamAccepted: (deployment: string) => void;
   readonly temperature?: number | null;
   readonly topP?: number | null;
   readonly parallelToolCalls?: boolean | null;
@@ -96,7 +96,6 @@ export class ResponseLoopService {
       if (last && turn > 0) messages.push({ role: 'system', content: LAST_TURN_NOTE });
       const toolChoice = run.toolSet.toolChoiceFor(run.toolChoice, turn, tools);
       const body = {
-        model: run.route.model,
         messages,
         stream: true,
         stream_options: { include_usage: true },
@@ -108,14 +107,15 @@ export class ResponseLoopService {
         ...(typeof run.topP === 'number' ? { top_p: run.topP } : {}),
       };
 
-      const upstream = await this.call(run, JSON.stringify(body));
+      const upstream = await this.call(run, body);
       if (!accepted) {
         accepted = true;
-        run.onUpstreamAccepted();
+        run.onUpstreamAccepted(upstream.deployment.name);
       }
       const message = new MessageItemWriter(response, events);
       const result = await readChatStream(upstream.body, (delta) => message.delta(delta), run.signal);
       addUsage(response, result.usage);
+      this.upstream.recordUsage(upstream.deployment, result.usage);
       run.history.push({ role: 'assistant', content: result.text || null, ...(result.toolCalls.length ? { tool_calls: result.toolCalls } : {}) });
       if (message.isOpen) message.close(citationsOf(result.text, sources));
 
@@ -175,16 +175,15 @@ export class ResponseLoopService {
     response.incomplete_details = { reason: 'max_tool_rounds' };
   }
 
-  private async call(run: LoopRun, body: string): Promise<UpstreamResponse> {
-    const res = await this.upstream.post(run.route, {
+  /** One turn's upstream call; the alias's router picks the deployment and retries before acceptance. */
+  private call(run: LoopRun, body: Record<string, unknown>): Promise<UpstreamResponse> {
+    return this.upstream.post(run.route, {
       path: '/chat/completions',
-      body,
+      bodyFor: (model) => JSON.stringify({ ...body, model }),
       requestId: run.requestId,
       signal: run.signal,
       accept: 'text/event-stream',
     });
-    if (res.statusCode >= 400) throw await upstreamError(res);
-    return res;
   }
 
   private plan(call: ChatToolCall, run: LoopRun, last: boolean): PlannedCall {
@@ -388,24 +387,3 @@ function addUsage(response: ResponseObject, u: { prompt_tokens: number; completi
 }
 
 /** An upstream 4xx/5xx as the typed error the client sees, with the upstream's status kept. */
-async function upstreamError(res: UpstreamResponse): Promise<ApiError> {
-  let text = '';
-  try {
-    for await (const chunk of res.body) if (text.length < 65_536) text += (chunk as Buffer).toString('utf8');
-  } catch {
-    // best effort: the status still goes through
-  }
-  let message = `The model upstream answered ${res.statusCode}`;
-  try {
-    const e = (JSON.parse(text) as { error?: { message?: unknown } }).error;
-    if (typeof e?.message === 'string') message = `${message}: ${e.message}`;
-  } catch {
-    if (text.trim()) message = `${message}: ${text.trim().slice(0, 300)}`;
-  }
-  const status = res.statusCode;
-  return new ApiError('upstream_error', message, null, {
-    status,
-    type: status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error',
-  });
-}
-

@@ -88,7 +88,10 @@ export class ResponsesService {
         requestId: call.requestId,
         signal: abort.signal,
         events,
-        onUpstreamAccepted: () => sse?.open(),
+        onUpstreamAccepted: (deployment) => {
+          if (!res.headersSent) res.setHeader('x-drael-upstream', deployment);
+          sse?.open();
+        },
         temperature: request.temperature,
         topP: request.top_p,
         parallelToolCalls: request.parallel_tool_calls,

@@ -65,6 +65,8 @@ interface LoopRun {
   readonly onTrace?: (frame: DraelFrame) => Promise<void>;
   /** The sub-agent this loop is (its frames' `agent`); absent for the request's own loop. */
   readonly agent?: string;
+  /** The parent names the deployment that served it in x-drael-upstream (while the head is unsent). */
+  readonly onUpstream?: (deployment: string) => void;
   /** Only the parent may spawn. */
   readonly canSpawn: boolean;
 }
@@ -123,6 +125,9 @@ export class TurnLoopService {
         signal: abort.signal,
         meter,
         canSpawn: true,
+        onUpstream: (name: string) => {
+          if (!res.headersSent) res.setHeader('x-drael-upstream', name);
+        },
         ...(writer ? { onText: (t: string) => writer.text(t), onFrame: (f: DraelFrame) => writer.frame(f) } : {}),
         ...(writer && input.toolEvents ? { onTrace: (f: DraelFrame) => writer.frame(f) } : {}),
       });
@@ -162,7 +167,6 @@ export class TurnLoopService {
       const tools = last ? [] : run.catalogue.definitions;
       const body: Record<string, unknown> = {
         ...run.baseBody,
-        model: run.route.model,
         messages: last && turn > 1 ? [...messages, { role: 'user', content: FINAL_TURN_INSTRUCTION }] : messages,
         stream: true,
         stream_options: { include_usage: true },
@@ -179,8 +183,9 @@ export class TurnLoopService {
         content += piece;
         await run.onText?.(piece);
       };
-      const outcome = await streamTurn(this.upstream, run.route, body, { requestId: run.requestId, signal: run.signal, onText });
-      run.meter.add(run.route, outcome.usage);
+      const outcome = await streamTurn(this.upstream, run.route, body, { requestId: run.requestId, signal: run.signal, onText, onUpstream: run.onUpstream });
+      // The turn costs what the deployment that served it charges.
+      run.meter.add(outcome.deployment, outcome.usage);
 
       if (outcome.toolCalls.length === 0 || last) {
         // Never tool_calls for Drael's own tools: a tool call on the last turn is not served.

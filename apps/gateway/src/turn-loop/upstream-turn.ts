@@ -1,6 +1,8 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ApiError } from '../errors/api-error.js';
-import { upstreamFailure, type UpstreamClient, type UpstreamTarget } from '../upstream/upstream.client.js';
+import type { DeploymentConfig } from '../models/model-routes.config.js';
+import type { ResolvedModel } from '../models/model-registry.js';
+import { upstreamFailure, type UpstreamClient } from '../upstream/upstream.client.js';
 
 export interface TurnUsage {
   prompt_tokens: number;
@@ -19,6 +21,8 @@ export interface TurnOutcome {
   toolCalls: UpstreamToolCall[];
   finishReason: string | null;
   usage: TurnUsage;
+  /** The deployment that served the turn (its prices are the turn's cost). */
+  deployment: DeploymentConfig;
 }
 
 interface ChunkChoice {
@@ -35,30 +39,34 @@ interface Chunk {
   error?: { message?: string };
 }
 
-// An upstream error body longer than this is cut: it only has to carry a message.
-const MAX_ERROR_BODY_CHARS = 64 * 1024;
-
 /**
  * Calls the upstream for one turn, always streamed, and reads the SSE answer: text deltas go to
  * `onText` as they arrive (so text before a tool call reaches the client at once), tool calls
- * are assembled from their pieces, usage is taken from the final chunk.
+ * are assembled from their pieces, usage is taken from the final chunk. The alias's router picks
+ * the deployment and retries a failed attempt before any of it was read.
  */
 export async function streamTurn(
   upstream: UpstreamClient,
-  target: UpstreamTarget,
+  route: ResolvedModel,
   body: Record<string, unknown>,
-  options: { requestId: string; signal: AbortSignal; onText?: (text: string) => void | Promise<void> },
+  options: {
+    requestId: string;
+    signal: AbortSignal;
+    onText?: (text: string) => void | Promise<void>;
+    /** Called once a deployment accepted the turn (before any text), with its name. */
+    onUpstream?: (deployment: string) => void;
+  },
 ): Promise<TurnOutcome> {
-  const res = await upstream.post(target, {
+  const res = await upstream.post(route, {
     path: '/chat/completions',
-    body: JSON.stringify(body),
+    bodyFor: (model) => JSON.stringify({ ...body, model }),
     requestId: options.requestId,
     signal: options.signal,
     accept: 'text/event-stream',
   });
-  if (res.statusCode >= 400) throw await upstreamErrorOf(res.statusCode, res.body);
+  options.onUpstream?.(res.deployment.name);
 
-  const outcome: TurnOutcome = { content: '', toolCalls: [], finishReason: null, usage: { prompt_tokens: 0, completion_tokens: 0 } };
+  const outcome: TurnOutcome = { content: '', toolCalls: [], finishReason: null, usage: { prompt_tokens: 0, completion_tokens: 0 }, deployment: res.deployment };
   const calls: Array<{ id: string; name: string; arguments: string }> = [];
   const pending: string[] = [];
   let failure: ApiError | undefined;
@@ -118,31 +126,9 @@ export async function streamTurn(
     res.body.destroy();
     throw failure;
   }
+  upstream.recordUsage(res.deployment, outcome.usage);
   outcome.toolCalls = calls
     .filter((c) => c !== undefined && c.name !== '')
     .map((c, i) => ({ id: c.id || `call_drael_${i}`, name: c.name, arguments: c.arguments }));
   return outcome;
-}
-
-/** An upstream 4xx/5xx as the client-facing error: its status, its envelope's message when it sent one. */
-async function upstreamErrorOf(status: number, body: AsyncIterable<unknown>): Promise<ApiError> {
-  let text = '';
-  try {
-    for await (const chunk of body) {
-      if (text.length < MAX_ERROR_BODY_CHARS) text += (chunk as Buffer).toString('utf8');
-    }
-  } catch {
-    // the message is best effort; the status still goes through
-  }
-  let message = text.trim().slice(0, 500);
-  let code = 'upstream_error';
-  try {
-    const parsed = JSON.parse(text) as { error?: { message?: unknown; code?: unknown } };
-    if (typeof parsed.error?.message === 'string') message = parsed.error.message;
-    if (typeof parsed.error?.code === 'string') code = parsed.error.code;
-  } catch {
-    // not JSON
-  }
-  const type = status === 401 ? 'authentication_error' : status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
-  return new ApiError(code, `The model upstream answered ${status}${message ? `: ${message}` : ''}`, null, { status, type });
 }

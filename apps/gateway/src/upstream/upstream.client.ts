@@ -1,60 +1,121 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
-import { ApiError } from '../errors/api-error.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Pool, type Dispatcher } from 'undici';
+import type { ApiError } from '../errors/api-error.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
+import type { DeploymentConfig } from '../models/model-routes.config.js';
+import type { ResolvedModel } from '../models/model-registry.js';
+import type { Deployment } from './deployment.js';
+import { ModelRouter, type RoutePlan } from './model-router.service.js';
+import { statusFailure, transportFailure, type AttemptFailure } from './upstream-failure.js';
 
-export interface UpstreamTarget {
-  /** e.g. http://127.0.0.1:11434/v1 (no trailing slash) */
-  readonly base_url: string;
-  readonly api_key: string;
-}
+export { upstreamFailure } from './upstream-failure.js';
 
 export interface UpstreamCall {
   readonly path: string;
-  readonly body: string | Buffer;
+  /** The body for a deployment, given its upstream model name (deployments of one alias may differ). */
+  readonly bodyFor: (upstreamModel: string) => string | Buffer;
   readonly requestId: string;
-  readonly signal: AbortSignal;
   readonly accept?: string;
 }
 
-export type UpstreamResponse = Dispatcher.ResponseData;
+/** An accepted (status < 400) answer and the deployment that serves it. */
+export type UpstreamResponse = Dispatcher.ResponseData & { readonly deployment: DeploymentConfig };
 
 /**
- * The only place that speaks HTTP to model upstreams: one keep-alive undici Pool per upstream
- * origin, so a request reuses a warm connection instead of paying a TCP handshake each time.
- * Transport failures leave as typed ApiErrors (unreachable → 502, no headers in time → 504).
+ * What the proxy gets from a routed dispatch: the attempt's controller as each starts, then either
+ * an accepted answer (head, chunks, end or a mid-body error: never retried) or, when no attempt
+ * was accepted, the error the client gets.
+ */
+export interface RoutedSink {
+  onAttempt(controller: Dispatcher.DispatchController): void;
+  onAccepted(deployment: DeploymentConfig, controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void;
+  onData(controller: Dispatcher.DispatchController, chunk: Buffer): void;
+  onEnd(): void;
+  /** A failure after acceptance, or one that is not the upstream's (the client went away). */
+  onError(err: Error): void;
+  onFailure(error: ApiError): void;
+}
+
+// An upstream error body longer than this is cut: it only has to carry a message.
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+/**
+ * The only place that speaks HTTP to model upstreams, and through ModelRouter the only place that
+ * routes: every call names an alias, each attempt goes to the deployment the router picks, and a
+ * retryable failure (connect error, no headers in time, 429, 5xx) before the answer is accepted
+ * is retried on another deployment (README "Model routing"). One keep-alive undici Pool per
+ * upstream origin, so a request reuses a warm connection.
  */
 @Injectable()
 export class UpstreamClient implements OnApplicationShutdown {
   private readonly pools = new Map<string, Pool>();
 
-  constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {}
+  constructor(
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly router: ModelRouter,
+  ) {}
 
-  async post(target: UpstreamTarget, call: UpstreamCall): Promise<UpstreamResponse> {
-    const { origin, path } = this.endpointOf(target.base_url, call.path);
-    const headers = headersFor(target, call);
-    try {
-      return await this.poolFor(origin).request({
-        method: 'POST',
-        path,
-        headers,
-        body: call.body,
-        signal: call.signal,
-      });
-    } catch (err) {
-      throw upstreamFailure(err, origin) ?? err;
+  /** For readers of whole answers (turn loop, Responses, inference): resolves once an attempt is accepted. */
+  async post(route: ResolvedModel, call: UpstreamCall & { readonly signal: AbortSignal }): Promise<UpstreamResponse> {
+    const plan = this.router.plan(route);
+    for (;;) {
+      const d = plan.next();
+      const { origin, path } = this.endpointOf(d.config.base_url, call.path);
+      const body = plan.bodyOf(d, call);
+      let failure: AttemptFailure | undefined;
+      try {
+        const res = await this.poolFor(origin).request({
+          method: 'POST',
+          path,
+          headers: headersFor(d.config, call),
+          body,
+          signal: call.signal,
+          headersTimeout: plan.headersTimeout(d) ?? null,
+          bodyTimeout: plan.bodyTimeout(d) ?? null,
+        });
+        if (res.statusCode < 400) {
+          plan.succeeded(d);
+          res.body.once('close', () => plan.end(d));
+          return Object.assign(res, { deployment: d.config });
+        }
+        failure = statusFailure(res.statusCode, res.headers, await boundedText(res.body));
+      } catch (err) {
+        failure = transportFailure(err, d.name);
+        if (!failure) {
+          plan.end(d);
+          throw err;
+        }
+      }
+      plan.end(d);
+      if (!plan.failed(d, failure)) throw failure.error;
     }
   }
 
   /**
    * The proxy's hot path: undici's raw dispatch, whose handler gets each body chunk as it is read
-   * (no Readable, no AbortController, no async-resource hop per callback). The handler's
-   * controller pauses/resumes the upstream for backpressure and aborts it when the client leaves.
+   * (no Readable, no AbortController, no async-resource hop per callback). Retries happen inside,
+   * before the sink sees an accepted answer; from then on the sink has the answer to itself.
    */
-  dispatch(target: UpstreamTarget, call: Omit<UpstreamCall, 'signal'>, handler: Dispatcher.DispatchHandler): void {
-    const { origin, path } = this.endpointOf(target.base_url, call.path);
-    const headers = headersFor(target, call);
-    this.poolFor(origin).dispatch({ method: 'POST', path, headers, body: call.body }, handler);
+  dispatch(route: ResolvedModel, call: UpstreamCall, sink: RoutedSink): void {
+    new RoutedDispatch(this, this.router.plan(route), call, sink).start();
+  }
+
+  /** One attempt of a routed dispatch on one deployment. */
+  dispatchTo(d: Deployment, plan: RoutePlan, call: UpstreamCall, handler: Dispatcher.DispatchHandler): void {
+    const { origin, path } = this.endpointOf(d.config.base_url, call.path);
+    const options: Dispatcher.DispatchOptions = { method: 'POST', path, headers: headersFor(d.config, call), body: plan.bodyOf(d, call) };
+    // Set per request only when they differ from the pool's (a deployment's own, or a retry's).
+    const headersTimeout = plan.headersTimeout(d);
+    if (headersTimeout !== undefined) options.headersTimeout = headersTimeout;
+    const bodyTimeout = plan.bodyTimeout(d);
+    if (bodyTimeout !== undefined) options.bodyTimeout = bodyTimeout;
+    this.poolFor(origin).dispatch(options, handler);
+  }
+
+  /** Tokens an answer reported (tpm limits, per-deployment figures). */
+  recordUsage(deployment: DeploymentConfig, usage: { prompt_tokens: number; completion_tokens: number }): void {
+    this.router.recordUsage(deployment.name, deployment.alias, usage);
   }
 
   // Parsing the same base URL on every request showed up in profiles.
@@ -89,30 +150,101 @@ export class UpstreamClient implements OnApplicationShutdown {
   }
 }
 
-/** Maps an undici/transport failure to the client-facing error, or undefined if it is not one. */
-export function upstreamFailure(err: unknown, origin = 'the upstream'): ApiError | undefined {
-  if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
-    return new ApiError('upstream_timeout', `The model upstream did not answer in time (${origin})`);
+/**
+ * A routed dispatch: one handler object for every attempt of one request (each attempt starts
+ * only after the previous one's last callback). An error status's body is read (bounded) before
+ * deciding, which leaves the connection reusable.
+ */
+class RoutedDispatch implements Dispatcher.DispatchHandler {
+  private d!: Deployment;
+  private accepted = false;
+  private status = 0;
+  private headers: IncomingHttpHeaders = {};
+  private chunks: Buffer[] = [];
+  private collected = 0;
+
+  constructor(
+    private readonly client: UpstreamClient,
+    private readonly plan: RoutePlan,
+    private readonly call: UpstreamCall,
+    private readonly sink: RoutedSink,
+  ) {}
+
+  start(): void {
+    try {
+      this.d = this.plan.next();
+    } catch (err) {
+      this.sink.onFailure(err as ApiError);
+      return;
+    }
+    if (this.chunks.length > 0) {
+      this.chunks = [];
+      this.collected = 0;
+    }
+    this.client.dispatchTo(this.d, this.plan, this.call, this);
   }
-  if (err instanceof undiciErrors.RequestAbortedError || (err as { name?: string }).name === 'AbortError') return undefined;
-  const code = (err as { code?: string }).code ?? '';
-  if (
-    err instanceof undiciErrors.SocketError ||
-    err instanceof undiciErrors.ConnectTimeoutError ||
-    ['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'UND_ERR_CLOSED'].includes(code)
-  ) {
-    return new ApiError('upstream_unreachable', `The model upstream could not be reached (${origin}): ${code || (err as Error).message}`);
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.sink.onAttempt(controller);
   }
-  return undefined;
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.status = statusCode;
+    if (statusCode < 400) {
+      this.accepted = true;
+      this.plan.succeeded(this.d);
+      this.sink.onAccepted(this.d.config, controller, statusCode, headers);
+    } else {
+      this.headers = headers;
+    }
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.accepted) return this.sink.onData(controller, chunk);
+    if (this.collected >= MAX_ERROR_BODY_BYTES) return;
+    this.chunks.push(chunk);
+    this.collected += chunk.length;
+  }
+
+  onResponseEnd(): void {
+    this.plan.end(this.d);
+    if (this.accepted) return this.sink.onEnd();
+    this.retryOr(statusFailure(this.status, this.headers, Buffer.concat(this.chunks).toString('utf8')));
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.plan.end(this.d);
+    if (this.accepted) return this.sink.onError(err);
+    const failure = transportFailure(err, this.d.name);
+    if (!failure) return this.sink.onError(err);
+    this.retryOr(failure);
+  }
+
+  private retryOr(failure: AttemptFailure): void {
+    if (this.plan.failed(this.d, failure)) this.start();
+    else this.sink.onFailure(failure.error);
+  }
 }
 
-/** What every upstream call sends: JSON in, the answer kind asked for, the request id, the alias's key. */
-function headersFor(target: UpstreamTarget, call: Pick<UpstreamCall, 'accept' | 'requestId'>): Record<string, string> {
+async function boundedText(body: Dispatcher.ResponseData['body']): Promise<string> {
+  let text = '';
+  try {
+    for await (const chunk of body) {
+      if (text.length < MAX_ERROR_BODY_BYTES) text += (chunk as Buffer).toString('utf8');
+    }
+  } catch {
+    // the message is best effort; the status still goes through
+  }
+  return text;
+}
+
+/** What every upstream call sends: JSON in, the answer kind asked for, the request id, the deployment's key. */
+function headersFor(d: DeploymentConfig, call: Pick<UpstreamCall, 'accept' | 'requestId'>): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: call.accept ?? 'application/json, text/event-stream',
     'x-request-id': call.requestId,
   };
-  if (target.api_key) headers.authorization = `Bearer ${target.api_key}`;
+  if (d.api_key) headers.authorization = `Bearer ${d.api_key}`;
   return headers;
 }

@@ -1,0 +1,96 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { errors as undiciErrors } from 'undici';
+import { ApiError } from '../errors/api-error.js';
+import type { FailureKind } from './deployment.js';
+
+/** One failed attempt on one deployment: what the client would see, and what the router learns. */
+export interface AttemptFailure {
+  readonly kind: FailureKind;
+  readonly error: ApiError;
+  /** A 429's Retry-After, in ms. */
+  readonly retryAfterMs?: number;
+}
+
+/** Kinds a request may be retried on another deployment for (before any byte reached the client). */
+export function isRetryable(kind: FailureKind): boolean {
+  return kind === 'connect' || kind === 'timeout' || kind === 'rate_limited' || kind === 'server_error';
+}
+
+/** Maps an undici/transport failure to the client-facing error, or undefined if it is not one. */
+export function upstreamFailure(err: unknown, origin = 'the upstream'): ApiError | undefined {
+  if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
+    return new ApiError('upstream_timeout', `The model upstream did not answer in time (${origin})`);
+  }
+  if (err instanceof undiciErrors.RequestAbortedError || (err as { name?: string }).name === 'AbortError') return undefined;
+  const code = (err as { code?: string }).code ?? '';
+  if (
+    err instanceof undiciErrors.SocketError ||
+    err instanceof undiciErrors.ConnectTimeoutError ||
+    ['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'UND_ERR_CLOSED'].includes(code)
+  ) {
+    return new ApiError('upstream_unreachable', `The model upstream could not be reached (${origin}): ${code || (err as Error).message}`);
+  }
+  return undefined;
+}
+
+/** A transport failure before the answer's headers, or undefined for anything else (an abort, a bug). */
+export function transportFailure(err: unknown, deployment: string): AttemptFailure | undefined {
+  const error = upstreamFailure(err, deployment);
+  if (!error) return undefined;
+  return { kind: error.code === 'upstream_timeout' ? 'timeout' : 'connect', error };
+}
+
+/**
+ * An upstream 4xx/5xx as the client-facing error: same status, its OpenAI envelope kept when it
+ * sent one, wrapped in one otherwise. A 429 becomes `upstream_rate_limited` with its Retry-After
+ * kept (issue 15), so a client tells it from its own key's `rate_limit_exceeded`.
+ */
+export function statusFailure(status: number, headers: IncomingHttpHeaders, text: string, now = Date.now()): AttemptFailure {
+  const fallbackType = status === 401 ? 'authentication_error' : status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const e = (parsed as { error?: { message?: unknown; type?: unknown; param?: unknown; code?: unknown } } | undefined)?.error;
+  let error: ApiError;
+  if (e && typeof e === 'object') {
+    error = new ApiError(
+      typeof e.code === 'string' ? e.code : 'upstream_error',
+      typeof e.message === 'string' ? e.message : `The model upstream answered ${status}`,
+      typeof e.param === 'string' ? e.param : null,
+      // A 5xx is never the caller's invalid request, whatever type the upstream put on it.
+      { status, type: typeof e.type === 'string' && status < 500 ? e.type : fallbackType },
+    );
+  } else {
+    const detail = text.trim().slice(0, 500);
+    error = new ApiError('upstream_error', `The model upstream answered ${status}${detail ? `: ${detail}` : ''}`, null, { status, type: fallbackType });
+  }
+  if (status === 429) {
+    const limited = new ApiError('upstream_rate_limited', error.message, error.param, { status: 429, type: 'rate_limit_error' });
+    const raw = headerOf(headers, 'retry-after');
+    const retryAfterMs = parseRetryAfter(raw, now);
+    if (raw !== undefined && retryAfterMs !== undefined) limited.headers = { 'retry-after': raw };
+    return { kind: 'rate_limited', error: limited, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+  }
+  if (status >= 500) return { kind: 'server_error', error };
+  if (error.code === 'context_length_exceeded' || (status === 400 && /maximum context length|context window/i.test(error.message))) {
+    return { kind: 'context_length', error };
+  }
+  return { kind: 'client_error', error };
+}
+
+/** Retry-After as delta-seconds or an HTTP date (RFC 9110 10.2.3), in ms from now; undefined if unreadable. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim();
+  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+function headerOf(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
