@@ -1,6 +1,8 @@
 import { NatsContext, ServerNats } from '@nestjs/microservices';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
-import { isObservable } from 'rxjs';
+import { isObservable, lastValueFrom } from 'rxjs';
+import { handlerRegistry } from './handles.decorator.js';
+import { RpcError } from './rpc-error.js';
 import { inFlight } from './in-flight.js';
 import { queueGroup, wireSubject } from './subject.js';
 
@@ -14,30 +16,60 @@ export interface DrainingNatsServerOptions {
 
 /** Nest's NATS packet: `{pattern, data, id}` in, `{id, response, isDisposed}` or `{id, err, isDisposed}` out. */
 interface RequestPacket {
-  id?: string;
+  pattern: string;
+  id: string;
   data?: unknown;
 }
 
-type NestHandler = (data: unknown, ctx: NatsContext) => Promise<unknown>;
+type NestHandler = ((data: unknown, ctx: NatsContext) => Promise<unknown>) & { isEventHandler?: boolean };
+
+const NOT_JSON = JSON.stringify({
+  error: new RpcError('bad_request', 'the body is not JSON: send the request as a JSON object (e.g. {} for a request with no fields)', false).toWire(),
+});
+const NOT_PLAIN = JSON.stringify({
+  error: new RpcError('bad_request', "this subject takes Nest's packet format only ({pattern, id, data})", false).toWire(),
+});
+const INTERNAL = JSON.stringify({ error: new RpcError('internal', 'internal error', true).toWire() });
 
 /**
- * Nest's NATS server with three changes: subjects and the queue group carry the installation
+ * A Nest request packet for this subject: the typed client and Nest's ClientProxy send the catalog
+ * subject (without the prefix) as `pattern` and a string `id`. Anything else is a plain request,
+ * the body being the request itself; no request schema has a top-level `pattern` equal to its own
+ * subject, so the two cannot be confused.
+ */
+function isPacket(body: unknown, channel: string): body is RequestPacket {
+  return typeof body === 'object' && body !== null && (body as RequestPacket).pattern === channel && typeof (body as RequestPacket).id === 'string';
+}
+
+/**
+ * Nest's NATS server with four changes: subjects and the queue group carry the installation
  * prefix; close() stops taking work, waits for handlers in flight, then drains the connection
- * (Nest's own close() drops in-flight replies on the floor); and a request whose handler answers
- * with a plain value (every @Handles method does) is answered directly.
+ * (Nest's own close() drops in-flight replies on the floor); a request whose handler answers
+ * with a plain value (every @Handles method does) is answered directly; and no message runs a
+ * handler without an answer (issue 15, item 9; issue 22, item 1):
+ *
+ * - a message with a reply subject is always answered: Nest's packet gets Nest's reply packet,
+ *   a plain JSON body (the request itself, for callers in any language) gets the bare reply
+ *   envelope `{"result": …}` / `{"error": {code, message, retryable}}` with the same validation
+ *   and codes, and a body that is not JSON gets a `bad_request` envelope at once;
+ * - a message without a reply subject is refused and logged, never executed: every subject in
+ *   the contracts is a request, so a reply-less message is a caller's mistake (or a retry storm
+ *   waiting to happen: the action would run and nobody would know). Drael declares no
+ *   fire-and-forget subject; one added later must be declared as such in packages/contracts and
+ *   let through here.
  *
  * Why the direct answer: Nest's per-message path parses each subject as JSON first (an exception
  * per message for a plain subject), wraps the result in an rxjs stream, queues the reply on
  * process.nextTick and builds a record through its serializer; on billing's hold/settle that was
  * 13-15 % of the service's CPU per request (docs/decisions/0003-billing-hot-path.md). The handler
  * itself is still Nest's: guards, pipes, interceptors and exception filters run as before, and
- * anything that is not a plain request/reply with a value (an event, an unknown subject, a
- * handler answering with an Observable or an exception filter's stream) goes through Nest's own
- * path unchanged. The bytes on the wire are the same as Nest's.
+ * a packet request whose handler answers with an Observable (an interceptor's, or an exception
+ * filter's stream) is sent through Nest's own send(). The bytes on the wire are the same as Nest's.
  */
 export class DrainingNatsServer extends ServerNats {
   private readonly subs: Subscription[] = [];
   private client?: NatsConnection;
+  private refusedLogged = 0;
 
   constructor(private readonly drainOptions: DrainingNatsServerOptions) {
     super({ servers: drainOptions.servers, name: drainOptions.service, maxReconnectAttempts: -1 });
@@ -63,18 +95,23 @@ export class DrainingNatsServer extends ServerNats {
   }
 
   private async answer(channel: string, handler: NestHandler, msg: Msg): Promise<void> {
-    let packet: RequestPacket;
-    try {
-      packet = msg.json<RequestPacket>();
-    } catch {
-      packet = {};
+    if (!msg.reply) {
+      this.refuseUnanswerable(channel);
+      return;
     }
-    // Events (no id), fire-and-forget messages and undecodable packets: Nest's path as before.
-    if (typeof packet.id !== 'string' || !msg.reply) return this.handleMessage(channel, msg);
-    const result = await handler(packet.data, new NatsContext([msg.subject, msg.headers]));
+    let body: unknown;
+    try {
+      body = msg.json<unknown>();
+    } catch {
+      msg.respond(NOT_JSON);
+      return;
+    }
+    const ctx = new NatsContext([msg.subject, msg.headers]);
+    if (!isPacket(body, channel)) return this.answerPlain(channel, handler, body, ctx, msg);
+    const id = body.id;
+    const result = await handler(body.data, ctx);
     if (isObservable(result)) {
       // A stream (an interceptor's, or the exception filter's error): Nest sends it the way it always has.
-      const id = packet.id;
       const publish = (response: object) => {
         msg.respond(JSON.stringify({ ...response, id }));
       };
@@ -82,7 +119,40 @@ export class DrainingNatsServer extends ServerNats {
       return;
     }
     // What Nest's send() writes for a single value: the value and the end of the stream in one packet.
-    msg.respond(JSON.stringify({ response: result, isDisposed: true, id: packet.id }));
+    msg.respond(JSON.stringify({ response: result, isDisposed: true, id }));
+  }
+
+  /** A plain JSON request: the body is the request, the reply is the bare envelope @Handles builds. */
+  private async answerPlain(channel: string, handler: NestHandler, body: unknown, ctx: NatsContext, msg: Msg): Promise<void> {
+    // Only @Handles methods build the envelope; a bare Nest handler's value has no agreed shape.
+    if (!handlerRegistry.has(channel)) {
+      msg.respond(NOT_PLAIN);
+      return;
+    }
+    let result: unknown;
+    try {
+      result = await handler(body, ctx);
+      // A guard, pipe or interceptor around the handler answers with a stream: its last value.
+      if (isObservable(result)) result = await lastValueFrom(result, { defaultValue: undefined });
+    } catch (err) {
+      this.logger.error(err);
+      result = undefined;
+    }
+    const envelope = result as { result?: unknown; error?: unknown } | undefined;
+    msg.respond(envelope && typeof envelope === 'object' && ('result' in envelope || 'error' in envelope) ? JSON.stringify(envelope) : INTERNAL);
+  }
+
+  /**
+   * A message on a request subject with no reply subject: not executed. Logged (the first ten,
+   * then every thousandth), so a flood of them cannot flood the log.
+   */
+  private refuseUnanswerable(channel: string): void {
+    this.refusedLogged++;
+    if (this.refusedLogged <= 10 || this.refusedLogged % 1000 === 0) {
+      this.logger.warn(
+        `refused a message on ${channel} without a reply subject (not executed; every Drael subject is a request, send it as one) [${this.refusedLogged} so far]`,
+      );
+    }
   }
 
   get connection(): NatsConnection | undefined {

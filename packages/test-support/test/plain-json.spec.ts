@@ -1,0 +1,148 @@
+import { execFile } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { billingCatalog } from '@drael/contracts';
+import { NatsRpcClient, wireSubject } from '@drael/nats-rpc';
+import { startBillingForTests, startServiceProcess, testPrefix, type ServiceProcess } from '../src/index.js';
+
+// Issue 15 item 9 and issue 22 item 1, against the real services: a caller that does not speak
+// Nest's packet (a raw NATS client, as any language has) sends the request itself as JSON and
+// gets the reply envelope; garbage gets a typed bad_request at once; a message without a reply
+// subject is refused and never runs (no file written, no credit added).
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const prefix = testPrefix('plain');
+const instance = `test-${prefix.slice(6)}`;
+const stateDir = `/var/lib/drael/sandbox-test/${instance}`;
+const exec = promisify(execFile);
+
+let billing: ServiceProcess;
+let sandbox: ServiceProcess;
+let raw: NatsConnection;
+let typed: NatsRpcClient;
+
+beforeAll(async () => {
+  [billing, sandbox] = await Promise.all([
+    startBillingForTests({ NATS_URL, DRAEL_NATS_PREFIX: prefix }),
+    startServiceProcess(
+      'sandbox',
+      {
+        NATS_URL,
+        DRAEL_NATS_PREFIX: prefix,
+        SANDBOX_INSTANCE: instance,
+        SANDBOX_STATE_DIR: stateDir,
+        SANDBOX_MAX_CONCURRENT: '2',
+        SANDBOX_WARM_POOL: '0',
+        LOG_LEVEL: 'warn',
+      },
+      { readyTimeoutMs: 60_000 },
+    ),
+  ]);
+  raw = await connect({ servers: NATS_URL });
+  typed = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
+}, 120_000);
+
+afterAll(async () => {
+  await typed?.close();
+  await raw?.close();
+  await billing?.stop();
+  await sandbox?.stop();
+  const { stdout } = await exec('docker', ['ps', '-aq', '--filter', `label=drael.sandbox.instance=${instance}`]).catch(() => ({ stdout: '' }));
+  const ids = stdout.split('\n').filter(Boolean);
+  if (ids.length) await exec('docker', ['rm', '-f', ...ids]).catch(() => undefined);
+  await rm(stateDir, { recursive: true, force: true });
+});
+
+/** A raw NATS request with a reply subject, the way `nats req` or a Go/Python client sends one. */
+async function plain<T = Record<string, unknown>>(subject: string, body: string | object, timeout = 10_000): Promise<T> {
+  const msg = await raw.request(wireSubject(subject, prefix), typeof body === 'string' ? body : JSON.stringify(body), { timeout });
+  return msg.json<T>();
+}
+
+/** Waits until a service has logged that it refused a reply-less message on `subject` (it is then done with it). */
+async function refusalLogged(service: ServiceProcess, subject: string, count: number): Promise<void> {
+  const needle = `refused a message on ${subject} without a reply subject`;
+  for (;;) {
+    if (service.output().split(needle).length - 1 >= count) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('billing over plain JSON', () => {
+  it('billing.plans.list.v1 with {} answers {"result": …} equal to the typed reply', async () => {
+    const reply = await plain<{ result: { plans: unknown[]; etag: string } }>('billing.plans.list.v1', {});
+    expect(reply.result).toEqual(await typed.request(billingCatalog.listPlans, {}));
+    expect(reply.result.plans.length).toBeGreaterThan(0);
+  });
+
+  it('an unknown field is the same bad_request as through the typed client', async () => {
+    const reply = await plain<{ error: { code: string; retryable: boolean } }>('billing.plans.list.v1', { surprise: 1 });
+    expect(reply.error).toMatchObject({ code: 'bad_request', retryable: false });
+  });
+
+  it('garbage is answered bad_request at once (not left to time out)', async () => {
+    for (const body of ['{not json', 'plans please', '']) {
+      const reply = await plain<{ error: { code: string; message: string } }>('billing.plans.list.v1', body, 5_000);
+      expect(reply.error.code).toBe('bad_request');
+      expect(reply.error.message).toContain('not JSON');
+    }
+  });
+
+  it("a service's own typed error arrives in the envelope (wallet of an unknown account)", async () => {
+    const reply = await plain<{ error: { code: string } }>('billing.wallet.get.v1', { account_id: '00000000-0000-4000-8000-000000000000' });
+    expect(reply.error.code).toMatch(/not_found/);
+  });
+
+  it('a reply-less plain credit is refused and never applied', async () => {
+    const account = await typed.request(billingCatalog.createAccount, { name: `plain-${prefix}`, plan: 'free' });
+    const before = await typed.request(billingCatalog.wallet, { account_id: account.account_id });
+    const creditSubject = wireSubject('billing.wallet.credit.v1', prefix);
+    raw.publish(creditSubject, JSON.stringify({ account_id: account.account_id, amount_micros: 5_000_000 }));
+    raw.publish(creditSubject, JSON.stringify({ pattern: 'billing.wallet.credit.v1', id: 'no-reply', data: { account_id: account.account_id, amount_micros: 7_000_000 } }));
+    await raw.flush();
+    await refusalLogged(billing, 'billing.wallet.credit.v1', 2);
+    expect(await typed.request(billingCatalog.wallet, { account_id: account.account_id })).toEqual(before);
+    // The same credit with a reply subject is applied and answered.
+    const credited = await plain<{ result: { balance_micros: number } }>('billing.wallet.credit.v1', { account_id: account.account_id, amount_micros: 5_000_000 });
+    expect(credited.result.balance_micros).toBe(before.balance_micros + 5_000_000);
+  });
+});
+
+describe('sandbox over plain JSON', () => {
+  const tenant = `plain-${prefix}`;
+  const session = 'plain-json';
+
+  it('sandbox.run.v1 runs and answers the envelope', async () => {
+    const reply = await plain<{ result: { ok: boolean; stdout: string; exit_code: number } }>(
+      'sandbox.run.v1',
+      { tenant, session, runtime: 'python', code: "open('seen.txt','w').write('x'); print(6*7)" },
+      60_000,
+    );
+    expect(reply.result).toMatchObject({ ok: true, exit_code: 0, stdout: '42\n' });
+  });
+
+  it('a bad runtime is a typed bad_request naming the field', async () => {
+    const reply = await plain<{ error: { code: string; message: string } }>('sandbox.run.v1', { tenant, runtime: 'cobol', code: '1' });
+    expect(reply.error.code).toBe('bad_request');
+    expect(reply.error.message).toContain('runtime');
+  });
+
+  it('garbage is answered bad_request at once', async () => {
+    const reply = await plain<{ error: { code: string } }>('sandbox.run.v1', 'print(1)', 5_000);
+    expect(reply.error.code).toBe('bad_request');
+  });
+
+  it('a reply-less run is refused and writes nothing', async () => {
+    const subject = wireSubject('sandbox.run.v1', prefix);
+    raw.publish(subject, JSON.stringify({ tenant, session, runtime: 'python', code: "open('ghost.txt','w').write('x')" }));
+    raw.publish(
+      subject,
+      JSON.stringify({ pattern: 'sandbox.run.v1', id: 'no-reply', data: { tenant, session, runtime: 'python', code: "open('ghost2.txt','w').write('x')" } }),
+    );
+    await raw.flush();
+    await refusalLogged(sandbox, 'sandbox.run.v1', 2);
+    const listed = await plain<{ result: { files: { path: string }[] } }>('sandbox.files.list.v1', { tenant, session });
+    expect(listed.result.files.map((f) => f.path)).toEqual(['seen.txt']);
+  });
+});
