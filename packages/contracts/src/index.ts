@@ -8,3 +8,4 @@ export * from './billing.js';
 export * from './agent-run.js';
 export * from './gateway.js';
 export * from './catalogs.js';
+export * from './json-schema.js';

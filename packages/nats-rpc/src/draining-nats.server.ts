@@ -1,8 +1,10 @@
 import { NatsContext, ServerNats } from '@nestjs/microservices';
-import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
+import { catalogEntries, entrySchemas, type Catalog, type RpcEntry } from '@drael/contracts';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { handlerRegistry } from './handles.decorator.js';
 import { RpcError } from './rpc-error.js';
+import { registerMicroService, type MicroEndpoint, type MicroRegistration } from './micro-service.js';
 import { inFlight } from './in-flight.js';
 import { queueGroup, wireSubject } from './subject.js';
 
@@ -12,6 +14,11 @@ export interface DrainingNatsServerOptions {
   prefix: string;
   /** How long shutdown waits for handlers in progress before closing anyway. */
   drainTimeoutMs: number;
+  /** The service's catalog: each endpoint's JSON Schemas, timeout and codes in $SRV.INFO. */
+  catalog?: Catalog;
+  /** Shown by `nats micro ls/info` (semver). */
+  version?: string;
+  description?: string;
 }
 
 /** Nest's NATS packet: `{pattern, data, id}` in, `{id, response, isDisposed}` or `{id, err, isDisposed}` out. */
@@ -41,6 +48,28 @@ function isPacket(body: unknown, channel: string): body is RequestPacket {
   return typeof body === 'object' && body !== null && (body as RequestPacket).pattern === channel && typeof (body as RequestPacket).id === 'string';
 }
 
+/** `billing.plans.list.v1` → `plans-list-v1`: a micro endpoint name is one token. */
+function endpointName(service: string, subject: string): string {
+  return (subject.startsWith(`${service}.`) ? subject.slice(service.length + 1) : subject).replace(/[^-\w]/g, '-');
+}
+
+/** What $SRV.INFO says of an endpoint: its JSON Schemas (generated from the zod contracts), timeout and codes. */
+function endpointMetadata(entry: RpcEntry): Record<string, string> {
+  const schemas = entrySchemas(entry);
+  return {
+    request_schema: JSON.stringify(schemas.request),
+    reply_schema: JSON.stringify(schemas.reply),
+    timeout_ms: String(entry.timeoutMs),
+    error_codes: entry.errors.join(','),
+  };
+}
+
+/** The error of a reply envelope, as micro's STATS records it (`code: message`). */
+function errorOf(envelope: unknown): string | undefined {
+  const error = (envelope as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+  return error && typeof error === 'object' ? `${String(error.code)}: ${String(error.message)}` : undefined;
+}
+
 /**
  * Nest's NATS server with four changes: subjects and the queue group carry the installation
  * prefix; close() stops taking work, waits for handlers in flight, then drains the connection
@@ -67,44 +96,75 @@ function isPacket(body: unknown, channel: string): body is RequestPacket {
  * filter's stream) is sent through Nest's own send(). The bytes on the wire are the same as Nest's.
  */
 export class DrainingNatsServer extends ServerNats {
-  private readonly subs: Subscription[] = [];
   private client?: NatsConnection;
+  private micro?: MicroRegistration;
   private refusedLogged = 0;
 
   constructor(private readonly drainOptions: DrainingNatsServerOptions) {
     super({ servers: drainOptions.servers, name: drainOptions.service, maxReconnectAttempts: -1 });
   }
 
-  override bindEvents(client: NatsConnection): void {
+  /**
+   * Nest calls this once connected. Each handled subject becomes an endpoint of the service's
+   * NATS micro registration (micro-service.ts): that endpoint's subscription, in the service's
+   * queue group, is the only one, so a request is handled exactly once and counted where it is.
+   */
+  override start(callback: (err?: unknown) => void): void {
+    const client = (this as unknown as { natsClient: NatsConnection }).natsClient;
     this.client = client;
-    const queue = queueGroup(this.drainOptions.service, this.drainOptions.prefix);
-    for (const [channel, handler] of this.messageHandlers) {
-      this.subs.push(
-        client.subscribe(wireSubject(channel, this.drainOptions.prefix), {
-          queue,
-          callback: (err, msg) => {
-            if (err) {
-              this.logger.error(err);
-              return;
-            }
-            this.answer(channel, handler as NestHandler, msg).catch((e: unknown) => this.handleError(e as string));
-          },
-        }),
-      );
-    }
+    this.register(client).then(
+      () => callback(),
+      (err: unknown) => callback(err),
+    );
   }
 
-  private async answer(channel: string, handler: NestHandler, msg: Msg): Promise<void> {
+  override bindEvents(): void {
+    // Subscriptions are made by register() (see start()).
+  }
+
+  private async register(client: NatsConnection): Promise<void> {
+    const { service, prefix, catalog } = this.drainOptions;
+    const queue = queueGroup(service, prefix);
+    const entries = new Map((catalog ? catalogEntries(catalog) : []).map((e) => [e.subject, e]));
+    const endpoints: MicroEndpoint[] = [...this.messageHandlers].map(([channel, handler]) => {
+      const entry = entries.get(channel);
+      return {
+        name: endpointName(service, channel),
+        subject: wireSubject(channel, prefix),
+        queue,
+        metadata: entry ? endpointMetadata(entry) : {},
+        handle: (msg: Msg) => this.answer(channel, handler as NestHandler, msg),
+      };
+    });
+    this.micro = await registerMicroService(
+      client,
+      {
+        name: service,
+        version: this.drainOptions.version ?? '0.1.0',
+        description: this.drainOptions.description ?? `Drael ${service}: request/reply over NATS, plain JSON or Nest's packet`,
+        metadata: prefix ? { prefix } : {},
+      },
+      endpoints,
+    );
+  }
+
+  /** The micro service's id (`$SRV.INFO.<service>.<id>`), once listening. */
+  get microId(): string | undefined {
+    return this.micro?.id;
+  }
+
+  /** Answers one message; resolves to the error the caller was answered with, if any (micro's STATS counts it). */
+  private async answer(channel: string, handler: NestHandler, msg: Msg): Promise<string | undefined> {
     if (!msg.reply) {
       this.refuseUnanswerable(channel);
-      return;
+      return 'refused: no reply subject';
     }
     let body: unknown;
     try {
       body = msg.json<unknown>();
     } catch {
       msg.respond(NOT_JSON);
-      return;
+      return 'bad_request: not JSON';
     }
     const ctx = new NatsContext([msg.subject, msg.headers]);
     if (!isPacket(body, channel)) return this.answerPlain(channel, handler, body, ctx, msg);
@@ -116,18 +176,19 @@ export class DrainingNatsServer extends ServerNats {
         msg.respond(JSON.stringify({ ...response, id }));
       };
       this.send(result, publish);
-      return;
+      return undefined;
     }
     // What Nest's send() writes for a single value: the value and the end of the stream in one packet.
     msg.respond(JSON.stringify({ response: result, isDisposed: true, id }));
+    return errorOf(result);
   }
 
   /** A plain JSON request: the body is the request, the reply is the bare envelope @Handles builds. */
-  private async answerPlain(channel: string, handler: NestHandler, body: unknown, ctx: NatsContext, msg: Msg): Promise<void> {
+  private async answerPlain(channel: string, handler: NestHandler, body: unknown, ctx: NatsContext, msg: Msg): Promise<string | undefined> {
     // Only @Handles methods build the envelope; a bare Nest handler's value has no agreed shape.
     if (!handlerRegistry.has(channel)) {
       msg.respond(NOT_PLAIN);
-      return;
+      return 'bad_request: packet only';
     }
     let result: unknown;
     try {
@@ -139,7 +200,12 @@ export class DrainingNatsServer extends ServerNats {
       result = undefined;
     }
     const envelope = result as { result?: unknown; error?: unknown } | undefined;
-    msg.respond(envelope && typeof envelope === 'object' && ('result' in envelope || 'error' in envelope) ? JSON.stringify(envelope) : INTERNAL);
+    if (envelope && typeof envelope === 'object' && ('result' in envelope || 'error' in envelope)) {
+      msg.respond(JSON.stringify(envelope));
+      return errorOf(envelope);
+    }
+    msg.respond(INTERNAL);
+    return 'internal';
   }
 
   /**
@@ -160,7 +226,8 @@ export class DrainingNatsServer extends ServerNats {
   }
 
   override async close(): Promise<void> {
-    for (const sub of this.subs.splice(0)) sub.unsubscribe();
+    // Stop taking work (the endpoints and $SRV drain), then let what is in flight finish.
+    await this.micro?.stop();
     await inFlight.idle(this.drainOptions.drainTimeoutMs);
     if (this.client && !this.client.isClosed()) await this.client.drain();
     await super.close();
