@@ -9,3 +9,4 @@ export * from './agent-run.js';
 export * from './gateway.js';
 export * from './catalogs.js';
 export * from './json-schema.js';
+export * from './asyncapi.js';

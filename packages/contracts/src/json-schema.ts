@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { replyEnvelope } from './wire-error.js';
 import type { RpcEntry } from './rpc-entry.js';
 
-/** A JSON Schema document (draft 2020-12), as z.toJSONSchema writes it. */
+/** A JSON Schema document (draft-07, the dialect AsyncAPI 3 and most validators take), as z.toJSONSchema writes it. */
 export type JsonSchema = Record<string, unknown>;
 
 export interface EntrySchemas {
@@ -25,8 +25,8 @@ export function entrySchemas(entry: RpcEntry): EntrySchemas {
   let schemas = cache.get(entry);
   if (!schemas) {
     schemas = {
-      request: z.toJSONSchema(entry.request, { io: 'input', unrepresentable: 'any' }),
-      reply: z.toJSONSchema(replyEnvelope(entry.reply), { io: 'output', unrepresentable: 'any' }),
+      request: z.toJSONSchema(entry.request, { target: 'draft-7', io: 'input', unrepresentable: 'any' }),
+      reply: z.toJSONSchema(replyEnvelope(entry.reply), { target: 'draft-7', io: 'output', unrepresentable: 'any' }),
     };
     cache.set(entry, schemas);
   }

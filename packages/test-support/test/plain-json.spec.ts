@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,11 +19,12 @@ const exec = promisify(execFile);
 
 let billing: ServiceProcess;
 let sandbox: ServiceProcess;
+let search: ServiceProcess;
 let raw: NatsConnection;
 let typed: NatsRpcClient;
 
 beforeAll(async () => {
-  [billing, sandbox] = await Promise.all([
+  [billing, sandbox, search] = await Promise.all([
     startBillingForTests({ NATS_URL, DRAEL_NATS_PREFIX: prefix }),
     startServiceProcess(
       'sandbox',
@@ -38,6 +39,13 @@ beforeAll(async () => {
       },
       { readyTimeoutMs: 60_000 },
     ),
+    startServiceProcess('search', {
+      NATS_URL,
+      DRAEL_NATS_PREFIX: prefix,
+      SEARXNG_URL: process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890',
+      SEARCH_CACHE_PREFIX: `test:${prefix}:`,
+      SEARCH_VERIFY: 'false',
+    }),
   ]);
   raw = await connect({ servers: NATS_URL });
   typed = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
@@ -48,6 +56,7 @@ afterAll(async () => {
   await raw?.close();
   await billing?.stop();
   await sandbox?.stop();
+  await search?.stop();
   const { stdout } = await exec('docker', ['ps', '-aq', '--filter', `label=drael.sandbox.instance=${instance}`]).catch(() => ({ stdout: '' }));
   const ids = stdout.split('\n').filter(Boolean);
   if (ids.length) await exec('docker', ['rm', '-f', ...ids]).catch(() => undefined);
@@ -133,6 +142,14 @@ describe('sandbox over plain JSON', () => {
     expect(reply.error.code).toBe('bad_request');
   });
 
+  it('sandbox.run.cancel.v1 (a broadcast, outside the queue group) takes plain JSON too', async () => {
+    const garbage = await plain<{ error: { code: string } }>('sandbox.run.cancel.v1', 'stop it', 5_000);
+    expect(garbage.error.code).toBe('bad_request');
+    const invalid = await plain<{ error: { code: string; message: string } }>('sandbox.run.cancel.v1', { tenant });
+    expect(invalid.error.code).toBe('bad_request');
+    expect(invalid.error.message).toContain('run_id');
+  });
+
   it('a reply-less run is refused and writes nothing', async () => {
     const subject = wireSubject('sandbox.run.v1', prefix);
     raw.publish(subject, JSON.stringify({ tenant, session, runtime: 'python', code: "open('ghost.txt','w').write('x')" }));
@@ -144,5 +161,67 @@ describe('sandbox over plain JSON', () => {
     await refusalLogged(sandbox, 'sandbox.run.v1', 2);
     const listed = await plain<{ result: { files: { path: string }[] } }>('sandbox.files.list.v1', { tenant, session });
     expect(listed.result.files.map((f) => f.path)).toEqual(['seen.txt']);
+  });
+});
+
+// Issue 22's test: a client that is not Node. packages/test-support/python/drael_request.py speaks
+// the NATS text protocol over a socket with Python's standard library alone (no nats-py).
+const PYTHON_CLIENT = new URL('../python/drael_request.py', import.meta.url).pathname;
+
+function python(subject: string, body: string): Promise<{ status: number | null; reply: { result?: Record<string, unknown>; error?: { code: string; message: string; retryable: boolean } } }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('python3', [PYTHON_CLIENT, subject, body], {
+      env: { PATH: process.env.PATH ?? '', NATS_URL, DRAEL_NATS_PREFIX: prefix },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.once('error', reject);
+    child.once('close', (status) => {
+      try {
+        resolve({ status, reply: JSON.parse(out) as never });
+      } catch {
+        reject(new Error(`python client printed no JSON (exit ${status}): ${out}${err}`));
+      }
+    });
+  });
+}
+
+describe('a stdlib-only Python client, plain JSON over the NATS text protocol', () => {
+  it('billing.plans.list.v1: the plans', async () => {
+    const { status, reply } = await python('billing.plans.list.v1', '{}');
+    expect(status).toBe(0);
+    expect(reply.result).toEqual(await typed.request(billingCatalog.listPlans, {}));
+  });
+
+  it('sandbox.run.v1: runs the code', async () => {
+    const { status, reply } = await python('sandbox.run.v1', JSON.stringify({ tenant: `py-${prefix}`, runtime: 'bash', code: 'echo $((6*7))' }));
+    expect(status).toBe(0);
+    expect(reply.result).toMatchObject({ ok: true, exit_code: 0, stdout: '42\n' });
+  });
+
+  it('search.query.v1: an answer in the reply schema (ok with results, or a typed search failure)', async () => {
+    const { status, reply } = await python('search.query.v1', JSON.stringify({ query: 'drael test query' }));
+    expect(status).toBe(0);
+    expect(typeof reply.result?.ok).toBe('boolean');
+    expect(reply.result).toHaveProperty('sources_tried');
+  });
+
+  it('typed errors: bad input on each service, garbage, and a subject nobody serves', async () => {
+    const cases: [string, string, string][] = [
+      ['billing.plans.list.v1', '{"x":1}', 'bad_request'],
+      ['sandbox.run.v1', '{"tenant":"t","runtime":"cobol","code":"1"}', 'bad_request'],
+      ['search.query.v1', '{"query":""}', 'bad_request'],
+      ['search.query.v1', 'not json', 'bad_request'],
+      ['nobody.here.v1', '{}', 'unavailable'],
+    ];
+    for (const [subject, body, code] of cases) {
+      const { status, reply } = await python(subject, body);
+      expect(status, subject).toBe(1);
+      expect(reply.error?.code, `${subject} ${body}`).toBe(code);
+      expect(typeof reply.error?.retryable).toBe('boolean');
+    }
   });
 });
