@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { billingCatalog } from '@drael/contracts';
+import { billingCatalog, CATALOGS, catalogEntries, entrySchemas } from '@drael/contracts';
 import { NatsRpcClient, wireSubject } from '@drael/nats-rpc';
 import { startBillingForTests, startServiceProcess, testPrefix, type ServiceProcess } from '../src/index.js';
 
@@ -223,5 +223,48 @@ describe('a stdlib-only Python client, plain JSON over the NATS text protocol', 
       expect(reply.error?.code, `${subject} ${body}`).toBe(code);
       expect(typeof reply.error?.retryable).toBe('boolean');
     }
+  });
+});
+
+describe('NATS micro registration of the real services', () => {
+  /** Every instance of a service answers $SRV.INFO.<service>; this run's is the one with this prefix. */
+  async function infoOf(service: 'billing' | 'sandbox' | 'search') {
+    const inbox = `_INBOX.srv-${prefix}-${service}`;
+    const infos: { id: string; metadata: Record<string, string>; endpoints: { subject: string; queue_group: string; metadata: Record<string, string> }[] }[] = [];
+    const sub = raw.subscribe(inbox, { callback: (_e, m) => void infos.push(m.json()) });
+    raw.publish(`$SRV.INFO.${service}`, '', { reply: inbox });
+    await raw.flush();
+    for (let i = 0; i < 200 && !infos.some((x) => x.metadata?.prefix === prefix); i++) await new Promise((r) => setTimeout(r, 25));
+    sub.unsubscribe();
+    const info = infos.find((x) => x.metadata?.prefix === prefix);
+    expect(info, `${service} answered $SRV.INFO`).toBeDefined();
+    return info!;
+  }
+
+  it.each(['billing', 'sandbox', 'search'] as const)('$SRV.INFO.%s lists every catalog entry with the generated schemas', async (service) => {
+    const info = await infoOf(service);
+    for (const entry of catalogEntries(CATALOGS[service])) {
+      // sandbox.run.cancel.v1 is a broadcast outside the queue group (run-cancel.listener.ts), not an endpoint.
+      if (entry.subject === 'sandbox.run.cancel.v1') continue;
+      const endpoint = info.endpoints.find((e) => e.subject === wireSubject(entry.subject, prefix));
+      expect(endpoint, entry.subject).toBeDefined();
+      expect(endpoint!.queue_group).toBe(`${prefix}.${service}`);
+      expect(JSON.parse(endpoint!.metadata.request_schema!)).toEqual(entrySchemas(entry).request);
+      expect(JSON.parse(endpoint!.metadata.reply_schema!)).toEqual(entrySchemas(entry).reply);
+    }
+  });
+
+  it('$SRV.STATS of billing counts a plain request and an error reply', async () => {
+    const { id } = await infoOf('billing');
+    const stats = async () =>
+      (await raw.request(`$SRV.STATS.billing.${id}`, '', { timeout: 5000 }))
+        .json<{ endpoints: { subject: string; num_requests: number; num_errors: number }[] }>()
+        .endpoints.find((e) => e.subject === wireSubject('billing.plans.list.v1', prefix))!;
+    const before = await stats();
+    await plain('billing.plans.list.v1', {});
+    await plain('billing.plans.list.v1', { wrong: true });
+    const after = await stats();
+    expect(after.num_requests).toBe(before.num_requests + 2);
+    expect(after.num_errors).toBe(before.num_errors + 1);
   });
 });

@@ -71,7 +71,7 @@ export class RunCancelListener implements OnApplicationBootstrap, OnApplicationS
     // Nest's packet (the typed client), or a plain JSON request (any other client): the body itself.
     const packet: Packet =
       typeof body === 'object' && body !== null && (body as Packet & { pattern?: unknown }).pattern === sandboxCatalog.runCancel.subject && typeof (body as Packet).id === 'string'
-        ? (body)
+        ? body
         : { data: body };
     const parsed = sandboxCatalog.runCancel.request.safeParse(packet.data);
     if (!parsed.success) {
