@@ -38,6 +38,21 @@ function bundleFile(mutate?: (receipts: Receipt[]) => void): string {
 const run = (...args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8' });
 
 describe('drael-receipts CLI (built)', () => {
+  it.each(['--help', '-h', 'verify --help', 'help'])('`%s` prints the usage with its defaults and exits 0', (line) => {
+    const r = run(...line.split(' '));
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('usage: drael-receipts verify');
+    expect(r.stdout).toContain('(default: one line of text)');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('an unknown option is a usage error (exit 2) naming it, without a stack trace', () => {
+    const r = run('verify', '--bogus');
+    expect(r.status).toBe(2);
+    expect(r.stdout).toContain('--bogus');
+    expect(`${r.stdout}${r.stderr}`).not.toMatch(/\n\s+at /);
+  });
+
   it('says valid and exits 0 for an intact chain', () => {
     const r = run('verify', bundleFile(), '--public-key', signer.publicKey);
     expect(r.status).toBe(0);

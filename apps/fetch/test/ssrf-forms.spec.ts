@@ -76,6 +76,15 @@ const FORMS: [string, () => string, 'blocked_address' | 'bad_request'][] = [
   ['name localhost', () => `http://localhost:${P()}/`, 'blocked_address'],
   ['name under .localhost', () => `http://api.localhost:${P()}/`, 'blocked_address'],
   ['name LOCALHOST. (case, trailing dot)', () => `http://LOCALHOST.:${P()}/`, 'blocked_address'],
+  ['metadata name metadata.google.internal', () => 'http://metadata.google.internal/computeMetadata/v1/', 'blocked_address'],
+  ['metadata name, upper case and trailing dot', () => 'http://METADATA.Google.Internal./computeMetadata/v1/', 'blocked_address'],
+  ['metadata name metadata.goog', () => 'http://metadata.goog/computeMetadata/v1/', 'blocked_address'],
+  ['metadata short name metadata', () => 'http://metadata/computeMetadata/v1/', 'blocked_address'],
+  ['metadata short name Metadata.', () => 'http://Metadata./computeMetadata/v1/', 'blocked_address'],
+  ['metadata name instance-data', () => 'http://instance-data/latest/meta-data/', 'blocked_address'],
+  ['metadata name INSTANCE-DATA.ec2.internal.', () => 'http://INSTANCE-DATA.ec2.internal./latest/meta-data/', 'blocked_address'],
+  ['metadata name metadata.tencentyun.com', () => 'http://metadata.tencentyun.com/latest/meta-data/', 'blocked_address'],
+  ['private-use TLD .internal', () => 'http://ip-10-0-0-1.ec2.internal/', 'blocked_address'],
   ['credentials user:pass@', () => `http://user:pass@127.0.0.2:${P()}/`, 'bad_request'],
   ['credentials user@ on a public name', () => 'https://user@example.com/', 'bad_request'],
   ['scheme file:', () => 'file:///etc/passwd', 'bad_request'],
@@ -104,6 +113,15 @@ describe('SSRF guard, what the internal server saw', () => {
   it('the loopback server never received a request', () => {
     expect(internal.hits).toEqual([]);
     expect(internal.upgrades).toEqual([]);
+  });
+
+  it('every refusal says the host does not resolve to a public address, and names no address', async () => {
+    for (const url of [`http://127.0.0.1:${P()}/`, 'http://metadata.google.internal/', `http://localhost:${P()}/`, 'http://[fd00:ec2::254]/']) {
+      const err = (await client.request(fetchCatalog.page, { url }).catch((e: unknown) => e)) as RpcError;
+      expect(err.code).toBe('blocked_address');
+      expect(err.message).toBe(`refusing to fetch ${new URL(url).href}: the host does not resolve to a public address`);
+      expect(err.details).not.toHaveProperty('address');
+    }
   });
 
   it('a blocked address says which range refused it', async () => {

@@ -63,6 +63,13 @@ beforeAll(async () => {
         return ['64:ff9b::a9fe:a9fe'];
       case 'mixed.test':
         return [FIXTURE_HOST, '127.0.0.1'];
+      // A cloud's resolver answers its metadata names; here they answer the (test-allowed)
+      // public stand-in, so only the refusal by name can stop them.
+      case 'metadata.google.internal':
+      case 'metadata.goog':
+      case 'metadata':
+      case 'instance-data':
+        return [FIXTURE_HOST];
       case 'rebind.test':
         // Public on the first answer, internal from then on.
         return nth === 1 ? [FIXTURE_HOST] : ['127.0.0.1'];
@@ -94,6 +101,7 @@ describe('redirects are vetted on every hop', () => {
     ['decimal', () => `http://2130706433:${internal.port}/`],
     ['a name that resolves to loopback', () => `http://loopback.test:${internal.port}/`],
     ['a name that resolves to metadata', () => 'http://metadata.test/latest/meta-data/'],
+    ['the metadata name metadata.google.internal', () => `http://metadata.google.internal:${pub.port}/computeMetadata/v1/`],
   ])('a redirect to %s is refused', async (_label, to) => {
     const err = await failure(runtime.pages.fetch({ url: pub.url(`/redirect?to=${encodeURIComponent(to())}`), render: 'http' }));
     expect(err.code).toBe('blocked_address');
@@ -124,9 +132,32 @@ describe('names are judged by what they resolve to, where the connection is made
     for (const render of ['http', 'browser'] as const) {
       const err = await failure(runtime.pages.fetch({ url: `http://${name}:${internal.port}/`, render }));
       expect(err.code).toBe('blocked_address');
-      if (render === 'http') expect(err.details).toMatchObject({ address, range });
+      // Neither the address nor its kind is told: internal names cannot be mapped.
+      expect(err.message).toMatch(new RegExp(`^refusing to fetch (http://)?${name}:${internal.port}/?: the host does not resolve to a public address$`));
+      expect(err.message).not.toContain(address);
+      expect(err.message).not.toContain(`${range} address`);
+      expect(err.details).not.toHaveProperty('address');
+      expect(err.details).not.toHaveProperty('range');
     }
     expect(internal.hits).toEqual([]);
+  });
+
+  it.each([
+    ['metadata.google.internal'],
+    ['METADATA.GOOGLE.INTERNAL.'],
+    ['metadata.goog'],
+    ['metadata'],
+    ['Metadata.'],
+    ['instance-data'],
+    ['instance-data.'],
+  ])('cloud metadata name %s is refused by name, never looked up, on both paths', async (name) => {
+    for (const render of ['http', 'browser'] as const) {
+      const err = await failure(runtime.pages.fetch({ url: `http://${name}:${pub.port}/computeMetadata/v1/`, render }));
+      expect(err.code).toBe('blocked_address');
+      expect(err.message).toContain('does not resolve to a public address');
+    }
+    expect(resolver.asked.filter((n) => n.replace(/\.$/, '').toLowerCase() === name.replace(/\.$/, '').toLowerCase())).toEqual([]);
+    expect(pub.hits.filter((h) => h.startsWith('/computeMetadata'))).toEqual([]);
   });
 
   it('a public name is fetched (the stand-in public address)', async () => {

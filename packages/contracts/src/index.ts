@@ -11,3 +11,5 @@ export * from './billing.js';
 export * from './agent-run.js';
 export * from './gateway.js';
 export * from './catalogs.js';
+export * from './json-schema.js';
+export * from './asyncapi.js';

@@ -1,6 +1,10 @@
 import { NatsContext, ServerNats } from '@nestjs/microservices';
-import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
-import { isObservable } from 'rxjs';
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
+import { catalogEntries, entrySchemas, type Catalog, type RpcEntry } from '@drael/contracts';
+import { isObservable, lastValueFrom } from 'rxjs';
+import { handlerRegistry } from './handles.decorator.js';
+import { RpcError } from './rpc-error.js';
+import { registerMicroService, type MicroEndpoint, type MicroRegistration } from './micro-service.js';
 import { inFlight } from './in-flight.js';
 import { queueGroup, wireSubject } from './subject.js';
 
@@ -10,79 +14,211 @@ export interface DrainingNatsServerOptions {
   prefix: string;
   /** How long shutdown waits for handlers in progress before closing anyway. */
   drainTimeoutMs: number;
+  /** The service's catalog: each endpoint's JSON Schemas, timeout and codes in $SRV.INFO. */
+  catalog?: Catalog;
+  /** Shown by `nats micro ls/info` (semver). */
+  version?: string;
+  description?: string;
 }
 
 /** Nest's NATS packet: `{pattern, data, id}` in, `{id, response, isDisposed}` or `{id, err, isDisposed}` out. */
 interface RequestPacket {
-  id?: string;
+  pattern: string;
+  id: string;
   data?: unknown;
 }
 
-type NestHandler = (data: unknown, ctx: NatsContext) => Promise<unknown>;
+type NestHandler = ((data: unknown, ctx: NatsContext) => Promise<unknown>) & { isEventHandler?: boolean };
+
+const NOT_JSON = JSON.stringify({
+  error: new RpcError('bad_request', 'the body is not JSON: send the request as a JSON object (e.g. {} for a request with no fields)', false).toWire(),
+});
+const NOT_PLAIN = JSON.stringify({
+  error: new RpcError('bad_request', "this subject takes Nest's packet format only ({pattern, id, data})", false).toWire(),
+});
+const INTERNAL = JSON.stringify({ error: new RpcError('internal', 'internal error', true).toWire() });
 
 /**
- * Nest's NATS server with three changes: subjects and the queue group carry the installation
+ * A Nest request packet for this subject: the typed client and Nest's ClientProxy send the catalog
+ * subject (without the prefix) as `pattern` and a string `id`. Anything else is a plain request,
+ * the body being the request itself; no request schema has a top-level `pattern` equal to its own
+ * subject, so the two cannot be confused.
+ */
+function isPacket(body: unknown, channel: string): body is RequestPacket {
+  return typeof body === 'object' && body !== null && (body as RequestPacket).pattern === channel && typeof (body as RequestPacket).id === 'string';
+}
+
+/** `billing.plans.list.v1` → `plans-list-v1`: a micro endpoint name is one token. */
+function endpointName(service: string, subject: string): string {
+  return (subject.startsWith(`${service}.`) ? subject.slice(service.length + 1) : subject).replace(/[^-\w]/g, '-');
+}
+
+/** What $SRV.INFO says of an endpoint: its JSON Schemas (generated from the zod contracts), timeout and codes. */
+function endpointMetadata(entry: RpcEntry): Record<string, string> {
+  const schemas = entrySchemas(entry);
+  return {
+    request_schema: JSON.stringify(schemas.request),
+    reply_schema: JSON.stringify(schemas.reply),
+    timeout_ms: String(entry.timeoutMs),
+    error_codes: entry.errors.join(','),
+  };
+}
+
+/** The error of a reply envelope, as micro's STATS records it (`code: message`). */
+function errorOf(envelope: unknown): string | undefined {
+  const error = (envelope as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+  return error && typeof error === 'object' ? `${String(error.code)}: ${String(error.message)}` : undefined;
+}
+
+/**
+ * Nest's NATS server with four changes: subjects and the queue group carry the installation
  * prefix; close() stops taking work, waits for handlers in flight, then drains the connection
- * (Nest's own close() drops in-flight replies on the floor); and a request whose handler answers
- * with a plain value (every @Handles method does) is answered directly.
+ * (Nest's own close() drops in-flight replies on the floor); a request whose handler answers
+ * with a plain value (every @Handles method does) is answered directly; and no message runs a
+ * handler without an answer (issue 15, item 9; issue 22, item 1):
+ *
+ * - a message with a reply subject is always answered: Nest's packet gets Nest's reply packet,
+ *   a plain JSON body (the request itself, for callers in any language) gets the bare reply
+ *   envelope `{"result": …}` / `{"error": {code, message, retryable}}` with the same validation
+ *   and codes, and a body that is not JSON gets a `bad_request` envelope at once;
+ * - a message without a reply subject is refused and logged, never executed: every subject in
+ *   the contracts is a request, so a reply-less message is a caller's mistake (or a retry storm
+ *   waiting to happen: the action would run and nobody would know). Drael declares no
+ *   fire-and-forget subject; one added later must be declared as such in packages/contracts and
+ *   let through here.
  *
  * Why the direct answer: Nest's per-message path parses each subject as JSON first (an exception
  * per message for a plain subject), wraps the result in an rxjs stream, queues the reply on
  * process.nextTick and builds a record through its serializer; on billing's hold/settle that was
  * 13-15 % of the service's CPU per request (docs/decisions/0003-billing-hot-path.md). The handler
  * itself is still Nest's: guards, pipes, interceptors and exception filters run as before, and
- * anything that is not a plain request/reply with a value (an event, an unknown subject, a
- * handler answering with an Observable or an exception filter's stream) goes through Nest's own
- * path unchanged. The bytes on the wire are the same as Nest's.
+ * a packet request whose handler answers with an Observable (an interceptor's, or an exception
+ * filter's stream) is sent through Nest's own send(). The bytes on the wire are the same as Nest's.
  */
 export class DrainingNatsServer extends ServerNats {
-  private readonly subs: Subscription[] = [];
   private client?: NatsConnection;
+  private micro?: MicroRegistration;
+  private refusedLogged = 0;
 
   constructor(private readonly drainOptions: DrainingNatsServerOptions) {
     super({ servers: drainOptions.servers, name: drainOptions.service, maxReconnectAttempts: -1 });
   }
 
-  override bindEvents(client: NatsConnection): void {
+  /**
+   * Nest calls this once connected. Each handled subject becomes an endpoint of the service's
+   * NATS micro registration (micro-service.ts): that endpoint's subscription, in the service's
+   * queue group, is the only one, so a request is handled exactly once and counted where it is.
+   */
+  override start(callback: (err?: unknown) => void): void {
+    const client = (this as unknown as { natsClient: NatsConnection }).natsClient;
     this.client = client;
-    const queue = queueGroup(this.drainOptions.service, this.drainOptions.prefix);
-    for (const [channel, handler] of this.messageHandlers) {
-      this.subs.push(
-        client.subscribe(wireSubject(channel, this.drainOptions.prefix), {
-          queue,
-          callback: (err, msg) => {
-            if (err) {
-              this.logger.error(err);
-              return;
-            }
-            this.answer(channel, handler as NestHandler, msg).catch((e: unknown) => this.handleError(e as string));
-          },
-        }),
-      );
-    }
+    this.register(client).then(
+      () => callback(),
+      (err: unknown) => callback(err),
+    );
   }
 
-  private async answer(channel: string, handler: NestHandler, msg: Msg): Promise<void> {
-    let packet: RequestPacket;
-    try {
-      packet = msg.json<RequestPacket>();
-    } catch {
-      packet = {};
+  override bindEvents(): void {
+    // Subscriptions are made by register() (see start()).
+  }
+
+  private async register(client: NatsConnection): Promise<void> {
+    const { service, prefix, catalog } = this.drainOptions;
+    const queue = queueGroup(service, prefix);
+    const entries = new Map((catalog ? catalogEntries(catalog) : []).map((e) => [e.subject, e]));
+    const endpoints: MicroEndpoint[] = [...this.messageHandlers].map(([channel, handler]) => {
+      const entry = entries.get(channel);
+      return {
+        name: endpointName(service, channel),
+        subject: wireSubject(channel, prefix),
+        queue,
+        metadata: entry ? endpointMetadata(entry) : {},
+        handle: (msg: Msg) => this.answer(channel, handler as NestHandler, msg),
+      };
+    });
+    this.micro = await registerMicroService(
+      client,
+      {
+        name: service,
+        version: this.drainOptions.version ?? '0.1.0',
+        description: this.drainOptions.description ?? `Drael ${service}: request/reply over NATS, plain JSON or Nest's packet`,
+        metadata: prefix ? { prefix } : {},
+      },
+      endpoints,
+    );
+  }
+
+  /** The micro service's id (`$SRV.INFO.<service>.<id>`), once listening. */
+  get microId(): string | undefined {
+    return this.micro?.id;
+  }
+
+  /** Answers one message; resolves to the error the caller was answered with, if any (micro's STATS counts it). */
+  private async answer(channel: string, handler: NestHandler, msg: Msg): Promise<string | undefined> {
+    if (!msg.reply) {
+      this.refuseUnanswerable(channel);
+      return 'refused: no reply subject';
     }
-    // Events (no id), fire-and-forget messages and undecodable packets: Nest's path as before.
-    if (typeof packet.id !== 'string' || !msg.reply) return this.handleMessage(channel, msg);
-    const result = await handler(packet.data, new NatsContext([msg.subject, msg.headers]));
+    let body: unknown;
+    try {
+      body = msg.json<unknown>();
+    } catch {
+      msg.respond(NOT_JSON);
+      return 'bad_request: not JSON';
+    }
+    const ctx = new NatsContext([msg.subject, msg.headers]);
+    if (!isPacket(body, channel)) return this.answerPlain(channel, handler, body, ctx, msg);
+    const id = body.id;
+    const result = await handler(body.data, ctx);
     if (isObservable(result)) {
       // A stream (an interceptor's, or the exception filter's error): Nest sends it the way it always has.
-      const id = packet.id;
       const publish = (response: object) => {
         msg.respond(JSON.stringify({ ...response, id }));
       };
       this.send(result, publish);
-      return;
+      return undefined;
     }
     // What Nest's send() writes for a single value: the value and the end of the stream in one packet.
-    msg.respond(JSON.stringify({ response: result, isDisposed: true, id: packet.id }));
+    msg.respond(JSON.stringify({ response: result, isDisposed: true, id }));
+    return errorOf(result);
+  }
+
+  /** A plain JSON request: the body is the request, the reply is the bare envelope @Handles builds. */
+  private async answerPlain(channel: string, handler: NestHandler, body: unknown, ctx: NatsContext, msg: Msg): Promise<string | undefined> {
+    // Only @Handles methods build the envelope; a bare Nest handler's value has no agreed shape.
+    if (!handlerRegistry.has(channel)) {
+      msg.respond(NOT_PLAIN);
+      return 'bad_request: packet only';
+    }
+    let result: unknown;
+    try {
+      result = await handler(body, ctx);
+      // A guard, pipe or interceptor around the handler answers with a stream: its last value.
+      if (isObservable(result)) result = await lastValueFrom(result, { defaultValue: undefined });
+    } catch (err) {
+      this.logger.error(err);
+      result = undefined;
+    }
+    const envelope = result as { result?: unknown; error?: unknown } | undefined;
+    if (envelope && typeof envelope === 'object' && ('result' in envelope || 'error' in envelope)) {
+      msg.respond(JSON.stringify(envelope));
+      return errorOf(envelope);
+    }
+    msg.respond(INTERNAL);
+    return 'internal';
+  }
+
+  /**
+   * A message on a request subject with no reply subject: not executed. Logged (the first ten,
+   * then every thousandth), so a flood of them cannot flood the log.
+   */
+  private refuseUnanswerable(channel: string): void {
+    this.refusedLogged++;
+    if (this.refusedLogged <= 10 || this.refusedLogged % 1000 === 0) {
+      this.logger.warn(
+        `refused a message on ${channel} without a reply subject (not executed; every Drael subject is a request, send it as one) [${this.refusedLogged} so far]`,
+      );
+    }
   }
 
   get connection(): NatsConnection | undefined {
@@ -90,7 +226,8 @@ export class DrainingNatsServer extends ServerNats {
   }
 
   override async close(): Promise<void> {
-    for (const sub of this.subs.splice(0)) sub.unsubscribe();
+    // Stop taking work (the endpoints and $SRV drain), then let what is in flight finish.
+    await this.micro?.stop();
     await inFlight.idle(this.drainOptions.drainTimeoutMs);
     if (this.client && !this.client.isClosed()) await this.client.drain();
     await super.close();

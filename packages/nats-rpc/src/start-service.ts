@@ -30,7 +30,7 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** Boots a service: NATS in its queue group, the catalog check, JSON logs. */
+/** Boots a service: NATS in its queue group, registered as a NATS micro service ($SRV), the catalog check, JSON logs. */
 export async function startService(options: ServiceBootOptions): Promise<RunningService> {
   const logger = createLogger(options.service, options.logLevel ?? 'info');
   setHandlerLogger(logger);
@@ -39,6 +39,7 @@ export async function startService(options: ServiceBootOptions): Promise<Running
     service: options.service,
     prefix: options.prefix,
     drainTimeoutMs: options.drainTimeoutMs ?? 30_000,
+    catalog: options.catalog,
   });
   const app = await NestFactory.createMicroservice(options.module, {
     strategy: server,
@@ -64,7 +65,7 @@ export async function startService(options: ServiceBootOptions): Promise<Running
       draining: () => draining,
     });
   }
-  logger.info({ nats: options.natsUrl, prefix: options.prefix || undefined, health_port: health?.port }, `${options.service} listening`);
+  logger.info({ nats: options.natsUrl, prefix: options.prefix || undefined, health_port: health?.port, micro_id: server.microId }, `${options.service} listening`);
   let closing: Promise<void> | undefined;
   return {
     app,

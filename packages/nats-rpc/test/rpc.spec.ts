@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { testPrefix } from './fixtures/prefix.js';
 import { NatsRpcClient, RpcError, startService, wireSubject, type RunningService } from '../src/index.js';
 import { calls, TestModule } from './fixtures/test.controller.js';
@@ -103,6 +103,26 @@ describe('typed NATS request/reply', () => {
     expect(Date.now() - started).toBeLessThan(4_000);
   });
 
+  it('a request whose body is not JSON is answered bad_request at once, never left to time out', async () => {
+    for (const body of ['not json at all {', '', '\u0000\u0001', '{"text":']) {
+      const msg = await raw.request(wireSubject('search.echo.v1', prefix), body, { timeout: 2000 });
+      const reply = msg.json<{ error: { code: string; message: string; retryable: boolean } }>();
+      expect(reply.error).toMatchObject({ code: 'bad_request', retryable: false });
+      expect(reply.error.message).toContain('not JSON');
+    }
+  });
+
+  it('a message without a reply subject is refused, never executed (packet or plain)', async () => {
+    const ghost = `ghost-${Date.now()}`;
+    raw.publish(wireSubject('search.echo.v1', prefix), JSON.stringify({ text: `${ghost}-plain` }));
+    raw.publish(wireSubject('search.echo.v1', prefix), JSON.stringify({ pattern: 'search.echo.v1', id: 'g1', data: { text: `${ghost}-packet` } }));
+    await raw.flush();
+    // A request after them on the same subject is served after them.
+    const after = await raw.request(wireSubject('search.echo.v1', prefix), JSON.stringify({ text: `${ghost}-after` }), { timeout: 2000 });
+    expect(after.json()).toMatchObject({ result: { text: `${ghost}-after` } });
+    expect(calls.texts.filter((t) => t.startsWith(ghost))).toEqual([`${ghost}-after`]);
+  });
+
   it('a malformed message does not take the service down', async () => {
     raw.publish(wireSubject('search.echo.v1', prefix), 'not json at all {');
     await raw.flush();
@@ -113,6 +133,43 @@ describe('typed NATS request/reply', () => {
     const packet = { pattern: 'search.echo.v1', id: 'p1', data: { text: 'same bytes' } };
     const msg = await raw.request(wireSubject('search.echo.v1', prefix), JSON.stringify(packet), { timeout: 2000 });
     expect(msg.json()).toEqual({ response: { result: { text: 'same bytes', request_id: expect.any(String) } }, isDisposed: true, id: 'p1' });
+  });
+
+  it('plain JSON: the body is the request, the reply is the bare envelope', async () => {
+    const msg = await raw.request(wireSubject('search.echo.v1', prefix), JSON.stringify({ text: 'plain' }), { timeout: 2000 });
+    expect(msg.json()).toEqual({ result: { text: 'plain', request_id: expect.any(String) } });
+  });
+
+  it('plain JSON carries the request id header like the typed client', async () => {
+    const h = natsHeaders();
+    h.set('x-request-id', 'plain-req-1');
+    const msg = await raw.request(wireSubject('search.echo.v1', prefix), JSON.stringify({ text: 'with id' }), { timeout: 2000, headers: h });
+    expect(msg.json()).toEqual({ result: { text: 'with id', request_id: 'plain-req-1' } });
+  });
+
+  it('plain JSON is validated as through the typed client: same code, message and param', async () => {
+    const typed = await caught(client.request(testCatalog.echo, { text: '' }));
+    for (const body of [{ text: '' }, { text: 42 }, [], 'text', null, 7]) {
+      const msg = await raw.request(wireSubject('search.echo.v1', prefix), JSON.stringify(body), { timeout: 2000 });
+      const reply = msg.json<{ error: { code: string; message: string; retryable: boolean; details?: { param: string | null } } }>();
+      expect(reply.error.code).toBe('bad_request');
+      expect(reply.error.retryable).toBe(false);
+      if (body && typeof body === 'object' && 'text' in body && body.text === '') {
+        expect(reply.error).toEqual(typed.toWire());
+      }
+    }
+  });
+
+  it('plain JSON gets typed errors: a thrown RpcError and an unexpected crash', async () => {
+    const ask = async (kind: string) =>
+      (await raw.request(wireSubject('search.fail.v1', prefix), JSON.stringify({ kind }), { timeout: 2000 })).json<Record<string, unknown>>();
+    expect(await ask('typed')).toEqual({ error: { code: 'timeout', message: 'upstream was slow', retryable: true, details: { after_ms: 5 } } });
+    expect(await ask('crash')).toEqual({ error: { code: 'internal', message: 'internal error', retryable: true } });
+  });
+
+  it('a plain request on a subject without @Handles is answered bad_request (only catalog handlers build the envelope)', async () => {
+    const msg = await raw.request(wireSubject('search.plain.v1', prefix), JSON.stringify({ mode: 'stream' }), { timeout: 2000 });
+    expect(msg.json()).toMatchObject({ error: { code: 'bad_request', retryable: false } });
   });
 
   it("a plain Nest handler outside @Handles still goes through Nest's path: its error and its stream", async () => {

@@ -11,7 +11,14 @@ import { billingCatalog } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { verifyReceipts, type ReceiptBundle } from '../receipts/receipt-verifier.js';
 
-const USAGE = 'usage: drael-receipts verify <receipts.json|-> (--public-key <64 hex> | --key-from-billing) [--json]';
+const USAGE = `usage: drael-receipts verify <receipts.json|-> (--public-key <64 hex> | --key-from-billing) [--json]
+  <receipts.json|->        what GET /v1/agents/runs/{id}/receipts answers; - reads standard input (required)
+  --public-key HEX         billing's Ed25519 public key, 64 hex digits (GET /v1/receipts/public-key)
+  --key-from-billing       ask billing for it over NATS instead (NATS_URL, default nats://127.0.0.1:4222;
+                           DRAEL_NATS_PREFIX, default none); exactly one of the two is required
+  --json                   print the verification result as JSON (default: one line of text)
+  -h, --help               this help
+exit 0: valid (or --help); 1: not valid; 2: usage, unreadable file, or no key`;
 
 /** The receipt key billing answers with (billing.receipts.key.v1): the one that signs receipts and run ends. */
 async function keyFromBilling(): Promise<string> {
@@ -29,11 +36,15 @@ export async function runCli(argv: string[], out: (line: string) => void = (l) =
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { 'public-key': { type: 'string' }, 'key-from-billing': { type: 'boolean' }, json: { type: 'boolean' } },
+      options: { 'public-key': { type: 'string' }, 'key-from-billing': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
     });
   } catch (err) {
     out(`${(err as Error).message}\n${USAGE}`);
     return 2;
+  }
+  if (parsed.values.help || parsed.positionals[0] === 'help') {
+    out(USAGE);
+    return 0;
   }
   const [command, file] = parsed.positionals;
   const given = parsed.values['public-key'];

@@ -1,6 +1,7 @@
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page, type Response } from 'playwright-core';
 import { MAX_REDIRECTS } from '../http/http-fetcher.js';
 import { fetchError, FetchError } from '../fetch-error.js';
+import { blocked } from '../guard/url-policy.js';
 import { BLOCKED_HEADER, type FilteringProxy } from './filtering-proxy.js';
 
 export interface RenderedPage {
@@ -161,10 +162,7 @@ export class BrowserPool {
         const response: Response = (last as Response | null) ?? first;
         const blockedRange = response.headers()[BLOCKED_HEADER];
         if (blockedRange) {
-          throw fetchError('blocked_address', `refusing to fetch ${response.url()}: a ${blockedRange} address`, {
-            url: response.url(),
-            range: blockedRange,
-          });
+          throw blocked(response.url(), new URL(response.url()).hostname, blockedRange);
         }
         const mime = (response.headers()['content-type'] ?? 'text/html').split(';')[0]!.trim().toLowerCase();
         const html = await page.content();
@@ -349,10 +347,7 @@ export class BrowserPool {
     const refused = this.proxy.blockedSince(started);
     if (refused.length > 0 && /ERR_TUNNEL_CONNECTION_FAILED|ERR_PROXY|ERR_EMPTY_RESPONSE|ERR_CONNECTION/.test(message)) {
       const last = refused[refused.length - 1]!;
-      return fetchError('blocked_address', `refusing to fetch ${url}: ${last.authority} is a ${last.range} address`, {
-        url,
-        range: last.range,
-      });
+      return blocked(url, last.authority.replace(/:\d+$/, ''), last.range);
     }
     if (signal?.aborted || /Timeout/i.test(message)) return fetchError('fetch_timeout', 'browser render timed out', { url }, true);
     if (/ERR_TOO_MANY_REDIRECTS/.test(message)) return fetchError('too_many_redirects', 'too many redirects', { url });

@@ -3,6 +3,7 @@ import { fetchError } from '../fetch-error.js';
 import type { Socks5hDialer } from '../onion/socks5h.dialer.js';
 import type { AddressPolicy } from './address-policy.js';
 import type { Resolver } from './resolver.js';
+import { reservedName } from './reserved-names.js';
 import { blocked } from './url-policy.js';
 
 export interface DialRequest {
@@ -39,7 +40,8 @@ export class GuardedDialer {
     if (isIP(bare) !== 0) {
       addresses = [bare];
     } else {
-      if (bare === 'localhost' || bare.endsWith('.localhost')) throw blocked(where, bare, 'loopback');
+      const reserved = reservedName(bare);
+      if (reserved) throw blocked(where, bare, reserved);
       try {
         addresses = (await this.resolver.resolve(bare)).map((a) => a.address);
       } catch (err) {
@@ -51,7 +53,7 @@ export class GuardedDialer {
     // client picks is not ours to predict.
     for (const address of addresses) {
       const verdict = this.policy.check(address);
-      if (!verdict.allowed) throw blocked(where, address, verdict.range);
+      if (!verdict.allowed) throw blocked(where, bare, verdict.range);
     }
     let lastError: unknown;
     for (const address of addresses) {

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { fetchError } from '../fetch-error.js';
 import type { AddressPolicy } from './address-policy.js';
+import { reservedName } from './reserved-names.js';
 
 export interface FetchTarget {
   url: URL;
@@ -11,7 +12,8 @@ export interface FetchTarget {
 }
 
 /**
- * The checks that need no DNS: scheme, credentials, literal addresses and reserved names.
+ * The checks that need no DNS: scheme, credentials, literal addresses and reserved names
+ * (localhost, cloud metadata names, `.internal`: reserved-names.ts).
  * The WHATWG parser has already normalised decimal, octal, hex and short IPv4 spellings
  * (http://0x7f.1/ → 127.0.0.1), so a literal is judged in its canonical form. Names are judged
  * again where the connection is made (guarded-dialer), on the address actually dialled.
@@ -37,20 +39,27 @@ export function parseTarget(raw: string, policy: AddressPolicy): FetchTarget {
   if (isIP(host) !== 0) {
     const verdict = policy.check(host);
     if (!verdict.allowed) throw blocked(url, host, verdict.range);
-  } else if (host === 'localhost' || host.endsWith('.localhost')) {
-    // RFC 6761: always loopback, whatever a resolver says.
-    throw blocked(url, host, 'loopback');
+  } else {
+    const reserved = reservedName(host);
+    if (reserved) throw blocked(url, host, reserved);
   }
   return { url, host, port, onion: host.endsWith('.onion') };
 }
 
-export function blocked(url: URL | string, address: string, range: string) {
-  return fetchError('blocked_address', `refusing to fetch ${String(url)}: ${address} is a ${range} address`, {
+/**
+ * The one refusal of a destination. Its message is the same whatever the reason, and it never
+ * names the address a name resolved to nor the kind of range: otherwise a caller could map which
+ * internal names exist and where they point. `range` is kept in the details only when `host` is
+ * itself an address literal (the caller wrote it; nothing is revealed).
+ */
+export function blocked(url: URL | string, host: string, range: string) {
+  return fetchError('blocked_address', `refusing to fetch ${String(url)}: the host ${NOT_PUBLIC}`, {
     url: String(url),
-    address,
-    range,
+    ...(isIP(host.replace(/^\[|\]$/g, '')) !== 0 ? { range } : {}),
   });
 }
+
+export const NOT_PUBLIC = 'does not resolve to a public address';
 
 function redact(url: URL): string {
   const copy = new URL(url.href);

@@ -55,12 +55,24 @@ export class RunCancelListener implements OnApplicationBootstrap, OnApplicationS
   }
 
   private onCancel(msg: Msg): void {
-    let packet: Packet;
-    try {
-      packet = msg.json<Packet>();
-    } catch {
+    // Every subject is a request: one without a reply subject is not acted on (issue 15, item 9).
+    if (!msg.reply) {
+      this.logger.warn({ subject: msg.subject }, 'refused a message without a reply subject (not executed)');
       return;
     }
+    let body: unknown;
+    try {
+      body = msg.json<unknown>();
+    } catch {
+      // Not JSON: answered at once, like every subject (packages/nats-rpc's server does the same).
+      this.reply(msg, undefined, { error: new RpcError('bad_request', 'the body is not JSON', false).toWire() });
+      return;
+    }
+    // Nest's packet (the typed client), or a plain JSON request (any other client): the body itself.
+    const packet: Packet =
+      typeof body === 'object' && body !== null && (body as Packet & { pattern?: unknown }).pattern === sandboxCatalog.runCancel.subject && typeof (body as Packet).id === 'string'
+        ? body
+        : { data: body };
     const parsed = sandboxCatalog.runCancel.request.safeParse(packet.data);
     if (!parsed.success) {
       // Every replica answers a malformed cancel the same way; the first answer is the caller's.
@@ -76,7 +88,8 @@ export class RunCancelListener implements OnApplicationBootstrap, OnApplicationS
 
   private reply(msg: Msg, id: unknown, response: unknown): void {
     if (!msg.reply) return;
-    msg.respond(JSON.stringify({ id, response, isDisposed: true }));
+    // A plain request (no packet id) gets the bare envelope.
+    msg.respond(JSON.stringify(id === undefined ? response : { id, response, isDisposed: true }));
   }
 
   async onApplicationShutdown(): Promise<void> {
