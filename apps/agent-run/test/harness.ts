@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { resolve } from 'node:path';
 import pg from 'pg';
 import { deploy } from '@drael/db-migrate';
@@ -192,3 +195,35 @@ const LEVELLED = new Set<string>(['createAgent', 'updateAgent', 'createRun']);
 
 /** An account id billing does not know: for tests that never reach billing (scoping, repository). */
 export const account = () => `acct_${randomBytes(4).toString('hex')}`;
+
+/** The real sandbox service (Docker) on a stack's NATS prefix, with a label and state dir of its own. */
+export interface StackSandbox {
+  /** The sandbox's instance label: its containers carry `drael.sandbox.instance=<instance>`. */
+  readonly instance: string;
+  /** Kills the service, then removes its containers, unmounts its volumes and deletes its state. */
+  stop(): Promise<void>;
+}
+
+const exec = promisify(execFile);
+
+export async function startSandboxFor(stack: Stack, tag: string, env: { SANDBOX_WARM_POOL: string }): Promise<StackSandbox> {
+  const instance = `test-${tag}-${stack.prefix.slice(3)}`;
+  const stateDir = `/var/lib/drael/sandbox-test/${instance}`;
+  const sandbox = await startServiceProcess(
+    'sandbox',
+    { NATS_URL, DRAEL_NATS_PREFIX: stack.prefix, SANDBOX_INSTANCE: instance, SANDBOX_STATE_DIR: stateDir, SANDBOX_MAX_CONCURRENT: '2', LOG_LEVEL: 'warn', ...env },
+    { readyTimeoutMs: 90_000 },
+  );
+  return {
+    instance,
+    async stop() {
+      await sandbox.stop('SIGKILL');
+      const { stdout } = await exec('docker', ['ps', '-aq', '--no-trunc', '--filter', `label=drael.sandbox.instance=${instance}`]).catch(() => ({ stdout: '' }));
+      const ids = stdout.split('\n').filter(Boolean);
+      if (ids.length) await exec('docker', ['rm', '-f', ...ids]).catch(() => undefined);
+      const mounts = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').map((l) => l.split(' ')[4]).filter((m): m is string => !!m && m.startsWith(`${stateDir}/`));
+      for (const m of mounts) await exec('umount', ['-l', m]).catch(() => undefined);
+      await rm(stateDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,38 +1,16 @@
-import { execFile } from 'node:child_process';
-import { readFile, rm } from 'node:fs/promises';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServiceProcess, type ServiceProcess } from '@drael/test-support';
-import { NATS_URL, startStack, type Stack } from './harness.js';
+import { startSandboxFor, startStack, type Stack, type StackSandbox } from './harness.js';
 
-const exec = promisify(execFile);
 let stack: Stack;
-let sandbox: ServiceProcess;
-let instance: string;
-let stateDir: string;
+let sandbox: StackSandbox;
 
 beforeAll(async () => {
   stack = await startStack();
-  instance = `test-ar-${stack.prefix.slice(3)}`;
-  stateDir = `/var/lib/drael/sandbox-test/${instance}`;
-  // The real sandbox service (Docker) on the stack's NATS prefix, with a label and state dir of its own.
-  sandbox = await startServiceProcess(
-    'sandbox',
-    { NATS_URL, DRAEL_NATS_PREFIX: stack.prefix, SANDBOX_INSTANCE: instance, SANDBOX_STATE_DIR: stateDir, SANDBOX_MAX_CONCURRENT: '2', SANDBOX_WARM_POOL: '1', LOG_LEVEL: 'warn' },
-    { readyTimeoutMs: 90_000 },
-  );
+  sandbox = await startSandboxFor(stack, 'ar', { SANDBOX_WARM_POOL: '1' });
 }, 240_000);
 
 afterAll(async () => {
-  await sandbox?.stop('SIGKILL');
-  if (instance) {
-    const { stdout } = await exec('docker', ['ps', '-aq', '--no-trunc', '--filter', `label=drael.sandbox.instance=${instance}`]).catch(() => ({ stdout: '' }));
-    const ids = stdout.split('\n').filter(Boolean);
-    if (ids.length) await exec('docker', ['rm', '-f', ...ids]).catch(() => undefined);
-    const mounts = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').map((l) => l.split(' ')[4]).filter((m): m is string => !!m && m.startsWith(`${stateDir}/`));
-    for (const m of mounts) await exec('umount', ['-l', m]).catch(() => undefined);
-    await rm(stateDir, { recursive: true, force: true });
-  }
+  await sandbox?.stop();
   await stack?.stop();
 });
 
