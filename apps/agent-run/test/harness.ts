@@ -1,7 +1,4 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
-import { promisify } from 'node:util';
 import { resolve } from 'node:path';
 import pg from 'pg';
 import { deploy } from '@drael/db-migrate';
@@ -12,6 +9,7 @@ import {
   startGatewayProcess,
   startScriptedUpstream,
   startServiceProcess,
+  cleanSandboxInstance,
   testPrefix,
   type GatewayProcess,
   type ScriptedUpstream,
@@ -204,8 +202,6 @@ export interface StackSandbox {
   stop(): Promise<void>;
 }
 
-const exec = promisify(execFile);
-
 export async function startSandboxFor(stack: Stack, tag: string, env: { SANDBOX_WARM_POOL: string }): Promise<StackSandbox> {
   const instance = `test-${tag}-${stack.prefix.slice(3)}`;
   const stateDir = `/var/lib/drael/sandbox-test/${instance}`;
@@ -218,12 +214,7 @@ export async function startSandboxFor(stack: Stack, tag: string, env: { SANDBOX_
     instance,
     async stop() {
       await sandbox.stop('SIGKILL');
-      const { stdout } = await exec('docker', ['ps', '-aq', '--no-trunc', '--filter', `label=drael.sandbox.instance=${instance}`]).catch(() => ({ stdout: '' }));
-      const ids = stdout.split('\n').filter(Boolean);
-      if (ids.length) await exec('docker', ['rm', '-f', ...ids]).catch(() => undefined);
-      const mounts = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').map((l) => l.split(' ')[4]).filter((m): m is string => !!m && m.startsWith(`${stateDir}/`));
-      for (const m of mounts) await exec('umount', ['-l', m]).catch(() => undefined);
-      await rm(stateDir, { recursive: true, force: true });
+      await cleanSandboxInstance(instance, stateDir);
     },
   };
 }

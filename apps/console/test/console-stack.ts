@@ -1,12 +1,10 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { billingCatalog } from '@drael/contracts';
 import { deploy } from '@drael/db-migrate';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import {
+  cleanSandboxInstance,
   createTestKey,
   startBillingForTests,
   startGatewayProcess,
@@ -19,7 +17,6 @@ import {
   type TestKey,
 } from '@drael/test-support';
 
-const exec = promisify(execFile);
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const BASE_DB = process.env.DATABASE_URL?.split('?')[0] ?? 'postgresql://postgres@127.0.0.1:5432/drael';
@@ -58,7 +55,7 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
         { readyTimeoutMs: 90_000 },
       ),
     );
-    cleanups.push(() => cleanSandbox(instance, stateDir));
+    cleanups.push(() => cleanSandboxInstance(instance, stateDir));
 
     // agent-run keeps its rows in a schema of these tests (accounts keep tests apart), migrated as bring-up does.
     const agentRunDb = `${BASE_DB}?schema=agent_run_console_tests`;
@@ -121,16 +118,4 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
     await stopAll();
     throw err;
   }
-}
-
-async function cleanSandbox(instance: string, stateDir: string): Promise<void> {
-  const { stdout } = await exec('docker', ['ps', '-aq', '--no-trunc', '--filter', `label=drael.sandbox.instance=${instance}`]).catch(() => ({ stdout: '' }));
-  const ids = stdout.split('\n').filter(Boolean);
-  if (ids.length) await exec('docker', ['rm', '-f', ...ids]).catch(() => undefined);
-  const mounts = (await readFile('/proc/self/mountinfo', 'utf8'))
-    .split('\n')
-    .map((l) => l.split(' ')[4])
-    .filter((m): m is string => !!m && m.startsWith(`${stateDir}/`));
-  for (const m of mounts) await exec('umount', ['-l', m]).catch(() => undefined);
-  await rm(stateDir, { recursive: true, force: true });
 }

@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import {
+  cleanSandboxInstance,
   createTestKey,
   parseSse,
   startGatewayProcess,
@@ -78,7 +79,7 @@ export async function startLoopHarness(options: { services?: LoopService[]; env?
             { readyTimeoutMs: 60_000 },
           ),
         );
-        cleanups.push(() => cleanSandbox(instance, stateDir));
+        cleanups.push(() => cleanSandboxInstance(instance, stateDir));
       }
     }
     // Every /v1 route needs an API key: the gateway's test process brings billing on our prefix
@@ -143,18 +144,6 @@ export async function startLoopHarness(options: { services?: LoopService[]; env?
     await upstream.close();
     throw err;
   }
-}
-
-async function cleanSandbox(instance: string, stateDir: string): Promise<void> {
-  const { stdout } = await exec('docker', ['ps', '-aq', '--no-trunc', '--filter', `label=drael.sandbox.instance=${instance}`]).catch(() => ({ stdout: '' }));
-  const ids = stdout.split('\n').filter(Boolean);
-  if (ids.length) await exec('docker', ['rm', '-f', ...ids]).catch(() => undefined);
-  const mounts = (await readFile('/proc/self/mountinfo', 'utf8'))
-    .split('\n')
-    .map((l) => l.split(' ')[4])
-    .filter((m): m is string => !!m && m.startsWith(`${stateDir}/`));
-  for (const m of mounts) await exec('umount', ['-l', m]).catch(() => undefined);
-  await rm(stateDir, { recursive: true, force: true });
 }
 
 /** The volumes of requests' own workspaces (no X-Drael-Session) a sandbox instance holds on disk. */
