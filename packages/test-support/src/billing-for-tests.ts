@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { billingCatalog, type ToolLevel } from '@drael/contracts';
@@ -9,13 +11,29 @@ const repoRoot = resolve(new URL('../../..', import.meta.url).pathname);
 const run = promisify(execFile);
 
 /**
- * Where tests' billing keeps its rows: one schema shared by every test run, migrated with the
- * same deploy command bring-up uses. Tests stay apart by account (each test makes its own).
+ * Where tests' billing keeps its rows: one schema shared by every test run of the same migrations,
+ * migrated with the same deploy command bring-up uses. Tests stay apart by account (each test makes
+ * its own). The schema's name carries a hash of billing's migrations, so a checkout with other
+ * migrations (another branch, a migration since edited) gets a schema of its own instead of
+ * failing on one that a different migration history left behind.
  */
 export function testBillingDatabaseUrl(): string {
   const u = new URL(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/drael');
-  u.searchParams.set('schema', 'billing_shared_tests');
+  u.searchParams.set('schema', `billing_shared_tests_${migrationsHash()}`);
   return u.toString();
+}
+
+let hash: string | undefined;
+function migrationsHash(): string {
+  if (hash) return hash;
+  const dir = resolve(repoRoot, 'apps/billing/prisma/migrations');
+  const h = createHash('sha256');
+  for (const name of readdirSync(dir).sort()) {
+    if (name.endsWith('.toml')) continue;
+    h.update(name).update(readFileSync(resolve(dir, name, 'migration.sql')));
+  }
+  hash = h.digest('hex').slice(0, 12);
+  return hash;
 }
 
 let migrated: Promise<void> | undefined;

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { healthEntry, type ServiceName } from '@drael/contracts';
-import { NatsRpcClient } from '@drael/nats-rpc';
+import { HEALTH_CHECK_TIMEOUT_MS, NatsRpcClient } from '@drael/nats-rpc';
 
 /** A NATS subject prefix of its own, so a test's services never answer another test's requests. */
 export function testPrefix(label = 't'): string {
@@ -58,7 +58,9 @@ export async function startServiceProcess(
     for (;;) {
       if (child.exitCode !== null) throw new Error(`${service} exited with ${child.exitCode} before it was ready:\n${out}`);
       try {
-        await client.request(healthEntry(service), {}, { timeoutMs: 500 });
+        // Longer than a health answer can take (each dependency check is bounded at
+        // HEALTH_CHECK_TIMEOUT_MS): a service whose dependency hangs still answers, naming it.
+        await client.request(healthEntry(service), {}, { timeoutMs: HEALTH_CHECK_TIMEOUT_MS + 700 });
         return handle;
       } catch (err) {
         // Booted, with a dependency down (a test of that case): the health handler itself answered.

@@ -32,7 +32,7 @@ function secretValue(name: string, key: string): string {
   };
   const values: Record<string, string> = {
     'drael-models.DRAEL_MODELS': '{}',
-    'drael-database.BILLING_DATABASE_URL': db('billing_shared_tests'),
+    'drael-database.BILLING_DATABASE_URL': testBillingDatabaseUrl(),
     'drael-database.AGENT_RUN_DATABASE_URL': db('agent_run_boot_tests'),
     'drael-redis.CACHE_REDIS_URL': REDIS_URL,
     'drael-redis.QUEUE_REDIS_URL': REDIS_URL,
