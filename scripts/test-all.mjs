@@ -53,8 +53,9 @@ for (const { dir, pkg } of packages) {
   const r = JSON.parse(readFileSync(report, 'utf8'));
   passed += r.numPassedTests;
   failed += r.numFailedTests;
-  // A file that failed to load counts too, even though it ran no test.
-  const brokenFiles = (r.testResults ?? []).filter((f) => f.status === 'failed' && (f.assertionResults ?? []).length === 0);
+  // A file that failed outside its tests counts too: one that failed to load, or whose beforeAll
+  // failed (vitest then reports its tests as skipped, none as failed).
+  const brokenFiles = (r.testResults ?? []).filter((f) => f.status === 'failed' && !(f.assertionResults ?? []).some((a) => a.status === 'failed'));
   failed += brokenFiles.length;
   if (r.numFailedTests > 0 || brokenFiles.length > 0) failures.push(pkg.name);
 }

@@ -96,10 +96,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   app.useGlobalFilters(new OpenAIExceptionFilter(logger));
   const hotDeps = { gate: app.get(KeyGate), logger, accessLog, bodyLimit: config.BODY_LIMIT_BYTES };
   hotRoutes = [new ChatCompletionsRoute(hotDeps, app.get(ChatCompletionsService)), new SearchToolRoute(hotDeps, app.get(SearchToolService))];
-  await connectGatewaySubjects(app, config);
-  await app.listen({ host: config.HOST, port: config.PORT });
+  // Nest registers its routes here (listen would do it too); the table is logged before the port
+  // opens, so whoever sees the gateway ready can already read it.
+  await app.init();
   // The route table with each route's access, once per boot: what is public is never a guess.
   logger.info({ routes: routes.map((r) => `${r.method} ${r.url} ${r.access}`) }, 'routes');
+  await connectGatewaySubjects(app, config);
+  await app.listen({ host: config.HOST, port: config.PORT });
   const address = fastify.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;

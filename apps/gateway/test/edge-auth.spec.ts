@@ -34,7 +34,7 @@ beforeAll(async () => {
   nats = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
   revoked = await createTestKey(nats, {});
   await nats.request(billingCatalog.revokeKey, { account_id: revoked.account_id, key_id: revoked.key_id });
-  routes = routesOf(gateway);
+  routes = await routesOf(gateway);
 });
 
 afterAll(async () => {

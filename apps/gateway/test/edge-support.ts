@@ -9,17 +9,25 @@ export interface LoggedRoute {
   access: 'public' | 'key' | 'admin';
 }
 
-/** The route table the gateway logs at boot: every route Fastify registered, with its access. */
-export function routesOf(gateway: GatewayProcess): LoggedRoute[] {
-  for (const line of gateway.output().split('\n')) {
-    if (!line.includes('"msg":"routes"')) continue;
-    const { routes } = JSON.parse(line) as { routes: string[] };
-    return routes.map((r) => {
-      const [method, url, access] = r.split(' ') as [string, string, LoggedRoute['access']];
-      return { method, url, access };
-    });
+/**
+ * The route table the gateway logs at boot: every route Fastify registered, with its access. The
+ * line is written before the port opens, but the log is asynchronous: it may reach the pipe a
+ * moment after the gateway answers, so it is waited for (a few seconds at most).
+ */
+export async function routesOf(gateway: GatewayProcess): Promise<LoggedRoute[]> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    for (const line of gateway.output().split('\n')) {
+      if (!line.includes('"msg":"routes"')) continue;
+      const { routes } = JSON.parse(line) as { routes: string[] };
+      return routes.map((r) => {
+        const [method, url, access] = r.split(' ') as [string, string, LoggedRoute['access']];
+        return { method, url, access };
+      });
+    }
+    if (Date.now() > deadline) throw new Error(`the gateway logged no route table:\n${gateway.output().slice(-2000)}`);
+    await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error('the gateway logged no route table');
 }
 
 /** A concrete path for a route: ids and the wildcard filled in. */
