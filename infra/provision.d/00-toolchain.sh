@@ -37,6 +37,14 @@ if [ "$(PATH="$drael_node_link_dir:$PATH" drael_node_major)" -lt 24 ]; then
 fi
 echo "provision: node $(PATH="$drael_node_link_dir:$PATH" node --version)"
 
-if ! pnpm --version 2>/dev/null | grep -q '^12\.4\.2$'; then
+if ! PATH="$drael_node_link_dir:$PATH" pnpm --version 2>/dev/null | grep -q '^12\.4\.2$'; then
   npm i -g --allow-scripts=pnpm pnpm@12.4.2 >/dev/null 2>&1 || npm i -g pnpm@12.4.2 >/dev/null
 fi
+# npm's global prefix follows the node it runs on, which may be /opt/drael-node/<version>: its bin
+# directory is on no one's PATH, so pnpm is linked beside node (a fresh machine found no pnpm).
+drael_pnpm="$(npm prefix -g)/bin/pnpm"
+if [ -x "$drael_pnpm" ] && [ "$(dirname "$drael_pnpm")" != "$drael_node_link_dir" ]; then
+  ln -sfn "$drael_pnpm" "$drael_node_link_dir/pnpm"
+fi
+hash -r
+echo "provision: pnpm $(PATH="$drael_node_link_dir:$PATH" pnpm --version)"
