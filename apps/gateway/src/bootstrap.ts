@@ -15,10 +15,9 @@ import { closeStalledBodies } from './http/body-idle.js';
 import { registerJsonBodyParser } from './http/json-body.parser.js';
 import { requestIdOf } from './http/request-id.js';
 import { KeyGate } from './auth/key-gate.service.js';
-import { ChatCompletionsRoute } from './chat/chat-completions.route.js';
 import { ChatCompletionsService } from './chat/chat-completions.service.js';
-import type { HotRoute } from './http/hot-route.js';
-import { SearchToolRoute } from './tools-api/search/search-tool.route.js';
+import { KeyedJsonPostRoute, type HotRoute } from './http/hot-route.js';
+import { searchToolRoute } from './tools-api/search/search-tool.route.js';
 import { SearchToolService } from './tools-api/search/search-tool.service.js';
 
 export interface RunningGateway {
@@ -95,7 +94,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   app.useGlobalFilters(new OpenAIExceptionFilter(logger));
   const hotDeps = { gate: app.get(KeyGate), logger, accessLog, bodyLimit: config.BODY_LIMIT_BYTES };
-  hotRoutes = [new ChatCompletionsRoute(hotDeps, app.get(ChatCompletionsService)), new SearchToolRoute(hotDeps, app.get(SearchToolService))];
+  const chat = app.get(ChatCompletionsService);
+  // The gateway's hot path (every proxied completion): the same ChatCompletionsService.handle as
+  // Fastify's ChatCompletionsController, which serves every other spelling of the route.
+  hotRoutes = [new KeyedJsonPostRoute('/v1/chat/completions', hotDeps, (call) => chat.handle(call)), searchToolRoute(hotDeps, app.get(SearchToolService))];
   // Nest registers its routes here (listen would do it too); the table is logged before the port
   // opens, so whoever sees the gateway ready can already read it.
   await app.init();

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are free-form JSON read by the assertions */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHILD_MAX_TOKENS } from '../src/turn-loop/turn-loop.service.js';
+import { CHILD_MAX_TOKENS } from '../src/tools/spawn-agent.tool.js';
 import { readStream, startLoopHarness, toolMessages, toolNames, type LoopHarness } from './turn-loop.support.js';
 
 // spawn_agent against a scripted upstream: children are further requests to the same upstream,

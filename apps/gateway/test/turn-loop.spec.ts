@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are free-form JSON read by the assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FINAL_TURN_INSTRUCTION } from '../src/turn-loop/turn-loop.service.js';
+import { FINAL_TURN_INSTRUCTION } from '../src/engine/model-turn.engine.js';
 import { readStream, startLoopHarness, toolMessages, toolNames, type LoopHarness } from './turn-loop.support.js';
 
 // The loop's mechanics against a scripted upstream on a real socket. No backend service answers

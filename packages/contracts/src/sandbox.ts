@@ -32,7 +32,14 @@ export const MAX_STREAM_BYTES = 64 * 1024;
 export const MAX_FILE_TRANSFER_BYTES = 512 * 1024;
 
 export const TenantSchema = z.string().min(1).max(128);
-export const SessionIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'session id must match ^[A-Za-z0-9_-]{1,64}$');
+// The one session id rule (X-Drael-Session, /v1/sessions/{id}, the sandbox's session field): the
+// gateway and the sandbox both check ids with isSessionId and state the rule in SESSION_ID_RULE.
+export const SESSION_ID_RULE = '^[A-Za-z0-9_-]{1,64}$';
+const SESSION_ID = new RegExp(SESSION_ID_RULE);
+export function isSessionId(id: string): boolean {
+  return SESSION_ID.test(id);
+}
+export const SessionIdSchema = z.string().regex(SESSION_ID, `session id must match ${SESSION_ID_RULE}`);
 export const RuntimeSchema = z.enum(['python', 'bash', 'node']);
 
 // The wire takes any string as session id so that a malformed one is answered with the typed
@@ -56,7 +63,8 @@ export const SandboxRunRequestSchema = z.object({
   network: z.boolean().optional(),
   // Names the run so that its caller can stop it (sandbox.run.cancel.v1), e.g. when the client of a
   // chat completion goes away mid-loop (issue 7).
-  run_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional(),
+  // A run id is held to the session id's alphabet and length (it names a container, never a path).
+  run_id: z.string().regex(SESSION_ID).optional(),
 });
 export const SandboxRunReplySchema = z.object({
   ok: z.boolean(),

@@ -10,13 +10,38 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Who is calling, as the features see it: the account (the sandbox tenant and the owner of stored
+ * responses and sessions), the key's tool level and its plan. There is no anonymous caller: no
+ * identity, no tools, no files.
+ */
+export type Caller = Pick<KeyIdentity, 'account_id' | 'tool_level' | 'plan'>;
+
+/** The one answer to a request that brings no key (KeyGate, the hot routes and every controller). */
+export function missingApiKey(): ApiError {
+  return new ApiError(
+    'missing_api_key',
+    "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+  );
+}
+
 /** The caller's identity; only on routes behind the key guard. */
 export function identityOf(req: FastifyRequest): KeyIdentity {
-  if (!req.identity) throw new ApiError('missing_api_key', 'You didn\'t provide an API key. Use "Authorization: Bearer drael_...".');
+  if (!req.identity) throw missingApiKey();
   return req.identity;
 }
 
-/** `@CallerIdentity() id: KeyIdentity` in a controller method. */
+/** The caller of a verified identity (only what features may read of it). */
+export function callerOf(identity: Caller): Caller {
+  return { account_id: identity.account_id, tool_level: identity.tool_level, plan: identity.plan };
+}
+
+/** `@CallerIdentity() id: KeyIdentity` in a controller method: the whole identity (agents, billing). */
 export const CallerIdentity = createParamDecorator((_data: unknown, ctx: ExecutionContext) =>
   identityOf(ctx.switchToHttp().getRequest<FastifyRequest>()),
+);
+
+/** `@RequestCaller() caller: Caller` in a controller method: account, tool level, plan. */
+export const RequestCaller = createParamDecorator((_data: unknown, ctx: ExecutionContext) =>
+  callerOf(identityOf(ctx.switchToHttp().getRequest<FastifyRequest>())),
 );

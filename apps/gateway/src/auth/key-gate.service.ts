@@ -4,6 +4,7 @@ import type { KeyIdentity } from '@drael/contracts';
 import { ApiError } from '../errors/api-error.js';
 import { RateLimiter, type RateDecision } from '../rate-limit/rate-limiter.service.js';
 import { putRateLimitHeaders, setRateLimitHeaders } from '../rate-limit/rate-limit-headers.js';
+import { missingApiKey } from './identity.js';
 import { KeyVerifier } from './key-verifier.service.js';
 
 /** `Authorization: Bearer drael_...` (OpenAI SDKs send this); `x-api-key` is accepted too. */
@@ -76,7 +77,7 @@ export class KeyGate {
   private async decide(headers: IncomingHttpHeaders): Promise<{ identity: KeyIdentity; decision: RateDecision }> {
     const apiKey = apiKeyOf(headers);
     if (!apiKey) {
-      throw new ApiError('missing_api_key', 'You didn\'t provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).');
+      throw missingApiKey();
     }
     const identity = await this.keys.verify(apiKey);
     return { identity, decision: await this.limiter.consume(identity.key_id, identity.rate_limit) };

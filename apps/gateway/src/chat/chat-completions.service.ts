@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import type { KeyIdentity } from '@drael/contracts';
+import { callerOf, type Caller } from '../auth/identity.js';
 import { TurnLoopService } from '../turn-loop/turn-loop.service.js';
-import { callerOf, sessionOf } from '../turn-loop/caller.js';
-import { ChatCompletionRequestSchema, type ChatCompletionRequest } from '../openai/chat-completion.schema.js';
+import { sessionOf } from '../sessions/session-id.js';
+import { ChatCompletionRequestSchema } from '../openai/chat-completion.schema.js';
 import { validateBody } from '../openai/validate.js';
 import { isCertainlyValidChatRequest } from '../openai/chat-completion.lean.js';
 import { setHeaders } from '../rate-limit/rate-limit-headers.js';
@@ -22,8 +22,8 @@ export interface ChatCall {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly requestId: string;
   readonly res: ServerResponse;
-  /** The verified key's identity, when an auth guard put one on the request. */
-  readonly identity?: Pick<KeyIdentity, 'account_id' | 'tool_level' | 'plan'>;
+  /** The verified key's identity (KeyGate on the hot route, the route's access hook on Fastify's). */
+  readonly identity: Caller;
   /**
    * Headers for the answer's head not set on `res` yet (request id, rate limits): the proxy writes
    * them in its one writeHead; the turn loop, which writes its own heads, gets them set on `res`.
@@ -32,7 +32,8 @@ export interface ChatCall {
 }
 
 /**
- * POST /v1/chat/completions: validates, resolves the model alias, then picks the mode.
+ * POST /v1/chat/completions, the one implementation behind both ways in (the hot route and
+ * Fastify's controller): decides the mode once, validates the body once, resolves the alias.
  * A request that carries `tools` (or the legacy `functions` / `function_call`) is the client's own
  * loop and is always proxied as is (spec 01/04). Every other request is served Drael's catalogue by
  * the server-side turn loop, unless `x-drael-server-tools: 0` asks for a plain proxied completion
@@ -47,43 +48,43 @@ export class ChatCompletionsService {
   ) {}
 
   async handle(call: ChatCall): Promise<void> {
+    const mode = modeOf(call.body, call.headers);
     // Proxy mode forwards the body untouched, so a body the lean check is sure of needs no zod
     // parse (and its copy); anything else, and every turn-loop body, goes through zod.
-    const request =
-      isCertainlyValidChatRequest(call.body) && this.modeOf(call.body, call.headers) === 'proxy'
-        ? call.body
-        : validateBody(ChatCompletionRequestSchema, call.body);
+    const request = mode === 'proxy' && isCertainlyValidChatRequest(call.body) ? call.body : validateBody(ChatCompletionRequestSchema, call.body);
     const route = this.models.resolve(request.model);
-    switch (this.modeOf(request, call.headers)) {
-      case 'loop':
-        if (call.head) setHeaders(call.res, call.head);
-        return this.loop.handle({
-          request,
-          route,
-          caller: callerOf(call.identity),
-          session: sessionOf(call.headers),
-          requestId: call.requestId,
-          res: call.res,
-          toolEvents: headerValue(call.headers, 'x-drael-tool-events') === '1',
-        });
-      case 'proxy':
-        return this.proxy.forward({
-          route,
-          bodyFor: upstreamBodyFor(call, request.model),
-          stream: request.stream === true,
-          requestId: call.requestId,
-          res: call.res,
-          head: call.head,
-        });
+    if (mode === 'loop') {
+      if (call.head) setHeaders(call.res, call.head);
+      return this.loop.handle({
+        request,
+        route,
+        caller: callerOf(call.identity),
+        session: sessionOf(call.headers),
+        requestId: call.requestId,
+        res: call.res,
+        toolEvents: headerValue(call.headers, 'x-drael-tool-events') === '1',
+      });
     }
+    return this.proxy.forward({
+      route,
+      bodyFor: upstreamBodyFor(call, request.model),
+      stream: request.stream === true,
+      requestId: call.requestId,
+      res: call.res,
+      head: call.head,
+    });
   }
+}
 
-  modeOf(request: ChatCompletionRequest, headers: ChatCall['headers']): ChatMode {
-    // The header is checked first: a bad value is a 400 whatever the body holds.
-    const serverTools = serverToolsWanted(headers);
-    if (request.tools !== undefined || request.functions !== undefined || request.function_call !== undefined) return 'proxy';
-    return serverTools ? 'loop' : 'proxy';
-  }
+/**
+ * The mode, decided once from the body as received (only which fields are present counts, so it
+ * needs no validated copy). The header is checked first: a bad value is a 400 whatever the body holds.
+ */
+function modeOf(body: unknown, headers: ChatCall['headers']): ChatMode {
+  const serverTools = serverToolsWanted(headers);
+  const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  if (b.tools !== undefined || b.functions !== undefined || b.function_call !== undefined) return 'proxy';
+  return serverTools ? 'loop' : 'proxy';
 }
 
 /** A deployment sees its own model name; the bytes are re-encoded only when that name differs. */

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApiError } from '../errors/api-error.js';
-import { UpstreamClient, upstreamFailure, type RoutedSink } from '../upstream/upstream.client.js';
+import { UpstreamClient, type RoutedSink } from '../upstream/upstream.client.js';
+import { answerFailure } from '../upstream/upstream-failure.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { DeploymentConfig } from '../models/model-routes.config.js';
 
@@ -136,11 +137,10 @@ class ProxyHandler implements RoutedSink {
     if (err instanceof ClientGone || res.destroyed) return this.finish();
     if (this.streaming) {
       // Headers are gone: the failure is reported in-band, as one error event, then the end (never retried).
-      const failure = upstreamFailure(err) ?? new ApiError('upstream_error', 'The model upstream stream failed');
-      res.end(`data: ${JSON.stringify(failure.toEnvelope())}\n\n`);
+      res.end(`data: ${JSON.stringify(answerFailure(err, this.upstreamName || 'the upstream').toEnvelope())}\n\n`);
       return this.finish();
     }
-    this.fail(upstreamFailure(err, this.upstreamName || 'the upstream') ?? new ApiError('upstream_error', `The model upstream failed: ${err.message}`));
+    this.fail(answerFailure(err, this.upstreamName || 'the upstream'));
   }
 
   onFailure(error: ApiError): void {

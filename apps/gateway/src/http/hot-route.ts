@@ -45,14 +45,13 @@ export interface HotRouteDeps {
  * string, another content type, shutdown in progress) goes to Fastify, whose Nest controller
  * serves the same service.
  */
-export abstract class KeyedJsonPostRoute implements HotRoute {
+export class KeyedJsonPostRoute implements HotRoute {
+  /** `handle` answers the call: writes `res` itself, or throws for the error envelope. */
   constructor(
     private readonly path: string,
     private readonly deps: HotRouteDeps,
+    private readonly handle: (call: HotCall) => Promise<void>,
   ) {}
-
-  /** Answers the call: writes `res` itself, or throws for the error envelope. */
-  protected abstract handle(call: HotCall): Promise<void>;
 
   matches(req: IncomingMessage): boolean {
     // Only the canonical spelling of the path: any other (`/%761/...`, `//v1/...`, a query string,

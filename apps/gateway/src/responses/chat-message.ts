@@ -1,13 +1,10 @@
+import type { ToolCall } from '../engine/turn-stream.reader.js';
+
 /** The chat-completions shapes the Responses loop sends to the upstream (Responses is translated onto them). */
-export interface ChatToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
 
 export type ChatMessage =
   | { role: 'system' | 'developer' | 'user'; content: string }
-  | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[] }
+  | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[] }
   | { role: 'tool'; tool_call_id: string; content: string };
 
 export interface ChatFunctionTool {

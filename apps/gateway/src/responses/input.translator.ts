@@ -1,5 +1,6 @@
 import { ApiError } from '../errors/api-error.js';
-import type { ChatMessage, ChatToolCall } from './chat-message.js';
+import type { ToolCall } from '../engine/turn-stream.reader.js';
+import type { ChatMessage } from './chat-message.js';
 import { HOSTED_FUNCTION } from './hosted/tool-names.js';
 import type { FunctionTool, InputItem } from './responses.schema.js';
 
@@ -21,7 +22,7 @@ export function translateInput(input: string | readonly InputItem[] | undefined)
   if (input === undefined) return { messages, clientLoaded };
   if (typeof input === 'string') return { messages: [{ role: 'user', content: input }], clientLoaded };
 
-  const pendingCall = (call: ChatToolCall) => {
+  const pendingCall = (call: ToolCall) => {
     const last = messages.at(-1);
     if (last?.role === 'assistant' && last.tool_calls) last.tool_calls.push(call);
     else messages.push({ role: 'assistant', content: null, tool_calls: [call] });

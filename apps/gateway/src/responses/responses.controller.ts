@@ -1,46 +1,42 @@
-import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
+import { RequestCaller, type Caller } from '../auth/identity.js';
 import { listQueryOf } from '../openai/list-query.js';
-import { callerOf, identityOf } from '../turn-loop/caller.js';
 import { ResponsesService } from './responses.service.js';
 
 /**
- * /v1/responses. The caller is the key identity the auth guard verified, resolved the same way as
- * for chat completions (turn-loop/caller.ts), so stored responses are scoped to its account.
+ * /v1/responses. The caller is the key identity the auth guard verified (auth/identity.ts), so
+ * stored responses are scoped to its account.
  */
 @Controller('v1/responses')
 export class ResponsesController {
-  constructor(
-    private readonly responses: ResponsesService,
-    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
-  ) {}
+  constructor(private readonly responses: ResponsesService) {}
 
   @Post()
-  async create(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+  async create(@RequestCaller() caller: Caller, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     // The answer (a stream or one JSON body) is written to the raw socket by the service.
     reply.hijack();
-    await this.responses.create({ body: req.body, caller: callerOf(identityOf(req), this.config), requestId: req.id, res: reply.raw });
+    await this.responses.create({ body: req.body, caller, requestId: req.id, res: reply.raw });
   }
 
   @Get(':id')
-  get(@Req() req: FastifyRequest, @Param('id') id: string) {
-    return this.responses.get(callerOf(identityOf(req), this.config), id);
+  get(@RequestCaller() caller: Caller, @Param('id') id: string) {
+    return this.responses.get(caller, id);
   }
 
   @Get(':id/input_items')
-  inputItems(@Req() req: FastifyRequest, @Param('id') id: string, @Query() query: unknown) {
-    return this.responses.inputItems(callerOf(identityOf(req), this.config), id, listQueryOf(query));
+  inputItems(@RequestCaller() caller: Caller, @Param('id') id: string, @Query() query: unknown) {
+    return this.responses.inputItems(caller, id, listQueryOf(query));
   }
 
   @Post(':id/cancel')
   @HttpCode(200)
-  cancel(@Req() req: FastifyRequest, @Param('id') id: string) {
-    return this.responses.cancel(callerOf(identityOf(req), this.config), id);
+  cancel(@RequestCaller() caller: Caller, @Param('id') id: string) {
+    return this.responses.cancel(caller, id);
   }
 
   @Delete(':id')
-  delete(@Req() req: FastifyRequest, @Param('id') id: string) {
-    return this.responses.delete(callerOf(identityOf(req), this.config), id);
+  delete(@RequestCaller() caller: Caller, @Param('id') id: string) {
+    return this.responses.delete(caller, id);
   }
 }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { GATEWAY_CONFIG } from '../config/config.schema.js';
+import { EngineModule } from '../engine/engine.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
 import { ToolAdapterWebTools, WebToolsPort } from './hosted/web-tools.port.js';
 import { ResponseLoopService } from './response-loop.service.js';
@@ -10,7 +11,7 @@ import { ResponsesService } from './responses.service.js';
 
 /** The Responses API (spec 02): POST/GET/DELETE /v1/responses with the hosted tools. */
 @Module({
-  imports: [ToolsModule],
+  imports: [EngineModule, ToolsModule],
   controllers: [ResponsesController],
   providers: [
     // The gateway config carries the responses keys (config.schema.ts joins responsesConfigShape).

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { MAX_FILE_TRANSFER_BYTES, sandboxCatalog, type ListPage, type ListPageQuery } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { ApiError } from '../errors/api-error.js';
-import type { Caller } from '../tools/server-tool.js';
+import type { Caller } from '../auth/identity.js';
 import type { Workspace, WorkspaceFields } from './workspace.js';
 
 /** Whose files: the account (tenant) and the session id, as the sandbox's file subjects name them. */

@@ -2,7 +2,8 @@ import { Controller, Delete, Get, Param, Put, Query, Req, Res } from '@nestjs/co
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import { listQueryOf } from '../openai/list-query.js';
-import { callerOf, checkSessionId, identityOf } from '../turn-loop/caller.js';
+import { RequestCaller, type Caller } from '../auth/identity.js';
+import { checkSessionId } from './session-id.js';
 import { SessionFilesService } from './session-files.service.js';
 
 /**
@@ -19,20 +20,20 @@ export class SessionsController {
   constructor(private readonly files: SessionFilesService) {}
 
   @Get()
-  listSessions(@Query() query: unknown, @Req() req: FastifyRequest) {
+  listSessions(@Query() query: unknown, @RequestCaller() caller: Caller) {
     const page = listQueryOf(query);
     if (page.after !== undefined) checkSessionId(page.after, 'after');
-    return this.files.listSessions(callerOf(identityOf(req)), page);
+    return this.files.listSessions(caller, page);
   }
 
   @Get(':id/files')
-  list(@Param('id') id: string, @Req() req: FastifyRequest) {
-    return this.files.list(callerOf(identityOf(req)), checkSessionId(id, 'id'));
+  list(@Param('id') id: string, @RequestCaller() caller: Caller) {
+    return this.files.list(caller, checkSessionId(id, 'id'));
   }
 
   @Get(':id/files/*')
-  async read(@Param('id') id: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const file = await this.files.open(callerOf(identityOf(req)), checkSessionId(id, 'id'), filePathOf(req));
+  async read(@Param('id') id: string, @RequestCaller() caller: Caller, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const file = await this.files.open(caller, checkSessionId(id, 'id'), filePathOf(req));
     void reply
       .header('content-type', 'application/octet-stream')
       .header('content-length', String(file.size))
@@ -41,20 +42,20 @@ export class SessionsController {
   }
 
   @Put(':id/files/*')
-  write(@Param('id') id: string, @Req() req: FastifyRequest) {
+  write(@Param('id') id: string, @RequestCaller() caller: Caller, @Req() req: FastifyRequest) {
     // SessionsModule makes every upload arrive as raw bytes, whatever its Content-Type; no body is an empty file.
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    return this.files.write(callerOf(identityOf(req)), checkSessionId(id, 'id'), filePathOf(req), body);
+    return this.files.write(caller, checkSessionId(id, 'id'), filePathOf(req), body);
   }
 
   @Delete(':id')
-  deleteSession(@Param('id') id: string, @Req() req: FastifyRequest) {
-    return this.files.deleteSession(callerOf(identityOf(req)), checkSessionId(id, 'id'));
+  deleteSession(@Param('id') id: string, @RequestCaller() caller: Caller) {
+    return this.files.deleteSession(caller, checkSessionId(id, 'id'));
   }
 
   @Delete(':id/files/*')
-  delete(@Param('id') id: string, @Req() req: FastifyRequest) {
-    return this.files.delete(callerOf(identityOf(req)), checkSessionId(id, 'id'), filePathOf(req));
+  delete(@Param('id') id: string, @RequestCaller() caller: Caller, @Req() req: FastifyRequest) {
+    return this.files.delete(caller, checkSessionId(id, 'id'), filePathOf(req));
   }
 }
 

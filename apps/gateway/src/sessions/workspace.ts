@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { WorkspaceScope } from '@drael/contracts';
-import type { Caller } from '../tools/server-tool.js';
+import type { Caller } from '../auth/identity.js';
 
 /** The sandbox fields that name a workspace (run and file subjects). */
 export interface WorkspaceFields {

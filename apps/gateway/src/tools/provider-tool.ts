@@ -5,7 +5,8 @@ import type { ServiceHealth } from './service-health.js';
 import { parseArguments } from './tool-arguments.js';
 import { failed, type ToolResult } from './tool-result.js';
 import { ProviderError } from './providers/provider-http.client.js';
-import type { Caller, FunctionToolDefinition, ServerTool, ToolContext } from './server-tool.js';
+import type { Caller } from '../auth/identity.js';
+import type { FunctionToolDefinition, ServerTool, ToolContext } from './server-tool.js';
 
 /**
  * A paid tool behind a configured third-party provider (spec 01 "What a call costs"). The one

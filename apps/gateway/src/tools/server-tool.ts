@@ -1,4 +1,5 @@
-import type { KeyIdentity, ToolLevel } from '@drael/contracts';
+import type { ToolLevel } from '@drael/contracts';
+import type { Caller } from '../auth/identity.js';
 import type { Workspace } from '../sessions/workspace.js';
 import type { ToolResult } from './tool-result.js';
 
@@ -15,9 +16,6 @@ export interface FunctionToolDefinition {
   function: { name: ToolName; description: string; parameters: Record<string, unknown> };
 }
 
-/** Who is calling: the key's identity (account = sandbox tenant, tool level, plan). */
-export type Caller = Pick<KeyIdentity, 'account_id' | 'tool_level' | 'plan'>;
-
 /** Everything a tool call may need from the request that made it. */
 export interface ToolContext {
   readonly caller: Caller;
@@ -28,6 +26,36 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** Idempotency base for holds: unique per tool call. */
   readonly callId: string;
+  /** This call's place among the calls of the same tool in its turn (1 for the first): for per-turn caps. */
+  readonly ordinal: number;
+  /** Starts sub-agents: given only to a request's own loop, never to a sub-agent's (spec 04). */
+  readonly subAgents?: SubAgentRunner;
+}
+
+/** spec 04's progress frames of a sub-agent, streamed to the client inside the delta. */
+export type SubAgentFrame =
+  | { event: 'subagent_started'; id: string; role: string; task: string }
+  | { event: 'subagent_done'; id: string; role: string; ok: boolean; preview: string };
+
+/** What a child loop is: who it runs as, its brief and task, its turn and token bounds. */
+export interface SubAgentSpec {
+  readonly id: string;
+  readonly caller: Caller;
+  readonly brief: string;
+  readonly task: string;
+  readonly maxTurns: number;
+  readonly maxTokens: number;
+}
+
+/** A child's end: its answer, or why there is none. */
+export type SubAgentAnswer = { readonly ok: true; readonly content: string } | { readonly ok: false; readonly reason: 'cost_ceiling' | 'failed' };
+
+/** The turn loop's side of a sub-agent: the loop runs children, the tool decides which and how many. */
+export interface SubAgentRunner {
+  /** The request's spend (parent and children together) has reached its cost ceiling. */
+  readonly ceilingReached: boolean;
+  frame(frame: SubAgentFrame): Promise<void>;
+  run(child: SubAgentSpec): Promise<SubAgentAnswer>;
 }
 
 /**
@@ -40,7 +68,12 @@ export interface ServerTool {
   readonly name: ToolName;
   /** The lowest key tool level that may be served this tool (spec 04). */
   readonly minLevel: ToolLevel;
+  /** Offered to a request's own loop only, never to a sub-agent; a sub-agent's forged call still reaches `run`. */
+  readonly topLevelOnly?: boolean;
+  /** The tool streams its own progress frames: no tool_started/tool_done card for its calls. */
+  readonly ownFrames?: boolean;
   definition(caller: Caller): FunctionToolDefinition;
   isWired(): Promise<boolean>;
-  run(args: unknown, ctx: ToolContext): Promise<ToolResult>;
+  /** The result as JSON fields, or as one text (each cut at 8 KiB with the cut stated, tool-result.ts). */
+  run(args: unknown, ctx: ToolContext): Promise<ToolResult | string>;
 }

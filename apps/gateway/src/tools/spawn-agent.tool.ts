@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { ToolLevel } from '@drael/contracts';
-import { levelAtLeast } from './tool-levels.js';
-import type { Caller, FunctionToolDefinition, ServerTool, ToolContext } from './server-tool.js';
+import type { Caller } from '../auth/identity.js';
+import { levelAtLeast, lowerLevel } from './tool-levels.js';
+import type { FunctionToolDefinition, ServerTool, SubAgentAnswer, ToolContext } from './server-tool.js';
 import type { ToolResult } from './tool-result.js';
 
 /** A sub-agent role: the model picks the role, the gateway picks tool level and step budget (spec 04). */
@@ -32,14 +34,25 @@ export const SUB_AGENT_ROLES = {
 } as const satisfies Record<string, SubAgentRole>;
 export type SubAgentRoleName = keyof typeof SUB_AGENT_ROLES;
 
-// spec 04: invalid arguments → {"error":"invalid_arguments"}.
-export const INVALID_ARGUMENTS = { error: 'invalid_arguments' } as const;
+// spec 04: at most 4 spawn_agent calls run per turn; the calls past the cap are answered, not run.
+export const MAX_SPAWNS_PER_TURN = 4;
+// spec 04: children run with max_tokens 4096.
+export const CHILD_MAX_TOKENS = 4096;
+// How much of a child's answer a progress frame previews.
+const PREVIEW_CHARS = 200;
 
-/** spawn_agent: a child with its own loop and context. Execution belongs to the turn loop. */
+/**
+ * spawn_agent (spec 04): a child with its own loop and context, on the parent's alias, at a tool
+ * level no higher than its role's and the parent's. The tool decides everything about delegation
+ * (fan-out cap, cost ceiling, roles, the answer's shape, the progress frames); the turn loop only
+ * runs the child loop it is asked for (ctx.subAgents, absent inside a child: children never spawn).
+ */
 @Injectable()
 export class SpawnAgentTool implements ServerTool {
   readonly name = 'spawn_agent' as const;
   readonly minLevel = 'l1_http' as const;
+  readonly topLevelOnly = true;
+  readonly ownFrames = true;
 
   rolesFor(caller: Caller): SubAgentRoleName[] {
     return (Object.keys(SUB_AGENT_ROLES) as SubAgentRoleName[]).filter((r) => levelAtLeast(caller.tool_level, SUB_AGENT_ROLES[r].level));
@@ -65,16 +78,41 @@ export class SpawnAgentTool implements ServerTool {
     return true;
   }
 
-  /** The role and task, or undefined when the model's arguments do not name an allowed role and a task. */
-  parse(args: unknown, caller: Caller): { role: SubAgentRoleName; task: string } | undefined {
-    const schema = z.object({ role: z.enum(this.rolesFor(caller) as [SubAgentRoleName, ...SubAgentRoleName[]]), task: z.string().trim().min(1).max(20_000) });
-    if (this.rolesFor(caller).length === 0) return undefined;
-    const parsed = schema.safeParse(args);
-    return parsed.success ? parsed.data : undefined;
+  async run(args: unknown, ctx: ToolContext): Promise<ToolResult | string> {
+    const runner = ctx.subAgents;
+    if (!runner) return { error: 'spawn_refused', why: 'a sub-agent cannot start sub-agents; do the task yourself' };
+    // spec 04: calls past the cap receive {"error":"delegation_fanout_capped"}.
+    if (ctx.ordinal > MAX_SPAWNS_PER_TURN) return { error: 'delegation_fanout_capped' };
+    const parsed = this.parse(args, ctx.caller);
+    // spec 04: invalid arguments → {"error":"invalid_arguments"}.
+    if (!parsed) return { error: 'invalid_arguments' };
+    // spec 04: once the ceiling is reached, further spawns return {"error":"request_cost_ceiling"}.
+    if (runner.ceilingReached) return { error: 'request_cost_ceiling' };
+
+    const role = SUB_AGENT_ROLES[parsed.role];
+    const id = `sub_${randomBytes(6).toString('hex')}`;
+    await runner.frame({ event: 'subagent_started', id, role: parsed.role, task: parsed.task });
+    const answer: SubAgentAnswer = await runner.run({
+      id,
+      caller: { ...ctx.caller, tool_level: lowerLevel(ctx.caller.tool_level, role.level) },
+      brief: role.brief,
+      task: parsed.task,
+      maxTurns: role.maxTurns,
+      maxTokens: CHILD_MAX_TOKENS,
+    });
+    const ceiling = !answer.ok && answer.reason === 'cost_ceiling';
+    const preview = answer.ok ? answer.content.slice(0, PREVIEW_CHARS) : ceiling ? 'stopped: the request reached its cost ceiling' : 'the sub-agent failed';
+    await runner.frame({ event: 'subagent_done', id, role: parsed.role, ok: answer.ok, preview });
+    if (answer.ok) return `SUB-AGENT[${parsed.role}] RESULT: ${answer.content}`;
+    return { error: ceiling ? 'request_cost_ceiling' : 'sub_agent_failed' };
   }
 
-  async run(_args: unknown, _ctx: ToolContext): Promise<ToolResult> {
-    // Reached only when no runner is present: a sub-agent's forged call (spec 04: children never spawn).
-    return { error: 'spawn_refused', why: 'a sub-agent cannot start sub-agents; do the task yourself' };
+  /** The role and task, or undefined when the model's arguments do not name an allowed role and a task. */
+  private parse(args: unknown, caller: Caller): { role: SubAgentRoleName; task: string } | undefined {
+    const roles = this.rolesFor(caller);
+    if (roles.length === 0) return undefined;
+    const schema = z.object({ role: z.enum(roles as [SubAgentRoleName, ...SubAgentRoleName[]]), task: z.string().trim().min(1).max(20_000) });
+    const parsed = schema.safeParse(args);
+    return parsed.success ? parsed.data : undefined;
   }
 }

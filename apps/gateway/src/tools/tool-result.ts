@@ -67,9 +67,13 @@ export function renderResult(result: ToolResult | string): string {
   return JSON.stringify(cutFields(result));
 }
 
-/** The error of a thrown value in the `ok: false` shape; RpcError-like values keep their code. */
+/**
+ * The error of a thrown value in the `ok: false` shape (chat tools and Responses' hosted tools):
+ * RpcError-like values keep their code, a cancelled call says so, anything else takes the caller's code.
+ */
 export function failureOf(err: unknown, fallbackCode = 'tool_failed'): ToolResult {
   const e = err as { code?: unknown; message?: unknown; name?: unknown };
+  if (e?.name === 'AbortError') return failed('aborted', 'the request was cancelled');
   const code = typeof e?.code === 'string' && e.code ? e.code : fallbackCode;
   const message = typeof e?.message === 'string' && e.message ? e.message : String(err);
   return failed(code, message);

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ApiError } from '../errors/api-error.js';
-import type { TurnUsage } from './upstream-turn.js';
+import type { TurnUsage } from '../engine/turn-stream.reader.js';
+import type { SubAgentFrame } from '../tools/server-tool.js';
 
 /**
  * A vendor frame riding inside the SSE delta: spec 04's sub-agent progress frames, always; and,
@@ -9,8 +10,7 @@ import type { TurnUsage } from './upstream-turn.js';
  * belongs to (absent: the request's own loop).
  */
 export type DraelFrame =
-  | { event: 'subagent_started'; id: string; role: string; task: string }
-  | { event: 'subagent_done'; id: string; role: string; ok: boolean; preview: string }
+  | SubAgentFrame
   | { event: 'turn_started'; turn: number; agent?: string }
   | { event: 'tool_started'; id: string; tool: string; arguments: string; turn: number; agent?: string }
   | { event: 'tool_done'; id: string; tool: string; ok: boolean; duration_ms: number; result: string; agent?: string };

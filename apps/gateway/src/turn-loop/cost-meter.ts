@@ -1,5 +1,5 @@
 import type { DeploymentConfig } from '../models/model-routes.config.js';
-import type { TurnUsage } from './upstream-turn.js';
+import type { TurnUsage } from '../engine/turn-stream.reader.js';
 
 /**
  * What one request has spent on model calls, parent and sub-agents together, in USD from the
@@ -16,10 +16,6 @@ export class CostMeter {
     this.usage.prompt_tokens += usage.prompt_tokens;
     this.usage.completion_tokens += usage.completion_tokens;
     this.spent += (usage.prompt_tokens * route.input_per_1m + usage.completion_tokens * route.output_per_1m) / 1_000_000;
-  }
-
-  get spentUsd(): number {
-    return this.spent;
   }
 
   get reached(): boolean {

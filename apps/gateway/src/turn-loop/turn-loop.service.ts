@@ -1,38 +1,25 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import type { Caller } from '../auth/identity.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
+import { argumentsOf, ModelTurnEngine, type TurnInfo, type TurnOutcome } from '../engine/model-turn.engine.js';
+import type { ToolCall } from '../engine/turn-stream.reader.js';
 import { ApiError } from '../errors/api-error.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { ChatCompletionRequest } from '../openai/chat-completion.schema.js';
-import { UpstreamClient } from '../upstream/upstream.client.js';
 import { SessionFilesService } from '../sessions/session-files.service.js';
 import { Workspace } from '../sessions/workspace.js';
 import { ToolCatalogue, type ServedCatalogue } from '../tools/catalogue.service.js';
-import { INVALID_ARGUMENTS, SUB_AGENT_ROLES } from '../tools/spawn-agent.tool.js';
-import { lowerLevel } from '../tools/tool-levels.js';
 import { cutText, failed, failureOf, renderResult, type ToolResult } from '../tools/tool-result.js';
-import type { Caller, ToolContext } from '../tools/server-tool.js';
+import type { SubAgentAnswer, SubAgentRunner, SubAgentSpec, ToolContext } from '../tools/server-tool.js';
 import { ChatStreamWriter, type DraelFrame } from './chat-stream.writer.js';
 import { CostMeter } from './cost-meter.js';
-import { streamTurn, type UpstreamToolCall } from './upstream-turn.js';
-
-// spec 01 "The loop": one request is bounded at six model turns.
-export const MAX_TURNS = 6;
-// spec 04: at most 4 spawn_agent calls run per turn.
-export const MAX_SPAWNS_PER_TURN = 4;
-// spec 04: children run with max_tokens 4096.
-export const CHILD_MAX_TOKENS = 4096;
-// How much of a child's answer a progress frame previews.
-const PREVIEW_CHARS = 200;
-
-// spec 01: on the last turn the catalogue is withdrawn and the model is told, in the conversation,
-// to answer with what it has and to say plainly what it could not check.
-export const FINAL_TURN_INSTRUCTION =
-  'Tools are no longer available for this request. Answer now with what you have, and say plainly what you could not check.';
 
 /** Client parameters that belong to the client's own tool loop, or to the stream we write ourselves. */
 const NOT_FORWARDED = ['model', 'messages', 'stream', 'stream_options', 'tools', 'tool_choice', 'parallel_tool_calls', 'functions', 'function_call', 'n'];
+/** What a sub-agent inherits of its parent's sampling. */
+const INHERITED = ['temperature', 'top_p'];
 
 type Message = Record<string, unknown>;
 
@@ -47,12 +34,13 @@ export interface LoopRequest {
   readonly toolEvents?: boolean;
 }
 
-interface LoopRun {
+/** One chat loop: the request's own, or a sub-agent's inside it. */
+interface ChatRun {
   readonly route: ResolvedModel;
   readonly baseBody: Record<string, unknown>;
   readonly messages: Message[];
   readonly catalogue: ServedCatalogue;
-  readonly maxTurns: number;
+  readonly maxTurns?: number;
   readonly caller: Caller;
   readonly workspace: Workspace;
   readonly requestId: string;
@@ -67,11 +55,9 @@ interface LoopRun {
   readonly agent?: string;
   /** The parent names the deployment that served it in x-drael-upstream (while the head is unsent). */
   readonly onUpstream?: (deployment: string) => void;
-  /** Only the parent may spawn. */
-  readonly canSpawn: boolean;
 }
 
-interface LoopResult {
+interface ChatResult {
   content: string;
   finishReason: string;
 }
@@ -79,14 +65,15 @@ interface LoopResult {
 class CostCeilingReached extends Error {}
 
 /**
- * The server-side turn loop (spec 01 "The loop", spec 04 spawn_agent): at most six model turns;
- * the calls of one turn run in parallel and their results return in call order; the sixth turn
- * runs without the catalogue. The client sees one ordinary completion or stream.
+ * Catalogue mode's loop (spec 01 "The loop") on the model-turn engine: the catalogue is the
+ * turn's tools, text streams to the client as one ordinary completion, tool calls run through
+ * their adapters. The loop knows no tool by name: a tool that starts sub-agents (spawn_agent,
+ * spec 04) is given the means to (ctx.subAgents) in the request's own loop.
  */
 @Injectable()
 export class TurnLoopService {
   constructor(
-    private readonly upstream: UpstreamClient,
+    private readonly engine: ModelTurnEngine,
     private readonly catalogue: ToolCatalogue,
     private readonly files: SessionFilesService,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -118,13 +105,11 @@ export class TurnLoopService {
         baseBody: baseBodyOf(request),
         messages: request.messages,
         catalogue,
-        maxTurns: MAX_TURNS,
         caller: input.caller,
         workspace,
         requestId: input.requestId,
         signal: abort.signal,
         meter,
-        canSpawn: true,
         onUpstream: (name: string) => {
           if (!res.headersSent) res.setHeader('x-drael-upstream', name);
         },
@@ -159,148 +144,142 @@ export class TurnLoopService {
     }
   }
 
-  private async loop(run: LoopRun): Promise<LoopResult> {
+  private async loop(run: ChatRun): Promise<ChatResult> {
     const messages = [...run.messages];
     let content = '';
-    for (let turn = 1; ; turn++) {
-      const last = turn >= run.maxTurns;
-      const tools = last ? [] : run.catalogue.definitions;
-      const body: Record<string, unknown> = {
-        ...run.baseBody,
-        messages: last && turn > 1 ? [...messages, { role: 'user', content: FINAL_TURN_INSTRUCTION }] : messages,
-        stream: true,
-        stream_options: { include_usage: true },
-        ...(tools.length > 0 ? { tools } : {}),
-      };
-      if (!run.canSpawn && run.meter.reached) throw new CostCeilingReached();
-      await run.onTrace?.({ event: 'turn_started', turn, ...agentOf(run) });
-
-      // Text of a later turn starts on its own paragraph, so turns never run into each other.
-      let separated = content === '';
-      const onText = async (text: string) => {
-        const piece = separated ? text : `\n\n${text}`;
-        separated = true;
-        content += piece;
-        await run.onText?.(piece);
-      };
-      const outcome = await streamTurn(this.upstream, run.route, body, { requestId: run.requestId, signal: run.signal, onText, onUpstream: run.onUpstream });
-      // The turn costs what the deployment that served it charges.
-      run.meter.add(outcome.deployment, outcome.usage);
-
-      if (outcome.toolCalls.length === 0 || last) {
-        // Never tool_calls for Drael's own tools: a tool call on the last turn is not served.
-        const finishReason = outcome.finishReason && outcome.finishReason !== 'tool_calls' && outcome.finishReason !== 'function_call' ? outcome.finishReason : 'stop';
-        return { content, finishReason };
-      }
-      messages.push({
-        role: 'assistant',
-        content: outcome.content === '' ? null : outcome.content,
-        tool_calls: outcome.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
-      });
-      const results = await this.runCalls(outcome.toolCalls, run, turn);
-      outcome.toolCalls.forEach((c, i) => messages.push({ role: 'tool', tool_call_id: c.id, content: results[i] }));
-    }
-  }
-
-  /** The calls of one turn, in parallel; results in call order. */
-  private runCalls(calls: UpstreamToolCall[], run: LoopRun, turn: number): Promise<string[]> {
-    let spawns = 0;
-    return Promise.all(
-      calls.map((call, i) => {
-        if (call.name === 'spawn_agent' && run.canSpawn && run.catalogue.tools.has('spawn_agent')) {
-          spawns++;
-          // spec 04: calls past the cap receive {"error":"delegation_fanout_capped"}.
-          if (spawns > MAX_SPAWNS_PER_TURN) return Promise.resolve(JSON.stringify({ error: 'delegation_fanout_capped' }));
-          return this.spawn(call, run);
-        }
-        return this.traced(call, run, i, turn);
-      }),
+    // Text of a later turn starts on its own paragraph, so turns never run into each other.
+    let separated = true;
+    const result = await this.engine.loop<ChatResult>(
+      {
+        request: async (turn: TurnInfo) => {
+          // spec 04: a child stops once the request's spend reached its ceiling.
+          if (run.agent && run.meter.reached) throw new CostCeilingReached();
+          await run.onTrace?.({ event: 'turn_started', turn: turn.turn, ...agentOf(run) });
+          separated = content === '';
+          const tools = turn.last ? [] : run.catalogue.definitions;
+          return { messages, options: { ...run.baseBody, ...(tools.length > 0 ? { tools } : {}) } };
+        },
+        onText: (deltas) => {
+          const text = deltas.length === 1 ? deltas[0]! : deltas.join('');
+          const piece = separated ? text : `\n\n${text}`;
+          separated = true;
+          content += piece;
+          return run.onText?.(piece);
+        },
+        onAccepted: (deployment) => run.onUpstream?.(deployment.name),
+        finished: async (outcome: TurnOutcome, turn: TurnInfo) => {
+          // The turn costs what the deployment that served it charges.
+          run.meter.add(outcome.deployment, outcome.usage);
+          if (outcome.toolCalls.length === 0 || turn.last) {
+            // Never tool_calls for Drael's own tools: a tool call on the last turn is not served.
+            const finishReason = outcome.finishReason && outcome.finishReason !== 'tool_calls' && outcome.finishReason !== 'function_call' ? outcome.finishReason : 'stop';
+            return { content, finishReason };
+          }
+          messages.push({ role: 'assistant', content: outcome.content === '' ? null : outcome.content, tool_calls: outcome.toolCalls });
+          const ordinals = ordinalsOf(outcome.toolCalls);
+          const results = await this.engine.runToolCalls(outcome.toolCalls, (call, i) => this.traced(call, run, i, ordinals[i]!, turn.turn));
+          outcome.toolCalls.forEach((c, i) => messages.push({ role: 'tool', tool_call_id: c.id, content: results[i] }));
+          return undefined;
+        },
+      },
+      { route: run.route, requestId: run.requestId, signal: run.signal, ...(run.maxTurns !== undefined ? { maxTurns: run.maxTurns } : {}) },
     );
+    // Every chat turn answers on its last one (above): the engine never runs out of turns here.
+    return result ?? { content, finishReason: 'stop' };
   }
 
   /** One tool call, its start and end streamed as frames when the request asked for them. */
-  private async traced(call: UpstreamToolCall, run: LoopRun, index: number, turn: number): Promise<string> {
-    if (!run.onTrace) return renderResult(await this.runTool(call, run, index));
+  private async traced(call: ToolCall, run: ChatRun, index: number, ordinal: number, turn: number): Promise<string> {
+    const name = call.function.name;
+    const tool = run.catalogue.tools.get(name as never);
+    if (!run.onTrace || tool?.ownFrames) return renderResult(await this.runTool(call, run, index, ordinal));
     const id = call.id || `call_${index}`;
     // The arguments as the model wrote them, cut like any field a tool answers with.
-    await run.onTrace({ event: 'tool_started', id, tool: call.name, arguments: cutText(call.arguments).text, turn, ...agentOf(run) });
+    await run.onTrace({ event: 'tool_started', id, tool: name, arguments: cutText(call.function.arguments).text, turn, ...agentOf(run) });
     const started = performance.now();
-    const result = await this.runTool(call, run, index);
+    const result = await this.runTool(call, run, index, ordinal);
     const text = renderResult(result);
-    const ok = !(result.ok === false || 'error' in result);
-    await run.onTrace({ event: 'tool_done', id, tool: call.name, ok, duration_ms: Math.round(performance.now() - started), result: text, ...agentOf(run) });
+    const ok = typeof result === 'string' || !(result.ok === false || 'error' in result);
+    await run.onTrace({ event: 'tool_done', id, tool: name, ok, duration_ms: Math.round(performance.now() - started), result: text, ...agentOf(run) });
     return text;
   }
 
-  private async runTool(call: UpstreamToolCall, run: LoopRun, index: number): Promise<ToolResult> {
-    const tool = run.catalogue.tools.get(call.name as never);
-    if (!tool) {
-      if (call.name === 'spawn_agent' && !run.canSpawn) return { error: 'spawn_refused', why: 'a sub-agent cannot start sub-agents; do the task yourself' };
-      return failed('unknown_tool', `no tool named ${JSON.stringify(call.name)} is available to this request; it did not run`);
-    }
-    const args = parseJson(call.arguments);
+  private async runTool(call: ToolCall, run: ChatRun, index: number, ordinal: number): Promise<ToolResult | string> {
+    const tool = run.catalogue.tools.get(call.function.name as never);
+    if (!tool) return failed('unknown_tool', `no tool named ${JSON.stringify(call.function.name)} is available to this request; it did not run`);
+    const args = argumentsOf(call.function.arguments);
     if (args === undefined) return failed('invalid_arguments', 'the arguments are not a JSON object');
     try {
-      return await tool.run(args, this.contextOf(run, call, index));
+      return await tool.run(args, this.contextOf(run, call, index, ordinal));
     } catch (err) {
       if (run.signal.aborted) throw err;
       return failureOf(err);
     }
   }
 
-  /** spawn_agent: a child with its own loop and context, on the parent's alias (spec 04). */
-  private async spawn(call: UpstreamToolCall, run: LoopRun): Promise<string> {
-    const parsed = this.catalogue.spawnAgent.parse(parseJson(call.arguments), run.caller);
-    if (!parsed) return JSON.stringify(INVALID_ARGUMENTS);
-    // spec 04: once the ceiling is reached, further spawns return {"error":"request_cost_ceiling"}.
-    if (run.meter.reached) return JSON.stringify({ error: 'request_cost_ceiling' });
-
-    const role = SUB_AGENT_ROLES[parsed.role];
-    const id = `sub_${randomBytes(6).toString('hex')}`;
-    await run.onFrame?.({ event: 'subagent_started', id, role: parsed.role, task: parsed.task });
-    const childCaller: Caller = { ...run.caller, tool_level: lowerLevel(run.caller.tool_level, role.level) };
-    let outcome: { ok: boolean; text: string; preview: string };
-    try {
-      const catalogue = await this.catalogue.served(childCaller, { subAgent: true });
-      const result = await this.loop({
-        route: run.route,
-        baseBody: { ...pick(run.baseBody, ['temperature', 'top_p']), max_tokens: CHILD_MAX_TOKENS },
-        messages: [
-          { role: 'system', content: role.brief },
-          { role: 'user', content: parsed.task },
-        ],
-        catalogue,
-        maxTurns: role.maxTurns,
-        caller: childCaller,
-        workspace: run.workspace,
-        requestId: run.requestId,
-        signal: run.signal,
-        meter: run.meter,
-        canSpawn: false,
-        agent: id,
-        ...(run.onTrace ? { onTrace: run.onTrace } : {}),
-      });
-      if (result.content.trim() === '') throw new Error('the sub-agent gave no answer');
-      outcome = { ok: true, text: renderResult(`SUB-AGENT[${parsed.role}] RESULT: ${result.content}`), preview: result.content.slice(0, PREVIEW_CHARS) };
-    } catch (err) {
-      if (run.signal.aborted) throw err;
-      const ceiling = err instanceof CostCeilingReached;
-      outcome = {
-        ok: false,
-        text: JSON.stringify({ error: ceiling ? 'request_cost_ceiling' : 'sub_agent_failed' }),
-        preview: ceiling ? 'stopped: the request reached its cost ceiling' : 'the sub-agent failed',
-      };
-    }
-    await run.onFrame?.({ event: 'subagent_done', id, role: parsed.role, ok: outcome.ok, preview: outcome.preview });
-    return outcome.text;
+  private contextOf(run: ChatRun, call: ToolCall, index: number, ordinal: number): ToolContext {
+    return {
+      caller: run.caller,
+      workspace: run.workspace,
+      requestId: run.requestId,
+      signal: run.signal,
+      callId: `${call.id || 'call'}:${index}:${randomBytes(4).toString('hex')}`,
+      ordinal,
+      // Only the request's own loop starts sub-agents (spec 04: children never spawn).
+      ...(run.agent ? {} : { subAgents: this.subAgentsOf(run) }),
+    };
   }
 
-  private contextOf(run: LoopRun, call: UpstreamToolCall, index: number): ToolContext {
-    return { caller: run.caller, workspace: run.workspace, requestId: run.requestId, signal: run.signal, callId: `${call.id || 'call'}:${index}:${randomBytes(4).toString('hex')}` };
+  /** How a tool of the request's own loop runs a child: its own loop and context, on the parent's alias (spec 04). */
+  private subAgentsOf(parent: ChatRun): SubAgentRunner {
+    return {
+      get ceilingReached() {
+        return parent.meter.reached;
+      },
+      frame: async (frame) => {
+        await parent.onFrame?.(frame);
+      },
+      run: async (child: SubAgentSpec): Promise<SubAgentAnswer> => {
+        try {
+          const result = await this.loop({
+            route: parent.route,
+            baseBody: { ...pick(parent.baseBody, INHERITED), max_tokens: child.maxTokens },
+            messages: [
+              { role: 'system', content: child.brief },
+              { role: 'user', content: child.task },
+            ],
+            catalogue: await this.catalogue.served(child.caller, { subAgent: true }),
+            maxTurns: child.maxTurns,
+            caller: child.caller,
+            workspace: parent.workspace,
+            requestId: parent.requestId,
+            signal: parent.signal,
+            meter: parent.meter,
+            agent: child.id,
+            ...(parent.onTrace ? { onTrace: parent.onTrace } : {}),
+          });
+          if (result.content.trim() === '') return { ok: false, reason: 'failed' };
+          return { ok: true, content: result.content };
+        } catch (err) {
+          if (parent.signal.aborted) throw err;
+          return { ok: false, reason: err instanceof CostCeilingReached ? 'cost_ceiling' : 'failed' };
+        }
+      },
+    };
   }
 }
 
-const agentOf = (run: LoopRun): { agent?: string } => (run.agent ? { agent: run.agent } : {});
+const agentOf = (run: ChatRun): { agent?: string } => (run.agent ? { agent: run.agent } : {});
+
+/** Each call's place among the turn's calls of the same tool (1 for the first). */
+function ordinalsOf(calls: readonly ToolCall[]): number[] {
+  const seen = new Map<string, number>();
+  return calls.map((c) => {
+    const n = (seen.get(c.function.name) ?? 0) + 1;
+    seen.set(c.function.name, n);
+    return n;
+  });
+}
 
 function baseBodyOf(request: ChatCompletionRequest): Record<string, unknown> {
   const out: Record<string, unknown> = { ...request };
@@ -313,13 +292,3 @@ function pick(obj: Record<string, unknown>, keys: string[]): Record<string, unkn
   for (const k of keys) if (obj[k] !== undefined && obj[k] !== null) out[k] = obj[k];
   return out;
 }
-
-function parseJson(text: string): Record<string, unknown> | undefined {
-  try {
-    const v: unknown = JSON.parse(text === '' ? '{}' : text);
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-

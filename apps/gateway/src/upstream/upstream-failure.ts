@@ -33,6 +33,15 @@ export function upstreamFailure(err: unknown, origin = 'the upstream'): ApiError
   return undefined;
 }
 
+/**
+ * An accepted answer that broke off (a stream or a body cut, a timeout between chunks): the one
+ * error every reader of an answer reports (both loops' stream reader, the proxy), by its transport
+ * kind when it has one.
+ */
+export function answerFailure(err: unknown, origin = 'the upstream'): ApiError {
+  return upstreamFailure(err, origin) ?? new ApiError('upstream_error', `The model upstream answer was cut off (${origin})`);
+}
+
 /** A transport failure before the answer's headers, or undefined for anything else (an abort, a bug). */
 export function transportFailure(err: unknown, deployment: string): AttemptFailure | undefined {
   const error = upstreamFailure(err, deployment);

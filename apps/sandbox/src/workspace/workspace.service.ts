@@ -3,7 +3,7 @@ import { access, mkdir, readdir, readFile, rename, rmdir, stat, unlink, utimes, 
 import { join } from 'node:path';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { z } from 'zod';
-import { byCreation, pageOf, SessionIdSchema, UnknownCursorError, type ListPageQuery, type SessionSummary, type WorkspaceScope } from '@drael/contracts';
+import { byCreation, isSessionId, pageOf, SESSION_ID_RULE, UnknownCursorError, type ListPageQuery, type SessionSummary, type WorkspaceScope } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { createVolume, mountVolume, mountsUnder, unmountVolume, volumeUsage, type VolumeUsage } from './session-volume.js';
@@ -61,10 +61,10 @@ const IDLE_UNMOUNT_MS = 20_000;
 const SessionRecordSchema = z.object({ id: z.string(), created_at_ms: z.number().nonnegative(), bytes: z.number().int().nonnegative() });
 type SessionRecord = z.infer<typeof SessionRecordSchema>;
 
-/** Refuses any session id outside ^[A-Za-z0-9_-]{1,64}$ before it comes near a path. */
+/** Refuses any session id outside the contracts' rule before it comes near a path. */
 export function assertSessionId(session: string): void {
-  if (!SessionIdSchema.safeParse(session).success) {
-    throw new RpcError('invalid_session', 'session id must match ^[A-Za-z0-9_-]{1,64}$', false, { param: 'session' });
+  if (!isSessionId(session)) {
+    throw new RpcError('invalid_session', `session id must match ${SESSION_ID_RULE}`, false, { param: 'session' });
   }
 }
 

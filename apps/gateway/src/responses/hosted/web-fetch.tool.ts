@@ -1,7 +1,8 @@
 import { MAX_PAGE_BYTES } from '@drael/contracts';
 import type { WebFetchTool } from '../responses.schema.js';
 import { EngineRefusal, hostAllowed, pickFetchEngine } from './engines.js';
-import { cutField, failed, failedFrom, type HostedCallContext, type ToolOutcome } from './tool-outcome.js';
+import { cutText } from '../../tools/tool-result.js';
+import { failedOutcome, failedOutcomeOf, type HostedCallContext, type ToolOutcome } from './tool-outcome.js';
 import type { WebToolsPort } from './web-tools.port.js';
 
 /**
@@ -13,27 +14,28 @@ export async function runWebFetch(rawUrl: string, declaration: WebFetchTool, ctx
   try {
     url = new URL(rawUrl);
   } catch {
-    return failed('invalid_arguments', `'${rawUrl.slice(0, 200)}' is not an absolute URL`);
+    return failedOutcome('invalid_arguments', `'${rawUrl.slice(0, 200)}' is not an absolute URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return failed('invalid_arguments', 'only http and https URLs can be opened');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return failedOutcome('invalid_arguments', 'only http and https URLs can be opened');
   if (!hostAllowed(url.hostname, ctx.allowedDomains)) {
-    return failed('domain_not_allowed', `${url.hostname} is outside the allowed domains (${ctx.allowedDomains.join(', ')})`);
+    return failedOutcome('domain_not_allowed', `${url.hostname} is outside the allowed domains (${ctx.allowedDomains.join(', ')})`);
   }
   const engine = pickFetchEngine(declaration.engine, { allowedDomains: ctx.allowedDomains, toolLevel: ctx.toolLevel });
-  if (engine instanceof EngineRefusal) return failed(engine.code, engine.message);
+  if (engine instanceof EngineRefusal) return failedOutcome(engine.code, engine.message);
 
   let page;
   try {
     // spec 02: 1 MiB per returned page.
     page = await web.fetch({ url: url.href, max_chars: MAX_PAGE_BYTES, render: engine.render, tenant: ctx.accountId }, ctx);
   } catch (err) {
-    return failedFrom(err);
+    return failedOutcomeOf(err);
   }
   // The service follows redirects; a page that ended outside the allowed domains never reaches the model.
   if (!hostAllowed(hostOf(page.final_url), ctx.allowedDomains)) {
-    return failed('domain_not_allowed', `${url.hostname} redirected to ${hostOf(page.final_url)}, outside the allowed domains`);
+    return failedOutcome('domain_not_allowed', `${url.hostname} redirected to ${hostOf(page.final_url)}, outside the allowed domains`);
   }
-  const content = cutField(page.content, MAX_PAGE_BYTES);
+  // The page bound (spec 02: 1 MiB per page), stated with the same cut note as every field's.
+  const { text: content, cut } = cutText(page.content, MAX_PAGE_BYTES);
   return {
     forModel: {
       ok: true,
@@ -41,7 +43,7 @@ export async function runWebFetch(rawUrl: string, declaration: WebFetchTool, ctx
       final_url: page.final_url,
       title: page.title,
       content,
-      truncated: page.truncated || content.length !== page.content.length,
+      truncated: page.truncated || cut,
     },
     sources: [{ url: page.final_url, title: page.title }],
   };

@@ -1,7 +1,8 @@
 import { MAX_SEARCH_LIMIT } from '@drael/contracts';
 import type { WebSearchTool } from '../responses.schema.js';
 import { EngineRefusal, hostAllowed, pickSearchEngine } from './engines.js';
-import { cutField, failed, failedFrom, type HostedCallContext, type ToolOutcome } from './tool-outcome.js';
+import { cutText } from '../../tools/tool-result.js';
+import { failedOutcome, failedOutcomeOf, type HostedCallContext, type ToolOutcome } from './tool-outcome.js';
 import type { WebToolsPort } from './web-tools.port.js';
 
 // How many results reach the model per search_context_size.
@@ -19,7 +20,7 @@ export async function runWebSearch(
   web: WebToolsPort,
 ): Promise<ToolOutcome> {
   const engine = pickSearchEngine(declaration.engine, { allowedDomains: ctx.allowedDomains, toolLevel: ctx.toolLevel });
-  if (engine instanceof EngineRefusal) return failed(engine.code, engine.message);
+  if (engine instanceof EngineRefusal) return failedOutcome(engine.code, engine.message);
 
   const wanted = RESULTS_FOR_CONTEXT[declaration.search_context_size];
   const filtering = ctx.allowedDomains.length > 0;
@@ -28,12 +29,12 @@ export async function runWebSearch(
     // With a domain filter ask for the most the service gives, so enough survive the filter.
     reply = await web.search({ query, limit: filtering ? MAX_SEARCH_LIMIT : wanted }, ctx);
   } catch (err) {
-    return failedFrom(err);
+    return failedOutcomeOf(err);
   }
-  if (!reply.ok) return failed(reply.code, reply.reason);
+  if (!reply.ok) return failedOutcome(reply.code, reply.reason);
 
   const kept = reply.results.filter((r) => hostAllowed(hostOf(r.url), ctx.allowedDomains)).slice(0, wanted);
-  const results = kept.map((r) => ({ title: r.title, url: r.url, snippet: cutField(r.snippet), page_age: r.page_age }));
+  const results = kept.map((r) => ({ title: r.title, url: r.url, snippet: cutText(r.snippet).text, page_age: r.page_age }));
   if (results.length === 0) {
     const note = filtering
       ? `The search engine was queried; nothing matched inside the allowed domains (${ctx.allowedDomains.join(', ')}).`

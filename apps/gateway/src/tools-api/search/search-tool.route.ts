@@ -9,17 +9,10 @@ import { SearchToolService } from './search-tool.service.js';
  * SearXNG itself (issue 5), and Fastify's and Nest's chains measured about 1.5 ms of it per
  * request (bench/search/README.md). Same validation, service and answer as SearchToolController.
  */
-export class SearchToolRoute extends KeyedJsonPostRoute {
-  constructor(
-    deps: HotRouteDeps,
-    private readonly search: SearchToolService,
-  ) {
-    super('/v1/tools/search', deps);
-  }
-
-  protected async handle(call: HotCall): Promise<void> {
-    const answer = await this.search.search(validateBody(SearchToolRequestSchema, call.body));
+export function searchToolRoute(deps: HotRouteDeps, search: SearchToolService): KeyedJsonPostRoute {
+  return new KeyedJsonPostRoute('/v1/tools/search', deps, async (call: HotCall) => {
+    const answer = await search.search(validateBody(SearchToolRequestSchema, call.body));
     if (answer.serverTiming) call.head['server-timing'] = answer.serverTiming;
     writeJsonResponse(call.res, 200, answer.body, call.head);
-  }
+  });
 }

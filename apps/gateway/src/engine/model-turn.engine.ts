@@ -1,0 +1,116 @@
+import { Injectable } from '@nestjs/common';
+import type { DeploymentConfig } from '../models/model-routes.config.js';
+import type { ResolvedModel } from '../models/model-registry.js';
+import { UpstreamClient } from '../upstream/upstream.client.js';
+import { readTurnStream, type ToolCall, type TurnAnswer } from './turn-stream.reader.js';
+
+// spec 01 "The loop": one request is bounded at six model turns (chat and Responses alike).
+export const MAX_TURNS = 6;
+
+// spec 01: on the last turn the server's tools are withdrawn and the model is told, in the
+// conversation, to answer with what it has and to say plainly what it could not check.
+export const FINAL_TURN_INSTRUCTION =
+  'Tools are no longer available for this request. Answer now with what you have, and say plainly what you could not check.';
+
+/** Where a loop stands: `turn` counts from 1; the `last` turn runs without the server's tools. */
+export interface TurnInfo {
+  readonly turn: number;
+  readonly last: boolean;
+}
+
+/** One turn's request: the conversation, and the rest of the body (tools, sampling, limits). */
+export interface TurnRequest {
+  readonly messages: readonly object[];
+  readonly options: Readonly<Record<string, unknown>>;
+}
+
+/** A turn read to its end, with the deployment that served it (its prices are the turn's cost). */
+export interface TurnOutcome extends TurnAnswer {
+  readonly deployment: DeploymentConfig;
+}
+
+/** What a loop decides at each turn; everything else (the call, the limit, the final turn) is the engine's. */
+export interface TurnPlan<R> {
+  /** The turn's request, or `{ end }` to stop before calling (a spent budget). */
+  request(turn: TurnInfo): TurnRequest | { readonly end: R } | Promise<TurnRequest | { readonly end: R }>;
+  /** The turn's text as it streams: the deltas of one network read, in order. */
+  onText?(deltas: readonly string[]): void | Promise<void>;
+  /** A deployment accepted the turn's call (before any of its text). */
+  onAccepted?(deployment: DeploymentConfig, turn: TurnInfo): void;
+  /** The turn, read: an answer ends the loop, undefined goes on to the next turn. */
+  finished(outcome: TurnOutcome, turn: TurnInfo): R | undefined | Promise<R | undefined>;
+}
+
+export interface LoopOptions {
+  readonly route: ResolvedModel;
+  readonly requestId: string;
+  readonly signal: AbortSignal;
+  /** Turns this loop may take (MAX_TURNS unless a sub-agent's role says fewer). */
+  readonly maxTurns?: number;
+}
+
+/**
+ * The model-turn engine both server-side loops run on (chat completions' catalogue mode and the
+ * Responses API): the turn limit and the final-turn rule, the one upstream call per turn (routed,
+ * retried before acceptance, streamed), the one stream reader and its error translation, and the
+ * calls of a turn run in parallel with their results in call order. A loop supplies only what
+ * differs: its messages and tools, what it writes to its client, its tools' execution.
+ *
+ * Hooks for metrics and tracing: `call` is the one place per upstream call, `loop` per turn,
+ * `runToolCalls` per tool call.
+ */
+@Injectable()
+export class ModelTurnEngine {
+  constructor(private readonly upstream: UpstreamClient) {}
+
+  /** Runs turns until the plan answers; undefined when the last turn still asked for more. */
+  async loop<R>(plan: TurnPlan<R>, options: LoopOptions): Promise<R | undefined> {
+    const maxTurns = options.maxTurns ?? MAX_TURNS;
+    for (let turn = 1; turn <= maxTurns; turn++) {
+      const info: TurnInfo = { turn, last: turn === maxTurns };
+      const request = await plan.request(info);
+      if ('end' in request) return request.end;
+      const outcome = await this.call(options, withFinalInstruction(request, info), plan, info);
+      const result = await plan.finished(outcome, info);
+      if (result !== undefined) return result;
+    }
+    return undefined;
+  }
+
+  /** The calls of one turn, in parallel; results in call order. `run` answers undefined for a call the platform does not execute. */
+  runToolCalls<T>(calls: readonly ToolCall[], run: (call: ToolCall, index: number) => Promise<T> | undefined): Promise<Array<T | undefined>> {
+    return Promise.all(calls.map((call, index) => run(call, index) ?? Promise.resolve(undefined)));
+  }
+
+  /** One turn's upstream call: the alias's router picks the deployment and retries before acceptance. */
+  private async call<R>(options: LoopOptions, request: TurnRequest, plan: TurnPlan<R>, turn: TurnInfo): Promise<TurnOutcome> {
+    const body = { ...request.options, messages: request.messages, stream: true, stream_options: { include_usage: true } };
+    const res = await this.upstream.post(options.route, {
+      path: '/chat/completions',
+      bodyFor: (model) => JSON.stringify({ ...body, model }),
+      requestId: options.requestId,
+      signal: options.signal,
+      accept: 'text/event-stream',
+    });
+    plan.onAccepted?.(res.deployment, turn);
+    const answer = await readTurnStream(res.body, options.signal, plan.onText?.bind(plan));
+    this.upstream.recordUsage(res.deployment, answer.usage);
+    return { ...answer, deployment: res.deployment };
+  }
+}
+
+/** The final-turn rule: after a first turn, the last one carries the instruction to answer now. */
+function withFinalInstruction(request: TurnRequest, turn: TurnInfo): TurnRequest {
+  if (!turn.last || turn.turn === 1) return request;
+  return { ...request, messages: [...request.messages, { role: 'user', content: FINAL_TURN_INSTRUCTION }] };
+}
+
+/** The model's JSON arguments as an object, or undefined when they are not a JSON object ('' counts as {}). */
+export function argumentsOf(text: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(text === '' ? '{}' : text);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
