@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { DeploymentConfig } from '../models/model-routes.config.js';
+import { failed, type ToolResult } from '../tools/tool-result.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import { UpstreamClient } from '../upstream/upstream.client.js';
 import { readTurnStream, type ToolCall, type TurnAnswer } from './turn-stream.reader.js';
@@ -113,4 +114,9 @@ export function argumentsOf(text: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A call to a tool the request does not have: the model is told, the loop goes on (both loops). */
+export function unknownTool(name: string): ToolResult {
+  return failed('unknown_tool', `no tool named ${JSON.stringify(name)} is available to this request; it did not run`);
 }

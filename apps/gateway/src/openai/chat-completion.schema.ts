@@ -26,10 +26,13 @@ export const ChatMessageSchema = z.discriminatedUnion('role', [
   z.looseObject({ role: z.literal('function'), name: z.string(), content: z.string().nullable() }),
 ]);
 
+// OpenAI's rule for a function name (chat tools and Responses function tools alike).
+export const FunctionNameSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'function name must match ^[A-Za-z0-9_-]{1,64}$');
+
 export const FunctionToolSchema = z.looseObject({
   type: z.literal('function'),
   function: z.looseObject({
-    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'function name must match ^[A-Za-z0-9_-]{1,64}$'),
+    name: FunctionNameSchema,
     description: z.string().optional(),
     parameters: z.record(z.string(), z.unknown()).optional(),
   }),

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/identity.js';
-import { argumentsOf, ModelTurnEngine, type TurnInfo, type TurnOutcome, type TurnRequest } from '../engine/model-turn.engine.js';
+import { argumentsOf, ModelTurnEngine, unknownTool, type TurnInfo, type TurnOutcome, type TurnRequest } from '../engine/model-turn.engine.js';
 import type { ToolCall } from '../engine/turn-stream.reader.js';
 import { ApiError } from '../errors/api-error.js';
 import type { ResolvedModel } from '../models/model-registry.js';
@@ -261,10 +261,11 @@ export class ResponseLoopService {
     return {
       call,
       kind: 'unknown',
-      run: () =>
-        Promise.resolve(
-          failedOutcome('unknown_tool', run.toolSet.deferred.has(name) ? `'${name}' is not loaded; find it with tool_search first` : `there is no tool named '${name}'`),
-        ),
+      run: () => {
+        if (run.toolSet.deferred.has(name)) return Promise.resolve(failedOutcome('unknown_tool', `'${name}' is not loaded; find it with tool_search first`));
+        const result = unknownTool(name);
+        return Promise.resolve(failedOutcome(result.error as string, result.why as string));
+      },
     };
   }
 

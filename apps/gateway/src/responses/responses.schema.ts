@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FunctionNameSchema } from '../openai/chat-completion.schema.js';
 
 /**
  * The Responses API request (spec 02) as Drael reads it. Objects are loose where OpenAI keeps
@@ -48,11 +49,9 @@ export const InputItemSchema = z.union([
 ]);
 export type InputItem = z.infer<typeof InputItemSchema>;
 
-const FUNCTION_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-
 export const FunctionToolSchema = z.looseObject({
   type: z.literal('function'),
-  name: z.string().regex(FUNCTION_NAME, 'function name must match ^[A-Za-z0-9_-]{1,64}$'),
+  name: FunctionNameSchema,
   description: z.string().nullish(),
   parameters: z.record(z.string(), z.unknown()).nullish(),
   strict: z.boolean().nullish(),

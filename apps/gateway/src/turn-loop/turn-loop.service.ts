@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Caller } from '../auth/identity.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
-import { argumentsOf, ModelTurnEngine, type TurnInfo, type TurnOutcome } from '../engine/model-turn.engine.js';
+import { argumentsOf, ModelTurnEngine, unknownTool, type TurnInfo, type TurnOutcome } from '../engine/model-turn.engine.js';
 import type { ToolCall } from '../engine/turn-stream.reader.js';
 import { ApiError } from '../errors/api-error.js';
 import type { ResolvedModel } from '../models/model-registry.js';
@@ -206,7 +206,7 @@ export class TurnLoopService {
 
   private async runTool(call: ToolCall, run: ChatRun, index: number, ordinal: number): Promise<ToolResult | string> {
     const tool = run.catalogue.tools.get(call.function.name as never);
-    if (!tool) return failed('unknown_tool', `no tool named ${JSON.stringify(call.function.name)} is available to this request; it did not run`);
+    if (!tool) return unknownTool(call.function.name);
     const args = argumentsOf(call.function.arguments);
     if (args === undefined) return failed('invalid_arguments', 'the arguments are not a JSON object');
     try {
