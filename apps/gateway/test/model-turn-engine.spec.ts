@@ -26,11 +26,10 @@ function responses(body: Record<string, unknown>): Promise<Response> {
 }
 
 /** The upstream requests one client request caused. */
-async function seenFor(send: () => Promise<Response>): Promise<{ response: Response; seen: Array<{ body: any }> }> {
+async function seenFor(send: () => Promise<Response>): Promise<{ text: string; seen: Array<{ body: any }> }> {
   const before = h.upstream.requests.length;
-  const response = await send();
-  await response.arrayBuffer().catch(() => undefined);
-  return { response, seen: h.upstream.requests.slice(before) };
+  const text = await (await send()).text();
+  return { text, seen: h.upstream.requests.slice(before) };
 }
 
 const forever = { type: 'tool_calls' as const, calls: [{ id: 'm1', name: 'made_up_tool', arguments: '{}' }] };
@@ -77,5 +76,36 @@ describe('one model-turn engine for chat and Responses', () => {
     expect(resp.status).toBe(chat.status);
     expect(chatError.code).toMatch(/^upstream_/);
     expect({ code: respError.code, message: respError.message }).toEqual({ code: chatError.code, message: chatError.message });
+  });
+
+  it('catalogue mode asks the upstream for what the client asked: streamed and not, the same answer, usage and tool handling', async () => {
+    const script = [
+      { type: 'tool_calls' as const, content: 'Let me check. ', calls: [{ id: 't1', name: 'made_up_tool', arguments: ['{"q":', '"x"}'] }], usage: { prompt_tokens: 11, completion_tokens: 4 } },
+      { type: 'text' as const, content: ['The ', 'answer.'], usage: { prompt_tokens: 20, completion_tokens: 2 } },
+    ];
+    h.script(script);
+    const plain = await seenFor(() => h.chat({ messages: ask }));
+    h.script(script);
+    const before = h.upstream.requests.length;
+    const streamed = await h.chat({ messages: ask, stream: true, stream_options: { include_usage: true } });
+    const events = (await streamed.text())
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: ') && e !== 'data: [DONE]')
+      .map((e) => JSON.parse(e.slice(6)));
+    const streamedSeen = h.upstream.requests.slice(before) as Array<{ body: any }>;
+
+    // The upstream streamed only for the streaming client.
+    expect(plain.seen.map((r) => r.body.stream)).toEqual([false, false]);
+    expect(streamedSeen.map((r) => r.body.stream)).toEqual([true, true]);
+    // The same tool handling: the second turn carries the same assistant call and tool result.
+    const strip = (body: any) => ({ ...body, stream: undefined, stream_options: undefined });
+    expect(strip(plain.seen[1]!.body)).toEqual(strip(streamedSeen[1]!.body));
+    expect(toolMessages(plain.seen[1]!.body)[0]).toMatchObject({ tool_call_id: 't1', content: { ok: false, error: 'unknown_tool' } });
+    // The same answer and usage.
+    const completion = JSON.parse(plain.text);
+    expect(completion.choices[0].message.content).toBe(events.map((e) => e.choices[0]?.delta?.content ?? '').join(''));
+    expect(completion.choices[0].finish_reason).toBe('stop');
+    expect(completion.usage).toEqual(events.at(-1).usage);
+    expect(completion.usage).toEqual({ prompt_tokens: 31, completion_tokens: 6, total_tokens: 37 });
   });
 });

@@ -24,7 +24,8 @@ describe('catalogue mode', () => {
     const seen = h.upstream.requests[before]!;
     expect(toolNames(seen.body)).toEqual(['spawn_agent']);
     expect(seen.body.model).toBe('upstream-model');
-    expect(seen.body.stream).toBe(true);
+    // issue 20: a client that does not stream gets no upstream stream either.
+    expect(seen.body.stream).toBe(false);
   });
 
   it('streams one ordinary answer: text before a tool call passes through, one id, role once, one finish_reason, [DONE] once, usage summed', async () => {

@@ -3,7 +3,7 @@ import type { DeploymentConfig } from '../models/model-routes.config.js';
 import { failed, type ToolResult } from '../tools/tool-result.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import { UpstreamClient } from '../upstream/upstream.client.js';
-import { readTurnStream, type ToolCall, type TurnAnswer } from './turn-stream.reader.js';
+import { readTurnJson, readTurnStream, type ToolCall, type TurnAnswer } from './turn-stream.reader.js';
 
 // spec 01 "The loop": one request is bounded at six model turns (chat and Responses alike).
 export const MAX_TURNS = 6;
@@ -48,12 +48,18 @@ export interface LoopOptions {
   readonly signal: AbortSignal;
   /** Turns this loop may take (MAX_TURNS unless a sub-agent's role says fewer). */
   readonly maxTurns?: number;
+  /**
+   * Ask the upstream for a stream: only when text must reach a client as it comes (issue 20: a
+   * client that does not stream, and a sub-agent, get the same turn as one JSON answer).
+   */
+  readonly stream: boolean;
 }
 
 /**
  * The model-turn engine both server-side loops run on (chat completions' catalogue mode and the
  * Responses API): the turn limit and the final-turn rule, the one upstream call per turn (routed,
- * retried before acceptance, streamed), the one stream reader and its error translation, and the
+ * retried before acceptance; streamed only when text must flow), the one reader of each answer
+ * form and their error translation, and the
  * calls of a turn run in parallel with their results in call order. A loop supplies only what
  * differs: its messages and tools, what it writes to its client, its tools' execution.
  *
@@ -85,16 +91,19 @@ export class ModelTurnEngine {
 
   /** One turn's upstream call: the alias's router picks the deployment and retries before acceptance. */
   private async call<R>(options: LoopOptions, request: TurnRequest, plan: TurnPlan<R>, turn: TurnInfo): Promise<TurnOutcome> {
-    const body = { ...request.options, messages: request.messages, stream: true, stream_options: { include_usage: true } };
+    const body = options.stream
+      ? { ...request.options, messages: request.messages, stream: true, stream_options: { include_usage: true } }
+      : { ...request.options, messages: request.messages, stream: false };
     const res = await this.upstream.post(options.route, {
       path: '/chat/completions',
       bodyFor: (model) => JSON.stringify({ ...body, model }),
       requestId: options.requestId,
       signal: options.signal,
-      accept: 'text/event-stream',
+      accept: options.stream ? 'text/event-stream' : 'application/json',
     });
     plan.onAccepted?.(res.deployment, turn);
-    const answer = await readTurnStream(res.body, options.signal, plan.onText?.bind(plan));
+    const onText = plan.onText?.bind(plan);
+    const answer = options.stream ? await readTurnStream(res.body, options.signal, onText) : await readTurnJson(res.body, options.signal, onText);
     this.upstream.recordUsage(res.deployment, answer.usage);
     return { ...answer, deployment: res.deployment };
   }

@@ -18,6 +18,8 @@ const reply: SearchQueryReply = {
   coverage: 1,
   sources_tried: ['fixture'],
   intent: 'general',
+  took_ms: 1,
+  cached: false,
 };
 
 /** The search service's reply as given (the hosted tool's one port onto the service). */

@@ -115,3 +115,49 @@ export async function readTurnStream(
     .map((c, i) => ({ id: c.id || `call_drael_${i}`, type: 'function', function: { name: c.name, arguments: c.arguments } }));
   return answer;
 }
+
+interface Completion {
+  choices?: Array<{
+    message?: { content?: string | null; tool_calls?: Array<{ id?: string; function?: { name?: string; arguments?: string } }> };
+    finish_reason?: string | null;
+  }>;
+  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
+  error?: { message?: string };
+}
+
+/**
+ * The same turn read from a non-streamed completion (issue 20: a client that does not stream
+ * needs no upstream stream): the same answer, tool calls, usage and errors as readTurnStream, the
+ * text handed on once, whole.
+ */
+export async function readTurnJson(
+  body: { text(): Promise<string> },
+  signal: AbortSignal,
+  onText?: (deltas: readonly string[]) => void | Promise<void>,
+): Promise<TurnAnswer> {
+  let text: string;
+  try {
+    text = await body.text();
+  } catch (err) {
+    if (signal.aborted) throw err;
+    throw answerFailure(err);
+  }
+  let completion: Completion;
+  try {
+    completion = JSON.parse(text) as Completion;
+  } catch {
+    throw new ApiError('upstream_error', 'The model upstream sent an answer that is not JSON');
+  }
+  if (completion.error) throw new ApiError('upstream_error', `The model upstream failed mid-answer: ${completion.error.message ?? 'unknown error'}`);
+  const choice = completion.choices?.[0];
+  const content = typeof choice?.message?.content === 'string' ? choice.message.content : '';
+  if (content.length > 0 && onText) await onText([content]);
+  return {
+    content,
+    toolCalls: (choice?.message?.tool_calls ?? [])
+      .filter((c) => c.function?.name)
+      .map((c, i) => ({ id: c.id || `call_drael_${i}`, type: 'function', function: { name: c.function!.name!, arguments: c.function!.arguments ?? '' } })),
+    finishReason: choice?.finish_reason ?? null,
+    usage: { prompt_tokens: completion.usage?.prompt_tokens ?? 0, completion_tokens: completion.usage?.completion_tokens ?? 0 },
+  };
+}

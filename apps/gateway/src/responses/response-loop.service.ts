@@ -170,7 +170,8 @@ export class ResponseLoopService {
           run.onUpstreamAccepted(deployment.name);
         },
       },
-      { route: run.route, requestId: run.requestId, signal: run.signal },
+      // Streamed always: issue 20's non-streamed upstream call is catalogue mode's so far (the Responses events are built from deltas).
+      { route: run.route, requestId: run.requestId, signal: run.signal, stream: true },
     );
     if (ended === undefined) {
       // The last turn still asked for tools: the loop ends without a final answer.

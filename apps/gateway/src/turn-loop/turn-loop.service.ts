@@ -182,7 +182,15 @@ export class TurnLoopService {
           return undefined;
         },
       },
-      { route: run.route, requestId: run.requestId, signal: run.signal, ...(run.maxTurns !== undefined ? { maxTurns: run.maxTurns } : {}) },
+      {
+        route: run.route,
+        requestId: run.requestId,
+        signal: run.signal,
+        // issue 20: the upstream streams only when text goes to a client as it comes (a streamed
+        // request's own loop); a non-streamed request and every sub-agent get one JSON answer per turn.
+        stream: run.onText !== undefined,
+        ...(run.maxTurns !== undefined ? { maxTurns: run.maxTurns } : {}),
+      },
     );
     // Every chat turn answers on its last one (above): the engine never runs out of turns here.
     return result ?? { content, finishReason: 'stop' };
