@@ -62,6 +62,8 @@ describe('one model-turn engine for chat and Responses', () => {
     const fromResponses = toolMessages(resp.seen[1]!.body)[0]!;
     expect(fromChat.content).toMatchObject({ ok: false, error: 'unknown_tool' });
     expect(fromResponses).toEqual(fromChat);
+    // issue 20, both loops: a client that does not stream gets no upstream stream.
+    expect([...chat.seen, ...resp.seen].map((r) => r.body.stream)).toEqual([false, false, false, false]);
   });
 
   it('an answer that breaks off mid-stream is the same typed error from both loops', async () => {

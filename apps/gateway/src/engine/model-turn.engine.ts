@@ -50,7 +50,8 @@ export interface LoopOptions {
   readonly maxTurns?: number;
   /**
    * Ask the upstream for a stream: only when text must reach a client as it comes (issue 20: a
-   * client that does not stream, and a sub-agent, get the same turn as one JSON answer).
+   * client that does not stream, and a sub-agent, get the same turn as one JSON answer). Both
+   * loops decide it by this one rule.
    */
   readonly stream: boolean;
 }

@@ -170,8 +170,8 @@ export class ResponseLoopService {
           run.onUpstreamAccepted(deployment.name);
         },
       },
-      // Streamed always: issue 20's non-streamed upstream call is catalogue mode's so far (the Responses events are built from deltas).
-      { route: run.route, requestId: run.requestId, signal: run.signal, stream: true },
+      // The upstream streams only for a streamed response (issue 20): a non-streamed one gets each turn as one answer.
+      { route: run.route, requestId: run.requestId, signal: run.signal, stream: events.live },
     );
     if (ended === undefined) {
       // The last turn still asked for tools: the loop ends without a final answer.
