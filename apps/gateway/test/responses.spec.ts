@@ -616,7 +616,8 @@ describe('the loop bound', () => {
     expect(sent).toHaveLength(6);
     expect(sent[4]!.body.tools.map((t: any) => t.function.name)).toEqual(['datetime']);
     expect(sent[5]!.body.tools).toBeUndefined();
-    expect(sent[5]!.body.messages.at(-1)).toMatchObject({ role: 'system' });
+    // issue 16: the one final-turn instruction of both loops (chat's, a user message).
+    expect(sent[5]!.body.messages.at(-1)).toMatchObject({ role: 'user' });
     expect(sent[5]!.body.messages.at(-1).content).toMatch(/answer now/i);
     expect(events.at(-1)).toMatchObject({ type: 'response.incomplete', response: { status: 'incomplete', incomplete_details: { reason: 'max_tool_rounds' } } });
   });
