@@ -3,6 +3,8 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { sandboxCatalog, type ReplyOf, type RequestOf, type RpcEntry, type SandboxRunReply } from '@drael/contracts';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { NatsRpcClient, RpcError } from '@drael/nats-rpc';
 import { startServiceProcess, testPrefix, type ServiceProcess } from '@drael/test-support';
 
@@ -78,9 +80,23 @@ export async function startSandbox(extraEnv: Record<string, string> = {}, option
         .filter((m): m is string => !!m && m.startsWith(`${stateDir}/`));
       for (const m of mounts) await exec('umount', ['-l', m]).catch(() => undefined);
       await rm(stateDir, { recursive: true, force: true });
+      // The first replica of a prefix owns its JetStream buckets (named after the prefix).
+      if (!options.join) await destroyBuckets(prefix);
     },
   };
   return sandbox;
+}
+
+/** The sandbox's JetStream buckets of a prefix (sandbox-stores.ts names them), removed from the shared NATS. */
+export async function destroyBuckets(prefix: string): Promise<void> {
+  const nc = await connect({ servers: NATS_URL });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const p = prefix.replace(/[^A-Za-z0-9_-]/g, '_');
+    for (const stream of [`KV_${p}_sandbox_placement`, `KV_${p}_sandbox_replicas`, `OBJ_${p}_sandbox_workspaces`]) await jsm.streams.delete(stream).catch(() => undefined);
+  } finally {
+    await nc.close();
+  }
 }
 
 export async function containersOf(instance: string, status?: 'running'): Promise<string[]> {

@@ -61,6 +61,15 @@ const IDLE_UNMOUNT_MS = 20_000;
 const SessionRecordSchema = z.object({ id: z.string(), created_at_ms: z.number().nonnegative(), bytes: z.number().int().nonnegative() });
 type SessionRecord = z.infer<typeof SessionRecordSchema>;
 
+/**
+ * What the placement (sessions across replicas, placement/) hooks in: what to do when a volume is
+ * deleted here (its record and saved copy go too). With hooks set, the per-tenant cap is counted
+ * by the placement, over every replica, before a record is created; not here from one disk.
+ */
+export interface WorkspaceHooks {
+  volumeRemoved(key: string): Promise<void>;
+}
+
 /** Refuses any session id outside ^[A-Za-z0-9_-]{1,64}$ before it comes near a path. */
 export function assertSessionId(session: string): void {
   if (!SessionIdSchema.safeParse(session).success) {
@@ -87,6 +96,7 @@ export class WorkspaceService implements OnApplicationShutdown {
   // SANDBOX_MAX_SESSIONS_PER_TENANT; dropped once nobody waits on it.
   private readonly tenantCreates = new Map<string, Chain>();
   private sweeper?: NodeJS.Timeout;
+  private hooks?: WorkspaceHooks;
 
   constructor(@Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig) {
     this.root = join(config.SANDBOX_STATE_DIR, 'sessions');
@@ -95,6 +105,66 @@ export class WorkspaceService implements OnApplicationShutdown {
 
   get quotaBytes(): number {
     return this.config.SANDBOX_SESSION_QUOTA_MB * 1024 * 1024;
+  }
+
+  /** Set once at boot by the placement (sessions across replicas). */
+  setHooks(hooks: WorkspaceHooks): void {
+    this.hooks = hooks;
+  }
+
+  /** The workspace's name shared by every replica: `<kind>.<H(tenant)>.<H(tenant, session)>` (hashes as on disk). */
+  keyOf(ref: WorkspaceRef): string {
+    const { tenantHash, sessionHash } = this.locate(ref);
+    return `${ref.scope === 'request' ? 'request' : 'session'}.${tenantHash}.${sessionHash}`;
+  }
+
+  /** The `<kind>.<H(tenant)>.` prefix of a tenant's session keys. */
+  tenantKeyPrefix(tenant: string): string {
+    return `session.${this.locate({ tenant, session: '' }).tenantHash}.`;
+  }
+
+  /** Whether this replica's disk has a volume for the workspace (one made before placement existed). */
+  async hasVolume(ref: WorkspaceRef): Promise<boolean> {
+    assertSessionId(ref.session);
+    return access(this.locate(ref).image).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /**
+   * Replaces this replica's copy of a workspace by a fresh volume that `fill` fills (a restore
+   * from the saved copy), in the volume's chain. Refused while a call here holds the old copy.
+   */
+  async replaceWith(ref: WorkspaceRef, fill: (mountPoint: string) => Promise<void>): Promise<void> {
+    assertSessionId(ref.session);
+    const { dir, image, mountPoint, record } = this.locate(ref);
+    await this.onEntry(mountPoint, async (e) => {
+      if (e.refs > 0) throw new RpcError('unavailable', 'the session is busy on this replica; retry', true);
+      clearTimeout(e.idle);
+      e.idle = undefined;
+      e.gone = false;
+      if (e.mounted) {
+        await unmountVolume(mountPoint);
+        e.mounted = false;
+      }
+      await unlink(image).catch(() => undefined);
+      await this.createVolumeIn(dir, image);
+      try {
+        await mountVolume(image, mountPoint);
+        e.mounted = true;
+        await fill(mountPoint);
+        if (ref.scope !== 'request') await this.ensureRecord(record, image, ref.session).catch(() => undefined);
+      } catch (err) {
+        // Half a restore is worse than none: the next call restores again.
+        if (e.mounted) await unmountVolume(mountPoint);
+        e.mounted = false;
+        await unlink(image).catch(() => undefined);
+        throw err;
+      }
+      e.idle = setTimeout(() => void this.unmountIdle(e, mountPoint), IDLE_UNMOUNT_MS);
+      e.idle.unref();
+    });
   }
 
   /** Unmounts volumes a previous process left mounted. */
@@ -127,7 +197,7 @@ export class WorkspaceService implements OnApplicationShutdown {
         if (!exists) {
           if (!options.create) return false;
           if (ref.scope === 'request') await this.createVolumeIn(dir, image);
-          else await this.createSessionVolume(dir, image, record, ref.session);
+          else await this.createSessionVolume(dir, image, record, ref);
         }
         await mountVolume(image, mountPoint);
         e.mounted = true;
@@ -150,7 +220,7 @@ export class WorkspaceService implements OnApplicationShutdown {
         await this.serialize(e, async () => {
           e.refs -= 1;
           if (e.refs === 0 && e.removeOnRelease) {
-            await this.removeNow(e, mountPoint, image);
+            await this.removeNow(e, mountPoint, image, this.keyOf(ref));
           } else if (e.refs === 0) {
             if (ref.scope !== 'request') await recordUsage(record, mountPoint).catch(() => undefined);
             // Idle time counts from the end of the last use, not its start (a run can be long).
@@ -174,11 +244,13 @@ export class WorkspaceService implements OnApplicationShutdown {
    * instead of all counting the same number. Replicas sharing a state dir could still overshoot
    * by one each; the cap bounds disk use, it is not a bill.
    */
-  private async createSessionVolume(dir: string, image: string, record: string, session: string): Promise<void> {
+  private async createSessionVolume(dir: string, image: string, record: string, ref: WorkspaceRef): Promise<void> {
+    const session = ref.session;
     const newLock = (): Chain => ({ chain: Promise.resolve(), users: 0 });
     await this.inQueue(this.tenantCreates, dir, newLock, async () => {
       const max = this.config.SANDBOX_MAX_SESSIONS_PER_TENANT;
-      const held = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.img')).length;
+      // Across replicas the placement counted them (this disk holds only some, and stale copies).
+      const held = this.hooks ? 0 : (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.img')).length;
       if (held >= max) throw sessionLimitReached(held, max, this.config.SANDBOX_SESSION_MAX_IDLE_S);
       await this.createVolumeIn(dir, image);
       try {
@@ -244,12 +316,12 @@ export class WorkspaceService implements OnApplicationShutdown {
         e.removeOnRelease = true;
         return true;
       }
-      return this.removeNow(e, mountPoint, image);
+      return this.removeNow(e, mountPoint, image, this.keyOf(ref));
     });
   }
 
   /** Runs inside the entry's chain with no user left. */
-  private async removeNow(e: Entry, mountPoint: string, image: string): Promise<boolean> {
+  private async removeNow(e: Entry, mountPoint: string, image: string, key: string): Promise<boolean> {
     clearTimeout(e.idle);
     e.idle = undefined;
     if (e.mounted) {
@@ -264,6 +336,8 @@ export class WorkspaceService implements OnApplicationShutdown {
     await unlink(image.replace(/\.img$/, '.json')).catch(() => undefined);
     e.gone = true;
     if (this.entries.get(mountPoint) === e) this.entries.delete(mountPoint);
+    // Its record and saved copy (if this replica holds it): a deleted or expired session is gone everywhere.
+    await this.hooks?.volumeRemoved(key);
     return existed;
   }
 
@@ -326,18 +400,18 @@ export class WorkspaceService implements OnApplicationShutdown {
   /** Removes every workspace unused for longer than its kind's maximum idle time; returns how many. */
   async sweepIdleWorkspaces(): Promise<number> {
     let removed = 0;
-    for (const { root, maxIdleMs } of this.sweptKinds()) removed += await this.sweepIdleUnder(root, maxIdleMs);
+    for (const { root, kind, maxIdleMs } of this.sweptKinds()) removed += await this.sweepIdleUnder(root, kind, maxIdleMs);
     return removed;
   }
 
-  private sweptKinds(): { root: string; maxIdleMs: number }[] {
+  private sweptKinds(): { root: string; kind: string; maxIdleMs: number }[] {
     return [
-      { root: this.requestsRoot, maxIdleMs: this.config.SANDBOX_REQUEST_WORKSPACE_MAX_AGE_S * 1000 },
-      { root: this.root, maxIdleMs: this.config.SANDBOX_SESSION_MAX_IDLE_S * 1000 },
+      { root: this.requestsRoot, kind: 'request', maxIdleMs: this.config.SANDBOX_REQUEST_WORKSPACE_MAX_AGE_S * 1000 },
+      { root: this.root, kind: 'session', maxIdleMs: this.config.SANDBOX_SESSION_MAX_IDLE_S * 1000 },
     ].filter((k) => k.maxIdleMs > 0);
   }
 
-  private async sweepIdleUnder(root: string, maxIdleMs: number): Promise<number> {
+  private async sweepIdleUnder(root: string, kind: string, maxIdleMs: number): Promise<number> {
     const mounted = new Set(await mountsUnder(root));
     // In use here, or mounted by another replica on this host (it is in use there).
     const inUse = (mountPoint: string, e: Entry | undefined) => (e?.refs ?? 0) > 0 || (!e?.mounted && mounted.has(mountPoint));
@@ -352,7 +426,7 @@ export class WorkspaceService implements OnApplicationShutdown {
         // Checked again in the volume's chain: an acquire queued before this one has marked it used.
         const gone = await this.onEntry(mountPoint, async (e) => {
           if (e.gone || inUse(mountPoint, e) || (await idleMsOf(image)) < maxIdleMs) return false;
-          return this.removeNow(e, mountPoint, image);
+          return this.removeNow(e, mountPoint, image, `${kind}.${tenantDir}.${name.slice(0, -'.img'.length)}`);
         });
         if (gone) removed += 1;
       }
@@ -376,7 +450,7 @@ export class WorkspaceService implements OnApplicationShutdown {
     const tenantHash = hash(`tenant\0${tenant}`);
     const sessionHash = hash(`${request ? 'request' : 'session'}\0${tenant}\0${session}`);
     const dir = join(request ? this.requestsRoot : this.root, tenantHash);
-    return { dir, image: join(dir, `${sessionHash}.img`), mountPoint: join(dir, `${sessionHash}.mnt`), record: join(dir, `${sessionHash}.json`) };
+    return { tenantHash, sessionHash, dir, image: join(dir, `${sessionHash}.img`), mountPoint: join(dir, `${sessionHash}.mnt`), record: join(dir, `${sessionHash}.json`) };
   }
 
   private serialize<T>(queue: Chain, fn: () => Promise<T>): Promise<T> {
@@ -431,7 +505,7 @@ function idleMsOf(image: string): Promise<number> {
   );
 }
 
-function sessionLimitReached(held: number, max: number, maxIdleS: number): RpcError {
+export function sessionLimitReached(held: number, max: number, maxIdleS: number): RpcError {
   const expiry = maxIdleS > 0 ? `; a session unused for ${durationOf(maxIdleS)} is also deleted with its files` : '';
   // No subject name here: this message reaches API clients as it is.
   const howToFree = `reuse one of them (GET /v1/sessions lists them), or free one by deleting a session no longer needed (DELETE /v1/sessions/{id})${expiry}`;
