@@ -55,14 +55,14 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   register<E extends RoutedEntry>(route: Route<E>): void {
-    this.routes.set(route.entry.subject, route as unknown as Route<RoutedEntry>);
+    this.routes.set(route.entry.subject, route);
   }
 
   /** Answers a call that arrived through the queue group. */
   call<E extends RoutedEntry>(entry: E, req: ParsedRequestOf<E>): Promise<ReplyOf<E>> {
     const route = this.routes.get(entry.subject);
     if (!route) throw new Error(`no route for ${entry.subject}`);
-    return this.answer(route, req as ParsedRequestOf<RoutedEntry>, false) as Promise<ReplyOf<E>>;
+    return this.answer(route, req, false) as Promise<ReplyOf<E>>;
   }
 
   private async answer(route: Route<RoutedEntry>, req: ParsedRequestOf<RoutedEntry>, forwarded: boolean): Promise<unknown> {
@@ -165,7 +165,7 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
         const parsed = route.entry.request.safeParse(body);
         if (!parsed.success) return respond({ error: new RpcError('bad_request', parsed.error.issues[0]?.message ?? 'invalid', false).toWire() });
         try {
-          respond({ result: await this.answer(route, parsed.data as ParsedRequestOf<RoutedEntry>, true) });
+          respond({ result: await this.answer(route, parsed.data, true) });
         } catch (err) {
           if (err instanceof RpcError) return respond({ error: err.toWire() });
           this.logger.error({ err, subject }, 'forwarded call failed');

@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { Inject, Injectable } from '@nestjs/common';
 import { RpcError } from '@drael/nats-rpc';
 import { SANDBOX_STORES, type SandboxStores } from '../placement/sandbox-stores.js';
@@ -57,7 +56,7 @@ export class WorkspaceStore {
     try {
       const tar = spawnTar(['--sparse', '--numeric-owner', '-C', ws.path, '-cf', '-', '.']);
       tar.child.stdin?.end();
-      const source = Readable.toWeb(tar.child.stdout!) as unknown as ReadableStream<Uint8Array>;
+      const source = Readable.toWeb(tar.child.stdout) as unknown as ReadableStream<Uint8Array>;
       await Promise.all([this.stores.workspaces.put({ name }, source), tar.done]);
       bytes = (await ws.usage()).usedBytes;
     } finally {
@@ -79,7 +78,7 @@ export class WorkspaceStore {
       // as if it were the session would be silent data loss; refuse instead.
       if (!obj) throw new RpcError('unavailable', "the session's saved files cannot be read now; retry", true);
       const tar = spawnTar(['--numeric-owner', '--same-owner', '--same-permissions', '-C', mountPoint, '-xf', '-']);
-      await Promise.all([pipeline(Readable.fromWeb(obj.data as unknown as WebReadableStream<Uint8Array>), tar.child.stdin!), tar.done]);
+      await Promise.all([pipeline(Readable.fromWeb(obj.data), tar.child.stdin), tar.done]);
       // The store checks the copy's digest once it has been read whole.
       const err = await obj.error;
       if (err) throw err;
