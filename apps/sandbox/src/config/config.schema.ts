@@ -60,6 +60,9 @@ export const configSchema = z.object({
   SANDBOX_PLACEMENT_BUCKET: bucketName,
   SANDBOX_REPLICAS_BUCKET: bucketName,
   SANDBOX_WORKSPACE_BUCKET: bucketName,
+  // JetStream replicas of those buckets when they are created: 1 on a single NATS server; 3 on a
+  // NATS cluster, so the saved workspaces outlive the loss of a NATS node too.
+  SANDBOX_STORE_REPLICAS: z.coerce.number().pipe(z.union([z.literal(1), z.literal(3), z.literal(5)])).default(1),
 });
 export type SandboxConfig = z.infer<typeof configSchema>;
 export const SANDBOX_CONFIG = Symbol('SANDBOX_CONFIG');

@@ -97,13 +97,15 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
   /**
    * Where a call on `ref` is answered; claims or takes the workspace over when it is to be answered
    * here. `create`: the call makes the workspace if it does not exist (a run, a write).
+   * `unreachable`: a holder the caller found without a subscription (its process is gone, or cut
+   * from NATS): dead, whatever its heartbeat still says.
    */
-  place(ref: WorkspaceRef, create: boolean): Promise<Placement> {
+  place(ref: WorkspaceRef, create: boolean, unreachable?: string): Promise<Placement> {
     const key = this.workspaces.keyOf(ref);
-    return this.inChain(key, () => this.placeNow(key, ref, create));
+    return this.inChain(key, () => this.placeNow(key, ref, create, unreachable));
   }
 
-  private async placeNow(key: string, ref: WorkspaceRef, create: boolean): Promise<Placement> {
+  private async placeNow(key: string, ref: WorkspaceRef, create: boolean, unreachable: string | undefined): Promise<Placement> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const entry = await this.stores.placement.get(key);
       if (!entry || entry.operation !== 'PUT') {
@@ -132,7 +134,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
       const record = parseRecord(entry.string());
       if (!record) throw new RpcError('internal', 'the session record is unreadable', false);
       if (record.holder === this.replicaId && this.held.get(key)?.revision === entry.revision) return { where: 'here', key, takenOver: false };
-      if (record.holder !== this.replicaId && (await this.isAlive(record.holder))) {
+      if (record.holder !== this.replicaId && record.holder !== unreachable && (await this.isAlive(record.holder))) {
         this.held.delete(key);
         return { where: 'there', key, holder: record.holder };
       }

@@ -35,8 +35,9 @@ export interface Route<E extends RoutedEntry> {
  * JSON alike); the replica that receives a call either answers it (it holds the session, or has
  * just claimed or taken it over, restoring its saved files first) or forwards it to the holder on
  * the holder's per-replica subject and relays the answer. A forwarded call that finds the session
- * moved again is refused (retryable), never forwarded twice. A holder that does not answer is
- * `unavailable` (retryable) until its heartbeat lapses; then the next call takes the session over.
+ * moved again is refused (retryable), never forwarded twice. A holder whose subject nobody
+ * listens on any more (its process died: NATS answers "no responders" at once) is taken over by
+ * the replica forwarding to it; one whose heartbeat lapsed is taken over without trying it.
  */
 @Injectable()
 export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -72,13 +73,17 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
     route.validate?.(req);
     assertSessionId(session);
     const ref: WorkspaceRef = { tenant, session, scope };
-    // Twice at most: a holder found dead on the way (no responders, heartbeat gone) is taken over.
+    // Twice at most: a holder found gone on the way (no subscription any more) is taken over.
+    let unreachable: string | undefined;
     for (let attempt = 0; attempt < 2; attempt++) {
-      const placed = await this.placement.place(ref, route.create);
+      const placed = await this.placement.place(ref, route.create, unreachable);
       if (placed.where === 'there') {
         if (forwarded) throw new RpcError('unavailable', 'the session is moving between replicas; retry', true);
         const answer = await this.forward(route, placed.holder, req);
-        if (answer.gone) continue;
+        if (answer.gone) {
+          unreachable = placed.holder;
+          continue;
+        }
         return answer.value;
       }
       if (placed.where === 'here' && placed.takenOver && route.needsFiles) {
@@ -101,7 +106,11 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
     throw new RpcError('unavailable', 'the replica holding this session stopped; retry', true);
   }
 
-  /** The call, answered by the holder. `gone`: the holder has no subscription and no heartbeat any more. */
+  /**
+   * The call, answered by the holder. `gone`: nobody listens on the holder's subject (NATS says so
+   * at once): its process died or lost NATS, so nothing of this call ran there, and the session
+   * is taken over (a holder that comes back finds its record moved: compare-and-set fences it).
+   */
   private async forward(route: Route<RoutedEntry>, holder: string, req: ParsedRequestOf<RoutedEntry>): Promise<{ gone: true } | { gone: false; value: unknown }> {
     const subject = wireSubject(sandboxInstanceSubject(holder, route.entry.subject), this.config.DRAEL_NATS_PREFIX);
     const headers = natsHeaders();
@@ -113,10 +122,7 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
       body = msg.json<unknown>();
     } catch (err) {
       const text = `${(err as Error).name} ${(err as Error).message}`.toLowerCase();
-      if (text.includes('no responders') || text.includes('503')) {
-        if (!(await this.placement.isAlive(holder))) return { gone: true };
-        throw new RpcError('unavailable', 'the replica holding this session is not answering; retry in a few seconds', true);
-      }
+      if (text.includes('no responders') || text.includes('503')) return { gone: true };
       if (text.includes('timeout')) throw new RpcError('timeout', `the sandbox replica holding this session gave no answer within ${timeout} ms`, true);
       throw new RpcError('unavailable', 'the replica holding this session could not be reached; retry', true);
     }
