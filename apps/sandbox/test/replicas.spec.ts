@@ -154,5 +154,15 @@ describe('sandbox sessions across two replicas', () => {
     expect(list.sessions.map((s) => s.id)).toEqual(['one']);
     const log = await client.request(sandboxCatalog.filesRead, { tenant: 'multi', session: 'one', path: 'log.txt' });
     expect(unb64(log.content_base64).split('\n').filter(Boolean)).toHaveLength(12);
+    // Back (same disk, new process), the old holder keeps a stale copy of the session. Deleted
+    // through the bus, the session stays deleted whichever replica answers: the stale copy is
+    // never adopted as a session of its own.
+    await holder.restart();
+    expect(await imagesOn(holder, ws.tenant)).toHaveLength(1);
+    expect(await client.request(sandboxCatalog.workspaceDelete, ws)).toEqual({ deleted: true });
+    for (let i = 0; i < 10; i++) {
+      expect((await client.request(sandboxCatalog.filesList, ws)).files).toEqual([]);
+      expect((await client.request(sandboxCatalog.sessionsList, { tenant: ws.tenant })).sessions).toEqual([]);
+    }
   });
 });

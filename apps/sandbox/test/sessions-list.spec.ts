@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxCatalog } from '@drael/contracts';
 import { b64, placementKeyOf, placementKv, startSandbox, type Sandbox } from './sandbox-harness.js';
@@ -61,10 +64,12 @@ describe('sandbox.sessions.list.v1', () => {
     await sbx.call(sandboxCatalog.workspaceDelete, { tenant: 'del', session: 'drop' });
     expect((await list('del')).sessions.map((s) => s.id)).toEqual(['keep']);
 
-    // Remove its placement record, as a volume made by an older (single-replica) sandbox would have none.
+    // Remove its placement record and its record on disk, as a volume made by an older
+    // (single-replica) sandbox would have neither.
     const { kv, nc } = await placementKv(sbx.prefix);
     await kv.delete(placementKeyOf('del', 'keep'));
     await nc.close();
+    await rm(diskRecordOf(sbx, 'del', 'keep'));
     expect((await list('del')).sessions).toEqual([]);
     // A new process finds the volume on its disk at the session's next use and records it.
     await sbx.proc.stop('SIGKILL');
@@ -91,3 +96,9 @@ describe('sandbox.sessions.list.v1', () => {
     expect(after - before).toBeGreaterThanOrEqual(400 * 1024);
   });
 });
+
+/** The record beside a session's volume on disk (WorkspaceService.locate: hashes only). */
+function diskRecordOf(s: Sandbox, tenant: string, session: string): string {
+  const hash = (t: string) => createHash('sha256').update(t).digest('hex').slice(0, 40);
+  return join(s.stateDir, 'sessions', hash(`tenant\0${tenant}`), `${hash(`session\0${tenant}\0${session}`)}.json`);
+}

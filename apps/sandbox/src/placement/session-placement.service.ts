@@ -111,7 +111,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
       if (!entry || entry.operation !== 'PUT') {
         this.held.delete(key);
         // A volume made here before placement existed is adopted as it is (and counted, listed).
-        const legacy = await this.workspaces.hasVolume(ref);
+        const legacy = await this.workspaces.hasUnplacedVolume(ref);
         if (!create && !legacy) return { where: 'nowhere', key };
         const now = Date.now();
         const record: SessionRecord = { id: ref.session, holder: this.replicaId, created_at_ms: now, last_used_ms: now, bytes: 0 };

@@ -98,8 +98,15 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
       }
       const result = await route.local(req, placed);
       if (placed.where === 'here') {
-        if (route.mutates) await this.store.save(ref, placed.key);
-        else await this.placement.recordUse(placed.key);
+        try {
+          if (route.mutates) await this.store.save(ref, placed.key);
+          else await this.placement.recordUse(placed.key);
+        } catch (err) {
+          if (err instanceof RpcError) throw err;
+          // Answered as done, the change would be lost with this replica: say it is not kept.
+          this.logger.error({ err, key: placed.key }, 'session save failed');
+          throw new RpcError('unavailable', "the session's files could not be saved; the change may be lost, retry", true);
+        }
       }
       return result;
     }

@@ -3,7 +3,7 @@ import { access, mkdir, readdir, readFile, rename, rmdir, stat, unlink, utimes, 
 import { join } from 'node:path';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { z } from 'zod';
-import { byCreation, pageOf, SessionIdSchema, UnknownCursorError, type ListPageQuery, type SessionSummary, type WorkspaceScope } from '@drael/contracts';
+import { SessionIdSchema, type WorkspaceScope } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { createVolume, mountVolume, mountsUnder, unmountVolume, volumeUsage, type VolumeUsage } from './session-volume.js';
@@ -58,7 +58,14 @@ const IDLE_UNMOUNT_MS = 20_000;
  * volume's `<hash>.img`; written at creation (or at the first use of a volume made before it
  * existed) and its bytes updated whenever the volume's last user lets go.
  */
-const SessionRecordSchema = z.object({ id: z.string(), created_at_ms: z.number().nonnegative(), bytes: z.number().int().nonnegative() });
+const SessionRecordSchema = z.object({
+  id: z.string(),
+  created_at_ms: z.number().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  // Made (or restored) by a replica that places sessions in JetStream: its record there is the
+  // truth, and this copy is never adopted again once that record is gone (a deleted session).
+  placed: z.boolean().optional(),
+});
 type SessionRecord = z.infer<typeof SessionRecordSchema>;
 
 /**
@@ -123,13 +130,20 @@ export class WorkspaceService implements OnApplicationShutdown {
     return `session.${this.locate({ tenant, session: '' }).tenantHash}.`;
   }
 
-  /** Whether this replica's disk has a volume for the workspace (one made before placement existed). */
-  async hasVolume(ref: WorkspaceRef): Promise<boolean> {
+  /**
+   * Whether this replica's disk has a session volume made before placement existed (to adopt as
+   * it is). A copy made or restored since is not one: with no record left in the placement, its
+   * session was deleted or expired elsewhere and must not come back.
+   */
+  async hasUnplacedVolume(ref: WorkspaceRef): Promise<boolean> {
     assertSessionId(ref.session);
-    return access(this.locate(ref).image).then(
+    if (ref.scope === 'request') return false;
+    const { image, record } = this.locate(ref);
+    const exists = await access(image).then(
       () => true,
       () => false,
     );
+    return exists && (await readRecord(record))?.placed !== true;
   }
 
   /**
@@ -149,12 +163,17 @@ export class WorkspaceService implements OnApplicationShutdown {
         e.mounted = false;
       }
       await unlink(image).catch(() => undefined);
+      // Marked placed before the volume exists: a crash midway leaves nothing to adopt as unplaced.
+      if (ref.scope !== 'request') {
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        const found = await readRecord(record);
+        await writeRecord(record, { id: ref.session, created_at_ms: found?.created_at_ms ?? Date.now(), bytes: found?.bytes ?? 0, placed: true });
+      }
       await this.createVolumeIn(dir, image);
       try {
         await mountVolume(image, mountPoint);
         e.mounted = true;
         await fill(mountPoint);
-        if (ref.scope !== 'request') await this.ensureRecord(record, image, ref.session).catch(() => undefined);
       } catch (err) {
         // Half a restore is worse than none: the next call restores again.
         if (e.mounted) await unmountVolume(mountPoint);
@@ -202,7 +221,7 @@ export class WorkspaceService implements OnApplicationShutdown {
         await mountVolume(image, mountPoint);
         e.mounted = true;
         // A session made before volumes had records gets one at its next use, so it is listed.
-        if (ref.scope !== 'request' && exists) await this.ensureRecord(record, image, ref.session).catch(() => undefined);
+        if (ref.scope !== 'request' && exists) await this.ensureRecord(record, image, ref.session, !!this.hooks).catch(() => undefined);
       }
       // Not fatal: held, the volume is safe from this sweep anyway, and release marks it again.
       await markUsed(image).catch(() => undefined);
@@ -252,55 +271,25 @@ export class WorkspaceService implements OnApplicationShutdown {
       // Across replicas the placement counted them (this disk holds only some, and stale copies).
       const held = this.hooks ? 0 : (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.img')).length;
       if (held >= max) throw sessionLimitReached(held, max, this.config.SANDBOX_SESSION_MAX_IDLE_S);
-      await this.createVolumeIn(dir, image);
+      // The record first: a volume without one would be taken, after a crash, for one made before
+      // placement existed (and one nobody could list would still count against the cap).
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await writeRecord(record, { id: session, created_at_ms: Date.now(), bytes: 0, placed: !!this.hooks });
       try {
-        await writeRecord(record, { id: session, created_at_ms: Date.now(), bytes: 0 });
+        await this.createVolumeIn(dir, image);
       } catch (err) {
-        // A volume nobody could list would still count against the cap: none rather than that.
-        await unlink(image).catch(() => undefined);
+        await unlink(record).catch(() => undefined);
         throw err;
       }
     });
   }
 
   /** Writes the record of a volume that has none (made before records existed). */
-  private async ensureRecord(record: string, image: string, session: string): Promise<void> {
-    if (await readRecord(record)) return;
+  private async ensureRecord(record: string, image: string, session: string, placed = false): Promise<void> {
+    const found = await readRecord(record);
+    if (found && (found.placed || !placed)) return;
     const st = await stat(image);
-    await writeRecord(record, { id: session, created_at_ms: st.birthtimeMs || st.ctimeMs, bytes: 0 });
-  }
-
-  /**
-   * One page of a tenant's sessions (never request workspaces), ordered by creation time then id.
-   * Only this tenant's directory is read, and a record counts only if its id hashes to its own
-   * volume's name under this tenant, so no other tenant's session can ever be listed.
-   */
-  async listSessions(tenant: string, query: ListPageQuery): Promise<{ sessions: SessionSummary[]; has_more: boolean; total: number; max_sessions: number }> {
-    const { dir } = this.locate({ tenant, session: '' });
-    const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.img'));
-    const found: Array<{ id: string; bytes: number; createdAtMs: number; lastUsedMs: number }> = [];
-    await Promise.all(
-      names.map(async (name) => {
-        const image = join(dir, name);
-        const [st, rec] = await Promise.all([stat(image).catch(() => undefined), readRecord(image.replace(/\.img$/, '.json'))]);
-        if (!st || !rec || this.locate({ tenant, session: rec.id }).image !== image) return;
-        found.push({ id: rec.id, bytes: rec.bytes, createdAtMs: rec.created_at_ms, lastUsedMs: st.mtimeMs });
-      }),
-    );
-    found.sort(byCreation((s) => s.createdAtMs, (s) => s.id));
-    let page;
-    try {
-      page = pageOf(found, query, (s) => s.id);
-    } catch (err) {
-      if (err instanceof UnknownCursorError) throw new RpcError('bad_request', `No session '${err.after}' to list after (it does not exist, or expired)`, false, { param: 'after' });
-      throw err;
-    }
-    return {
-      sessions: page.data.map((s) => ({ id: s.id, bytes: s.bytes, created_at: Math.floor(s.createdAtMs / 1000), last_used_at: Math.floor(s.lastUsedMs / 1000) })),
-      has_more: page.has_more,
-      total: names.length,
-      max_sessions: this.config.SANDBOX_MAX_SESSIONS_PER_TENANT,
-    };
+    await writeRecord(record, { id: session, created_at_ms: found?.created_at_ms ?? (st.birthtimeMs || st.ctimeMs), bytes: found?.bytes ?? 0, placed: placed || undefined });
   }
 
   /**
