@@ -164,5 +164,12 @@ describe('sandbox sessions across two replicas', () => {
       expect((await client.request(sandboxCatalog.filesList, ws)).files).toEqual([]);
       expect((await client.request(sandboxCatalog.sessionsList, { tenant: ws.tenant })).sessions).toEqual([]);
     }
+    // Its stale copy was dropped when it answered for the session, not served.
+    expect(await imagesOn(holder, ws.tenant)).toEqual([]);
+    // The restarted replica answered some of those itself (its counters started at zero).
+    expect(Math.min(...(await requestsPerReplica(sandboxCatalog.filesList.subject)))).toBeGreaterThan(0);
+    // A new session of the same id starts empty, wherever it is created.
+    await client.request(sandboxCatalog.filesWrite, { ...ws, path: 'fresh.txt', content_base64: b64('new') });
+    expect((await client.request(sandboxCatalog.filesList, ws)).files.map((f) => f.path)).toEqual(['fresh.txt']);
   });
 });
