@@ -114,7 +114,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
         const legacy = await this.workspaces.hasUnplacedVolume(ref);
         // A copy made here under placement whose record is gone: its session was deleted or
         // expired (maybe on another replica). Never served nor reused as a new session's files.
-        if (!legacy) await this.workspaces.remove(ref);
+        if (!legacy) await this.workspaces.discardCopy(ref);
         if (!create && !legacy) return { where: 'nowhere', key };
         const now = Date.now();
         const record: SessionRecord = { id: ref.session, holder: this.replicaId, created_at_ms: now, last_used_ms: now, bytes: 0 };

@@ -309,8 +309,27 @@ export class WorkspaceService implements OnApplicationShutdown {
     });
   }
 
+  /**
+   * Drops this disk's copy of a workspace whose record is gone (deleted or expired on another
+   * replica), without telling the placement (it is the caller). A copy in use goes when released.
+   */
+  async discardCopy(ref: WorkspaceRef): Promise<void> {
+    assertSessionId(ref.session);
+    const { image, mountPoint } = this.locate(ref);
+    const exists = await access(image).then(
+      () => true,
+      () => false,
+    );
+    if (!exists) return;
+    await this.onEntry(mountPoint, async (e) => {
+      if (e.gone) return;
+      if (e.refs > 0) e.removeOnRelease = true;
+      else await this.removeNow(e, mountPoint, image, undefined);
+    });
+  }
+
   /** Runs inside the entry's chain with no user left. */
-  private async removeNow(e: Entry, mountPoint: string, image: string, key: string): Promise<boolean> {
+  private async removeNow(e: Entry, mountPoint: string, image: string, key: string | undefined): Promise<boolean> {
     clearTimeout(e.idle);
     e.idle = undefined;
     if (e.mounted) {
@@ -326,7 +345,7 @@ export class WorkspaceService implements OnApplicationShutdown {
     e.gone = true;
     if (this.entries.get(mountPoint) === e) this.entries.delete(mountPoint);
     // Its record and saved copy (if this replica holds it): a deleted or expired session is gone everywhere.
-    await this.hooks?.volumeRemoved(key);
+    if (key !== undefined) await this.hooks?.volumeRemoved(key);
     return existed;
   }
 
