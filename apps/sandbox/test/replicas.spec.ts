@@ -158,6 +158,9 @@ describe('sandbox sessions across two replicas', () => {
     // through the bus, the session stays deleted whichever replica answers: the stale copy is
     // never adopted as a session of its own.
     await holder.restart();
+    // Its start answers as soon as the health subject does, which the survivor answers too: wait
+    // until the restarted process itself is in the queue group.
+    await expect.poll(async () => (await requestsPerReplica(sandboxCatalog.filesList.subject)).length, { timeout: 90_000, interval: 500 }).toBe(2);
     expect(await imagesOn(holder, ws.tenant)).toHaveLength(1);
     expect(await client.request(sandboxCatalog.workspaceDelete, ws)).toEqual({ deleted: true });
     for (let i = 0; i < 10; i++) {
