@@ -66,8 +66,8 @@ try {
       if (!r.ok) throw new Error(`fill failed: ${r.stderr}`);
     }
     const content = Buffer.alloc(1024, 7).toString('base64');
-    const write = () => client.request(sandboxCatalog.filesWrite, { ...ws, path: 'note.bin', content_base64: content });
-    const read = () => client.request(sandboxCatalog.filesRead, { ...ws, path: 'note.bin' });
+    const write = () => client.request(sandboxCatalog.filesWrite, { ...ws, path: 'note.bin', content_base64: content }, { timeoutMs: 120_000 });
+    const read = () => client.request(sandboxCatalog.filesRead, { ...ws, path: 'note.bin' }, { timeoutMs: 120_000 });
     await write();
     await read();
     const w = [];
