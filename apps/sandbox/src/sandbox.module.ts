@@ -14,6 +14,10 @@ import { CONTAINER_RUNTIME } from './runtime/container-runtime.js';
 import { DockerContainerRuntime } from './runtime/docker-container.runtime.js';
 import { SandboxLifecycle } from './sandbox-lifecycle.service.js';
 import { WorkspaceService } from './workspace/workspace.service.js';
+import { WorkspaceStore } from './workspace/workspace-store.js';
+import { openSandboxStores, SANDBOX_STORES } from './placement/sandbox-stores.js';
+import { SessionPlacement } from './placement/session-placement.service.js';
+import { SessionRouter } from './placement/session-router.js';
 
 @Module({})
 export class SandboxModule {
@@ -25,6 +29,11 @@ export class SandboxModule {
         { provide: SANDBOX_CONFIG, useValue: config },
         { provide: CONTAINER_RUNTIME, useFactory: () => new DockerContainerRuntime(config, createLogger('sandbox', config.LOG_LEVEL)) },
         WorkspaceService,
+        // Sessions across replicas: placement (KV), the saved workspaces (Object Store), routing.
+        { provide: SANDBOX_STORES, useFactory: () => openSandboxStores(config) },
+        SessionPlacement,
+        WorkspaceStore,
+        SessionRouter,
         EgressGuard,
         RunCodeService,
         RunRegistry,

@@ -1,8 +1,12 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { sandboxCatalog, type ReplyOf, type RequestOf, type RpcEntry, type SandboxRunReply } from '@drael/contracts';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { NatsRpcClient, RpcError } from '@drael/nats-rpc';
 import { startServiceProcess, testPrefix, type ServiceProcess } from '@drael/test-support';
 
@@ -78,9 +82,36 @@ export async function startSandbox(extraEnv: Record<string, string> = {}, option
         .filter((m): m is string => !!m && m.startsWith(`${stateDir}/`));
       for (const m of mounts) await exec('umount', ['-l', m]).catch(() => undefined);
       await rm(stateDir, { recursive: true, force: true });
+      // The first replica of a prefix owns its JetStream buckets (named after the prefix).
+      if (!options.join) await destroyBuckets(prefix);
     },
   };
   return sandbox;
+}
+
+const sha = (t: string) => createHash('sha256').update(t).digest('hex').slice(0, 40);
+
+/** A session's key in the placement KV (WorkspaceService.keyOf: the hashes of its names on disk). */
+export function placementKeyOf(tenant: string, session: string): string {
+  return `session.${sha(`tenant\0${tenant}`)}.${sha(`session\0${tenant}\0${session}`)}`;
+}
+
+/** The placement KV of a sandbox's prefix, as the service names it; close `nc` when done. */
+export async function placementKv(prefix: string): Promise<{ kv: KV; nc: NatsConnection }> {
+  const nc = await connect({ servers: NATS_URL });
+  return { kv: await new Kvm(nc).open(`${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_sandbox_placement`), nc };
+}
+
+/** The sandbox's JetStream buckets of a prefix (sandbox-stores.ts names them), removed from the shared NATS. */
+export async function destroyBuckets(prefix: string): Promise<void> {
+  const nc = await connect({ servers: NATS_URL });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const p = prefix.replace(/[^A-Za-z0-9_-]/g, '_');
+    for (const stream of [`KV_${p}_sandbox_placement`, `KV_${p}_sandbox_replicas`, `OBJ_${p}_sandbox_workspaces`]) await jsm.streams.delete(stream).catch(() => undefined);
+  } finally {
+    await nc.close();
+  }
 }
 
 export async function containersOf(instance: string, status?: 'running'): Promise<string[]> {

@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxCatalog } from '@drael/contracts';
-import { b64, startSandbox, type Sandbox } from './sandbox-harness.js';
+import { b64, placementKeyOf, placementKv, startSandbox, type Sandbox } from './sandbox-harness.js';
 
 let sbx: Sandbox;
 beforeAll(async () => {
@@ -58,17 +58,20 @@ describe('sandbox.sessions.list.v1', () => {
     expect(bad.message).not.toMatch(/sandbox\.|\.v1/);
   });
 
-  it('a deleted session leaves the list; a session made before records existed is listed again at its next use', async () => {
+  it('a deleted session leaves the list; a session made before placement records existed is listed again at its next use', async () => {
     await sbx.call(sandboxCatalog.filesWrite, { tenant: 'del', session: 'keep', path: 'a', content_base64: b64('a') });
     await sbx.call(sandboxCatalog.filesWrite, { tenant: 'del', session: 'drop', path: 'a', content_base64: b64('a') });
     await sbx.call(sandboxCatalog.workspaceDelete, { tenant: 'del', session: 'drop' });
     expect((await list('del')).sessions.map((s) => s.id)).toEqual(['keep']);
 
-    // Remove its record, as a volume made by an older sandbox would have none.
-    const { record } = locate(sbx, 'del', 'keep');
-    await rm(record);
+    // Remove its placement record and its record on disk, as a volume made by an older
+    // (single-replica) sandbox would have neither.
+    const { kv, nc } = await placementKv(sbx.prefix);
+    await kv.delete(placementKeyOf('del', 'keep'));
+    await nc.close();
+    await rm(diskRecordOf(sbx, 'del', 'keep'));
     expect((await list('del')).sessions).toEqual([]);
-    // The record is written when the volume is next mounted: a new process mounts it afresh.
+    // A new process finds the volume on its disk at the session's next use and records it.
     await sbx.proc.stop('SIGKILL');
     await sbx.restart();
     await sbx.call(sandboxCatalog.filesList, { tenant: 'del', session: 'keep' });
@@ -94,9 +97,8 @@ describe('sandbox.sessions.list.v1', () => {
   });
 });
 
-/** The on-disk names WorkspaceService gives a session (hashes only). */
-function locate(s: Sandbox, tenant: string, session: string): { record: string } {
-  // Same derivation as WorkspaceService.locate.
+/** The record beside a session's volume on disk (WorkspaceService.locate: hashes only). */
+function diskRecordOf(s: Sandbox, tenant: string, session: string): string {
   const hash = (t: string) => createHash('sha256').update(t).digest('hex').slice(0, 40);
-  return { record: join(s.stateDir, 'sessions', hash(`tenant\0${tenant}`), `${hash(`session\0${tenant}\0${session}`)}.json`) };
+  return join(s.stateDir, 'sessions', hash(`tenant\0${tenant}`), `${hash(`session\0${tenant}\0${session}`)}.json`);
 }

@@ -185,3 +185,20 @@ export const sandboxCatalog = {
     timeoutMs: 5_000,
   }),
 } as const;
+
+/**
+ * Per-replica subjects: `sandbox.instance.<replica>.<catalog subject>`, one plain subscription per
+ * sandbox replica (no queue group). A replica that receives (through the queue group) a call on a
+ * session another live replica holds forwards it there, on the holder's subject of the same
+ * catalog entry, with the same request schema and reply envelope. Internal to the sandbox
+ * (callers use the catalog subjects above, which route), so not in the catalog: the boot check
+ * covers the queue-group subjects, and these are handled by one listener (apps/sandbox
+ * src/placement/session-router.ts) for exactly the entries below.
+ */
+export const SANDBOX_ROUTED_ENTRIES = ['run', 'workspaceDelete', 'filesList', 'filesRead', 'filesWrite', 'filesDelete'] as const satisfies readonly (keyof typeof sandboxCatalog)[];
+const REPLICA_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+export function sandboxInstanceSubject(replica: string, subject: string): string {
+  if (!REPLICA_ID.test(replica)) throw new Error(`replica id ${replica} is not [a-z0-9-]`);
+  return `sandbox.instance.${replica}.${subject}`;
+}

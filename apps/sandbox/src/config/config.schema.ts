@@ -2,6 +2,9 @@ import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { baseEnvShape, envInt } from '@drael/config';
 
+// JetStream bucket names: letters, digits, - and _.
+const bucketName = z.string().regex(/^[A-Za-z0-9_-]{0,64}$/, 'letters, digits, - and _').default('');
+
 export const configSchema = z.object({
   ...baseEnvShape,
   DOCKER_SOCKET: z.string().min(1).default('/var/run/docker.sock'),
@@ -44,6 +47,22 @@ export const configSchema = z.object({
   SANDBOX_OCI_RUNTIME: z.string().regex(/^[a-zA-Z0-9_.-]*$/, 'a runtime name').default(''),
   // Containers created (not started) ahead of demand for session-less runs; 0 turns it off.
   SANDBOX_WARM_POOL: envInt(0, 32).default(2),
+  // Sessions across replicas (placement/): this replica's name in the placement KV and on its
+  // per-replica subjects. Empty: SANDBOX_INSTANCE plus a random suffix, new at every start (a
+  // restarted process is a new replica: it restores what it is asked for, never trusts its disk).
+  SANDBOX_REPLICA_ID: z.string().regex(/^([a-z0-9][a-z0-9-]{0,62})?$/, 'lowercase letters, digits and -').default(''),
+  // A replica whose heartbeat is older than this is dead: its sessions are taken over (restored
+  // from the Object Store) by the next replica that receives one. Heartbeats go every third of it.
+  SANDBOX_REPLICA_TTL_S: envInt(2, 300).default(10),
+  // JetStream buckets: session placement (KV), replica heartbeats (KV, entries expire after the
+  // TTL above) and the saved workspaces (Object Store). Empty: derived from DRAEL_NATS_PREFIX, so
+  // two installations (or two tests) sharing one NATS never share a bucket.
+  SANDBOX_PLACEMENT_BUCKET: bucketName,
+  SANDBOX_REPLICAS_BUCKET: bucketName,
+  SANDBOX_WORKSPACE_BUCKET: bucketName,
+  // JetStream replicas of those buckets when they are created: 1 on a single NATS server; 3 on a
+  // NATS cluster, so the saved workspaces outlive the loss of a NATS node too.
+  SANDBOX_STORE_REPLICAS: z.coerce.number().pipe(z.union([z.literal(1), z.literal(3), z.literal(5)])).default(1),
 });
 export type SandboxConfig = z.infer<typeof configSchema>;
 export const SANDBOX_CONFIG = Symbol('SANDBOX_CONFIG');

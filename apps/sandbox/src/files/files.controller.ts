@@ -1,43 +1,87 @@
 import { Controller } from '@nestjs/common';
 import { sandboxCatalog, type ParsedRequestOf } from '@drael/contracts';
 import { Handles } from '@drael/nats-rpc';
+import { SessionPlacement } from '../placement/session-placement.service.js';
+import { SessionRouter } from '../placement/session-router.js';
 import { WorkspaceService } from '../workspace/workspace.service.js';
-import { SessionFilesService } from './session-files.service.js';
+import { parseWorkspacePath } from './safe-path.js';
+import { decodeWritable, SessionFilesService } from './session-files.service.js';
 
+/** The file subjects, each routed to the replica holding its session (placement/session-router.ts). */
 @Controller()
 export class FilesController {
   constructor(
-    private readonly files: SessionFilesService,
-    private readonly workspaces: WorkspaceService,
-  ) {}
+    files: SessionFilesService,
+    workspaces: WorkspaceService,
+    private readonly placement: SessionPlacement,
+    private readonly router: SessionRouter,
+  ) {
+    const files_ = { create: false, mutates: false, needsFiles: true };
+    router.register({ entry: sandboxCatalog.filesList, ...files_, local: (req) => files.list(req) });
+    router.register({
+      entry: sandboxCatalog.filesRead,
+      ...files_,
+      validate: (req) => void parseWorkspacePath(req.path),
+      local: (req) => files.read(req, req.path, req.max_bytes, req.offset),
+    });
+    router.register({
+      entry: sandboxCatalog.filesWrite,
+      create: true,
+      mutates: true,
+      needsFiles: true,
+      validate: (req) => {
+        parseWorkspacePath(req.path);
+        decodeWritable(req.content_base64);
+      },
+      local: (req) => files.write(req, req.path, req.content_base64, req.append === true),
+    });
+    router.register({
+      entry: sandboxCatalog.filesDelete,
+      create: false,
+      mutates: true,
+      needsFiles: true,
+      validate: (req) => void parseWorkspacePath(req.path),
+      local: (req) => files.delete(req, req.path),
+    });
+    router.register({
+      entry: sandboxCatalog.workspaceDelete,
+      create: false,
+      mutates: false,
+      // A session taken over only to be deleted is not restored first.
+      needsFiles: false,
+      // Deleting the volume here deletes its record and saved copy too (the placement's hook).
+      local: async (req, placed) => ({ deleted: (await workspaces.remove(req)) || placed?.where === 'here' }),
+    });
+  }
 
   @Handles(sandboxCatalog.filesList)
   list(req: ParsedRequestOf<typeof sandboxCatalog.filesList>) {
-    return this.files.list(req);
+    return this.router.call(sandboxCatalog.filesList, req);
   }
 
   @Handles(sandboxCatalog.filesRead)
   read(req: ParsedRequestOf<typeof sandboxCatalog.filesRead>) {
-    return this.files.read(req, req.path, req.max_bytes, req.offset);
+    return this.router.call(sandboxCatalog.filesRead, req);
   }
 
   @Handles(sandboxCatalog.filesWrite)
   write(req: ParsedRequestOf<typeof sandboxCatalog.filesWrite>) {
-    return this.files.write(req, req.path, req.content_base64, req.append === true);
+    return this.router.call(sandboxCatalog.filesWrite, req);
   }
 
   @Handles(sandboxCatalog.filesDelete)
   delete(req: ParsedRequestOf<typeof sandboxCatalog.filesDelete>) {
-    return this.files.delete(req, req.path);
+    return this.router.call(sandboxCatalog.filesDelete, req);
   }
 
+  // Any replica answers: the list is read from the placement records every replica shares.
   @Handles(sandboxCatalog.sessionsList)
   listSessions(req: ParsedRequestOf<typeof sandboxCatalog.sessionsList>) {
-    return this.workspaces.listSessions(req.tenant, req);
+    return this.placement.listSessions(req.tenant, req);
   }
 
   @Handles(sandboxCatalog.workspaceDelete)
-  async deleteWorkspace(req: ParsedRequestOf<typeof sandboxCatalog.workspaceDelete>) {
-    return { deleted: await this.workspaces.remove(req) };
+  deleteWorkspace(req: ParsedRequestOf<typeof sandboxCatalog.workspaceDelete>) {
+    return this.router.call(sandboxCatalog.workspaceDelete, req);
   }
 }

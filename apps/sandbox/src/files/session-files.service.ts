@@ -75,13 +75,7 @@ export class SessionFilesService {
 
   async write(ref: WorkspaceRef, path: string, contentBase64: string, append = false) {
     const rel = parseWorkspacePath(path);
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(contentBase64) || contentBase64.length % 4 !== 0) {
-      throw new RpcError('bad_request', 'content_base64 is not base64', false, { param: 'content_base64' });
-    }
-    const content = Buffer.from(contentBase64, 'base64');
-    if (content.length > MAX_FILE_TRANSFER_BYTES) {
-      throw new RpcError('file_too_large', `a file written through this subject is at most ${MAX_FILE_TRANSFER_BYTES} bytes`, false);
-    }
+    const content = decodeWritable(contentBase64);
     return this.withWorkspace(ref, true, async (ws) => {
       if (!ws) throw new Error('workspace missing after create');
       const usage = await ws.usage();
@@ -137,6 +131,18 @@ export class SessionFilesService {
       await ws?.release();
     }
   }
+}
+
+/** The content of a write, refused (typed) unless it is base64 of at most one transfer's size. */
+export function decodeWritable(contentBase64: string): Buffer {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(contentBase64) || contentBase64.length % 4 !== 0) {
+    throw new RpcError('bad_request', 'content_base64 is not base64', false, { param: 'content_base64' });
+  }
+  const content = Buffer.from(contentBase64, 'base64');
+  if (content.length > MAX_FILE_TRANSFER_BYTES) {
+    throw new RpcError('file_too_large', `a file written through this subject is at most ${MAX_FILE_TRANSFER_BYTES} bytes`, false);
+  }
+  return content;
 }
 
 async function mkdirAsSandbox(root: string, relDir: string): Promise<void> {

@@ -1,22 +1,46 @@
 import { Controller } from '@nestjs/common';
 import { sandboxCatalog, type SandboxRunReply, type SandboxRunRequest } from '@drael/contracts';
 import { Handles } from '@drael/nats-rpc';
+import { SessionRouter } from '../placement/session-router.js';
 import { RunCodeService } from './run-code.service.js';
+import { assertCodeSize, resolveTimeoutS } from './run-limits.js';
 import { RunRegistry } from './run-registry.js';
 
 /**
- * sandbox.run.v1 (queue group: one replica takes each run). Its cancel, sandbox.run.cancel.v1,
- * is not handled here: it is a broadcast every replica hears (RunCancelListener).
+ * sandbox.run.v1 (queue group: one replica takes each run; a run in a session is routed to the
+ * replica holding the session, placement/session-router.ts). Its cancel, sandbox.run.cancel.v1,
+ * is not handled here: it is a broadcast every replica hears (RunCancelListener), so it reaches
+ * the replica the run was routed to.
  */
 @Controller()
 export class RunController {
   constructor(
     private readonly runs: RunCodeService,
     private readonly registry: RunRegistry,
-  ) {}
+    private readonly router: SessionRouter,
+  ) {
+    router.register({
+      entry: sandboxCatalog.run,
+      create: true,
+      mutates: true,
+      needsFiles: true,
+      // The input is refused before a session is placed or created (the service checks it again).
+      validate: (req) => {
+        assertCodeSize(req.code);
+        resolveTimeoutS(req.timeout_s);
+      },
+      // The run's own timeout plus container start and teardown, as the catalog's default is for the longest.
+      timeoutMs: (req) => (resolveTimeoutS(req.timeout_s) + 30) * 1000,
+      local: (req) => this.runHere(req),
+    });
+  }
 
   @Handles(sandboxCatalog.run)
-  async run(req: SandboxRunRequest): Promise<SandboxRunReply> {
+  run(req: SandboxRunRequest): Promise<SandboxRunReply> {
+    return this.router.call(sandboxCatalog.run, req);
+  }
+
+  private async runHere(req: SandboxRunRequest): Promise<SandboxRunReply> {
     if (req.run_id === undefined) return this.runs.run(req);
     // A named run can be stopped by its caller (e.g. the client of a chat completion went away).
     const tracked = this.registry.track(req.tenant, req.run_id);

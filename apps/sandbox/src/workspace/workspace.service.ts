@@ -3,7 +3,7 @@ import { access, mkdir, readdir, readFile, rename, rmdir, stat, unlink, utimes, 
 import { join } from 'node:path';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { z } from 'zod';
-import { byCreation, isSessionId, pageOf, SESSION_ID_RULE, UnknownCursorError, type ListPageQuery, type SessionSummary, type WorkspaceScope } from '@drael/contracts';
+import { isSessionId, SESSION_ID_RULE, type WorkspaceScope } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { createVolume, mountVolume, mountsUnder, unmountVolume, volumeUsage, type VolumeUsage } from './session-volume.js';
@@ -58,8 +58,24 @@ const IDLE_UNMOUNT_MS = 20_000;
  * volume's `<hash>.img`; written at creation (or at the first use of a volume made before it
  * existed) and its bytes updated whenever the volume's last user lets go.
  */
-const SessionRecordSchema = z.object({ id: z.string(), created_at_ms: z.number().nonnegative(), bytes: z.number().int().nonnegative() });
+const SessionRecordSchema = z.object({
+  id: z.string(),
+  created_at_ms: z.number().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  // Made (or restored) by a replica that places sessions in JetStream: its record there is the
+  // truth, and this copy is never adopted again once that record is gone (a deleted session).
+  placed: z.boolean().optional(),
+});
 type SessionRecord = z.infer<typeof SessionRecordSchema>;
+
+/**
+ * What the placement (sessions across replicas, placement/) hooks in: what to do when a volume is
+ * deleted here (its record and saved copy go too). With hooks set, the per-tenant cap is counted
+ * by the placement, over every replica, before a record is created; not here from one disk.
+ */
+export interface WorkspaceHooks {
+  volumeRemoved(key: string): Promise<void>;
+}
 
 /** Refuses any session id outside the contracts' rule before it comes near a path. */
 export function assertSessionId(session: string): void {
@@ -87,6 +103,7 @@ export class WorkspaceService implements OnApplicationShutdown {
   // SANDBOX_MAX_SESSIONS_PER_TENANT; dropped once nobody waits on it.
   private readonly tenantCreates = new Map<string, Chain>();
   private sweeper?: NodeJS.Timeout;
+  private hooks?: WorkspaceHooks;
 
   constructor(@Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig) {
     this.root = join(config.SANDBOX_STATE_DIR, 'sessions');
@@ -95,6 +112,78 @@ export class WorkspaceService implements OnApplicationShutdown {
 
   get quotaBytes(): number {
     return this.config.SANDBOX_SESSION_QUOTA_MB * 1024 * 1024;
+  }
+
+  /** Set once at boot by the placement (sessions across replicas). */
+  setHooks(hooks: WorkspaceHooks): void {
+    this.hooks = hooks;
+  }
+
+  /** The workspace's name shared by every replica: `<kind>.<H(tenant)>.<H(tenant, session)>` (hashes as on disk). */
+  keyOf(ref: WorkspaceRef): string {
+    const { tenantHash, sessionHash } = this.locate(ref);
+    return `${ref.scope === 'request' ? 'request' : 'session'}.${tenantHash}.${sessionHash}`;
+  }
+
+  /** The `<kind>.<H(tenant)>.` prefix of a tenant's session keys. */
+  tenantKeyPrefix(tenant: string): string {
+    return `session.${this.locate({ tenant, session: '' }).tenantHash}.`;
+  }
+
+  /**
+   * Whether this replica's disk has a session volume made before placement existed (to adopt as
+   * it is). A copy made or restored since is not one: with no record left in the placement, its
+   * session was deleted or expired elsewhere and must not come back.
+   */
+  async hasUnplacedVolume(ref: WorkspaceRef): Promise<boolean> {
+    assertSessionId(ref.session);
+    if (ref.scope === 'request') return false;
+    const { image, record } = this.locate(ref);
+    const exists = await access(image).then(
+      () => true,
+      () => false,
+    );
+    return exists && (await readRecord(record))?.placed !== true;
+  }
+
+  /**
+   * Replaces this replica's copy of a workspace by a fresh volume that `fill` fills (a restore
+   * from the saved copy), in the volume's chain. Refused while a call here holds the old copy.
+   */
+  async replaceWith(ref: WorkspaceRef, fill: (mountPoint: string) => Promise<void>): Promise<void> {
+    assertSessionId(ref.session);
+    const { dir, image, mountPoint, record } = this.locate(ref);
+    await this.onEntry(mountPoint, async (e) => {
+      if (e.refs > 0) throw new RpcError('unavailable', 'the session is busy on this replica; retry', true);
+      clearTimeout(e.idle);
+      e.idle = undefined;
+      e.gone = false;
+      if (e.mounted) {
+        await unmountVolume(mountPoint);
+        e.mounted = false;
+      }
+      await unlink(image).catch(() => undefined);
+      // Marked placed before the volume exists: a crash midway leaves nothing to adopt as unplaced.
+      if (ref.scope !== 'request') {
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        const found = await readRecord(record);
+        await writeRecord(record, { id: ref.session, created_at_ms: found?.created_at_ms ?? Date.now(), bytes: found?.bytes ?? 0, placed: true });
+      }
+      await this.createVolumeIn(dir, image);
+      try {
+        await mountVolume(image, mountPoint);
+        e.mounted = true;
+        await fill(mountPoint);
+      } catch (err) {
+        // Half a restore is worse than none: the next call restores again.
+        if (e.mounted) await unmountVolume(mountPoint);
+        e.mounted = false;
+        await unlink(image).catch(() => undefined);
+        throw err;
+      }
+      e.idle = setTimeout(() => void this.unmountIdle(e, mountPoint), IDLE_UNMOUNT_MS);
+      e.idle.unref();
+    });
   }
 
   /** Unmounts volumes a previous process left mounted. */
@@ -127,12 +216,12 @@ export class WorkspaceService implements OnApplicationShutdown {
         if (!exists) {
           if (!options.create) return false;
           if (ref.scope === 'request') await this.createVolumeIn(dir, image);
-          else await this.createSessionVolume(dir, image, record, ref.session);
+          else await this.createSessionVolume(dir, image, record, ref);
         }
         await mountVolume(image, mountPoint);
         e.mounted = true;
         // A session made before volumes had records gets one at its next use, so it is listed.
-        if (ref.scope !== 'request' && exists) await this.ensureRecord(record, image, ref.session).catch(() => undefined);
+        if (ref.scope !== 'request' && exists) await this.ensureRecord(record, image, ref.session, !!this.hooks).catch(() => undefined);
       }
       // Not fatal: held, the volume is safe from this sweep anyway, and release marks it again.
       await markUsed(image).catch(() => undefined);
@@ -150,7 +239,7 @@ export class WorkspaceService implements OnApplicationShutdown {
         await this.serialize(e, async () => {
           e.refs -= 1;
           if (e.refs === 0 && e.removeOnRelease) {
-            await this.removeNow(e, mountPoint, image);
+            await this.removeNow(e, mountPoint, image, this.keyOf(ref));
           } else if (e.refs === 0) {
             if (ref.scope !== 'request') await recordUsage(record, mountPoint).catch(() => undefined);
             // Idle time counts from the end of the last use, not its start (a run can be long).
@@ -174,61 +263,33 @@ export class WorkspaceService implements OnApplicationShutdown {
    * instead of all counting the same number. Replicas sharing a state dir could still overshoot
    * by one each; the cap bounds disk use, it is not a bill.
    */
-  private async createSessionVolume(dir: string, image: string, record: string, session: string): Promise<void> {
+  private async createSessionVolume(dir: string, image: string, record: string, ref: WorkspaceRef): Promise<void> {
+    const session = ref.session;
     const newLock = (): Chain => ({ chain: Promise.resolve(), users: 0 });
     await this.inQueue(this.tenantCreates, dir, newLock, async () => {
       const max = this.config.SANDBOX_MAX_SESSIONS_PER_TENANT;
-      const held = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.img')).length;
+      // Across replicas the placement counted them (this disk holds only some, and stale copies).
+      const held = this.hooks ? 0 : (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.img')).length;
       if (held >= max) throw sessionLimitReached(held, max, this.config.SANDBOX_SESSION_MAX_IDLE_S);
-      await this.createVolumeIn(dir, image);
+      // The record first: a volume without one would be taken, after a crash, for one made before
+      // placement existed (and one nobody could list would still count against the cap).
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await writeRecord(record, { id: session, created_at_ms: Date.now(), bytes: 0, placed: !!this.hooks });
       try {
-        await writeRecord(record, { id: session, created_at_ms: Date.now(), bytes: 0 });
+        await this.createVolumeIn(dir, image);
       } catch (err) {
-        // A volume nobody could list would still count against the cap: none rather than that.
-        await unlink(image).catch(() => undefined);
+        await unlink(record).catch(() => undefined);
         throw err;
       }
     });
   }
 
   /** Writes the record of a volume that has none (made before records existed). */
-  private async ensureRecord(record: string, image: string, session: string): Promise<void> {
-    if (await readRecord(record)) return;
+  private async ensureRecord(record: string, image: string, session: string, placed = false): Promise<void> {
+    const found = await readRecord(record);
+    if (found && (found.placed || !placed)) return;
     const st = await stat(image);
-    await writeRecord(record, { id: session, created_at_ms: st.birthtimeMs || st.ctimeMs, bytes: 0 });
-  }
-
-  /**
-   * One page of a tenant's sessions (never request workspaces), ordered by creation time then id.
-   * Only this tenant's directory is read, and a record counts only if its id hashes to its own
-   * volume's name under this tenant, so no other tenant's session can ever be listed.
-   */
-  async listSessions(tenant: string, query: ListPageQuery): Promise<{ sessions: SessionSummary[]; has_more: boolean; total: number; max_sessions: number }> {
-    const { dir } = this.locate({ tenant, session: '' });
-    const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.img'));
-    const found: Array<{ id: string; bytes: number; createdAtMs: number; lastUsedMs: number }> = [];
-    await Promise.all(
-      names.map(async (name) => {
-        const image = join(dir, name);
-        const [st, rec] = await Promise.all([stat(image).catch(() => undefined), readRecord(image.replace(/\.img$/, '.json'))]);
-        if (!st || !rec || this.locate({ tenant, session: rec.id }).image !== image) return;
-        found.push({ id: rec.id, bytes: rec.bytes, createdAtMs: rec.created_at_ms, lastUsedMs: st.mtimeMs });
-      }),
-    );
-    found.sort(byCreation((s) => s.createdAtMs, (s) => s.id));
-    let page;
-    try {
-      page = pageOf(found, query, (s) => s.id);
-    } catch (err) {
-      if (err instanceof UnknownCursorError) throw new RpcError('bad_request', `No session '${err.after}' to list after (it does not exist, or expired)`, false, { param: 'after' });
-      throw err;
-    }
-    return {
-      sessions: page.data.map((s) => ({ id: s.id, bytes: s.bytes, created_at: Math.floor(s.createdAtMs / 1000), last_used_at: Math.floor(s.lastUsedMs / 1000) })),
-      has_more: page.has_more,
-      total: names.length,
-      max_sessions: this.config.SANDBOX_MAX_SESSIONS_PER_TENANT,
-    };
+    await writeRecord(record, { id: session, created_at_ms: found?.created_at_ms ?? (st.birthtimeMs || st.ctimeMs), bytes: found?.bytes ?? 0, placed: placed || undefined });
   }
 
   /**
@@ -244,12 +305,31 @@ export class WorkspaceService implements OnApplicationShutdown {
         e.removeOnRelease = true;
         return true;
       }
-      return this.removeNow(e, mountPoint, image);
+      return this.removeNow(e, mountPoint, image, this.keyOf(ref));
+    });
+  }
+
+  /**
+   * Drops this disk's copy of a workspace whose record is gone (deleted or expired on another
+   * replica), without telling the placement (it is the caller). A copy in use goes when released.
+   */
+  async discardCopy(ref: WorkspaceRef): Promise<void> {
+    assertSessionId(ref.session);
+    const { image, mountPoint } = this.locate(ref);
+    const exists = await access(image).then(
+      () => true,
+      () => false,
+    );
+    if (!exists) return;
+    await this.onEntry(mountPoint, async (e) => {
+      if (e.gone) return;
+      if (e.refs > 0) e.removeOnRelease = true;
+      else await this.removeNow(e, mountPoint, image, undefined);
     });
   }
 
   /** Runs inside the entry's chain with no user left. */
-  private async removeNow(e: Entry, mountPoint: string, image: string): Promise<boolean> {
+  private async removeNow(e: Entry, mountPoint: string, image: string, key: string | undefined): Promise<boolean> {
     clearTimeout(e.idle);
     e.idle = undefined;
     if (e.mounted) {
@@ -264,6 +344,8 @@ export class WorkspaceService implements OnApplicationShutdown {
     await unlink(image.replace(/\.img$/, '.json')).catch(() => undefined);
     e.gone = true;
     if (this.entries.get(mountPoint) === e) this.entries.delete(mountPoint);
+    // Its record and saved copy (if this replica holds it): a deleted or expired session is gone everywhere.
+    if (key !== undefined) await this.hooks?.volumeRemoved(key);
     return existed;
   }
 
@@ -326,18 +408,18 @@ export class WorkspaceService implements OnApplicationShutdown {
   /** Removes every workspace unused for longer than its kind's maximum idle time; returns how many. */
   async sweepIdleWorkspaces(): Promise<number> {
     let removed = 0;
-    for (const { root, maxIdleMs } of this.sweptKinds()) removed += await this.sweepIdleUnder(root, maxIdleMs);
+    for (const { root, kind, maxIdleMs } of this.sweptKinds()) removed += await this.sweepIdleUnder(root, kind, maxIdleMs);
     return removed;
   }
 
-  private sweptKinds(): { root: string; maxIdleMs: number }[] {
+  private sweptKinds(): { root: string; kind: string; maxIdleMs: number }[] {
     return [
-      { root: this.requestsRoot, maxIdleMs: this.config.SANDBOX_REQUEST_WORKSPACE_MAX_AGE_S * 1000 },
-      { root: this.root, maxIdleMs: this.config.SANDBOX_SESSION_MAX_IDLE_S * 1000 },
+      { root: this.requestsRoot, kind: 'request', maxIdleMs: this.config.SANDBOX_REQUEST_WORKSPACE_MAX_AGE_S * 1000 },
+      { root: this.root, kind: 'session', maxIdleMs: this.config.SANDBOX_SESSION_MAX_IDLE_S * 1000 },
     ].filter((k) => k.maxIdleMs > 0);
   }
 
-  private async sweepIdleUnder(root: string, maxIdleMs: number): Promise<number> {
+  private async sweepIdleUnder(root: string, kind: string, maxIdleMs: number): Promise<number> {
     const mounted = new Set(await mountsUnder(root));
     // In use here, or mounted by another replica on this host (it is in use there).
     const inUse = (mountPoint: string, e: Entry | undefined) => (e?.refs ?? 0) > 0 || (!e?.mounted && mounted.has(mountPoint));
@@ -352,7 +434,7 @@ export class WorkspaceService implements OnApplicationShutdown {
         // Checked again in the volume's chain: an acquire queued before this one has marked it used.
         const gone = await this.onEntry(mountPoint, async (e) => {
           if (e.gone || inUse(mountPoint, e) || (await idleMsOf(image)) < maxIdleMs) return false;
-          return this.removeNow(e, mountPoint, image);
+          return this.removeNow(e, mountPoint, image, `${kind}.${tenantDir}.${name.slice(0, -'.img'.length)}`);
         });
         if (gone) removed += 1;
       }
@@ -376,7 +458,7 @@ export class WorkspaceService implements OnApplicationShutdown {
     const tenantHash = hash(`tenant\0${tenant}`);
     const sessionHash = hash(`${request ? 'request' : 'session'}\0${tenant}\0${session}`);
     const dir = join(request ? this.requestsRoot : this.root, tenantHash);
-    return { dir, image: join(dir, `${sessionHash}.img`), mountPoint: join(dir, `${sessionHash}.mnt`), record: join(dir, `${sessionHash}.json`) };
+    return { tenantHash, sessionHash, dir, image: join(dir, `${sessionHash}.img`), mountPoint: join(dir, `${sessionHash}.mnt`), record: join(dir, `${sessionHash}.json`) };
   }
 
   private serialize<T>(queue: Chain, fn: () => Promise<T>): Promise<T> {
@@ -431,7 +513,7 @@ function idleMsOf(image: string): Promise<number> {
   );
 }
 
-function sessionLimitReached(held: number, max: number, maxIdleS: number): RpcError {
+export function sessionLimitReached(held: number, max: number, maxIdleS: number): RpcError {
   const expiry = maxIdleS > 0 ? `; a session unused for ${durationOf(maxIdleS)} is also deleted with its files` : '';
   // No subject name here: this message reaches API clients as it is.
   const howToFree = `reuse one of them (GET /v1/sessions lists them), or free one by deleting a session no longer needed (DELETE /v1/sessions/{id})${expiry}`;

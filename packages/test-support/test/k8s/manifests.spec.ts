@@ -128,6 +128,17 @@ describe('the sandbox tier (k8s/sandbox)', () => {
     expect(pod().terminationGracePeriodSeconds).toBeGreaterThan(300 + 30 + 30);
   });
 
+  it('runs several replicas (sessions are placed and saved in JetStream, so any pod may go), at most one down at a time; production replicates the buckets', () => {
+    for (const o of ['overlays/trial', 'overlays/production']) {
+      const all = rendered.get(o)!;
+      expect(find(all, 'Deployment', 'sandbox')!.spec.replicas).toBeGreaterThanOrEqual(2);
+      expect(find(all, 'PodDisruptionBudget', 'sandbox')!.spec).toMatchObject({ maxUnavailable: 1 });
+      // A heartbeat TTL: a dead pod's sessions move to the others within it.
+      expect(Number(configOf(all, 'drael-sandbox-config').SANDBOX_REPLICA_TTL_S)).toBeGreaterThan(0);
+    }
+    expect(configOf(rendered.get('overlays/production')!, 'drael-sandbox-config').SANDBOX_STORE_REPLICAS).toBe('3');
+  });
+
   it('lands only on the dedicated, tainted sandbox nodes', () => {
     expect(pod().nodeSelector).toEqual({ 'drael.dev/sandbox-node': 'true' });
     expect(pod().tolerations).toContainEqual({ key: 'drael.dev/sandbox', operator: 'Equal', value: 'true', effect: 'NoSchedule' });

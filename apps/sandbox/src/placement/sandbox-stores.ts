@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { Kvm, type KV } from '@nats-io/kv';
+import { Objm, type ObjectStore } from '@nats-io/obj';
+import type { SandboxConfig } from '../config/config.schema.js';
+
+/** Where sessions live across replicas: the one place the JetStream libraries are used. */
+export interface SandboxStores {
+  /** This process as a replica: its name in placement records and in its per-replica subject. */
+  readonly replicaId: string;
+  readonly nc: NatsConnection;
+  /** key (kind.tenantHash.sessionHash) → SessionRecord, one revision per change (compare-and-set). */
+  readonly placement: KV;
+  /** replicaId → heartbeat; the bucket's max age drops the entry of a replica that stopped beating. */
+  readonly replicas: KV;
+  /** The saved workspaces (a tar of each), named in their session's record. */
+  readonly workspaces: ObjectStore;
+  readonly ttlMs: number;
+  close(): Promise<void>;
+}
+
+export const SANDBOX_STORES = Symbol('SANDBOX_STORES');
+
+/** A bucket name of this installation: `<prefix>_sandbox_<what>` unless configured. */
+export function bucketNameOf(configured: string, prefix: string, what: string): string {
+  if (configured) return configured;
+  const p = prefix.replace(/[^A-Za-z0-9_-]/g, '_');
+  return p ? `${p}_sandbox_${what}` : `sandbox_${what}`;
+}
+
+export function replicaIdOf(config: Pick<SandboxConfig, 'SANDBOX_REPLICA_ID' | 'SANDBOX_INSTANCE'>): string {
+  return config.SANDBOX_REPLICA_ID || `${config.SANDBOX_INSTANCE.slice(0, 54)}-${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * Connects and opens (creating if needed) the three buckets. Boot fails if JetStream cannot be
+ * reached: a replica that could not place or save sessions would serve them from its disk alone,
+ * which is what this exists to end (fail closed).
+ */
+export async function openSandboxStores(config: SandboxConfig): Promise<SandboxStores> {
+  const replicaId = replicaIdOf(config);
+  const nc = await connect({ servers: config.NATS_URL, name: `sandbox-placement-${replicaId}`, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+  try {
+    const prefix = config.DRAEL_NATS_PREFIX;
+    const ttlMs = config.SANDBOX_REPLICA_TTL_S * 1000;
+    const kvm = new Kvm(nc);
+    // history 1: only the current record matters; revisions still advance for compare-and-set.
+    // An existing bucket (made by another replica, maybe with other settings) is used as it is.
+    const openKv = (name: string, opts: { history: number; ttl?: number }) =>
+      kvm.create(name, { ...opts, replicas: config.SANDBOX_STORE_REPLICAS }).catch(() => kvm.open(name));
+    const placement = await openKv(bucketNameOf(config.SANDBOX_PLACEMENT_BUCKET, prefix, 'placement'), { history: 1 });
+    const replicas = await openKv(bucketNameOf(config.SANDBOX_REPLICAS_BUCKET, prefix, 'replicas'), { history: 1, ttl: ttlMs });
+    const objm = new Objm(nc);
+    const objects = bucketNameOf(config.SANDBOX_WORKSPACE_BUCKET, prefix, 'workspaces');
+    const workspaces = await objm.create(objects, { replicas: config.SANDBOX_STORE_REPLICAS }).catch(() => objm.open(objects));
+    return {
+      replicaId,
+      nc,
+      placement,
+      replicas,
+      workspaces,
+      ttlMs,
+      close: async () => {
+        if (!nc.isClosed()) await nc.drain().catch(() => undefined);
+      },
+    };
+  } catch (err) {
+    await nc.close().catch(() => undefined);
+    const why = err instanceof Error ? err.message : String(err);
+    throw new Error(`JetStream at ${config.NATS_URL} is needed for sandbox sessions (placement KV and workspace Object Store) and failed: ${why}`);
+  }
+}

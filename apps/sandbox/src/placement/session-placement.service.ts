@@ -1,0 +1,309 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { z } from 'zod';
+import { byCreation, pageOf, UnknownCursorError, type ListPageQuery, type SessionSummary } from '@drael/contracts';
+import { createLogger } from '@drael/logger';
+import { RpcError } from '@drael/nats-rpc';
+import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
+import { sessionLimitReached, WorkspaceService, type WorkspaceRef } from '../workspace/workspace.service.js';
+import { SANDBOX_STORES, type SandboxStores } from './sandbox-stores.js';
+
+/**
+ * A workspace's record in the placement KV, the one every replica reads: who holds it (the only
+ * replica that runs or serves it), which saved copy is its latest, and what the listing shows.
+ */
+export const SessionRecordSchema = z.object({
+  id: z.string(),
+  holder: z.string(),
+  created_at_ms: z.number().nonnegative(),
+  last_used_ms: z.number().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  // The Object Store name of the latest save; absent until the first one.
+  object: z.string().optional(),
+});
+export type SessionRecord = z.infer<typeof SessionRecordSchema>;
+
+/** Where a call on a workspace is answered. */
+export type Placement =
+  // Here: this replica holds it. `restoreFrom`: it has just taken it over, its disk copy is not
+  // to be trusted, the saved copy of that name is restored before the call.
+  | { where: 'here'; key: string; restoreFrom?: string | undefined; takenOver: boolean }
+  // Another live replica holds it: the call is forwarded there.
+  | { where: 'there'; key: string; holder: string }
+  // No record and nothing to create (a read of a session that does not exist): answered here
+  // from nothing, nothing claimed.
+  | { where: 'nowhere'; key: string };
+
+interface Held {
+  revision: number;
+  record: SessionRecord;
+}
+
+/**
+ * Places each workspace on one replica. A record is created (KV create: only one replica wins)
+ * by the replica that first needs it; another replica that receives a call for it forwards the
+ * call to the holder while the holder's heartbeat is alive, and takes it over (KV update at the
+ * revision it read: compare-and-set, so two takers cannot both win) once the holder is dead.
+ * Every change of a record goes through compare-and-set: a replica that lost a record (declared
+ * dead while alive, e.g. cut from NATS) cannot overwrite the new holder's state.
+ */
+@Injectable()
+export class SessionPlacement implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger;
+  // Records this process holds, with the revision it last wrote.
+  private readonly held = new Map<string, Held>();
+  // Record changes of one key, one at a time in this process (a claim, a touch, a save).
+  private readonly chains = new Map<string, Promise<unknown>>();
+  private heartbeat?: NodeJS.Timeout;
+  private sweeper?: NodeJS.Timeout;
+
+  constructor(
+    @Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig,
+    @Inject(SANDBOX_STORES) private readonly stores: SandboxStores,
+    private readonly workspaces: WorkspaceService,
+  ) {
+    this.logger = createLogger('sandbox', config.LOG_LEVEL);
+    workspaces.setHooks({
+      volumeRemoved: (key) => this.forgetIfHeld(key),
+    });
+  }
+
+  get replicaId(): string {
+    return this.stores.replicaId;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.heartbeat) return;
+    await this.beat();
+    this.heartbeat = setInterval(() => void this.beat().catch((err: unknown) => this.logger.warn({ err }, 'replica heartbeat failed')), Math.max(500, Math.floor(this.stores.ttlMs / 3)));
+    this.heartbeat.unref();
+    const every = Math.min(Math.max(this.shortestIdleMs() / 4, 1_000), 10 * 60_000);
+    if (Number.isFinite(every)) {
+      this.sweeper = setInterval(() => void this.sweepOrphans().catch((err: unknown) => this.logger.error({ err }, 'orphan session sweep failed')), every);
+      this.sweeper.unref();
+    }
+  }
+
+  private beat(): Promise<number> {
+    return this.stores.replicas.put(this.replicaId, JSON.stringify({ at: Date.now() }));
+  }
+
+  /** A replica is alive while its heartbeat entry exists (the bucket's max age drops it). */
+  async isAlive(replicaId: string): Promise<boolean> {
+    if (replicaId === this.replicaId) return true;
+    const e = await this.stores.replicas.get(replicaId);
+    return !!e && e.operation === 'PUT';
+  }
+
+  /**
+   * Where a call on `ref` is answered; claims or takes the workspace over when it is to be answered
+   * here. `create`: the call makes the workspace if it does not exist (a run, a write).
+   * `unreachable`: a holder the caller found without a subscription (its process is gone, or cut
+   * from NATS): dead, whatever its heartbeat still says.
+   */
+  place(ref: WorkspaceRef, create: boolean, unreachable?: string): Promise<Placement> {
+    const key = this.workspaces.keyOf(ref);
+    return this.inChain(key, () => this.placeNow(key, ref, create, unreachable));
+  }
+
+  private async placeNow(key: string, ref: WorkspaceRef, create: boolean, unreachable: string | undefined): Promise<Placement> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const entry = await this.stores.placement.get(key);
+      if (!entry || entry.operation !== 'PUT') {
+        this.held.delete(key);
+        // A volume made here before placement existed is adopted as it is (and counted, listed).
+        const legacy = await this.workspaces.hasUnplacedVolume(ref);
+        // A copy made here under placement whose record is gone: its session was deleted or
+        // expired (maybe on another replica). Never served nor reused as a new session's files.
+        if (!legacy) await this.workspaces.discardCopy(ref);
+        if (!create && !legacy) return { where: 'nowhere', key };
+        const now = Date.now();
+        const record: SessionRecord = { id: ref.session, holder: this.replicaId, created_at_ms: now, last_used_ms: now, bytes: 0 };
+        const createRecord = () => this.stores.placement.create(key, JSON.stringify(record)).catch(() => undefined);
+        // A tenant's creates in this process are counted one at a time, so parallel ones do not
+        // overshoot the cap; replicas creating at the same instant could each overshoot by one.
+        const revision =
+          legacy || ref.scope === 'request'
+            ? await createRecord()
+            : await this.inChain(this.workspaces.tenantKeyPrefix(ref.tenant), async () => {
+                const max = this.config.SANDBOX_MAX_SESSIONS_PER_TENANT;
+                const count = await this.countSessions(ref.tenant);
+                if (count >= max) throw sessionLimitReached(count, max, this.config.SANDBOX_SESSION_MAX_IDLE_S);
+                return createRecord();
+              });
+        if (revision === undefined) continue; // another replica created it first: read it again
+        this.held.set(key, { revision, record });
+        return { where: 'here', key, takenOver: false };
+      }
+      const record = parseRecord(entry.string());
+      if (!record) throw new RpcError('internal', 'the session record is unreadable', false);
+      if (record.holder === this.replicaId && this.held.get(key)?.revision === entry.revision) return { where: 'here', key, takenOver: false };
+      if (record.holder !== this.replicaId && record.holder !== unreachable && (await this.isAlive(record.holder))) {
+        this.held.delete(key);
+        return { where: 'there', key, holder: record.holder };
+      }
+      // Its holder is dead (or it is ours from a revision this process did not write): take it over.
+      const mine: SessionRecord = { ...record, holder: this.replicaId };
+      const revision = await this.stores.placement.update(key, JSON.stringify(mine), entry.revision).catch(() => undefined);
+      if (revision === undefined) continue; // another replica took it first
+      this.held.set(key, { revision, record: mine });
+      this.logger.info({ key, from: record.holder }, 'session taken over');
+      return { where: 'here', key, takenOver: true, restoreFrom: record.object };
+    }
+    throw new RpcError('unavailable', 'the session is being moved between replicas; retry', true);
+  }
+
+  /**
+   * Notes a call's end on a record this replica holds: last use, and after a change its new saved
+   * copy and size. Fails (typed, retryable) if the record moved to another replica meanwhile: the
+   * change made here is not the session's any more.
+   */
+  async recordUse(key: string, change?: { object: string; bytes: number }): Promise<'kept' | 'gone'> {
+    return this.inChain(key, async () => {
+      const held = this.held.get(key);
+      if (!held) return 'gone';
+      const next: SessionRecord = { ...held.record, last_used_ms: Date.now(), ...(change ?? {}) };
+      try {
+        const revision = await this.stores.placement.update(key, JSON.stringify(next), held.revision);
+        this.held.set(key, { revision, record: next });
+        return 'kept';
+      } catch (err) {
+        this.held.delete(key);
+        const now = await this.stores.placement.get(key);
+        if (!now || now.operation !== 'PUT') return 'gone';
+        this.logger.warn({ key, err }, 'session record moved while a call ran here');
+        throw new RpcError('unavailable', 'the session moved to another replica while this call ran; its changes were not kept, retry', true);
+      }
+    });
+  }
+
+  /** Forgets that this process holds the record: the next call claims it again (and restores). */
+  unhold(key: string): void {
+    this.held.delete(key);
+  }
+
+  /** Deleted or expired here: its record and saved copies go too, if this replica holds it. */
+  private async forgetIfHeld(key: string): Promise<void> {
+    await this.inChain(key, async () => {
+      const entry = await this.stores.placement.get(key);
+      const record = entry?.operation === 'PUT' ? parseRecord(entry.string()) : undefined;
+      // A stale copy of a session another replica holds (or held): only this disk's copy went.
+      // A dead holder's sessions expire by their record's last use (sweepOrphans), not by this disk's.
+      if (!entry || !record || record.holder !== this.replicaId) return;
+      await this.forget(key, entry.revision, record);
+    });
+  }
+
+  private async forget(key: string, revision: number, record: SessionRecord): Promise<void> {
+    try {
+      await this.stores.placement.delete(key, { previousSeq: revision });
+    } catch {
+      return; // changed meanwhile (used again, or taken over): not ours to delete
+    }
+    this.held.delete(key);
+    if (record.object) await this.stores.workspaces.delete(record.object).catch(() => undefined);
+    await this.stores.workspaces.delete(objectNameOf(key, this.replicaId)).catch(() => undefined);
+  }
+
+  /** Sessions (not request workspaces) a tenant holds, across every replica. */
+  async countSessions(tenant: string): Promise<number> {
+    return (await this.tenantKeys(tenant)).length;
+  }
+
+  private async tenantKeys(tenant: string): Promise<string[]> {
+    const keys: string[] = [];
+    for await (const k of await this.stores.placement.keys(`${this.workspaces.tenantKeyPrefix(tenant)}*`)) keys.push(k);
+    return keys;
+  }
+
+  /**
+   * One page of a tenant's sessions, from the placement records (every replica's). A record counts
+   * only if its id names its own key under this tenant, so no other tenant's session is listed.
+   */
+  async listSessions(tenant: string, query: ListPageQuery): Promise<{ sessions: SessionSummary[]; has_more: boolean; total: number; max_sessions: number }> {
+    const keys = await this.tenantKeys(tenant);
+    const found: SessionRecord[] = [];
+    await Promise.all(
+      keys.map(async (key) => {
+        const entry = await this.stores.placement.get(key);
+        const record = entry?.operation === 'PUT' ? parseRecord(entry.string()) : undefined;
+        if (record && this.workspaces.keyOf({ tenant, session: record.id }) === key) found.push(record);
+      }),
+    );
+    found.sort(byCreation((s) => s.created_at_ms, (s) => s.id));
+    let page;
+    try {
+      page = pageOf(found, query, (s) => s.id);
+    } catch (err) {
+      if (err instanceof UnknownCursorError) throw new RpcError('bad_request', `No session '${err.after}' to list after (it does not exist, or expired)`, false, { param: 'after' });
+      throw err;
+    }
+    return {
+      sessions: page.data.map((s) => ({ id: s.id, bytes: s.bytes, created_at: Math.floor(s.created_at_ms / 1000), last_used_at: Math.floor(s.last_used_ms / 1000) })),
+      has_more: page.has_more,
+      total: keys.length,
+      max_sessions: this.config.SANDBOX_MAX_SESSIONS_PER_TENANT,
+    };
+  }
+
+  /**
+   * Idle expiry of workspaces no live replica holds (their holder died): a live holder expires
+   * its own by its disk's last use (WorkspaceService's sweep); these by their record's.
+   */
+  async sweepOrphans(): Promise<number> {
+    let removed = 0;
+    const keys: string[] = [];
+    for await (const k of await this.stores.placement.keys()) keys.push(k);
+    for (const key of keys) {
+      const maxIdleMs = key.startsWith('request.') ? this.config.SANDBOX_REQUEST_WORKSPACE_MAX_AGE_S * 1000 : this.config.SANDBOX_SESSION_MAX_IDLE_S * 1000;
+      if (maxIdleMs <= 0) continue;
+      const gone = await this.inChain(key, async () => {
+        const entry = await this.stores.placement.get(key);
+        const record = entry?.operation === 'PUT' ? parseRecord(entry.string()) : undefined;
+        if (!entry || !record || record.holder === this.replicaId || Date.now() - record.last_used_ms < maxIdleMs) return false;
+        if (await this.isAlive(record.holder)) return false;
+        await this.forget(key, entry.revision, record);
+        return true;
+      });
+      if (gone) removed += 1;
+    }
+    return removed;
+  }
+
+  private shortestIdleMs(): number {
+    const kinds = [this.config.SANDBOX_REQUEST_WORKSPACE_MAX_AGE_S, this.config.SANDBOX_SESSION_MAX_IDLE_S].filter((s) => s > 0);
+    return kinds.length ? Math.min(...kinds) * 1000 : Number.POSITIVE_INFINITY;
+  }
+
+  private inChain<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.chains.get(key) ?? Promise.resolve();
+    const next = prev.then(fn, fn);
+    const settled = next.catch(() => undefined);
+    this.chains.set(key, settled);
+    void settled.then(() => {
+      if (this.chains.get(key) === settled) this.chains.delete(key);
+    });
+    return next;
+  }
+
+  /** Stops beating, then says so at once: the others take this replica's sessions over without waiting for the TTL. */
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.heartbeat);
+    clearInterval(this.sweeper);
+    await this.stores.replicas.delete(this.replicaId).catch(() => undefined);
+    await this.stores.close();
+  }
+}
+
+/** The Object Store name of a workspace's copy saved by one replica (one per holder, so a stale holder never overwrites the new one's). */
+export function objectNameOf(key: string, replicaId: string): string {
+  return `${key}/${replicaId}`;
+}
+
+function parseRecord(text: string): SessionRecord | undefined {
+  try {
+    const parsed = SessionRecordSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,201 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { headers as natsHeaders, type Msg, type Subscription } from '@nats-io/transport-node';
+import { replyEnvelope, sandboxCatalog, sandboxInstanceSubject, SANDBOX_ROUTED_ENTRIES, type ParsedRequestOf, type ReplyOf, type RpcEntry, type WorkspaceScope } from '@drael/contracts';
+import { createLogger, currentRequestId, newRequestId, withRequestId } from '@drael/logger';
+import { inFlight, REQUEST_ID_HEADER, RpcError, wireSubject } from '@drael/nats-rpc';
+import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
+import { WorkspaceStore } from '../workspace/workspace-store.js';
+import { assertSessionId, type WorkspaceRef } from '../workspace/workspace.service.js';
+import { SANDBOX_STORES, type SandboxStores } from './sandbox-stores.js';
+import { SessionPlacement, type Placement } from './session-placement.service.js';
+
+type RoutedName = (typeof SANDBOX_ROUTED_ENTRIES)[number];
+type RoutedEntry = (typeof sandboxCatalog)[RoutedName];
+type WorkspaceRequest = { tenant: string; session?: string | undefined; scope?: WorkspaceScope | undefined };
+
+/** How one catalog entry is answered when its session is held here, and what it does to the session. */
+export interface Route<E extends RoutedEntry> {
+  entry: E;
+  /** The call makes the workspace if it does not exist. */
+  create: boolean;
+  /** The call may change the files: the workspace is saved before the call is answered. */
+  mutates: boolean;
+  /** The call needs the files (false for a delete: a session taken over is deleted, not restored first). */
+  needsFiles: boolean;
+  /** Input checks that refuse a call before anything is placed or created. */
+  validate?(req: ParsedRequestOf<E>): void;
+  /** How long a forwarded call may take (default: the entry's timeout). */
+  timeoutMs?(req: ParsedRequestOf<E>): number;
+  local(req: ParsedRequestOf<E>, placed: Placement | undefined): Promise<ReplyOf<E>>;
+}
+
+/**
+ * Routes every call on a session to the replica holding it (placement: session-placement.service).
+ * Callers keep using the catalog subjects through the queue group (the typed client and plain
+ * JSON alike); the replica that receives a call either answers it (it holds the session, or has
+ * just claimed or taken it over, restoring its saved files first) or forwards it to the holder on
+ * the holder's per-replica subject and relays the answer. A forwarded call that finds the session
+ * moved again is refused (retryable), never forwarded twice. A holder whose subject nobody
+ * listens on any more (its process died: NATS answers "no responders" at once) is taken over by
+ * the replica forwarding to it; one whose heartbeat lapsed is taken over without trying it.
+ */
+@Injectable()
+export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly routes = new Map<string, Route<RoutedEntry>>();
+  private readonly logger;
+  private subscription?: Subscription;
+  private readonly envelopes = new Map<string, ReturnType<typeof replyEnvelope>>();
+
+  constructor(
+    @Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig,
+    @Inject(SANDBOX_STORES) private readonly stores: SandboxStores,
+    private readonly placement: SessionPlacement,
+    private readonly store: WorkspaceStore,
+  ) {
+    this.logger = createLogger('sandbox', config.LOG_LEVEL);
+  }
+
+  register<E extends RoutedEntry>(route: Route<E>): void {
+    this.routes.set(route.entry.subject, route);
+  }
+
+  /** Answers a call that arrived through the queue group. */
+  call<E extends RoutedEntry>(entry: E, req: ParsedRequestOf<E>): Promise<ReplyOf<E>> {
+    const route = this.routes.get(entry.subject);
+    if (!route) throw new Error(`no route for ${entry.subject}`);
+    return this.answer(route, req, false) as Promise<ReplyOf<E>>;
+  }
+
+  private async answer(route: Route<RoutedEntry>, req: ParsedRequestOf<RoutedEntry>, forwarded: boolean): Promise<unknown> {
+    const { tenant, session, scope } = req as WorkspaceRequest;
+    // A run without a session has no workspace to place: any replica runs it.
+    if (session === undefined) return route.local(req, undefined);
+    route.validate?.(req);
+    assertSessionId(session);
+    const ref: WorkspaceRef = { tenant, session, scope };
+    // Twice at most: a holder found gone on the way (no subscription any more) is taken over.
+    let unreachable: string | undefined;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const placed = await this.placement.place(ref, route.create, unreachable);
+      if (placed.where === 'there') {
+        if (forwarded) throw new RpcError('unavailable', 'the session is moving between replicas; retry', true);
+        const answer = await this.forward(route, placed.holder, req);
+        if (answer.gone) {
+          unreachable = placed.holder;
+          continue;
+        }
+        return answer.value;
+      }
+      if (placed.where === 'here' && placed.takenOver && route.needsFiles) {
+        try {
+          // Never saved (its holder died during its first call): it starts empty, as that call's changes are lost.
+          await this.store.restore(ref, placed.restoreFrom ?? '', placed.restoreFrom === undefined);
+        } catch (err) {
+          // Not restored: the next call restores again instead of serving a stale or empty copy.
+          this.placement.unhold(placed.key);
+          throw err instanceof RpcError ? err : new RpcError('unavailable', "the session's saved files could not be restored; retry", true);
+        }
+      }
+      const result = await route.local(req, placed);
+      if (placed.where === 'here') {
+        try {
+          if (route.mutates) await this.store.save(ref, placed.key);
+          else await this.placement.recordUse(placed.key);
+        } catch (err) {
+          if (err instanceof RpcError) throw err;
+          // Answered as done, the change would be lost with this replica: say it is not kept.
+          this.logger.error({ err, key: placed.key }, 'session save failed');
+          throw new RpcError('unavailable', "the session's files could not be saved; the change may be lost, retry", true);
+        }
+      }
+      return result;
+    }
+    throw new RpcError('unavailable', 'the replica holding this session stopped; retry', true);
+  }
+
+  /**
+   * The call, answered by the holder. `gone`: nobody listens on the holder's subject (NATS says so
+   * at once): its process died or lost NATS, so nothing of this call ran there, and the session
+   * is taken over (a holder that comes back finds its record moved: compare-and-set fences it).
+   */
+  private async forward(route: Route<RoutedEntry>, holder: string, req: ParsedRequestOf<RoutedEntry>): Promise<{ gone: true } | { gone: false; value: unknown }> {
+    const subject = wireSubject(sandboxInstanceSubject(holder, route.entry.subject), this.config.DRAEL_NATS_PREFIX);
+    const headers = natsHeaders();
+    headers.set(REQUEST_ID_HEADER, currentRequestId() ?? newRequestId());
+    const timeout = route.timeoutMs?.(req) ?? route.entry.timeoutMs;
+    let body: unknown;
+    try {
+      const msg = await this.stores.nc.request(subject, JSON.stringify(req), { timeout, headers });
+      body = msg.json<unknown>();
+    } catch (err) {
+      const text = `${(err as Error).name} ${(err as Error).message}`.toLowerCase();
+      if (text.includes('no responders') || text.includes('503')) return { gone: true };
+      if (text.includes('timeout')) throw new RpcError('timeout', `the sandbox replica holding this session gave no answer within ${timeout} ms`, true);
+      throw new RpcError('unavailable', 'the replica holding this session could not be reached; retry', true);
+    }
+    const envelope = this.envelopeOf(route.entry).safeParse(body);
+    if (!envelope.success) throw new RpcError('internal', 'the replica holding this session answered out of contract', false);
+    if ('error' in envelope.data) throw RpcError.fromWire(envelope.data.error);
+    return { gone: false, value: envelope.data.result };
+  }
+
+  private envelopeOf(entry: RpcEntry) {
+    let e = this.envelopes.get(entry.subject);
+    if (!e) {
+      e = replyEnvelope(entry.reply);
+      this.envelopes.set(entry.subject, e);
+    }
+    return e;
+  }
+
+  /** This replica's per-replica subjects: the calls other replicas forward to it. */
+  onApplicationBootstrap(): Promise<void> {
+    if (this.subscription) return Promise.resolve();
+    const root = wireSubject(sandboxInstanceSubject(this.stores.replicaId, ''), this.config.DRAEL_NATS_PREFIX);
+    this.subscription = this.stores.nc.subscribe(`${root}>`, {
+      callback: (err, msg) => {
+        if (!err) void this.onForwarded(msg, msg.subject.slice(root.length));
+      },
+    });
+    return this.stores.nc.flush();
+  }
+
+  private async onForwarded(msg: Msg, subject: string): Promise<void> {
+    if (!msg.reply) return;
+    const route = this.routes.get(subject);
+    const respond = (envelope: unknown) => msg.respond(JSON.stringify(envelope));
+    if (!route) return void respond({ error: new RpcError('bad_request', 'not a routed sandbox subject', false).toWire() });
+    inFlight.enter();
+    try {
+      const requestId = msg.headers?.get(REQUEST_ID_HEADER) || newRequestId();
+      await withRequestId(requestId, async () => {
+        let body: unknown;
+        try {
+          body = msg.json<unknown>();
+        } catch {
+          return respond({ error: new RpcError('bad_request', 'the body is not JSON', false).toWire() });
+        }
+        const parsed = route.entry.request.safeParse(body);
+        if (!parsed.success) return respond({ error: new RpcError('bad_request', parsed.error.issues[0]?.message ?? 'invalid', false).toWire() });
+        try {
+          respond({ result: await this.answer(route, parsed.data, true) });
+        } catch (err) {
+          if (err instanceof RpcError) return respond({ error: err.toWire() });
+          this.logger.error({ err, subject }, 'forwarded call failed');
+          respond({ error: new RpcError('internal', 'internal error', true).toWire() });
+        }
+      });
+    } finally {
+      inFlight.leave();
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    // Calls in flight were drained with the queue group's; no new forwarded call is taken.
+    try {
+      this.subscription?.unsubscribe();
+    } catch {
+      // the connection is already closed
+    }
+  }
+}
