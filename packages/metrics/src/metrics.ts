@@ -88,6 +88,7 @@ class Bound<L extends string, C> {
 }
 
 export interface CounterHandle<L extends string> {
+  /** A counter without labels takes `{}`. */
   inc(labels: LabelSet<L>, by?: number): void;
 }
 export interface GaugeHandle<L extends string> {
@@ -114,7 +115,7 @@ export class Metrics {
 
   counter<L extends string = never>(def: Def<L>): CounterHandle<L> {
     const c = new Counter({ name: def.name, help: def.help, labelNames: Object.keys(def.labels ?? {}), registers: [this.registry] });
-    const bound = new Bound<L, { inc(n?: number): void }>(def.name, def.labels, (v) => c.labels(v as LabelValues<string>));
+    const bound = new Bound<L, { inc(n?: number): void }>(def.name, def.labels, (v) => (def.labels && Object.keys(def.labels).length > 0 ? c.labels(v as LabelValues<string>) : c));
     if (!def.labels || Object.keys(def.labels).length === 0) c.inc(0);
     return {
       inc: (labels, by = 1) => {
@@ -135,7 +136,7 @@ export class Metrics {
       // Read at scrape time from the owner's own state (a pool size, a queue depth): nothing to keep in step.
       ...(collect ? { collect: () => collect((labels, value) => bound.b!.child(labels).set(value)) } : {}),
     });
-    bound.b = new Bound(def.name, def.labels, (v) => g.labels(v as LabelValues<string>));
+    bound.b = new Bound(def.name, def.labels, (v) => (def.labels && Object.keys(def.labels).length > 0 ? g.labels(v as LabelValues<string>) : g));
     const b = bound.b;
     return {
       set: (labels, value) => enabled && b.child(labels).set(value),
@@ -152,7 +153,7 @@ export class Metrics {
       buckets: [...(def.buckets ?? DURATION_BUCKETS)],
       registers: [this.registry],
     });
-    const bound = new Bound<L, { observe(n: number): void }>(def.name, def.labels, (v) => h.labels(v as LabelValues<string>));
+    const bound = new Bound<L, { observe(n: number): void }>(def.name, def.labels, (v) => (def.labels && Object.keys(def.labels).length > 0 ? h.labels(v as LabelValues<string>) : h));
     const observe = (labels: LabelSet<L>, value: number) => {
       if (!enabled) return;
       bound.child(labels).observe(value);

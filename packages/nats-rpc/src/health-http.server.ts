@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { writeMetrics } from '@drael/metrics';
 import { runHealthChecks, HEALTH_CHECK_TIMEOUT_MS, type HealthCheck } from './health-checks.js';
 
 export interface HealthHttpOptions {
@@ -27,6 +28,8 @@ export interface HealthHttpServer {
  *             not restart every healthy pod).
  *   /readyz   200 when NATS answers a round trip and every critical dependency answers; 503 with
  *             `{status, failing, checks}` naming the ones that do not.
+ *   /metrics  Prometheus text exposition (packages/metrics): counts and durations under bounded
+ *             labels, nothing that names a caller; this port is cluster-internal (no Ingress).
  */
 export async function startHealthHttp(options: HealthHttpOptions): Promise<HealthHttpServer> {
   const server: Server = createServer((req, res) => {
@@ -37,6 +40,7 @@ export async function startHealthHttp(options: HealthHttpOptions): Promise<Healt
     };
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, { error: 'method_not_allowed' });
     if (path === '/healthz') return send(200, { status: 'ok', service: options.service });
+    if (path === '/metrics') return writeMetrics(res);
     if (path !== '/readyz') return send(404, { error: 'not_found' });
     void readiness(options).then(
       (r) => send(r.ok ? 200 : 503, { status: r.ok ? 'ready' : 'not_ready', service: options.service, failing: r.failing, checks: r.checks }),

@@ -5,6 +5,7 @@ import { ApiError } from '../errors/api-error.js';
 import { RateLimiter, type RateDecision } from '../rate-limit/rate-limiter.service.js';
 import { putRateLimitHeaders, setRateLimitHeaders } from '../rate-limit/rate-limit-headers.js';
 import { KeyVerifier } from './key-verifier.service.js';
+import { recordRateLimitRefusal } from '../metrics/gateway.metrics.js';
 
 /** `Authorization: Bearer drael_...` (OpenAI SDKs send this); `x-api-key` is accepted too. */
 export function apiKeyOf(headers: IncomingHttpHeaders): string | undefined {
@@ -84,5 +85,6 @@ export class KeyGate {
 }
 
 function refused(decision: RateDecision): ApiError {
+  recordRateLimitRefusal();
   return new ApiError('rate_limit_exceeded', `Rate limit reached: ${decision.limit} requests per ${decision.window} for this key. Retry after ${decision.retryAfterS}s.`);
 }

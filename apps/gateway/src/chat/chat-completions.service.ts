@@ -9,6 +9,7 @@ import { isCertainlyValidChatRequest } from '../openai/chat-completion.lean.js';
 import { setHeaders } from '../rate-limit/rate-limit-headers.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { ChatProxyService } from './chat-proxy.service.js';
+import { markMode } from '../metrics/gateway.metrics.js';
 import { serverToolsWanted } from './server-tools-header.js';
 
 /** How one chat completion is served. */
@@ -56,6 +57,7 @@ export class ChatCompletionsService {
     const route = this.models.resolve(request.model);
     switch (this.modeOf(request, call.headers)) {
       case 'loop':
+        markMode(call.res, 'catalogue');
         if (call.head) setHeaders(call.res, call.head);
         return this.loop.handle({
           request,
@@ -67,6 +69,7 @@ export class ChatCompletionsService {
           toolEvents: headerValue(call.headers, 'x-drael-tool-events') === '1',
         });
       case 'proxy':
+        markMode(call.res, 'proxy');
         return this.proxy.forward({
           route,
           bodyFor: upstreamBodyFor(call, request.model),

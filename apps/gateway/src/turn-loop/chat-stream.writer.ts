@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ApiError } from '../errors/api-error.js';
 import type { TurnUsage } from './upstream-turn.js';
+import { trackOpenStream } from '../metrics/gateway.metrics.js';
 
 /**
  * A vendor frame riding inside the SSE delta: spec 04's sub-agent progress frames, always; and,
@@ -82,6 +83,7 @@ export class ChatStreamWriter {
       'x-request-id': this.meta.requestId,
     });
     this.res.write(this.choice('{"role":"assistant","content":""}', null));
+    trackOpenStream(this.res, 'catalogue');
   }
 
   private async write(data: string): Promise<void> {

@@ -16,6 +16,7 @@ import type { Caller, ToolContext } from '../tools/server-tool.js';
 import { ChatStreamWriter, type DraelFrame } from './chat-stream.writer.js';
 import { CostMeter } from './cost-meter.js';
 import { streamTurn, type UpstreamToolCall } from './upstream-turn.js';
+import { measureToolCall, recordSpawnedAgent, recordTurns } from '../metrics/gateway.metrics.js';
 
 // spec 01 "The loop": one request is bounded at six model turns.
 export const MAX_TURNS = 6;
@@ -190,6 +191,7 @@ export class TurnLoopService {
       if (outcome.toolCalls.length === 0 || last) {
         // Never tool_calls for Drael's own tools: a tool call on the last turn is not served.
         const finishReason = outcome.finishReason && outcome.finishReason !== 'tool_calls' && outcome.finishReason !== 'function_call' ? outcome.finishReason : 'stop';
+        if (run.canSpawn) recordTurns('catalogue', turn);
         return { content, finishReason };
       }
       messages.push({
@@ -232,7 +234,11 @@ export class TurnLoopService {
     return text;
   }
 
-  private async runTool(call: UpstreamToolCall, run: LoopRun, index: number): Promise<ToolResult> {
+  private runTool(call: UpstreamToolCall, run: LoopRun, index: number): Promise<ToolResult> {
+    return measureToolCall(call.name, run.catalogue.tools.has(call.name as never), () => this.runToolUnmeasured(call, run, index));
+  }
+
+  private async runToolUnmeasured(call: UpstreamToolCall, run: LoopRun, index: number): Promise<ToolResult> {
     const tool = run.catalogue.tools.get(call.name as never);
     if (!tool) {
       if (call.name === 'spawn_agent' && !run.canSpawn) return { error: 'spawn_refused', why: 'a sub-agent cannot start sub-agents; do the task yourself' };
@@ -291,6 +297,7 @@ export class TurnLoopService {
         preview: ceiling ? 'stopped: the request reached its cost ceiling' : 'the sub-agent failed',
       };
     }
+    recordSpawnedAgent(outcome.ok ? 'ok' : outcome.text.includes('request_cost_ceiling') ? 'ceiling' : 'failed');
     await run.onFrame?.({ event: 'subagent_done', id, role: parsed.role, ok: outcome.ok, preview: outcome.preview });
     return outcome.text;
   }
