@@ -71,7 +71,7 @@ class Bound<L extends string, C> {
     if (child === undefined) {
       const bounded = {} as Record<L, string>;
       this.names.forEach((n, i) => (bounded[n] = this.bound(i, String(values![n]))));
-      child = this.make(bounded as LabelValues<L>);
+      child = this.make(bounded);
       this.children.set(key, child);
     }
     return child;
@@ -142,7 +142,7 @@ export class Metrics {
       set: (labels, value) => enabled && b.child(labels).set(value),
       inc: (labels, by = 1) => enabled && b.child(labels).inc(by),
       dec: (labels, by = 1) => enabled && b.child(labels).dec(by),
-    } as GaugeHandle<L>;
+    };
   }
 
   histogram<L extends string = never>(def: Def<L> & { buckets?: readonly number[] }): HistogramHandle<L> {
