@@ -216,7 +216,7 @@ describe('monitoring (k8s/monitoring, in the production overlay)', () => {
     const rules = find(ms, 'PrometheusRule', 'drael')!.spec.groups.flatMap((g: any) => g.rules).filter((r: any) => r.alert);
     expect(rules.length).toBeGreaterThanOrEqual(10);
     for (const r of rules) {
-      expect(r.annotations.runbook, r.alert).toMatch(/\w{20,}/);
+      expect(String(r.annotations.runbook).length, r.alert).toBeGreaterThan(80); // says what to look at and what to do
       expect(['page', 'ticket'], r.alert).toContain(r.labels.severity);
     }
     const dash = find(ms, 'ConfigMap', 'drael-grafana-dashboard')!;
