@@ -56,7 +56,8 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }
 
-async function waitHttp(url, timeoutMs = 30_000) {
+// Two minutes: on a shared 2-core machine under load a gateway boot has taken over 30 s.
+async function waitHttp(url, timeoutMs = 120_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
