@@ -56,7 +56,8 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }
 
-async function waitHttp(url, timeoutMs = 30_000) {
+// Two minutes: on a shared 2-core machine under load a gateway boot has taken over 30 s.
+async function waitHttp(url, timeoutMs = 120_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -175,10 +176,12 @@ const targets = [
   { name: 'naive proxy', port: naivePort, pid: naive.pid, headers: {} },
   { name: 'gateway', port: gatewayPort, pid: gateway.pid, headers: gatewayHeaders },
 ];
-// GATEWAY_B_DIR=<another checkout's apps/gateway> adds a second gateway build to the same run (A/B).
+// GATEWAY_B_DIR=<another checkout's apps/gateway> adds a second gateway build to the same run (A/B);
+// GATEWAY_B_ENV='{"METRICS_ENABLED":"false"}' gives gateway B extra environment (the same build, one setting changed).
 if (process.env.GATEWAY_B_DIR) {
   const portB = await freePort();
-  const b = spawn(process.execPath, ['dist/main.js'], { cwd: resolve(process.env.GATEWAY_B_DIR), env: { ...gatewayEnv, PORT: String(portB) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const envB = { ...gatewayEnv, ...JSON.parse(process.env.GATEWAY_B_ENV ?? '{}'), PORT: String(portB) };
+  const b = spawn(process.execPath, ['dist/main.js'], { cwd: resolve(process.env.GATEWAY_B_DIR), env: envB, stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(b);
   await waitHttp(`http://127.0.0.1:${portB}/healthz`);
   targets.push({ name: 'gateway B', port: portB, pid: b.pid, headers: gatewayHeaders });

@@ -15,6 +15,7 @@ try {
     prefix: config.DRAEL_NATS_PREFIX,
     logLevel: config.LOG_LEVEL,
     healthPort: config.HEALTH_PORT,
+    metricsEnabled: config.METRICS_ENABLED,
     // A run-events long poll answers within 20 s; let it finish before the connection drains.
     drainTimeoutMs: 25_000,
   });

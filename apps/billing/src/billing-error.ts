@@ -1,8 +1,10 @@
 import type { BillingErrorCode } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
+import { recordRefusal } from './billing.metrics.js';
 
 /** A typed billing failure; it crosses NATS as `{code, message, retryable, details}`. */
 export function billingError(code: BillingErrorCode, message: string, details?: Record<string, unknown>): RpcError<BillingErrorCode> {
+  recordRefusal(code);
   return new RpcError(code, message, false, details);
 }
 

@@ -15,6 +15,7 @@ try {
     prefix: config.DRAEL_NATS_PREFIX,
     logLevel: config.LOG_LEVEL,
     healthPort: config.HEALTH_PORT,
+    metricsEnabled: config.METRICS_ENABLED,
   });
   exitOnSignals(running);
 } catch (err) {

@@ -19,10 +19,14 @@ import { ChatCompletionsService } from './chat/chat-completions.service.js';
 import { KeyedJsonPostRoute, type HotRoute } from './http/hot-route.js';
 import { searchToolRoute } from './tools-api/search/search-tool.route.js';
 import { SearchToolService } from './tools-api/search/search-tool.service.js';
+import { metrics, setMetricsEnabled, startMetricsHttp, type MetricsHttpServer } from '@drael/metrics';
+import { recordHttpRequest } from './metrics/gateway.metrics.js';
 
 export interface RunningGateway {
   app: NestFastifyApplication;
   url: string;
+  /** Where GET /metrics is served (METRICS_PORT), if it is. */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -31,6 +35,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // The hot routes are served ahead of Fastify (http/hot-route.ts); they exist once Nest has
   // built the services, before the server listens, and step aside while shutting down.
   let hotRoutes: readonly HotRoute[] = [];
+  setMetricsEnabled(config.METRICS_ENABLED);
+  if (config.METRICS_ENABLED) metrics.collectProcessMetrics();
   let stopping = false;
   const serverFactory = (fastifyHandler: RequestListener) => {
     const server = createServer(
@@ -89,6 +95,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const accessLog = createAccessLog(logger, 'gateway');
   fastify.addHook('onResponse', (req, reply, done) => {
     accessLog(req.id, req.method, req.url, reply.raw.statusCode, Math.round(reply.elapsedTime * 10) / 10);
+    recordHttpRequest(req.routeOptions.url ?? 'unmatched', req.method, reply.raw, reply.elapsedTime);
     done();
   });
 
@@ -105,6 +112,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   logger.info({ routes: routes.map((r) => `${r.method} ${r.url} ${r.access}`) }, 'routes');
   await connectGatewaySubjects(app, config);
   await app.listen({ host: config.HOST, port: config.PORT });
+  // Prometheus scrapes its own port, never the public one (docs/operations.md "Where /metrics is").
+  const metricsHttp: MetricsHttpServer | undefined =
+    config.METRICS_PORT === undefined ? undefined : await startMetricsHttp({ port: config.METRICS_PORT, host: config.HOST });
   const address = fastify.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
@@ -118,7 +128,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       await app.close();
     } finally {
       clearInterval(sweep);
+      await metricsHttp?.close();
     }
   };
-  return { app, url: `http://${host}:${port}`, close: () => (closing ??= close()) };
+  return { app, url: `http://${host}:${port}`, metricsUrl: metricsHttp && `http://${host}:${metricsHttp.port}`, close: () => (closing ??= close()) };
 }

@@ -47,7 +47,15 @@ export interface LoopHarness {
   close(): Promise<void>;
 }
 
-export async function startLoopHarness(options: { services?: LoopService[]; env?: Record<string, string>; models?: Record<string, unknown> } = {}): Promise<LoopHarness> {
+export async function startLoopHarness(
+  options: {
+    services?: LoopService[];
+    env?: Record<string, string>;
+    models?: Record<string, unknown>;
+    /** Extra environment per service (`billing` included): HEALTH_PORT to scrape its /metrics. */
+    serviceEnv?: Partial<Record<LoopService | 'billing', Record<string, string>>>;
+  } = {},
+): Promise<LoopHarness> {
   const prefix = testPrefix('loop');
   const upstream = await startScriptedUpstream({ turns: [] });
   const services: ServiceProcess[] = [];
@@ -66,6 +74,7 @@ export async function startLoopHarness(options: { services?: LoopService[]; env?
             SEARCH_CACHE_PREFIX: `test:${prefix}:`,
             SEARCH_ONION_ENGINES: 'fixture-onion',
             SEARCH_VERIFY: 'false',
+            ...options.serviceEnv?.search,
           }),
         );
       } else {
@@ -75,7 +84,15 @@ export async function startLoopHarness(options: { services?: LoopService[]; env?
         services.push(
           await startServiceProcess(
             'sandbox',
-            { NATS_URL, DRAEL_NATS_PREFIX: prefix, SANDBOX_INSTANCE: instance, SANDBOX_STATE_DIR: stateDir, SANDBOX_MAX_CONCURRENT: '2', SANDBOX_WARM_POOL: '1' },
+            {
+              NATS_URL,
+              DRAEL_NATS_PREFIX: prefix,
+              SANDBOX_INSTANCE: instance,
+              SANDBOX_STATE_DIR: stateDir,
+              SANDBOX_MAX_CONCURRENT: '2',
+              SANDBOX_WARM_POOL: '1',
+              ...options.serviceEnv?.sandbox,
+            },
             { readyTimeoutMs: 60_000 },
           ),
         );
@@ -100,7 +117,7 @@ export async function startLoopHarness(options: { services?: LoopService[]; env?
         ),
       ),
       ...options.env,
-    }, { readyTimeoutMs: 90_000, billing: { tool_level: 'l4_browser', plan: 'pro' } });
+    }, { readyTimeoutMs: 90_000, billing: { tool_level: 'l4_browser', plan: 'pro' }, ...(options.serviceEnv?.billing ? { billingEnv: options.serviceEnv.billing } : {}) });
     nats = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
     const natsClient = nats;
     const key = gateway.key!;

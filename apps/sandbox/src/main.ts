@@ -19,6 +19,7 @@ try {
     prefix: config.DRAEL_NATS_PREFIX,
     logLevel: config.LOG_LEVEL,
     healthPort: config.HEALTH_PORT,
+    metricsEnabled: config.METRICS_ENABLED,
     // A SIGTERM lets the longest run (spec 01: 300 s) finish before the process exits.
     drainTimeoutMs: (MAX_TIMEOUT_S + 30) * 1000,
   });

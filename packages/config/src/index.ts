@@ -26,6 +26,11 @@ export const baseEnvShape = {
   // A NATS-only service's HTTP health port (GET /healthz, /readyz) for Kubernetes httpGet probes;
   // unset: none (several services share one machine in local bring-up). The gateway ignores it.
   HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  // Prometheus metrics (docs/operations.md): on by default; off, nothing is recorded.
+  METRICS_ENABLED: z
+    .enum(['true', 'false', '1', '0'])
+    .default('true')
+    .transform((v) => v === 'true' || v === '1'),
 };
 
 /** Strict boolean variables: "true"/"false"/"1"/"0" only, so a typo never silently means false. */

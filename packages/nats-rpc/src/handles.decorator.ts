@@ -4,6 +4,7 @@ import { currentRequestId, newRequestId, withRequestId, type Logger } from '@dra
 import { RpcError } from './rpc-error.js';
 import { REQUEST_ID_HEADER } from './subject.js';
 import { inFlight } from './in-flight.js';
+import { trackHandler } from './rpc.metrics.js';
 
 /** Subjects handled in this process, with the handlers that claim each (the boot check reads it). */
 export const handlerRegistry = new Map<string, string[]>();
@@ -35,8 +36,10 @@ export function Handles(entry: RpcEntry): MethodDecorator {
 
     const wrapped = async function (this: unknown, payload: unknown, ctx: NatsContext) {
       inFlight.enter();
+      const settled = trackHandler(entry.subject);
+      let outcome = 'internal';
       try {
-        return await withRequestId(requestIdOf(ctx), async () => {
+        const reply: { result?: unknown; error?: { code: string } } = await withRequestId(requestIdOf(ctx), async () => {
           const parsed = entry.request.safeParse(payload);
           if (!parsed.success) {
             const issue = parsed.error.issues[0];
@@ -54,7 +57,10 @@ export function Handles(entry: RpcEntry): MethodDecorator {
             return { error: new RpcError('internal', 'internal error', true).toWire() };
           }
         });
+        outcome = reply.error ? reply.error.code : 'ok';
+        return reply;
       } finally {
+        settled(outcome);
         inFlight.leave();
       }
     };

@@ -3,6 +3,7 @@ import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/t
 import { replyEnvelope, type RpcEntry, type RequestOf, type ReplyOf } from '@drael/contracts';
 import { currentRequestId, newRequestId } from '@drael/logger';
 import { RpcError } from './rpc-error.js';
+import { outcomeOf, trackClientRequest } from './rpc.metrics.js';
 import { REQUEST_ID_HEADER, wireSubject } from './subject.js';
 
 export interface RpcClientOptions {
@@ -64,6 +65,18 @@ export class NatsRpcClient {
   }
 
   async request<E extends RpcEntry>(entry: E, payload: RequestOf<E>, options: RequestOptions = {}): Promise<ReplyOf<E>> {
+    const settled = trackClientRequest(entry.subject);
+    try {
+      const reply = await this.send(entry, payload, options);
+      settled('ok');
+      return reply;
+    } catch (err) {
+      settled(outcomeOf(err));
+      throw err;
+    }
+  }
+
+  private async send<E extends RpcEntry>(entry: E, payload: RequestOf<E>, options: RequestOptions): Promise<ReplyOf<E>> {
     const parsed = entry.request.safeParse(payload);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];

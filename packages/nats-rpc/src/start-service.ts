@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import type { DynamicModule, INestMicroservice, Type } from '@nestjs/common';
 import type { Catalog, ServiceName } from '@drael/contracts';
 import { createLogger, PinoNestLogger, type Logger } from '@drael/logger';
+import { metrics, setMetricsEnabled } from '@drael/metrics';
 import { DrainingNatsServer } from './draining-nats.server.js';
 import { assertCatalogHandled } from './catalog-check.js';
 import { setHandlerLogger } from './handles.decorator.js';
@@ -17,8 +18,10 @@ export interface ServiceBootOptions {
   logLevel?: string;
   /** How long a SIGTERM waits for handlers in flight (a sandbox run can take minutes). */
   drainTimeoutMs?: number;
-  /** HEALTH_PORT: serve GET /healthz and /readyz on this port (0: any free port); unset: none. */
+  /** HEALTH_PORT: serve GET /healthz, /readyz and /metrics on this port (0: any free port); unset: none. */
   healthPort?: number;
+  /** METRICS_ENABLED (default on): off, nothing is recorded and /metrics answers empty. */
+  metricsEnabled?: boolean;
 }
 
 export interface RunningService {
@@ -33,6 +36,8 @@ export interface RunningService {
 /** Boots a service: NATS in its queue group, registered as a NATS micro service ($SRV), the catalog check, JSON logs. */
 export async function startService(options: ServiceBootOptions): Promise<RunningService> {
   const logger = createLogger(options.service, options.logLevel ?? 'info');
+  setMetricsEnabled(options.metricsEnabled ?? true);
+  if (options.metricsEnabled ?? true) metrics.collectProcessMetrics();
   setHandlerLogger(logger);
   const server = new DrainingNatsServer({
     servers: options.natsUrl,

@@ -34,6 +34,8 @@ export interface GatewayProcessOptions {
    * test brings its own billing, or needs none).
    */
   billing?: false | TestKeyOptions;
+  /** Extra environment of the billing started for this gateway (HEALTH_PORT, to scrape its /metrics). */
+  billingEnv?: Record<string, string>;
 }
 
 const repoRoot = resolve(new URL('../../..', import.meta.url).pathname);
@@ -59,7 +61,7 @@ export async function startGatewayProcess(env: Record<string, string>, options: 
   let billing: ServiceProcess | undefined;
   let key: TestKey | undefined;
   if (options.billing !== false) {
-    billing = await startBillingForTests(env);
+    billing = await startBillingForTests(env, options.billingEnv);
     const client = await NatsRpcClient.connect({ servers: env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix: env.DRAEL_NATS_PREFIX ?? '' });
     try {
       key = await createTestKey(client, options.billing ?? {});

@@ -14,6 +14,7 @@ import { toolError, type AgentToolDefinition } from '../tools/agent-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { stepView } from '../runs/run-view.js';
 import { chargeModelCall, chargeSandbox, inputTokenBound, priceOf, reserveModelCall, reserveSandbox } from './budget.js';
+import { recordLeaseLoss, recordRunEnded, recordStep } from '../agent-run.metrics.js';
 
 interface Ending {
   status: RunStatus;
@@ -31,6 +32,8 @@ class RunState {
   head = ZERO_HEAD;
   previousHash: string | null = null;
   spent = 0;
+  /** When the previous step ended (or the run started here): a step's duration is measured from it. */
+  lastStepAt = performance.now();
   constructor(readonly row: RunRow) {}
   get remaining() {
     return this.row.budgetMicros - this.spent;
@@ -115,6 +118,7 @@ export class RunExecutor {
       }
       if (ending.errorCode === 'claim_lost') {
         this.log.warn({ run_id: runId }, 'claim lost: this worker stops writing');
+        recordLeaseLoss('worker');
         return 'claim_lost';
       }
       await this.runs.finish(claim, {
@@ -124,10 +128,12 @@ export class RunExecutor {
         errorMessage: ending.errorMessage ?? null,
         runEnd: await this.spend.signRunEnd(row.accountId, runId, state.receiptSeq, state.head),
       });
+      recordRunEnded(ending);
       return 'executed';
     } catch (err) {
       if (err instanceof ClaimLostError) {
         this.log.warn({ run_id: runId }, 'claim lost while finishing');
+        recordLeaseLoss('worker');
         return 'claim_lost';
       }
       throw err;
@@ -324,6 +330,8 @@ export class RunExecutor {
     });
     state.stepSeq++;
     state.spent += cost;
+    recordStep(s.kind, state.lastStepAt);
+    state.lastStepAt = performance.now();
     if (signed) {
       state.receiptSeq++;
       state.previousHash = signed.hash;
@@ -356,7 +364,10 @@ export class RunExecutor {
   async reapExpired(): Promise<number> {
     let reaped = 0;
     for (const r of await this.runs.expired()) {
-      if (r.claimToken && (await this.runs.reap(r.id, r.claimToken, await this.spend.signRunEnd(r.accountId, r.id, r.receiptCount, r.receiptHead)))) reaped++;
+      if (r.claimToken && (await this.runs.reap(r.id, r.claimToken, await this.spend.signRunEnd(r.accountId, r.id, r.receiptCount, r.receiptHead)))) {
+        reaped++;
+        recordLeaseLoss('reaped');
+      }
     }
     return reaped;
   }

@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { createLogger, type Logger } from '@drael/logger';
 import { AGENT_RUN_CONFIG, type AgentRunConfig } from '../config/config.schema.js';
+import { watchRuns } from '../agent-run.metrics.js';
 
 export const QUEUE_NAME = 'agent-runs';
 
@@ -42,6 +43,7 @@ export class RunQueue implements OnApplicationShutdown {
   constructor(@Inject(AGENT_RUN_CONFIG) private readonly config: AgentRunConfig) {
     this.queue = new Queue<RunJob>(QUEUE_NAME, { connection: redisConnection(config.REDIS_URL), prefix: config.AGENT_RUN_QUEUE_PREFIX });
     this.log = createLogger('agent-run', config.LOG_LEVEL).child({ component: 'run-queue' });
+    watchRuns({ queue: () => this.queue.getJobCounts('waiting', 'active', 'delayed') });
   }
 
   async enqueue(runId: string): Promise<void> {

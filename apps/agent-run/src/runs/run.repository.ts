@@ -3,6 +3,7 @@ import type { CursorPage, RunStatus } from '@drael/contracts';
 import { PrismaService } from '../db/prisma.service.js';
 import { pageOf, pageQuery, type PageCursor } from '../db/list-page.js';
 import { Prisma, type Run as RunRow, type Step as StepRow, type Receipt as ReceiptRow, type RunEvent as RunEventRow } from '../generated/prisma/client.js';
+import { watchRuns } from '../agent-run.metrics.js';
 
 export type { RunRow, StepRow, ReceiptRow, RunEventRow };
 
@@ -58,7 +59,9 @@ export interface RunCreate {
  */
 @Injectable()
 export class RunRepository {
-  constructor(private readonly db: PrismaService) {}
+  constructor(private readonly db: PrismaService) {
+    watchRuns({ stuck: () => db.client.run.count({ where: { status: 'running', leaseUntil: { lt: new Date() } } }) });
+  }
 
   /**
    * Inserts a queued run with its first event; with an idempotency key already used by the account,

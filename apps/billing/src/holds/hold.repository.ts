@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Hold, PaidTool } from '@drael/contracts';
 import { PrismaService } from '../db/prisma.service.js';
+import { watchHolds } from '../billing.metrics.js';
 
 interface HoldFnRow {
   outcome: string;
@@ -74,7 +75,15 @@ const RESOLVE_SQL = {
  */
 @Injectable()
 export class HoldRepository {
-  constructor(private readonly db: PrismaService) {}
+  constructor(private readonly db: PrismaService) {
+    watchHolds(async () => {
+      const [open, pastExpiry] = await Promise.all([
+        db.client.hold.count({ where: { status: 'held' } }),
+        db.client.hold.count({ where: { status: 'held', expiresAt: { lte: new Date() } } }),
+      ]);
+      return { open, pastExpiry };
+    });
+  }
 
   async hold(h: HoldInput): Promise<{ outcome: HoldOutcome; plan?: string; hold?: Hold }> {
     const { rows } = await this.db.pool.query<HoldFnRow>({

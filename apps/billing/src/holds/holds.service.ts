@@ -5,6 +5,8 @@ import { billingError, isUuid } from '../billing-error.js';
 import { Clock } from '../clock/clock.js';
 import { PlansService } from '../plans/plans.service.js';
 import { HoldRepository } from './hold.repository.js';
+import { RpcError } from '@drael/nats-rpc';
+import { recordHoldEvent, timeHold } from '../billing.metrics.js';
 
 type HoldRequest = ParsedRequestOf<typeof billingCatalog.hold>;
 type SettleRequest = ParsedRequestOf<typeof billingCatalog.settle>;
@@ -23,6 +25,18 @@ export class HoldsService {
    * database round trip: the account's plan is read inside billing_hold, which gets the figures.
    */
   async hold(req: HoldRequest, now = this.clock.now()): Promise<Hold> {
+    const done = timeHold();
+    try {
+      const hold = await this.place(req, now);
+      done({ result: 'held' });
+      return hold;
+    } catch (err) {
+      done({ result: err instanceof RpcError && !err.retryable ? 'refused' : 'failed' });
+      throw err;
+    }
+  }
+
+  private async place(req: HoldRequest, now: Date): Promise<Hold> {
     if (!isUuid(req.account_id)) throw billingError('account_not_found', 'no such account');
     const meter = TOOL_METER[req.tool];
     const { outcome, plan, hold } = await this.holds.hold({
@@ -38,6 +52,8 @@ export class HoldsService {
     });
     switch (outcome) {
       case 'created':
+        recordHoldEvent('opened', req.tool);
+        return hold!;
       case 'existing':
         return hold!;
       case 'account_not_found':
@@ -67,7 +83,9 @@ export class HoldsService {
 
   /** The sweeper's move for a stale hold; false when something else resolved it first. */
   async expire(holdId: string, accountId: string, now = this.clock.now()): Promise<boolean> {
-    return (await this.holds.resolve(holdId, accountId, 'expired', 0, now)).outcome === 'resolved';
+    const res = await this.holds.resolve(holdId, accountId, 'expired', 0, now);
+    if (res.outcome === 'resolved' && res.hold) recordHoldEvent('expired', res.hold.tool);
+    return res.outcome === 'resolved';
   }
 
   private async resolve(holdId: string, accountId: string, status: 'settled' | 'released', units: number, now: Date): Promise<Hold> {
@@ -77,6 +95,7 @@ export class HoldsService {
     if (res.outcome === 'resolved_before') {
       throw billingError('hold_already_resolved', `the hold is already ${res.hold?.status}`, { status: res.hold?.status });
     }
+    recordHoldEvent(status, res.hold!.tool);
     return res.hold!;
   }
 }

@@ -3,6 +3,7 @@ import { MAX_REDIRECTS } from '../http/http-fetcher.js';
 import { fetchError, FetchError } from '../fetch-error.js';
 import { blocked } from '../guard/url-policy.js';
 import { BLOCKED_HEADER, type FilteringProxy } from './filtering-proxy.js';
+import { watchBrowser } from '../fetch.metrics.js';
 
 export interface RenderedPage {
   finalUrl: string;
@@ -100,7 +101,9 @@ export class BrowserPool {
     private readonly proxy: FilteringProxy,
     private readonly proxyPort: Promise<number>,
     private readonly options: BrowserPoolOptions,
-  ) {}
+  ) {
+    watchBrowser(() => ({ active: this.active, spare: this.spares.length, tenant: this.tenants.size }));
+  }
 
   /** Launches Chromium and fills the spare contexts (called at boot and lazily). */
   async warm(): Promise<void> {

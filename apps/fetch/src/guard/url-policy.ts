@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { fetchError } from '../fetch-error.js';
 import type { AddressPolicy } from './address-policy.js';
 import { reservedName } from './reserved-names.js';
+import { recordSsrfRefusal } from '../fetch.metrics.js';
 
 export interface FetchTarget {
   url: URL;
@@ -53,6 +54,7 @@ export function parseTarget(raw: string, policy: AddressPolicy): FetchTarget {
  * itself an address literal (the caller wrote it; nothing is revealed).
  */
 export function blocked(url: URL | string, host: string, range: string) {
+  recordSsrfRefusal(range);
   return fetchError('blocked_address', `refusing to fetch ${String(url)}: the host ${NOT_PUBLIC}`, {
     url: String(url),
     ...(isIP(host.replace(/^\[|\]$/g, '')) !== 0 ? { range } : {}),

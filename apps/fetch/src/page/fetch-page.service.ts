@@ -8,6 +8,7 @@ import type { AddressPolicy } from '../guard/address-policy.js';
 import { parseTarget } from '../guard/url-policy.js';
 import type { ContentKind } from '../http/content-type.js';
 import { FETCH_TIMEOUT_MS, type HttpFetcher } from '../http/http-fetcher.js';
+import { measurePage, recordCacheLookup } from '../fetch.metrics.js';
 
 // render: auto goes to the browser when the HTTP path yields less readable text than this from
 // an HTML page, or an HTML error page of the kind bot challenges answer with.
@@ -34,6 +35,7 @@ export class FetchPageService {
 
     let page = await this.cache?.get(key);
     const cached = page !== undefined;
+    if (this.cache) recordCacheLookup(cached);
     if (!page) {
       const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS);
       page =
@@ -68,7 +70,7 @@ export class FetchPageService {
 
   private async viaHttp(url: string, signal: AbortSignal): Promise<CachedPage> {
     const target = parseTarget(url, this.policy);
-    const res = await this.http.fetch(target, signal);
+    const res = await measurePage(target.onion ? 'onion' : 'http', () => this.http.fetch(target, signal));
     const page = this.toPage(res.finalUrl, res.mime, res.kind, res.text);
     // A page without scripts renders the same in a browser: auto mode does not try one.
     if (res.kind === 'html' && /<script\b/i.test(res.text)) this.scripted.add(page);
@@ -77,7 +79,8 @@ export class FetchPageService {
 
   private async viaBrowser(url: string, signal: AbortSignal, tenant: string | undefined): Promise<CachedPage> {
     if (!this.browser) throw fetchError('browser_unavailable', 'the browser path is turned off on this installation', { url });
-    const res = await this.browser.render(url, { signal, ...(tenant !== undefined ? { tenant } : {}) });
+    const browser = this.browser;
+    const res = await measurePage('browser', () => browser.render(url, { signal, ...(tenant !== undefined ? { tenant } : {}) }));
     if (res.status >= 400) {
       throw fetchError('upstream_error', `upstream answered ${res.status}`, { status: res.status, url: res.finalUrl }, res.status >= 500);
     }

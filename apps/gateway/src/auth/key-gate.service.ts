@@ -6,6 +6,7 @@ import { RateLimiter, type RateDecision } from '../rate-limit/rate-limiter.servi
 import { putRateLimitHeaders, setRateLimitHeaders } from '../rate-limit/rate-limit-headers.js';
 import { missingApiKey } from './identity.js';
 import { KeyVerifier } from './key-verifier.service.js';
+import { recordRateLimitRefusal } from '../metrics/gateway.metrics.js';
 
 /** `Authorization: Bearer drael_...` (OpenAI SDKs send this); `x-api-key` is accepted too. */
 export function apiKeyOf(headers: IncomingHttpHeaders): string | undefined {
@@ -85,5 +86,6 @@ export class KeyGate {
 }
 
 function refused(decision: RateDecision): ApiError {
+  recordRateLimitRefusal();
   return new ApiError('rate_limit_exceeded', `Rate limit reached: ${decision.limit} requests per ${decision.window} for this key. Retry after ${decision.retryAfterS}s.`);
 }

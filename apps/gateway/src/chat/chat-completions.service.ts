@@ -9,6 +9,7 @@ import { isCertainlyValidChatRequest } from '../openai/chat-completion.lean.js';
 import { setHeaders } from '../rate-limit/rate-limit-headers.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { ChatProxyService } from './chat-proxy.service.js';
+import { markMode } from '../metrics/gateway.metrics.js';
 import { serverToolsWanted } from './server-tools-header.js';
 
 /** How one chat completion is served. */
@@ -54,6 +55,7 @@ export class ChatCompletionsService {
     const request = mode === 'proxy' && isCertainlyValidChatRequest(call.body) ? call.body : validateBody(ChatCompletionRequestSchema, call.body);
     const route = this.models.resolve(request.model);
     if (mode === 'loop') {
+      markMode(call.res, 'catalogue');
       if (call.head) setHeaders(call.res, call.head);
       return this.loop.handle({
         request,
@@ -65,6 +67,7 @@ export class ChatCompletionsService {
         toolEvents: headerValue(call.headers, 'x-drael-tool-events') === '1',
       });
     }
+    markMode(call.res, 'proxy');
     return this.proxy.forward({
       route,
       bodyFor: upstreamBodyFor(call, request.model),

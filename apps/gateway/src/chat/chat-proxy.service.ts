@@ -6,6 +6,7 @@ import { UpstreamClient, type RoutedSink } from '../upstream/upstream.client.js'
 import { answerFailure } from '../upstream/upstream-failure.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { DeploymentConfig } from '../models/model-routes.config.js';
+import { trackOpenStream } from '../metrics/gateway.metrics.js';
 
 export interface ProxyCall {
   readonly route: ResolvedModel;
@@ -101,6 +102,7 @@ class ProxyHandler implements RoutedSink {
       head['x-request-id'] = this.call.requestId;
       head['x-drael-upstream'] = deployment.name;
       this.call.res.writeHead(statusCode, head);
+      trackOpenStream(this.call.res, 'proxy');
     }
   }
 

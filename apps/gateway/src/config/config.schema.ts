@@ -26,6 +26,8 @@ export const configSchema = z.object({
   ...consoleConfigShape,
   HOST: z.string().default('0.0.0.0'),
   PORT: envInt(0, 65535).default(8080),
+  // GET /metrics for Prometheus on its own port, never the public one (docs/operations.md); unset: not served.
+  METRICS_PORT: envInt(0, 65535).optional(),
   // DRAEL_MODELS: alias → one upstream or a list of deployments (models/model-routes.config.ts, README "Model routing").
   DRAEL_MODELS: modelsEnvSchema.default({}),
   // Retries, fallbacks and shared cooldowns over an alias's deployments.

@@ -6,6 +6,7 @@ import { apiErrorOf, logServerError, writeErrorResponse } from '../errors/error-
 import { isPlainJson, readJsonBody } from './json-body.parser.js';
 import { requestIdOf } from './request-id.js';
 import { hasBody } from './request-input.js';
+import { recordHttpRequest } from '../metrics/gateway.metrics.js';
 
 /** A route the HTTP server serves itself, ahead of Fastify (bootstrap.ts). */
 export interface HotRoute {
@@ -69,7 +70,11 @@ export class KeyedJsonPostRoute implements HotRoute {
     // The request id and rate-limit headers go into the one writeHead of the answer, not setHeader
     // calls (which put Node's writeHead on its slow merge path).
     const head: Record<string, string> = { 'x-request-id': requestId };
-    res.once('close', () => accessLog(requestId, 'POST', this.path, res.statusCode, Math.round((performance.now() - started) * 10) / 10));
+    res.once('close', () => {
+      const ms = performance.now() - started;
+      accessLog(requestId, 'POST', this.path, res.statusCode, Math.round(ms * 10) / 10);
+      recordHttpRequest(this.path, 'POST', res, ms);
+    });
     try {
       // The key before the body: a request without a valid key is answered 401 with its body
       // unread. A cached key with rate-limit budget leased is admitted without a promise (most

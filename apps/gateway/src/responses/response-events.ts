@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { trackOpenStream } from '../metrics/gateway.metrics.js';
 
 export type ResponseEvent = { type: string; sequence_number: number } & Record<string, unknown>;
 
@@ -48,6 +49,7 @@ export class SseWriter {
       'x-accel-buffering': 'no',
       'x-request-id': this.requestId,
     });
+    trackOpenStream(this.res, 'responses');
     const queued = this.pending;
     this.pending = [];
     for (const e of queued) this.write(e);

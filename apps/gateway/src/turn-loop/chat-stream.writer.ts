@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ApiError } from '../errors/api-error.js';
 import type { TurnUsage } from '../engine/turn-stream.reader.js';
+import { trackOpenStream } from '../metrics/gateway.metrics.js';
 import type { SubAgentFrame } from '../tools/server-tool.js';
 
 /**
@@ -82,6 +83,7 @@ export class ChatStreamWriter {
       'x-request-id': this.meta.requestId,
     });
     this.res.write(this.choice('{"role":"assistant","content":""}', null));
+    trackOpenStream(this.res, 'catalogue');
   }
 
   private async write(data: string): Promise<void> {

@@ -13,6 +13,7 @@ import { Workspace } from '../sessions/workspace.js';
 import { ToolCatalogue, type ServedCatalogue } from '../tools/catalogue.service.js';
 import { cutText, failed, failureOf, renderResult, type ToolResult } from '../tools/tool-result.js';
 import type { SubAgentAnswer, SubAgentRunner, SubAgentSpec, ToolContext } from '../tools/server-tool.js';
+import { measureToolCall, recordSpawnedAgent, recordTurns } from '../metrics/gateway.metrics.js';
 import { ChatStreamWriter, type DraelFrame } from './chat-stream.writer.js';
 import { CostMeter } from './cost-meter.js';
 
@@ -173,6 +174,7 @@ export class TurnLoopService {
           if (outcome.toolCalls.length === 0 || turn.last) {
             // Never tool_calls for Drael's own tools: a tool call on the last turn is not served.
             const finishReason = outcome.finishReason && outcome.finishReason !== 'tool_calls' && outcome.finishReason !== 'function_call' ? outcome.finishReason : 'stop';
+            if (!run.agent) recordTurns('catalogue', turn.turn);
             return { content, finishReason };
           }
           messages.push({ role: 'assistant', content: outcome.content === '' ? null : outcome.content, tool_calls: outcome.toolCalls });
@@ -212,7 +214,11 @@ export class TurnLoopService {
     return text;
   }
 
-  private async runTool(call: ToolCall, run: ChatRun, index: number, ordinal: number): Promise<ToolResult | string> {
+  private runTool(call: ToolCall, run: ChatRun, index: number, ordinal: number): Promise<ToolResult | string> {
+    return measureToolCall(call.function.name, run.catalogue.tools.has(call.function.name as never), () => this.runToolUnmeasured(call, run, index, ordinal));
+  }
+
+  private async runToolUnmeasured(call: ToolCall, run: ChatRun, index: number, ordinal: number): Promise<ToolResult | string> {
     const tool = run.catalogue.tools.get(call.function.name as never);
     if (!tool) return unknownTool(call.function.name);
     const args = argumentsOf(call.function.arguments);
@@ -266,11 +272,11 @@ export class TurnLoopService {
             agent: child.id,
             ...(parent.onTrace ? { onTrace: parent.onTrace } : {}),
           });
-          if (result.content.trim() === '') return { ok: false, reason: 'failed' };
-          return { ok: true, content: result.content };
+          if (result.content.trim() === '') return spawned({ ok: false, reason: 'failed' });
+          return spawned({ ok: true, content: result.content });
         } catch (err) {
           if (parent.signal.aborted) throw err;
-          return { ok: false, reason: err instanceof CostCeilingReached ? 'cost_ceiling' : 'failed' };
+          return spawned({ ok: false, reason: err instanceof CostCeilingReached ? 'cost_ceiling' : 'failed' });
         }
       },
     };
@@ -299,4 +305,10 @@ function pick(obj: Record<string, unknown>, keys: string[]): Record<string, unkn
   const out: Record<string, unknown> = {};
   for (const k of keys) if (obj[k] !== undefined && obj[k] !== null) out[k] = obj[k];
   return out;
+}
+
+/** Counts a child's outcome (drael_spawned_agents_total) and hands it on. */
+function spawned(answer: SubAgentAnswer): SubAgentAnswer {
+  recordSpawnedAgent(answer.ok ? 'ok' : answer.reason === 'cost_ceiling' ? 'ceiling' : 'failed');
+  return answer;
 }

@@ -1,5 +1,6 @@
 import { Redis, type Result } from 'ioredis';
 import type { CooldownState, Deployment, FailureKind } from './deployment.js';
+import { upstreamMetrics } from '../metrics/gateway.metrics.js';
 
 export interface CooldownSettings {
   readonly redisUrl: string;
@@ -123,6 +124,7 @@ export class CooldownStore {
     d.cooldown = state;
     d.localFailures = 0;
     d.stats.cooldowns++;
+    upstreamMetrics.cooldown(d.config.alias, d.name);
     this.warn(`router: deployment ${d.name} (alias ${d.config.alias}) cooled for ${ms} ms after ${reason}`);
     if (this.redis.status !== 'ready') return;
     // Kept as long again past `until`: the probing period every replica sees.

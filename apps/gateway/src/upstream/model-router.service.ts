@@ -6,6 +6,7 @@ import { CooldownStore } from './cooldown.store.js';
 import { chooseDeployment, msUntilRoom } from './deployment-chooser.js';
 import { Deployment } from './deployment.js';
 import { isRetryable, type AttemptFailure } from './upstream-failure.js';
+import { upstreamMetrics } from '../metrics/gateway.metrics.js';
 
 /** A deployment's state as /readyz shows it (never its key or URL). */
 export interface DeploymentReport {
@@ -93,6 +94,7 @@ export class ModelRouter implements OnModuleInit, OnApplicationShutdown {
     if (!d) return;
     d.stats.prompt_tokens += usage.prompt_tokens;
     d.stats.completion_tokens += usage.completion_tokens;
+    upstreamMetrics.usage(alias, name, usage, d.config);
     // The prompt was counted (estimated) when the attempt started.
     d.tokens?.add(usage.completion_tokens, Date.now());
   }
@@ -135,6 +137,7 @@ export class RoutePlan {
   private fellBack = false;
   private last: AttemptFailure | undefined;
   private startedAt = 0;
+  private attemptStartedAt = 0;
   private readonly maxAttempts: number;
 
   constructor(
@@ -165,6 +168,8 @@ export class RoutePlan {
     (this.tried ??= []).push(d);
     d.inFlight++;
     d.stats.attempts++;
+    this.attemptStartedAt = performance.now();
+    upstreamMetrics.attempt(this.route.alias, d.name);
     d.requests?.add(1, now);
     return d;
   }
@@ -196,10 +201,12 @@ export class RoutePlan {
   /** The attempt on `d` is over (answered, failed or aborted). */
   end(d: Deployment): void {
     d.inFlight--;
+    upstreamMetrics.ended(d.config.alias, d.name, performance.now() - this.attemptStartedAt);
   }
 
   succeeded(d: Deployment): void {
     this.router.recordSuccess(d);
+    upstreamMetrics.firstByte(d.config.alias, d.name, performance.now() - this.attemptStartedAt);
   }
 
   /**
@@ -208,6 +215,7 @@ export class RoutePlan {
    */
   failed(d: Deployment, failure: AttemptFailure): boolean {
     this.router.recordFailure(d, failure);
+    upstreamMetrics.failure(d.config.alias, d.name, failure.kind);
     // The deployment that answered last is named on the error the client may get (never its key or URL).
     failure.error.headers = { ...failure.error.headers, 'x-drael-upstream': d.name };
     this.last = failure;

@@ -8,6 +8,7 @@ import { EgressGuard } from '../network/egress-guard.js';
 import { assertSessionId, QUOTA_HEADROOM_BYTES, WorkspaceService, type SessionWorkspace } from '../workspace/workspace.service.js';
 import { assertCodeSize, resolveTimeoutS } from './run-limits.js';
 import { RunSlots } from './run-slots.js';
+import { measureRun, watchSandbox } from '../sandbox.metrics.js';
 
 /** The answer of a run cancelled before its container started: it did not run. */
 const NOT_RUN: SandboxRunReply = {
@@ -33,9 +34,14 @@ export class RunCodeService {
     private readonly egress: EgressGuard,
   ) {
     this.slots = new RunSlots(config.SANDBOX_MAX_CONCURRENT, config.SANDBOX_MAX_QUEUE);
+    watchSandbox({ slots: () => this.slots.stats, sessions: () => workspaces.trackedVolumes });
   }
 
-  async run(req: SandboxRunRequest, signal?: AbortSignal): Promise<SandboxRunReply> {
+  run(req: SandboxRunRequest, signal?: AbortSignal): Promise<SandboxRunReply> {
+    return measureRun(req.runtime, () => this.runMeasured(req, signal));
+  }
+
+  private async runMeasured(req: SandboxRunRequest, signal?: AbortSignal): Promise<SandboxRunReply> {
     // Everything about the input is refused before any container or volume exists.
     assertCodeSize(req.code);
     const timeoutS = resolveTimeoutS(req.timeout_s);

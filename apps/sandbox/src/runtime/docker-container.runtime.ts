@@ -11,6 +11,7 @@ import { RUNTIMES, type Runtime } from '../run/runtimes.js';
 import type { ContainerRunResult, ContainerRunSpec, ContainerRuntime } from './container-runtime.js';
 import { demuxDockerStream } from './docker-stream-demux.js';
 import { OutputCapture } from './output-capture.js';
+import { recordContainerStart, watchSandbox } from '../sandbox.metrics.js';
 
 const LABEL = 'drael.sandbox';
 const LABEL_INSTANCE = 'drael.sandbox.instance';
@@ -52,6 +53,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
   ) {
     this.docker = new Docker({ socketPath: config.DOCKER_SOCKET });
     this.runsDir = join(config.SANDBOX_STATE_DIR, 'runs', config.SANDBOX_INSTANCE);
+    watchSandbox({ warm: () => [...this.warm.values()].reduce((n, list) => n + list.length, 0) });
   }
 
   async hasImage(): Promise<boolean> {
@@ -312,12 +314,14 @@ export class DockerContainerRuntime implements ContainerRuntime {
     let timer: NodeJS.Timeout | undefined;
     const kill = () => container.kill({ signal: 'SIGKILL' }).catch(() => undefined);
     const onAbort = () => void kill();
+    const startBegan = performance.now();
     try {
       await container.start();
     } catch (err) {
       throw new StartFailed(err);
     }
     const startedAt = performance.now();
+    recordContainerStart(spec.runtime, startedAt - startBegan);
     try {
       timer = setTimeout(() => {
         timedOut = true;

@@ -11,6 +11,7 @@ import { isOnionUrl, toResult } from './searx-result.mapper.js';
 import type { CacheEntry, CachedSearch, SearchCache, SearchCacheKey } from '../cache/search-cache.js';
 import type { SnippetVerifier } from '../verify/snippet-verifier.js';
 import { classifyIntent } from '../intent/intent.classifier.js';
+import { measureQuery, recordCacheLookup, recordEngineFailures, recordSearxLatency } from '../search.metrics.js';
 
 export interface SearchServiceOptions {
   onionEngines: readonly string[];
@@ -38,7 +39,11 @@ export class SearchService {
     private readonly logger: Pick<Logger, 'warn'>,
   ) {}
 
-  async search(req: SearchQueryRequest): Promise<SearchQueryReply> {
+  search(req: SearchQueryRequest): Promise<SearchQueryReply> {
+    return measureQuery(() => this.answer(req));
+  }
+
+  private async answer(req: SearchQueryRequest): Promise<SearchQueryReply> {
     const started = performance.now();
     const tookMs = () => Math.round((performance.now() - started) * 100) / 100;
     const onion = req.onion ?? false;
@@ -57,6 +62,7 @@ export class SearchService {
     };
 
     const hit = await this.cacheGet(key);
+    recordCacheLookup(hit !== undefined);
     if (hit) {
       const ttlMs = hit.expiresAt - Date.now();
       return { ...hit.value, took_ms: tookMs(), cached: true, ...(ttlMs > 0 ? { cache_ttl_ms: ttlMs } : {}) };
@@ -108,9 +114,11 @@ export class SearchService {
       return unreachable(err, queried);
     }
     timing.searxMs = Math.round((performance.now() - asked) * 100) / 100;
+    recordSearxLatency(timing.searxMs);
 
     const askedEngines = new Set(queried);
     const failed = [...new Set(answer.unresponsive.map((u) => u.engine).filter((e) => askedEngines.has(e)))];
+    recordEngineFailures(failed);
     if (failed.length === queried.length) {
       const why = answer.unresponsive.filter((u) => askedEngines.has(u.engine)).map((u) => `${u.engine}: ${u.reason}`);
       return { ok: false, code: 'all_engines_failed', reason: `every engine failed (${why.join('; ')})`, degraded: failed, sources_tried: queried };

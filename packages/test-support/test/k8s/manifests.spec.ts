@@ -12,7 +12,7 @@ import { policyViolations, render, SANDBOX_NAMESPACE, type Manifest } from './ma
 const repo = resolve(new URL('../../../..', import.meta.url).pathname);
 const k8s = join(repo, 'k8s');
 const readme = readFileSync(join(k8s, 'README.md'), 'utf8');
-const KUSTOMIZATIONS = ['base', 'sandbox', 'deps', 'migrations', 'overlays/trial', 'overlays/trial/migrate', 'overlays/production', 'overlays/production/migrate'];
+const KUSTOMIZATIONS = ['base', 'sandbox', 'deps', 'migrations', 'monitoring', 'overlays/trial', 'overlays/trial/migrate', 'overlays/production', 'overlays/production/migrate'];
 const APPS = ['gateway', 'search', 'fetch', 'billing', 'agent-run'];
 const rendered = new Map(KUSTOMIZATIONS.map((k) => [k, render(join(k8s, k))]));
 const find = (ms: Manifest[], kind: string, name: string) => ms.find((m) => m.kind === kind && m.metadata.name === name);
@@ -196,5 +196,42 @@ describe('the policy itself', () => {
     const ms = base();
     mutate(ms);
     expect(policyViolations(ms, readme).join('\n')).toMatch(expected);
+  });
+});
+
+describe('monitoring (k8s/monitoring, in the production overlay)', () => {
+  const ms = rendered.get('overlays/production')!;
+
+  it('every app is scraped: the gateway on its metrics port (never the public one), each service on its health port', () => {
+    const sm = find(ms, 'ServiceMonitor', 'gateway')!;
+    const svc = find(ms, 'Service', 'gateway')!;
+    const endpointPort = sm.spec.endpoints[0].port;
+    expect(endpointPort).toBe('metrics');
+    expect(svc.spec.ports.map((p: any) => p.name)).toContain(endpointPort);
+    const gw = podOf(ms, 'gateway').containers[0];
+    const metricsPort = gw.ports.find((p: any) => p.name === 'metrics').containerPort;
+    expect(Number(gw.env.find((e: any) => e.name === 'METRICS_PORT').value)).toBe(metricsPort);
+    expect(metricsPort).not.toBe(gw.ports.find((p: any) => p.name === 'http').containerPort);
+    expect(find(ms, 'Ingress', 'gateway')!.spec.rules[0].http.paths.every((p: any) => p.backend.service.port.name !== 'metrics')).toBe(true);
+    for (const app of [...APPS.filter((a) => a !== 'gateway'), 'sandbox']) {
+      const pm = find(ms, 'PodMonitor', app)!;
+      expect(pm, app).toBeDefined();
+      const pod = podOf(ms, app);
+      const c = pod.containers.find((x: any) => x.name === app);
+      expect(c.ports.map((p: any) => p.name), app).toContain(pm.spec.podMetricsEndpoints[0].port);
+      expect(pm.metadata.namespace, app).toBe(find(ms, 'Deployment', app)!.metadata.namespace);
+    }
+  });
+
+  it('the alerts carry a runbook and a severity, and the dashboard is a ConfigMap for Grafana', () => {
+    const rules = find(ms, 'PrometheusRule', 'drael')!.spec.groups.flatMap((g: any) => g.rules).filter((r: any) => r.alert);
+    expect(rules.length).toBeGreaterThanOrEqual(10);
+    for (const r of rules) {
+      expect(String(r.annotations.runbook).length, r.alert).toBeGreaterThan(80); // says what to look at and what to do
+      expect(['page', 'ticket'], r.alert).toContain(r.labels.severity);
+    }
+    const dash = find(ms, 'ConfigMap', 'drael-grafana-dashboard')!;
+    expect(dash.metadata.labels.grafana_dashboard).toBe('1');
+    expect(JSON.parse(dash.data['drael.json']).panels.length).toBeGreaterThan(20);
   });
 });

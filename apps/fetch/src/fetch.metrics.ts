@@ -1,0 +1,52 @@
+import { metrics } from '@drael/metrics';
+import { RpcError } from '@drael/nats-rpc';
+
+/** The fetch service's series (docs/operations.md). */
+const pages = metrics.histogram({
+  name: 'drael_fetch_page_duration_seconds',
+  help: 'Page loads, by path (http, browser, onion) and outcome (ok or the error code); its _count is the page count',
+  labels: { path: ['http', 'browser', 'onion'], outcome: 30 },
+});
+const refusals = metrics.counter({
+  name: 'drael_fetch_ssrf_refusals_total',
+  help: 'Destinations refused as not public (SSRF guard), by reason: the address range or reserved name kind',
+  labels: { reason: 40 },
+});
+const cache = metrics.counter({ name: 'drael_fetch_cache_lookups_total', help: 'Page cache lookups, by result (hit, miss)', labels: { result: ['hit', 'miss'] } });
+
+const sources: { browser?: () => { active: number; spare: number; tenant: number } } = {};
+metrics.gauge({
+  name: 'drael_fetch_browser_contexts',
+  help: 'Chromium contexts open, by kind (spare: made ahead; tenant: kept for a tenant; active: pages rendering now)',
+  labels: { kind: ['spare', 'tenant', 'active'] },
+  collect: (set) => {
+    const s = sources.browser?.();
+    if (!s) return;
+    set({ kind: 'spare' }, s.spare);
+    set({ kind: 'tenant' }, s.tenant);
+    set({ kind: 'active' }, s.active);
+  },
+});
+
+export function watchBrowser(read: () => { active: number; spare: number; tenant: number }): void {
+  sources.browser = read;
+}
+
+/** Loads one page on one path and records it. */
+export async function measurePage<T>(path: 'http' | 'browser' | 'onion', load: () => Promise<T>): Promise<T> {
+  const done = pages.time({ path });
+  let outcome = 'internal';
+  try {
+    const page = await load();
+    outcome = 'ok';
+    return page;
+  } catch (err) {
+    outcome = err instanceof RpcError ? err.code : 'internal';
+    throw err;
+  } finally {
+    done({ outcome });
+  }
+}
+
+export const recordSsrfRefusal = (reason: string) => refusals.inc({ reason });
+export const recordCacheLookup = (hit: boolean) => cache.inc({ result: hit ? 'hit' : 'miss' });

@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { billingCatalog, fetchCatalog } from '@drael/contracts';
+import { sampleValue } from '@drael/metrics';
+import { freePort, scrapeMetrics, startPrometheus, startServiceProcess, type ServiceProcess } from '@drael/test-support';
+import { NATS_URL, startLoopHarness, type LoopHarness } from './turn-loop.support.js';
+
+// Issue 18: after real requests through a real stack (gateway, billing, sandbox, fetch on one NATS
+// prefix; only the model upstream is a scripted double), each process's /metrics moved by exactly
+// what the requests did; then a real Prometheus scrapes every process and finds every target up.
+
+let h: LoopHarness;
+let fetchService: ServiceProcess;
+const ports = { gateway: 0, billing: 0, sandbox: 0, fetch: 0 };
+const urlOf = (p: number) => `http://127.0.0.1:${p}`;
+const call = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
+
+/** Scrapes a process before and after `act`, and reads how far one series moved. */
+async function delta(port: number, act: () => Promise<void>) {
+  const before = await scrapeMetrics(urlOf(port));
+  await act();
+  const after = await scrapeMetrics(urlOf(port));
+  return (name: string, labels: Record<string, string> = {}) => sampleValue(after, name, labels) - sampleValue(before, name, labels);
+}
+
+beforeAll(async () => {
+  for (const k of Object.keys(ports) as (keyof typeof ports)[]) ports[k] = await freePort();
+  h = await startLoopHarness({
+    services: ['sandbox'],
+    env: { METRICS_PORT: String(ports.gateway) },
+    serviceEnv: { sandbox: { HEALTH_PORT: String(ports.sandbox) }, billing: { HEALTH_PORT: String(ports.billing) } },
+  });
+  fetchService = await startServiceProcess('fetch', {
+    NATS_URL,
+    DRAEL_NATS_PREFIX: h.prefix,
+    FETCH_CACHE_PREFIX: `${h.prefix}:`,
+    TOR_SOCKS_URL: '',
+    // The browser is not what these tests count (its contexts are a gauge read at scrape time).
+    FETCH_BROWSER: 'off',
+    HEALTH_PORT: String(ports.fetch),
+  }, { readyTimeoutMs: 120_000 });
+}, 300_000);
+
+afterAll(async () => {
+  await fetchService?.stop();
+  await h?.close();
+}, 60_000);
+
+describe('GET /metrics after real requests', () => {
+  it('a chat with a tool call: the request, its mode, both upstream turns, tokens and cost, the tool call, the RPC on both sides', async () => {
+    h.script([
+      { type: 'tool_calls', calls: [call('c1', 'run_code', { runtime: 'python', code: 'print(6*7)' })], usage: { prompt_tokens: 100, completion_tokens: 20 } },
+      { type: 'text', content: '42', usage: { prompt_tokens: 150, completion_tokens: 3 } },
+    ]);
+    let sandboxDelta!: (name: string, labels?: Record<string, string>) => number;
+    const gw = await delta(ports.gateway, async () => {
+      sandboxDelta = await delta(ports.sandbox, async () => {
+        const r = await h.chat({ messages: [{ role: 'user', content: 'compute' }] });
+        expect(r.status).toBe(200);
+        await r.json();
+      });
+    });
+    expect(gw('drael_gateway_http_request_duration_seconds_count', { route: '/v1/chat/completions', method: 'POST', status_class: '2xx', mode: 'catalogue' })).toBe(1);
+    expect(gw('drael_gateway_turns_per_request_count', { mode: 'catalogue' })).toBe(1);
+    expect(gw('drael_gateway_turns_per_request_sum', { mode: 'catalogue' })).toBe(2);
+    expect(gw('drael_gateway_upstream_attempts_total', { alias: 'gpt-test' })).toBe(2);
+    expect(gw('drael_gateway_upstream_first_byte_seconds_count', { alias: 'gpt-test' })).toBe(2);
+    expect(gw('drael_gateway_tokens_total', { alias: 'gpt-test', direction: 'in' })).toBe(250);
+    expect(gw('drael_gateway_tokens_total', { alias: 'gpt-test', direction: 'out' })).toBe(23);
+    // DRAEL_MODELS prices: input 1 USD and output 2 USD per million tokens.
+    expect(gw('drael_gateway_cost_usd_total', { alias: 'gpt-test' })).toBeCloseTo((250 * 1 + 23 * 2) / 1e6, 12);
+    expect(gw('drael_gateway_tool_call_duration_seconds_count', { tool: 'run_code', outcome: 'ok' })).toBe(1);
+    expect(gw('drael_rpc_client_request_duration_seconds_count', { subject: 'sandbox.run.v1', outcome: 'ok' })).toBe(1);
+    expect(sandboxDelta('drael_rpc_handler_duration_seconds_count', { subject: 'sandbox.run.v1', outcome: 'ok' })).toBe(1);
+    expect(sandboxDelta('drael_sandbox_run_duration_seconds_count', { runtime: 'python', outcome: 'ok' })).toBe(1);
+    expect(sandboxDelta('drael_sandbox_container_start_seconds_count', { runtime: 'python' })).toBe(1);
+  });
+
+  it('a sandbox timeout: the run counts as timeout, the tool call as failed', async () => {
+    h.script([{ type: 'tool_calls', calls: [call('t1', 'run_code', { runtime: 'python', code: 'import time\ntime.sleep(30)', timeout_s: 1 })] }, { type: 'text', content: 'too slow' }]);
+    let sandboxDelta!: (name: string, labels?: Record<string, string>) => number;
+    const gw = await delta(ports.gateway, async () => {
+      sandboxDelta = await delta(ports.sandbox, async () => {
+        const r = await h.chat({ messages: [{ role: 'user', content: 'sleep' }] });
+        expect(r.status).toBe(200);
+        await r.json();
+      });
+    });
+    expect(sandboxDelta('drael_sandbox_run_duration_seconds_count', { runtime: 'python', outcome: 'timeout' })).toBe(1);
+    expect(sandboxDelta('drael_sandbox_run_duration_seconds_count', { runtime: 'python', outcome: 'ok' })).toBe(0);
+    expect(gw('drael_gateway_tool_call_duration_seconds_count', { tool: 'run_code', outcome: 'failed' })).toBe(1);
+  });
+
+  it('a refused hold: counted by its reason, its latency as refused, the handler outcome as the code', async () => {
+    const free = await h.newKey({ plan: 'free' });
+    const billing = await delta(ports.billing, async () => {
+      await expect(
+        h.nats.request(billingCatalog.hold, { account_id: free.account_id, tool: 'breach_lookup', units: 1, idempotency_key: `metrics-${h.prefix}` }),
+      ).rejects.toMatchObject({ code: 'plan_required' });
+    });
+    expect(billing('drael_billing_refusals_total', { reason: 'plan_required' })).toBe(1);
+    expect(billing('drael_billing_hold_duration_seconds_count', { result: 'refused' })).toBe(1);
+    expect(billing('drael_billing_holds_total', { event: 'opened' })).toBe(0);
+    expect(billing('drael_rpc_handler_duration_seconds_count', { subject: 'billing.holds.create.v1', outcome: 'plan_required' })).toBe(1);
+  });
+
+  it('an SSRF refusal: counted by its reason, the URL nowhere in the exposition', async () => {
+    let text = '';
+    const fetchDelta = await delta(ports.fetch, async () => {
+      await expect(h.nats.request(fetchCatalog.page, { url: 'http://127.0.0.1:9/secret-path?token=abc' })).rejects.toMatchObject({ code: 'blocked_address' });
+      text = await scrapeMetrics(urlOf(ports.fetch));
+    });
+    expect(fetchDelta('drael_fetch_ssrf_refusals_total', { reason: 'loopback' })).toBe(1);
+    expect(fetchDelta('drael_rpc_handler_duration_seconds_count', { subject: 'fetch.page.v1', outcome: 'blocked_address' })).toBe(1);
+    expect(text).not.toContain('secret-path');
+    expect(text).not.toContain('127.0.0.1');
+  });
+
+  it('every process reports its dependencies and Node process metrics', async () => {
+    const billing = await scrapeMetrics(urlOf(ports.billing));
+    expect(sampleValue(billing, 'drael_dependency_up', { dependency: 'postgres' })).toBe(1);
+    expect(sampleValue(billing, 'drael_dependency_up', { dependency: 'nats' })).toBe(1);
+    expect(sampleValue(await scrapeMetrics(urlOf(ports.sandbox)), 'drael_dependency_up', { dependency: 'docker' })).toBe(1);
+    const gw = await scrapeMetrics(urlOf(ports.gateway));
+    for (const name of ['nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes', 'process_cpu_seconds_total']) expect(gw).toContain(`# TYPE ${name} `);
+    expect(gw).toContain('# TYPE nodejs_gc_duration_seconds histogram');
+  });
+});
+
+describe('a real Prometheus scraping the stack', () => {
+  it('finds every target up', async () => {
+    const prom = await startPrometheus(Object.fromEntries(Object.entries(ports).map(([job, port]) => [job, [`127.0.0.1:${port}`]])));
+    try {
+      let targets: Awaited<ReturnType<typeof prom.targets>> = [];
+      for (let i = 0; i < 120; i++) {
+        targets = await prom.targets();
+        if (targets.length === 4 && targets.every((t) => t.health === 'up')) break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      expect(targets.map((t) => ({ job: t.job, health: t.health, lastError: t.lastError })).sort((a, b) => a.job.localeCompare(b.job))).toEqual(
+        ['billing', 'fetch', 'gateway', 'sandbox'].map((job) => ({ job, health: 'up', lastError: '' })),
+      );
+      const up = await prom.query('up');
+      expect(up.map((s) => s.value[1])).toEqual(['1', '1', '1', '1']);
+      // The series the requests above moved are in Prometheus under the same names.
+      expect((await prom.query('sum(drael_gateway_http_request_duration_seconds_count{mode="catalogue"})'))[0]?.value[1]).toBe('2');
+    } finally {
+      await prom.stop();
+    }
+  }, 120_000);
+});

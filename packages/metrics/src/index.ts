@@ -1,0 +1,3 @@
+export * from './metrics.js';
+export * from './metrics-http.js';
+export * from './exposition.js';

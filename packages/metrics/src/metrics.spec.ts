@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { Metrics, setMetricsEnabled } from './metrics.js';
+import { metricNames, sampleValue } from './exposition.js';
+
+describe('Metrics', () => {
+  it('counts under allowed label values and folds anything else into `other`', async () => {
+    const m = new Metrics();
+    const c = m.counter({ name: 't_outcomes_total', help: 'h', labels: { outcome: ['ok', 'failed'] } });
+    c.inc({ outcome: 'ok' });
+    c.inc({ outcome: 'ok' }, 2);
+    c.inc({ outcome: 'https://secret.example/?q=x' });
+    const { body } = await m.render();
+    expect(sampleValue(body, 't_outcomes_total', { outcome: 'ok' })).toBe(3);
+    expect(sampleValue(body, 't_outcomes_total', { outcome: 'other' })).toBe(1);
+    expect(body).not.toContain('secret.example');
+  });
+
+  it('a capped label keeps its first n values and folds the rest', async () => {
+    const m = new Metrics();
+    const c = m.counter({ name: 't_capped_total', help: 'h', labels: { alias: 2 } });
+    for (const a of ['a', 'b', 'c', 'd', 'a']) c.inc({ alias: a });
+    const { body } = await m.render();
+    expect(sampleValue(body, 't_capped_total', { alias: 'a' })).toBe(2);
+    expect(sampleValue(body, 't_capped_total', { alias: 'b' })).toBe(1);
+    expect(sampleValue(body, 't_capped_total', { alias: 'other' })).toBe(2);
+  });
+
+  it('refuses a label that would carry a key, account, session, URL or query', () => {
+    const m = new Metrics();
+    for (const label of ['api_key', 'account', 'session', 'url', 'query']) {
+      expect(() => m.counter({ name: `t_bad_${label}_total`, help: 'h', labels: { [label]: 3 } })).toThrow(/identify a caller/);
+    }
+  });
+
+  it('histograms observe seconds; gauges read their owner at scrape time; off records nothing', async () => {
+    const m = new Metrics();
+    const h = m.histogram({ name: 't_seconds', help: 'h', labels: { kind: ['x'] }, buckets: [0.1, 1] });
+    let depth = 7;
+    m.gauge({ name: 't_depth', help: 'h', labels: { state: ['waiting'] }, collect: (set) => set({ state: 'waiting' }, depth) });
+    h.observe({ kind: 'x' }, 0.5);
+    setMetricsEnabled(false);
+    h.observe({ kind: 'x' }, 0.5);
+    setMetricsEnabled(true);
+    depth = 9;
+    const { body } = await m.render();
+    expect(sampleValue(body, 't_seconds_count', { kind: 'x' })).toBe(1);
+    expect(sampleValue(body, 't_seconds_bucket', { kind: 'x', le: '1' })).toBe(1);
+    expect(sampleValue(body, 't_seconds_bucket', { kind: 'x', le: '0.1' })).toBe(0);
+    expect(sampleValue(body, 't_depth', { state: 'waiting' })).toBe(9);
+    m.collectProcessMetrics();
+    const names = metricNames((await m.render()).body);
+    for (const n of ['nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes', 'nodejs_gc_duration_seconds']) expect(names).toContain(n);
+  });
+});
