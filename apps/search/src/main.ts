@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { parseEnv } from '@drael/config';
+import { parseEnv, tracingOf } from '@drael/config';
 import { searchCatalog } from '@drael/contracts';
 import { exitOnSignals, failBoot, startService } from '@drael/nats-rpc';
 import { configSchema } from './config/config.schema.js';
@@ -15,6 +15,7 @@ try {
     prefix: config.DRAEL_NATS_PREFIX,
     logLevel: config.LOG_LEVEL,
     healthPort: config.HEALTH_PORT,
+    tracing: tracingOf(config),
   });
   exitOnSignals(running);
 } catch (err) {

@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import type { DynamicModule, INestMicroservice, Type } from '@nestjs/common';
 import type { Catalog, ServiceName } from '@drael/contracts';
 import { createLogger, PinoNestLogger, type Logger } from '@drael/logger';
+import { startTracing, stopTracing, type TracingOptions } from '@drael/tracing';
 import { DrainingNatsServer } from './draining-nats.server.js';
 import { assertCatalogHandled } from './catalog-check.js';
 import { setHandlerLogger } from './handles.decorator.js';
@@ -19,6 +20,8 @@ export interface ServiceBootOptions {
   drainTimeoutMs?: number;
   /** HEALTH_PORT: serve GET /healthz and /readyz on this port (0: any free port); unset: none. */
   healthPort?: number;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_BSP_SCHEDULE_DELAY (tracingOptionsOf); no endpoint: tracing off. */
+  tracing?: Omit<TracingOptions, 'service'>;
 }
 
 export interface RunningService {
@@ -32,6 +35,8 @@ export interface RunningService {
 
 /** Boots a service: NATS in its queue group, registered as a NATS micro service ($SRV), the catalog check, JSON logs. */
 export async function startService(options: ServiceBootOptions): Promise<RunningService> {
+  // First, so that every span (and the trace_id of every log line) from boot on is there.
+  await startTracing({ service: options.service, endpoint: undefined, ...options.tracing });
   const logger = createLogger(options.service, options.logLevel ?? 'info');
   setHandlerLogger(logger);
   const server = new DrainingNatsServer({
@@ -79,6 +84,8 @@ export async function startService(options: ServiceBootOptions): Promise<Running
           await app.close();
         } finally {
           await health?.close();
+          // The spans of the last requests go out before the process exits.
+          await stopTracing();
         }
       })()),
   };

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { inSpan } from '@drael/tracing';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
 import { ApiError } from '../errors/api-error.js';
 import type { ResolvedModel } from '../models/model-registry.js';
@@ -74,6 +75,12 @@ interface LoopRun {
 interface LoopResult {
   content: string;
   finishReason: string;
+}
+
+/** What a loop carries from one turn to the next: the conversation, and the text answered so far. */
+interface LoopState {
+  readonly messages: Message[];
+  content: string;
 }
 
 class CostCeilingReached extends Error {}
@@ -160,46 +167,54 @@ export class TurnLoopService {
   }
 
   private async loop(run: LoopRun): Promise<LoopResult> {
-    const messages = [...run.messages];
-    let content = '';
+    const state: LoopState = { messages: [...run.messages], content: '' };
     for (let turn = 1; ; turn++) {
-      const last = turn >= run.maxTurns;
-      const tools = last ? [] : run.catalogue.definitions;
-      const body: Record<string, unknown> = {
-        ...run.baseBody,
-        messages: last && turn > 1 ? [...messages, { role: 'user', content: FINAL_TURN_INSTRUCTION }] : messages,
-        stream: true,
-        stream_options: { include_usage: true },
-        ...(tools.length > 0 ? { tools } : {}),
-      };
-      if (!run.canSpawn && run.meter.reached) throw new CostCeilingReached();
-      await run.onTrace?.({ event: 'turn_started', turn, ...agentOf(run) });
-
-      // Text of a later turn starts on its own paragraph, so turns never run into each other.
-      let separated = content === '';
-      const onText = async (text: string) => {
-        const piece = separated ? text : `\n\n${text}`;
-        separated = true;
-        content += piece;
-        await run.onText?.(piece);
-      };
-      const outcome = await streamTurn(this.upstream, run.route, body, { requestId: run.requestId, signal: run.signal, onText, onUpstream: run.onUpstream });
-      // The turn costs what the deployment that served it charges.
-      run.meter.add(outcome.deployment, outcome.usage);
-
-      if (outcome.toolCalls.length === 0 || last) {
-        // Never tool_calls for Drael's own tools: a tool call on the last turn is not served.
-        const finishReason = outcome.finishReason && outcome.finishReason !== 'tool_calls' && outcome.finishReason !== 'function_call' ? outcome.finishReason : 'stop';
-        return { content, finishReason };
-      }
-      messages.push({
-        role: 'assistant',
-        content: outcome.content === '' ? null : outcome.content,
-        tool_calls: outcome.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
-      });
-      const results = await this.runCalls(outcome.toolCalls, run, turn);
-      outcome.toolCalls.forEach((c, i) => messages.push({ role: 'tool', tool_call_id: c.id, content: results[i] }));
+      // One span per turn: its upstream call and tool calls are its children.
+      const done = await inSpan('turn', { attributes: { 'drael.turn': turn, 'drael.agent': run.agent } }, () => this.turn(run, state, turn));
+      if (done) return done;
     }
+  }
+
+  /** One model turn and its tool calls; the loop's result once the model answers without tools (or on the last turn). */
+  private async turn(run: LoopRun, state: LoopState, turn: number): Promise<LoopResult | undefined> {
+    const { messages } = state;
+    const last = turn >= run.maxTurns;
+    const tools = last ? [] : run.catalogue.definitions;
+    const body: Record<string, unknown> = {
+      ...run.baseBody,
+      messages: last && turn > 1 ? [...messages, { role: 'user', content: FINAL_TURN_INSTRUCTION }] : messages,
+      stream: true,
+      stream_options: { include_usage: true },
+      ...(tools.length > 0 ? { tools } : {}),
+    };
+    if (!run.canSpawn && run.meter.reached) throw new CostCeilingReached();
+    await run.onTrace?.({ event: 'turn_started', turn, ...agentOf(run) });
+
+    // Text of a later turn starts on its own paragraph, so turns never run into each other.
+    let separated = state.content === '';
+    const onText = async (text: string) => {
+      const piece = separated ? text : `\n\n${text}`;
+      separated = true;
+      state.content += piece;
+      await run.onText?.(piece);
+    };
+    const outcome = await streamTurn(this.upstream, run.route, body, { requestId: run.requestId, signal: run.signal, onText, onUpstream: run.onUpstream });
+    // The turn costs what the deployment that served it charges.
+    run.meter.add(outcome.deployment, outcome.usage);
+
+    if (outcome.toolCalls.length === 0 || last) {
+      // Never tool_calls for Drael's own tools: a tool call on the last turn is not served.
+      const finishReason = outcome.finishReason && outcome.finishReason !== 'tool_calls' && outcome.finishReason !== 'function_call' ? outcome.finishReason : 'stop';
+      return { content: state.content, finishReason };
+    }
+    messages.push({
+      role: 'assistant',
+      content: outcome.content === '' ? null : outcome.content,
+      tool_calls: outcome.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+    });
+    const results = await this.runCalls(outcome.toolCalls, run, turn);
+    outcome.toolCalls.forEach((c, i) => messages.push({ role: 'tool', tool_call_id: c.id, content: results[i] }));
+    return undefined;
   }
 
   /** The calls of one turn, in parallel; results in call order. */
@@ -241,7 +256,8 @@ export class TurnLoopService {
     const args = parseJson(call.arguments);
     if (args === undefined) return failed('invalid_arguments', 'the arguments are not a JSON object');
     try {
-      return await tool.run(args, this.contextOf(run, call, index));
+      // One span per tool call (names are the catalogue's, a bounded set); a service call it makes is its child.
+      return await inSpan(`tool ${call.name}`, { attributes: { 'drael.tool': call.name } }, () => tool.run(args, this.contextOf(run, call, index)));
     } catch (err) {
       if (run.signal.aborted) throw err;
       return failureOf(err);
