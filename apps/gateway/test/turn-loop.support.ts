@@ -47,7 +47,9 @@ export interface LoopHarness {
   close(): Promise<void>;
 }
 
-export async function startLoopHarness(options: { services?: LoopService[]; env?: Record<string, string>; models?: Record<string, unknown> } = {}): Promise<LoopHarness> {
+export async function startLoopHarness(
+  options: { services?: LoopService[]; env?: Record<string, string>; serviceEnv?: Record<string, string>; models?: Record<string, unknown> } = {},
+): Promise<LoopHarness> {
   const prefix = testPrefix('loop');
   const upstream = await startScriptedUpstream({ turns: [] });
   const services: ServiceProcess[] = [];
@@ -66,6 +68,7 @@ export async function startLoopHarness(options: { services?: LoopService[]; env?
             SEARCH_CACHE_PREFIX: `test:${prefix}:`,
             SEARCH_ONION_ENGINES: 'fixture-onion',
             SEARCH_VERIFY: 'false',
+            ...options.serviceEnv,
           }),
         );
       } else {
@@ -75,7 +78,7 @@ export async function startLoopHarness(options: { services?: LoopService[]; env?
         services.push(
           await startServiceProcess(
             'sandbox',
-            { NATS_URL, DRAEL_NATS_PREFIX: prefix, SANDBOX_INSTANCE: instance, SANDBOX_STATE_DIR: stateDir, SANDBOX_MAX_CONCURRENT: '2', SANDBOX_WARM_POOL: '1' },
+            { NATS_URL, DRAEL_NATS_PREFIX: prefix, SANDBOX_INSTANCE: instance, SANDBOX_STATE_DIR: stateDir, SANDBOX_MAX_CONCURRENT: '2', SANDBOX_WARM_POOL: '1', ...options.serviceEnv },
             { readyTimeoutMs: 60_000 },
           ),
         );

@@ -3,3 +3,5 @@ export * from './scripted-upstream.js';
 export * from './gateway-process.js';
 export * from './billing-for-tests.js';
 export * from './sandbox-cleanup.js';
+export * from './otlp-receiver.js';
+export * from './module-recorder-path.js';
