@@ -10,7 +10,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTestKey, startBillingForTests } from '../../packages/test-support/dist/index.js';
+import { createTestKey, startBillingForTests, startOtlpReceiver } from '../../packages/test-support/dist/index.js';
 import { NatsRpcClient } from '../../packages/nats-rpc/dist/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -176,9 +176,14 @@ const targets = [
   { name: 'gateway', port: gatewayPort, pid: gateway.pid, headers: gatewayHeaders },
 ];
 // GATEWAY_B_DIR=<another checkout's apps/gateway> adds a second gateway build to the same run (A/B).
-if (process.env.GATEWAY_B_DIR) {
+// GATEWAY_B_TRACING=1: gateway B (this build when GATEWAY_B_DIR is unset) runs with tracing on,
+// exporting to a local OTLP/HTTP receiver in this process (the cost of tracing on).
+let receiver;
+if (process.env.GATEWAY_B_TRACING === '1') receiver = await startOtlpReceiver();
+if (process.env.GATEWAY_B_DIR || receiver) {
   const portB = await freePort();
-  const b = spawn(process.execPath, ['dist/main.js'], { cwd: resolve(process.env.GATEWAY_B_DIR), env: { ...gatewayEnv, PORT: String(portB) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const envB = { ...gatewayEnv, PORT: String(portB), ...(receiver ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } : {}) };
+  const b = spawn(process.execPath, ['dist/main.js'], { cwd: resolve(process.env.GATEWAY_B_DIR ?? process.env.GATEWAY_DIR ?? resolve(root, 'apps/gateway')), env: envB, stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(b);
   await waitHttp(`http://127.0.0.1:${portB}/healthz`);
   targets.push({ name: 'gateway B', port: portB, pid: b.pid, headers: gatewayHeaders });
@@ -248,6 +253,7 @@ for (const t of gateways) {
   const n = Math.ceil(CPU_REQUESTS / ROUNDS) * ROUNDS;
   console.log(`GET /v1/models on ${t.name}: ${((m.cpu / n) * 1e6).toFixed(1)} µs CPU/request, latency median ${median(m.lat).toFixed(3)} ms, p90 ${p90(m.lat).toFixed(3)} ms`);
 }
+if (receiver) console.log(`gateway B traced: ${receiver.spans.length} spans received in ${receiver.requests} OTLP exports`);
 for (const c of children) c.kill('SIGTERM');
 // A profiled gateway writes its profile while exiting: give it the time to.
 if (gatewayNodeArgs.length && gateway.exitCode === null) await new Promise((r) => gateway.once('exit', r));
