@@ -20,7 +20,7 @@ export interface ServiceBootOptions {
   drainTimeoutMs?: number;
   /** HEALTH_PORT: serve GET /healthz and /readyz on this port (0: any free port); unset: none. */
   healthPort?: number;
-  /** OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_BSP_SCHEDULE_DELAY (tracingOptionsOf); no endpoint: tracing off. */
+  /** OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_BSP_SCHEDULE_DELAY, as `tracingOf(config)` (@drael/config) gives them; no endpoint: tracing off. */
   tracing?: Omit<TracingOptions, 'service'>;
 }
 
