@@ -62,7 +62,7 @@ describe('traceparent over NATS', () => {
     h.set('traceparent', `00-${traceId}-${parent}-01`);
     const msg = await raw.request(wireSubject(billingCatalog.listPlans.subject, prefix), JSON.stringify({}), { timeout: 10_000, headers: h });
     expect(msg.json<{ result?: unknown }>().result).toBeDefined();
-    const joined = serverSpan('billing.plans.list.v1', traceId)(await receiver.waitFor(serverSpan('billing.plans.list.v1', traceId)))!;
+    const joined = serverSpan('billing.plans.list.v1', traceId)(await receiver.waitFor((all) => serverSpan('billing.plans.list.v1', traceId)(all) !== undefined))!;
     expect(joined.parentSpanId).toBe(parent);
 
     const known = new Set(receiver.spans.map((s) => s.spanId));
