@@ -56,7 +56,8 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }
 
-async function waitHttp(url, timeoutMs = 30_000) {
+// A gateway boots in seconds; on a machine shared by several builds (load average 50 on 2 cores) it took over 30.
+async function waitHttp(url, timeoutMs = 120_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
