@@ -10,7 +10,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTestKey, startBillingForTests } from '../../packages/test-support/dist/index.js';
+import { createTestKey, startBillingForTests, startOtlpReceiver } from '../../packages/test-support/dist/index.js';
 import { NatsRpcClient } from '../../packages/nats-rpc/dist/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -56,7 +56,7 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }
 
-// Two minutes: on a shared 2-core machine under load a gateway boot has taken over 30 s.
+// A gateway boots in seconds; on a machine shared by several builds (load average 50 on 2 cores) it took over 30.
 async function waitHttp(url, timeoutMs = 120_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -176,12 +176,21 @@ const targets = [
   { name: 'naive proxy', port: naivePort, pid: naive.pid, headers: {} },
   { name: 'gateway', port: gatewayPort, pid: gateway.pid, headers: gatewayHeaders },
 ];
-// GATEWAY_B_DIR=<another checkout's apps/gateway> adds a second gateway build to the same run (A/B);
+// GATEWAY_B_DIR=<another checkout's apps/gateway> adds a second gateway build to the same run (A/B).
 // GATEWAY_B_ENV='{"METRICS_ENABLED":"false"}' gives gateway B extra environment (the same build, one setting changed).
-if (process.env.GATEWAY_B_DIR) {
+// GATEWAY_B_TRACING=1: gateway B (this build when GATEWAY_B_DIR is unset) runs with tracing on,
+// exporting to a local OTLP/HTTP receiver in this process (the cost of tracing on).
+let receiver;
+if (process.env.GATEWAY_B_TRACING === '1') receiver = await startOtlpReceiver();
+if (process.env.GATEWAY_B_DIR || process.env.GATEWAY_B_ENV || receiver) {
   const portB = await freePort();
-  const envB = { ...gatewayEnv, ...JSON.parse(process.env.GATEWAY_B_ENV ?? '{}'), PORT: String(portB) };
-  const b = spawn(process.execPath, ['dist/main.js'], { cwd: resolve(process.env.GATEWAY_B_DIR), env: envB, stdio: ['ignore', 'ignore', 'inherit'] });
+  const envB = {
+    ...gatewayEnv,
+    ...JSON.parse(process.env.GATEWAY_B_ENV ?? '{}'),
+    PORT: String(portB),
+    ...(receiver ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } : {}),
+  };
+  const b = spawn(process.execPath, ['dist/main.js'], { cwd: resolve(process.env.GATEWAY_B_DIR ?? process.env.GATEWAY_DIR ?? resolve(root, 'apps/gateway')), env: envB, stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(b);
   await waitHttp(`http://127.0.0.1:${portB}/healthz`);
   targets.push({ name: 'gateway B', port: portB, pid: b.pid, headers: gatewayHeaders });
@@ -251,6 +260,7 @@ for (const t of gateways) {
   const n = Math.ceil(CPU_REQUESTS / ROUNDS) * ROUNDS;
   console.log(`GET /v1/models on ${t.name}: ${((m.cpu / n) * 1e6).toFixed(1)} µs CPU/request, latency median ${median(m.lat).toFixed(3)} ms, p90 ${p90(m.lat).toFixed(3)} ms`);
 }
+if (receiver) console.log(`gateway B traced: ${receiver.spans.length} spans received in ${receiver.requests} OTLP exports`);
 for (const c of children) c.kill('SIGTERM');
 // A profiled gateway writes its profile while exiting: give it the time to.
 if (gatewayNodeArgs.length && gateway.exitCode === null) await new Promise((r) => gateway.once('exit', r));

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { PinoNestLogger, createAccessLog, withRequestId, type Logger } from '@drael/logger';
+import { currentTraceId, nameHttpRoute, traceRequests } from '@drael/tracing';
 import { AppModule } from './app.module.js';
 import { connectGatewaySubjects } from './inference/inference.module.js';
 import type { GatewayConfig } from './config/config.schema.js';
@@ -46,17 +47,19 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         // How often Node checks the two above (its default, 30 s, would answer a 10 s bound after 40).
         connectionsCheckingInterval: Math.min(1_000, config.HTTP_HEADERS_TIMEOUT_MS / 2),
       },
-      (req: IncomingMessage, res: ServerResponse) => {
+      // Each request in a server span, the client's traceparent its parent (tracing off: as is).
+      traceRequests((req: IncomingMessage, res: ServerResponse) => {
         if (!stopping) {
           for (const route of hotRoutes) {
             if (route.matches(req)) {
+              nameHttpRoute('POST', req.url!);
               void route.serve(req, res);
               return;
             }
           }
         }
         fastifyHandler(req, res);
-      },
+      }),
     );
     closeStalledBodies(server, config.HTTP_BODY_IDLE_TIMEOUT_MS);
     return server;
@@ -87,6 +90,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     void reply.header('x-request-id', req.id);
     // No route: 404 before Fastify would read and parse a body for the not-found handler.
     if (req.is404) return refuseUnread(req, reply, done, new ApiError('not_found', `Unknown route: ${req.method} ${req.url.split('?', 1)[0]}`));
+    nameHttpRoute(req.method, req.routeOptions.url ?? req.url);
     done();
   });
   // After the body is read: the handler runs inside the request id's context, so its log lines
@@ -94,7 +98,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   fastify.addHook('preHandler', (req, _reply, done) => withRequestId(req.id, done));
   const accessLog = createAccessLog(logger, 'gateway');
   fastify.addHook('onResponse', (req, reply, done) => {
-    accessLog(req.id, req.method, req.url, reply.raw.statusCode, Math.round(reply.elapsedTime * 10) / 10);
+    accessLog(req.id, req.method, req.url, reply.raw.statusCode, Math.round(reply.elapsedTime * 10) / 10, currentTraceId());
     recordHttpRequest(req.routeOptions.url ?? 'unmatched', req.method, reply.raw, reply.elapsedTime);
     done();
   });

@@ -1,14 +1,17 @@
 // First: V8 flags that must be set before the rest of the gateway's code is loaded.
 import './v8-flags.js';
 import 'reflect-metadata';
-import { parseEnv } from '@drael/config';
+import { parseEnv, tracingOf } from '@drael/config';
 import { bufferedStdout, createLogger } from '@drael/logger';
 import { failBoot } from '@drael/nats-rpc';
+import { startTracing, stopTracing } from '@drael/tracing';
 import { configSchema } from './config/config.schema.js';
 import { startGateway } from './bootstrap.js';
 
 try {
   const config = parseEnv(configSchema);
+  // Before the server is built: its request listener is traced only if tracing is on (off: untouched).
+  await startTracing({ service: 'gateway', ...tracingOf(config) });
   // One access line per request: batched writes keep logging off the per-request CPU bill.
   const logOut = bufferedStdout();
   process.on('exit', () => {
@@ -34,7 +37,7 @@ try {
       process.exit(1);
     }, config.SHUTDOWN_GRACE_MS);
     grace.unref();
-    gateway.close().then(
+    gateway.close().then(stopTracing).then(
       () => {
         logger.info('stopped');
         process.exit(0);

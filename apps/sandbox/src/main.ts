@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { parseEnv } from '@drael/config';
+import { parseEnv, tracingOf } from '@drael/config';
 import { MAX_TIMEOUT_S, sandboxCatalog } from '@drael/contracts';
 import { exitOnSignals, failBoot, startService } from '@drael/nats-rpc';
 import { configSchema } from './config/config.schema.js';
@@ -20,6 +20,7 @@ try {
     logLevel: config.LOG_LEVEL,
     healthPort: config.HEALTH_PORT,
     metricsEnabled: config.METRICS_ENABLED,
+    tracing: tracingOf(config),
     // A SIGTERM lets the longest run (spec 01: 300 s) finish before the process exits.
     drainTimeoutMs: (MAX_TIMEOUT_S + 30) * 1000,
   });

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { parseEnv } from '@drael/config';
+import { parseEnv, tracingOf } from '@drael/config';
 import { searchCatalog } from '@drael/contracts';
 import { exitOnSignals, failBoot, startService } from '@drael/nats-rpc';
 import { configSchema } from './config/config.schema.js';
@@ -16,6 +16,7 @@ try {
     logLevel: config.LOG_LEVEL,
     healthPort: config.HEALTH_PORT,
     metricsEnabled: config.METRICS_ENABLED,
+    tracing: tracingOf(config),
   });
   exitOnSignals(running);
 } catch (err) {

@@ -31,7 +31,20 @@ export const baseEnvShape = {
     .enum(['true', 'false', '1', '0'])
     .default('true')
     .transform((v) => v === 'true' || v === '1'),
+  // Tracing (docs/operations.md "Tracing"): the OTLP/HTTP collector's base URL, spans going to
+  // <url>/v1/traces. Unset or empty (OpenTelemetry's own rule): tracing is off and costs nothing.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess((v) => (v === '' ? undefined : v), z.url({ protocol: /^https?$/ }).optional()),
+  // OpenTelemetry's batch delay: finished spans are sent at least this often (ms).
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).max(600_000).default(5000),
 };
+
+/** The tracing settings of a parsed base configuration, as @drael/tracing's startTracing takes them. */
+export function tracingOf(config: { OTEL_EXPORTER_OTLP_ENDPOINT?: string | undefined; OTEL_BSP_SCHEDULE_DELAY: number }): {
+  endpoint: string | undefined;
+  scheduleDelayMs: number;
+} {
+  return { endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY };
+}
 
 /** Strict boolean variables: "true"/"false"/"1"/"0" only, so a typo never silently means false. */
 export const envBoolean = z

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { LoggerService } from '@nestjs/common';
+import { currentTraceId } from '@drael/tracing';
 
 export type { Logger } from 'pino';
 
@@ -26,7 +27,8 @@ export function withRequestId<T>(requestId: string, fn: () => T): T {
 }
 
 /**
- * One JSON logger per process, tagging each line with its service and the current request id.
+ * One JSON logger per process, tagging each line with its service, the current request id and,
+ * when tracing is on, the current trace's id (`trace_id`, to find the line's trace).
  * `destination` defaults to synchronous stdout; a hot path (the gateway's access log) may pass a
  * buffered one (see `bufferedStdout`).
  */
@@ -37,6 +39,8 @@ export function createLogger(service: string, level = 'info', destination?: Dest
     timestamp: pino.stdTimeFunctions.isoTime,
     mixin() {
       const requestId = currentRequestId();
+      const traceId = currentTraceId();
+      if (traceId) return requestId ? { request_id: requestId, trace_id: traceId } : { trace_id: traceId };
       return requestId ? { request_id: requestId } : {};
     },
   };
@@ -55,14 +59,14 @@ export function bufferedStdout(flushMs = 500): DestinationStream & { flushSync()
   return dest;
 }
 
-/** One access line: request id, method, url, status, milliseconds. */
-export type AccessLog = (requestId: string, method: string, url: string, status: number, ms: number) => void;
+/** One access line: request id, method, url, status, milliseconds, and the trace's id when tracing is on. */
+export type AccessLog = (requestId: string, method: string, url: string, status: number, ms: number, traceId?: string) => void;
 
 /**
  * The per-request access line written straight to `logger`'s destination, formatted by hand:
  * the same JSON line `logger.info({request_id, method, url, status, ms}, 'request')` writes
- * (level, time, service, the fields, msg), without pino's per-call serializing, merging and
- * mixin, which showed in the gateway's CPU profile per request.
+ * (level, time, service, the fields, trace_id when given, msg), without pino's per-call
+ * serializing, merging and mixin, which showed in the gateway's CPU profile per request.
  */
 export function createAccessLog(logger: Logger, service: string): AccessLog {
   const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym]!;
@@ -71,7 +75,7 @@ export function createAccessLog(logger: Logger, service: string): AccessLog {
   // The timestamp is formatted once per millisecond: a busy gateway writes several lines in each.
   let stampMs = 0;
   let stamp = '';
-  return (requestId, method, url, status, ms) => {
+  return (requestId, method, url, status, ms, traceId) => {
     if (!logger.isLevelEnabled('info')) return;
     const now = Date.now();
     if (now !== stampMs) {
@@ -79,7 +83,7 @@ export function createAccessLog(logger: Logger, service: string): AccessLog {
       stamp = new Date(now).toISOString();
     }
     stream.write(
-      `${head}${stamp}${afterTime}${JSON.stringify(requestId)},"method":${JSON.stringify(method)},"url":${JSON.stringify(url)},"status":${status},"ms":${ms},"msg":"request"}\n`,
+      `${head}${stamp}${afterTime}${JSON.stringify(requestId)},"method":${JSON.stringify(method)},"url":${JSON.stringify(url)},"status":${status},"ms":${ms},${traceId ? `"trace_id":"${traceId}",` : ''}"msg":"request"}\n`,
     );
   };
 }

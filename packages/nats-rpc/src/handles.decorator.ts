@@ -1,8 +1,9 @@
 import { Ctx, MessagePattern, Payload, type NatsContext } from '@nestjs/microservices';
 import type { RpcEntry } from '@drael/contracts';
 import { currentRequestId, newRequestId, withRequestId, type Logger } from '@drael/logger';
+import { inSpan } from '@drael/tracing';
 import { RpcError } from './rpc-error.js';
-import { REQUEST_ID_HEADER } from './subject.js';
+import { REQUEST_ID_HEADER, TRACEPARENT_HEADER } from './subject.js';
 import { inFlight } from './in-flight.js';
 import { trackHandler } from './rpc.metrics.js';
 
@@ -15,10 +16,13 @@ export function setHandlerLogger(logger: Pick<Logger, 'error'>): void {
   handlerLogger = logger;
 }
 
+function headerOf(ctx: unknown, name: string): string | undefined {
+  const value: unknown = (ctx as NatsContext | undefined)?.getHeaders?.()?.get?.(name);
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
 function requestIdOf(ctx: unknown): string {
-  const headers = (ctx as NatsContext | undefined)?.getHeaders?.();
-  const fromHeader: unknown = headers?.get?.(REQUEST_ID_HEADER);
-  return typeof fromHeader === 'string' && fromHeader.length > 0 ? fromHeader : (currentRequestId() ?? newRequestId());
+  return headerOf(ctx, REQUEST_ID_HEADER) ?? currentRequestId() ?? newRequestId();
 }
 
 /**
@@ -26,7 +30,9 @@ function requestIdOf(ctx: unknown): string {
  * entry's request schema before the method runs; the method receives the parsed request and
  * the NATS context; whatever it returns or throws leaves as the reply envelope. A bad payload
  * answers `bad_request` and never reaches the method; an unexpected exception answers
- * `internal` and is logged, so one bad message cannot take the service down.
+ * `internal` and is logged, so one bad message cannot take the service down. The method runs
+ * in the caller's request id and in a server span whose parent is the caller's `traceparent`
+ * header (a Nest packet or a plain JSON request alike; no header: a new trace).
  */
 export function Handles(entry: RpcEntry): MethodDecorator {
   return (target, propertyKey, descriptor: PropertyDescriptor) => {
@@ -39,10 +45,12 @@ export function Handles(entry: RpcEntry): MethodDecorator {
       const settled = trackHandler(entry.subject);
       let outcome = 'internal';
       try {
-        const reply: { result?: unknown; error?: { code: string } } = await withRequestId(requestIdOf(ctx), async () => {
+        const traced = { kind: 'server', parent: headerOf(ctx, TRACEPARENT_HEADER), attributes: { 'rpc.system': 'nats', 'rpc.service': entry.service } } as const;
+        const reply: { result?: unknown; error?: { code: string } } = await withRequestId(requestIdOf(ctx), () => inSpan(entry.subject, traced, async (span) => {
           const parsed = entry.request.safeParse(payload);
           if (!parsed.success) {
             const issue = parsed.error.issues[0];
+            span.setAttributes({ 'rpc.error_code': 'bad_request' });
             return {
               error: new RpcError('bad_request', `${issue?.path.join('.') || 'payload'}: ${issue?.message ?? 'invalid'}`, false, {
                 param: issue?.path.join('.') || null,
@@ -52,11 +60,16 @@ export function Handles(entry: RpcEntry): MethodDecorator {
           try {
             return { result: await original.call(this, parsed.data, ctx) };
           } catch (err) {
-            if (err instanceof RpcError) return { error: err.toWire() };
+            // A typed error is an answer, not a failure of the span; an unexpected one is both.
+            if (err instanceof RpcError) {
+              span.setAttributes({ 'rpc.error_code': err.code });
+              return { error: err.toWire() };
+            }
+            span.fail(err);
             handlerLogger?.error({ err, subject: entry.subject }, 'handler failed');
             return { error: new RpcError('internal', 'internal error', true).toWire() };
           }
-        });
+        }));
         outcome = reply.error ? reply.error.code : 'ok';
         return reply;
       } finally {

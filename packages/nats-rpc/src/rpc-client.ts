@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { replyEnvelope, type RpcEntry, type RequestOf, type ReplyOf } from '@drael/contracts';
 import { currentRequestId, newRequestId } from '@drael/logger';
+import { inSpan, type TraceSpan } from '@drael/tracing';
 import { RpcError } from './rpc-error.js';
 import { outcomeOf, trackClientRequest } from './rpc.metrics.js';
-import { REQUEST_ID_HEADER, wireSubject } from './subject.js';
+import { REQUEST_ID_HEADER, TRACEPARENT_HEADER, wireSubject } from './subject.js';
 
 export interface RpcClientOptions {
   servers: string | string[];
@@ -34,8 +35,8 @@ const envelopes = new WeakMap<RpcEntry, ReturnType<typeof replyEnvelope>>();
 /**
  * The typed NATS client. `request(entry, payload)` validates the payload against the entry's
  * request schema before sending and the reply against its reply schema after, applies the
- * entry's timeout, carries the request id in a NATS header, and turns an error reply into an
- * RpcError.
+ * entry's timeout, carries the request id and the W3C `traceparent` (when tracing is on, from
+ * this request's client span) in NATS headers, and turns an error reply into an RpcError.
  *
  * It speaks Nest's packet format on a plain NATS request rather than going through Nest's
  * ClientProxy: a request then gets NATS's immediate "no responders" answer when a service is
@@ -64,19 +65,22 @@ export class NatsRpcClient {
     return !this.connection.isClosed();
   }
 
-  async request<E extends RpcEntry>(entry: E, payload: RequestOf<E>, options: RequestOptions = {}): Promise<ReplyOf<E>> {
-    const settled = trackClientRequest(entry.subject);
-    try {
-      const reply = await this.send(entry, payload, options);
-      settled('ok');
-      return reply;
-    } catch (err) {
-      settled(outcomeOf(err));
-      throw err;
-    }
+  /** One request in a client span named after its subject (the service's server span is its child), counted by subject and outcome. */
+  request<E extends RpcEntry>(entry: E, payload: RequestOf<E>, options: RequestOptions = {}): Promise<ReplyOf<E>> {
+    return inSpan(entry.subject, { kind: 'client', attributes: { 'rpc.system': 'nats', 'rpc.service': entry.service } }, async (span) => {
+      const settled = trackClientRequest(entry.subject);
+      try {
+        const reply = await this.send(entry, payload, options, span);
+        settled('ok');
+        return reply;
+      } catch (err) {
+        settled(outcomeOf(err));
+        throw err;
+      }
+    });
   }
 
-  private async send<E extends RpcEntry>(entry: E, payload: RequestOf<E>, options: RequestOptions): Promise<ReplyOf<E>> {
+  private async send<E extends RpcEntry>(entry: E, payload: RequestOf<E>, options: RequestOptions, span: TraceSpan): Promise<ReplyOf<E>> {
     const parsed = entry.request.safeParse(payload);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -88,6 +92,7 @@ export class NatsRpcClient {
 
     const headers = natsHeaders();
     headers.set(REQUEST_ID_HEADER, options.requestId ?? currentRequestId() ?? newRequestId());
+    if (span.traceparent) headers.set(TRACEPARENT_HEADER, span.traceparent);
     const packet = { pattern: entry.subject, data: parsed.data, id: randomUUID() };
     const timeoutMs = options.timeoutMs ?? entry.timeoutMs;
 

@@ -3,6 +3,7 @@ import type { DynamicModule, INestMicroservice, Type } from '@nestjs/common';
 import type { Catalog, ServiceName } from '@drael/contracts';
 import { createLogger, PinoNestLogger, type Logger } from '@drael/logger';
 import { metrics, setMetricsEnabled } from '@drael/metrics';
+import { startTracing, stopTracing, type TracingOptions } from '@drael/tracing';
 import { DrainingNatsServer } from './draining-nats.server.js';
 import { assertCatalogHandled } from './catalog-check.js';
 import { setHandlerLogger } from './handles.decorator.js';
@@ -22,6 +23,8 @@ export interface ServiceBootOptions {
   healthPort?: number;
   /** METRICS_ENABLED (default on): off, nothing is recorded and /metrics answers empty. */
   metricsEnabled?: boolean;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_BSP_SCHEDULE_DELAY, as `tracingOf(config)` (@drael/config) gives them; no endpoint: tracing off. */
+  tracing?: Omit<TracingOptions, 'service'>;
 }
 
 export interface RunningService {
@@ -35,6 +38,8 @@ export interface RunningService {
 
 /** Boots a service: NATS in its queue group, registered as a NATS micro service ($SRV), the catalog check, JSON logs. */
 export async function startService(options: ServiceBootOptions): Promise<RunningService> {
+  // First, so that every span (and the trace_id of every log line) from boot on is there.
+  await startTracing({ service: options.service, endpoint: undefined, ...options.tracing });
   const logger = createLogger(options.service, options.logLevel ?? 'info');
   setMetricsEnabled(options.metricsEnabled ?? true);
   if (options.metricsEnabled ?? true) metrics.collectProcessMetrics();
@@ -84,6 +89,8 @@ export async function startService(options: ServiceBootOptions): Promise<Running
           await app.close();
         } finally {
           await health?.close();
+          // The spans of the last requests go out before the process exits.
+          await stopTracing();
         }
       })()),
   };

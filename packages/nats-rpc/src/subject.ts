@@ -9,3 +9,6 @@ export function queueGroup(service: string, prefix: string): string {
 }
 
 export const REQUEST_ID_HEADER = 'x-request-id';
+
+// W3C trace context travels in NATS headers under the same name as on HTTP.
+export { TRACEPARENT_HEADER } from '@drael/tracing';

@@ -4,3 +4,5 @@ export * from './gateway-process.js';
 export * from './billing-for-tests.js';
 export * from './sandbox-cleanup.js';
 export * from './prometheus.js';
+export * from './otlp-receiver.js';
+export * from './module-recorder-path.js';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { contactLookupUnits, TOOL_METER, type Hold, type ParsedRequestOf, type billingCatalog } from '@drael/contracts';
+import { inSpan } from '@drael/tracing';
 import { billingError, isUuid } from '../billing-error.js';
 import { Clock } from '../clock/clock.js';
 import { PlansService } from '../plans/plans.service.js';
@@ -39,16 +40,21 @@ export class HoldsService {
   private async place(req: HoldRequest, now: Date): Promise<Hold> {
     if (!isUuid(req.account_id)) throw billingError('account_not_found', 'no such account');
     const meter = TOOL_METER[req.tool];
-    const { outcome, plan, hold } = await this.holds.hold({
-      id: randomUUID(),
-      accountId: req.account_id,
-      idempotencyKey: req.idempotency_key,
-      tool: req.tool,
-      meter,
-      units: req.units,
-      allowances: this.plans.allowancesFor(req.tool),
-      now,
-      ttlS: req.ttl_s,
+    // The hold's span: the database round trip that decides it, with the outcome (created, or why not).
+    const { outcome, plan, hold } = await inSpan('hold', { attributes: { 'drael.billing.tool': req.tool } }, async (span) => {
+      const decided = await this.holds.hold({
+        id: randomUUID(),
+        accountId: req.account_id,
+        idempotencyKey: req.idempotency_key,
+        tool: req.tool,
+        meter,
+        units: req.units,
+        allowances: this.plans.allowancesFor(req.tool),
+        now,
+        ttlS: req.ttl_s,
+      });
+      span.setAttributes({ 'drael.billing.outcome': decided.outcome });
+      return decided;
     });
     switch (outcome) {
       case 'created':

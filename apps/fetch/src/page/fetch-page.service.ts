@@ -1,4 +1,5 @@
 import { MAX_PAGE_BYTES, type FetchPageReply, type FetchPageRequest } from '@drael/contracts';
+import { inSpan } from '@drael/tracing';
 import type { BrowserPool } from '../browser/browser-pool.js';
 import { cacheKey, type CachedPage, type PageCache } from '../cache/page-cache.js';
 import { applyFocus, truncate } from '../extract/focus.js';
@@ -38,12 +39,14 @@ export class FetchPageService {
     if (this.cache) recordCacheLookup(cached);
     if (!page) {
       const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS);
-      page =
+      // The page fetch's span (a cache hit has none): the network and rendering part of the call.
+      page = await inSpan('page fetch', { kind: 'client', attributes: { 'drael.fetch.render': render } }, () =>
         render === 'http'
-          ? await this.viaHttp(target.url.href, signal)
+          ? this.viaHttp(target.url.href, signal)
           : render === 'browser'
-            ? await this.viaBrowser(target.url.href, signal, req.tenant)
-            : await this.viaAuto(target.url.href, signal, req.tenant);
+            ? this.viaBrowser(target.url.href, signal, req.tenant)
+            : this.viaAuto(target.url.href, signal, req.tenant),
+      );
       await this.cache?.set(key, page);
     }
 

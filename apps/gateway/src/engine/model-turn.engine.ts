@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { inSpan } from '@drael/tracing';
 import type { DeploymentConfig } from '../models/model-routes.config.js';
 import { failed, type ToolResult } from '../tools/tool-result.js';
 import type { ResolvedModel } from '../models/model-registry.js';
@@ -76,11 +77,15 @@ export class ModelTurnEngine {
     const maxTurns = options.maxTurns ?? MAX_TURNS;
     for (let turn = 1; turn <= maxTurns; turn++) {
       const info: TurnInfo = { turn, last: turn === maxTurns };
-      const request = await plan.request(info);
-      if ('end' in request) return request.end;
-      const outcome = await this.call(options, withFinalInstruction(request, info), plan, info);
-      const result = await plan.finished(outcome, info);
-      if (result !== undefined) return result;
+      // One span per turn (both loops): its upstream call and its tool calls are its children.
+      const step = await inSpan('turn', { attributes: { 'drael.turn': turn } }, async (): Promise<{ done: R } | undefined> => {
+        const request = await plan.request(info);
+        if ('end' in request) return { done: request.end };
+        const outcome = await this.call(options, withFinalInstruction(request, info), plan, info);
+        const result = await plan.finished(outcome, info);
+        return result === undefined ? undefined : { done: result };
+      });
+      if (step) return step.done;
     }
     return undefined;
   }

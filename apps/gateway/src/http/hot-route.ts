@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { withRequestId, type AccessLog, type Logger } from '@drael/logger';
+import { currentTraceId } from '@drael/tracing';
 import type { KeyIdentity } from '@drael/contracts';
 import type { KeyGate } from '../auth/key-gate.service.js';
 import { apiErrorOf, logServerError, writeErrorResponse } from '../errors/error-response.js';
@@ -70,9 +71,11 @@ export class KeyedJsonPostRoute implements HotRoute {
     // The request id and rate-limit headers go into the one writeHead of the answer, not setHeader
     // calls (which put Node's writeHead on its slow merge path).
     const head: Record<string, string> = { 'x-request-id': requestId };
+    // Read here, in the request's span: the close event comes outside it.
+    const traceId = currentTraceId();
     res.once('close', () => {
       const ms = performance.now() - started;
-      accessLog(requestId, 'POST', this.path, res.statusCode, Math.round(ms * 10) / 10);
+      accessLog(requestId, 'POST', this.path, res.statusCode, Math.round(ms * 10) / 10, traceId);
       recordHttpRequest(this.path, 'POST', res, ms);
     });
     try {

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { inSpan } from '@drael/tracing';
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Caller } from '../auth/identity.js';
@@ -61,6 +62,12 @@ interface ChatRun {
 interface ChatResult {
   content: string;
   finishReason: string;
+}
+
+/** What a loop carries from one turn to the next: the conversation, and the text answered so far. */
+interface LoopState {
+  readonly messages: Message[];
+  content: string;
 }
 
 class CostCeilingReached extends Error {}
@@ -224,7 +231,8 @@ export class TurnLoopService {
     const args = argumentsOf(call.function.arguments);
     if (args === undefined) return failed('invalid_arguments', 'the arguments are not a JSON object');
     try {
-      return await tool.run(args, this.contextOf(run, call, index, ordinal));
+      // One span per tool call (names are the catalogue's, a bounded set); a service call it makes is its child.
+      return await inSpan(`tool ${call.function.name}`, { attributes: { 'drael.tool': call.function.name } }, () => tool.run(args, this.contextOf(run, call, index, ordinal)));
     } catch (err) {
       if (run.signal.aborted) throw err;
       return failureOf(err);

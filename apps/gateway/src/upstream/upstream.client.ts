@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
+import { startSpan, TRACEPARENT_HEADER, type TraceSpan } from '@drael/tracing';
 import type { ApiError } from '../errors/api-error.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
 import type { DeploymentConfig } from '../models/model-routes.config.js';
@@ -17,6 +18,8 @@ export interface UpstreamCall {
   readonly bodyFor: (upstreamModel: string) => string | Buffer;
   readonly requestId: string;
   readonly accept?: string;
+  /** The upstream call's span (W3C traceparent), sent so the model server's trace joins ours; set here when tracing is on. */
+  readonly traceparent?: string;
 }
 
 /** An accepted (status < 400) answer and the deployment that serves it. */
@@ -56,8 +59,26 @@ export class UpstreamClient implements OnApplicationShutdown {
     private readonly router: ModelRouter,
   ) {}
 
-  /** For readers of whole answers (turn loop, Responses, inference): resolves once an attempt is accepted. */
+  /**
+   * For readers of whole answers (turn loop, Responses, inference): resolves once an attempt is
+   * accepted. The call's span lasts until the answer's body is read or dropped.
+   */
   async post(route: ResolvedModel, call: UpstreamCall & { readonly signal: AbortSignal }): Promise<UpstreamResponse> {
+    const span = upstreamSpan(route);
+    if (!span.traceparent) return this.attempt(route, call);
+    try {
+      const res = await this.attempt(route, { ...call, traceparent: span.traceparent });
+      span.setAttributes({ 'drael.upstream.deployment': res.deployment.name, 'http.response.status_code': res.statusCode });
+      res.body.once('close', () => span.end());
+      return res;
+    } catch (err) {
+      span.fail(err);
+      span.end();
+      throw err;
+    }
+  }
+
+  private async attempt(route: ResolvedModel, call: UpstreamCall & { readonly signal: AbortSignal }): Promise<UpstreamResponse> {
     const plan = this.router.plan(route);
     for (;;) {
       const d = plan.next();
@@ -98,6 +119,11 @@ export class UpstreamClient implements OnApplicationShutdown {
    * before the sink sees an accepted answer; from then on the sink has the answer to itself.
    */
   dispatch(route: ResolvedModel, call: UpstreamCall, sink: RoutedSink): void {
+    const span = upstreamSpan(route);
+    if (span.traceparent) {
+      call = { ...call, traceparent: span.traceparent };
+      sink = new SpanSink(sink, span);
+    }
     new RoutedDispatch(this, this.router.plan(route), call, sink).start();
   }
 
@@ -226,6 +252,49 @@ class RoutedDispatch implements Dispatcher.DispatchHandler {
   }
 }
 
+/** One call to an alias's upstream (its retries included): a client span; the no-op span when tracing is off. */
+function upstreamSpan(route: ResolvedModel): TraceSpan {
+  return startSpan(`upstream ${route.alias}`, { kind: 'client', attributes: { 'gen_ai.request.model': route.alias } });
+}
+
+/** A routed dispatch's sink that ends the call's span with the answer (tracing on only). */
+class SpanSink implements RoutedSink {
+  constructor(
+    private readonly sink: RoutedSink,
+    private readonly span: TraceSpan,
+  ) {}
+
+  onAttempt(controller: Dispatcher.DispatchController): void {
+    this.sink.onAttempt(controller);
+  }
+
+  onAccepted(deployment: DeploymentConfig, controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.span.setAttributes({ 'drael.upstream.deployment': deployment.name, 'http.response.status_code': statusCode });
+    this.sink.onAccepted(deployment, controller, statusCode, headers);
+  }
+
+  onData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.sink.onData(controller, chunk);
+  }
+
+  onEnd(): void {
+    this.span.end();
+    this.sink.onEnd();
+  }
+
+  onError(err: Error): void {
+    this.span.fail(err);
+    this.span.end();
+    this.sink.onError(err);
+  }
+
+  onFailure(error: ApiError): void {
+    this.span.fail(error);
+    this.span.end();
+    this.sink.onFailure(error);
+  }
+}
+
 async function boundedText(body: Dispatcher.ResponseData['body']): Promise<string> {
   let text = '';
   try {
@@ -238,13 +307,14 @@ async function boundedText(body: Dispatcher.ResponseData['body']): Promise<strin
   return text;
 }
 
-/** What every upstream call sends: JSON in, the answer kind asked for, the request id, the deployment's key. */
-function headersFor(d: DeploymentConfig, call: Pick<UpstreamCall, 'accept' | 'requestId'>): Record<string, string> {
+/** What every upstream call sends: JSON in, the answer kind asked for, the request id, the trace context, the deployment's key. */
+function headersFor(d: DeploymentConfig, call: Pick<UpstreamCall, 'accept' | 'requestId' | 'traceparent'>): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: call.accept ?? 'application/json, text/event-stream',
     'x-request-id': call.requestId,
   };
+  if (call.traceparent) headers[TRACEPARENT_HEADER] = call.traceparent;
   if (d.api_key) headers.authorization = `Bearer ${d.api_key}`;
   return headers;
 }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { MAX_STREAM_BYTES, type SandboxRunReply, type SandboxRunRequest } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
+import { inSpan } from '@drael/tracing';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { CONTAINER_RUNTIME, type ContainerRuntime, type WorkspaceMount } from '../runtime/container-runtime.js';
 import { decodeOutput } from '../runtime/output-capture.js';
@@ -67,10 +68,13 @@ export class RunCodeService {
         // spec 01: no session, a workspace for this request alone (a tmpfs gone with the container).
         workspace = { kind: 'scratch', bytes: this.config.SANDBOX_SCRATCH_MB * 1024 * 1024 };
       }
-      const r = await this.runtime.run(
-        { runtime: req.runtime, code: req.code, workspace, network: req.network === true, timeoutMs: timeoutS * 1000, maxStreamBytes: MAX_STREAM_BYTES },
-        signal,
-      );
+      const spec = { runtime: req.runtime, code: req.code, workspace, network: req.network === true, timeoutMs: timeoutS * 1000, maxStreamBytes: MAX_STREAM_BYTES };
+      // The container's own span (create or take a warm one, start, wait, remove), after the slot and workspace.
+      const r = await inSpan('container run', { attributes: { 'drael.sandbox.runtime': req.runtime, 'drael.sandbox.network': spec.network } }, async (span) => {
+        const result = await this.runtime.run(spec, signal);
+        span.setAttributes({ 'process.exit.code': result.exitCode ?? undefined, 'drael.sandbox.timed_out': result.timedOut, 'drael.sandbox.oom_killed': result.oomKilled });
+        return result;
+      });
       return {
         ok: r.exitCode === 0 && !r.timedOut && !r.oomKilled,
         exit_code: r.exitCode,
