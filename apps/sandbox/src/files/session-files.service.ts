@@ -6,6 +6,7 @@ import { MAX_FILE_TRANSFER_BYTES } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 import { QUOTA_HEADROOM_BYTES, WorkspaceService, type SessionWorkspace, type WorkspaceRef } from '../workspace/workspace.service.js';
 import { parseWorkspacePath } from './safe-path.js';
+import { SandboxError } from '../sandbox-error.js';
 
 const SANDBOX_UID = 65534;
 // Bounds a listing so a file flood cannot turn one list call into a huge reply.
@@ -76,11 +77,11 @@ export class SessionFilesService {
   async write(ref: WorkspaceRef, path: string, contentBase64: string, append = false) {
     const rel = parseWorkspacePath(path);
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(contentBase64) || contentBase64.length % 4 !== 0) {
-      throw new RpcError('bad_request', 'content_base64 is not base64', false, { param: 'content_base64' });
+      throw new SandboxError('bad_request', 'content_base64 is not base64', false, { param: 'content_base64' });
     }
     const content = Buffer.from(contentBase64, 'base64');
     if (content.length > MAX_FILE_TRANSFER_BYTES) {
-      throw new RpcError('file_too_large', `a file written through this subject is at most ${MAX_FILE_TRANSFER_BYTES} bytes`, false);
+      throw new SandboxError('file_too_large', `a file written through this subject is at most ${MAX_FILE_TRANSFER_BYTES} bytes`, false);
     }
     return this.withWorkspace(ref, true, async (ws) => {
       if (!ws) throw new Error('workspace missing after create');
@@ -178,7 +179,7 @@ async function guard<T>(rel: string, fn: () => Promise<T>): Promise<T> {
         throw refused(rel, 'not a regular file');
       case 'ENOSPC':
       case 'EDQUOT':
-        throw new RpcError('quota_exceeded', 'the session workspace is full', false);
+        throw new SandboxError('quota_exceeded', 'the session workspace is full', false);
       case 'ENAMETOOLONG':
         throw refused(rel, 'name too long');
       default:
@@ -187,7 +188,7 @@ async function guard<T>(rel: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-const refused = (rel: string, why: string) => new RpcError('invalid_path', `${rel}: ${why}`, false, { param: 'path' });
-const notFound = (rel: string) => new RpcError('file_not_found', `${rel}: no such file in this session`, false, { param: 'path' });
+const refused = (rel: string, why: string) => new SandboxError('invalid_path', `${rel}: ${why}`, false, { param: 'path' });
+const notFound = (rel: string) => new SandboxError('file_not_found', `${rel}: no such file in this session`, false, { param: 'path' });
 const quotaExceeded = (quota: number) =>
-  new RpcError('quota_exceeded', `the session workspace quota (${quota} bytes) is used up`, false, { quota_bytes: quota });
+  new SandboxError('quota_exceeded', `the session workspace quota (${quota} bytes) is used up`, false, { quota_bytes: quota });

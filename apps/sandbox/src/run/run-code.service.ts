@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { MAX_STREAM_BYTES, type SandboxRunReply, type SandboxRunRequest } from '@drael/contracts';
-import { RpcError } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { CONTAINER_RUNTIME, type ContainerRuntime, type WorkspaceMount } from '../runtime/container-runtime.js';
 import { decodeOutput } from '../runtime/output-capture.js';
@@ -8,6 +7,7 @@ import { EgressGuard } from '../network/egress-guard.js';
 import { assertSessionId, QUOTA_HEADROOM_BYTES, WorkspaceService, type SessionWorkspace } from '../workspace/workspace.service.js';
 import { assertCodeSize, resolveTimeoutS } from './run-limits.js';
 import { RunSlots } from './run-slots.js';
+import { SandboxError } from '../sandbox-error.js';
 
 /** The answer of a run cancelled before its container started: it did not run. */
 const NOT_RUN: SandboxRunReply = {
@@ -52,7 +52,7 @@ export class RunCodeService {
         ws = await this.workspaces.acquire({ tenant: req.tenant, session: req.session, scope: req.scope }, { create: true });
         if (!ws) throw new Error('workspace missing after create');
         if ((await ws.usage()).freeBytes < QUOTA_HEADROOM_BYTES) {
-          throw new RpcError('quota_exceeded', `the session workspace quota (${this.workspaces.quotaBytes} bytes) is used up; delete files first`, false, {
+          throw new SandboxError('quota_exceeded', `the session workspace quota (${this.workspaces.quotaBytes} bytes) is used up; delete files first`, false, {
             quota_bytes: this.workspaces.quotaBytes,
           });
         }

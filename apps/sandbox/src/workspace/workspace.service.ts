@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { z } from 'zod';
 import { byCreation, pageOf, SessionIdSchema, UnknownCursorError, type ListPageQuery, type SessionSummary, type WorkspaceScope } from '@drael/contracts';
-import { RpcError } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { createVolume, mountVolume, mountsUnder, unmountVolume, volumeUsage, type VolumeUsage } from './session-volume.js';
+import { SandboxError } from '../sandbox-error.js';
 
 /**
  * A session counts as full once less than this much of its quota is free: the filesystem keeps
@@ -64,7 +64,7 @@ type SessionRecord = z.infer<typeof SessionRecordSchema>;
 /** Refuses any session id outside ^[A-Za-z0-9_-]{1,64}$ before it comes near a path. */
 export function assertSessionId(session: string): void {
   if (!SessionIdSchema.safeParse(session).success) {
-    throw new RpcError('invalid_session', 'session id must match ^[A-Za-z0-9_-]{1,64}$', false, { param: 'session' });
+    throw new SandboxError('invalid_session', 'session id must match ^[A-Za-z0-9_-]{1,64}$', false, { param: 'session' });
   }
 }
 
@@ -116,7 +116,7 @@ export class WorkspaceService implements OnApplicationShutdown {
     let e!: Entry;
     const mounted = await this.onEntry(mountPoint, async (entry) => {
       e = entry;
-      if (e.gone) throw new RpcError('invalid_session', 'the workspace was deleted', false, { param: 'session' });
+      if (e.gone) throw new SandboxError('invalid_session', 'the workspace was deleted', false, { param: 'session' });
       clearTimeout(e.idle);
       e.idle = undefined;
       if (!e.mounted) {
@@ -220,7 +220,7 @@ export class WorkspaceService implements OnApplicationShutdown {
     try {
       page = pageOf(found, query, (s) => s.id);
     } catch (err) {
-      if (err instanceof UnknownCursorError) throw new RpcError('bad_request', `No session '${err.after}' to list after (it does not exist, or expired)`, false, { param: 'after' });
+      if (err instanceof UnknownCursorError) throw new SandboxError('bad_request', `No session '${err.after}' to list after (it does not exist, or expired)`, false, { param: 'after' });
       throw err;
     }
     return {
@@ -431,11 +431,11 @@ function idleMsOf(image: string): Promise<number> {
   );
 }
 
-function sessionLimitReached(held: number, max: number, maxIdleS: number): RpcError {
+function sessionLimitReached(held: number, max: number, maxIdleS: number): SandboxError {
   const expiry = maxIdleS > 0 ? `; a session unused for ${durationOf(maxIdleS)} is also deleted with its files` : '';
   // No subject name here: this message reaches API clients as it is.
   const howToFree = `reuse one of them (GET /v1/sessions lists them), or free one by deleting a session no longer needed (DELETE /v1/sessions/{id})${expiry}`;
-  return new RpcError(
+  return new SandboxError(
     'session_limit_reached',
     `this tenant already holds ${held} sandbox sessions, the most it may keep (${max}); a new session cannot be created: ${howToFree}`,
     false,
