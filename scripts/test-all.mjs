@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // The whole test suite: build, lint (type-aware, with the architecture's import boundaries),
-// typecheck, then every package's tests against the real services. Ends with one plain line
-// "N passed, N failed" summed over all packages, which CI reads (it cannot read vitest's summary).
-// Lint, typecheck and build each count as one check; a package whose tests crashed before
-// writing a report counts as one failure.
+// format check (Biome), dead-code check (knip), typecheck, then every package's tests against
+// the real services. Ends with one plain line "N passed, N failed" summed over all packages,
+// which CI reads (it cannot read vitest's summary). Build, lint, format, dead code and typecheck
+// each count as one check; a package whose tests crashed before writing a report counts as one
+// failure.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -35,6 +36,11 @@ for (const { dir } of packages) rmSync(join(root, dir, '.reports'), { recursive:
 
 const built = step('build', 'pnpm', ['exec', 'turbo', 'run', 'build', '--output-logs=errors-only']);
 step('lint', 'pnpm', ['exec', 'eslint', '.', '--max-warnings=0']);
+// Formatting is checked with the lint (biome.json; `pnpm format` writes it, `pnpm format:check`
+// lists every difference; here the first 20 are enough to see what is wrong).
+step('format', 'pnpm', ['exec', 'biome', 'format', '.', '--max-diagnostics=20']);
+// Dead code: unused files, exports and dependencies (knip.jsonc).
+step('dead code', 'pnpm', ['exec', 'knip', '--no-progress']);
 step('typecheck', 'pnpm', ['exec', 'turbo', 'run', 'typecheck', '--output-logs=errors-only']);
 if (built) {
   const filter = process.env.DRAEL_TEST_FILTER ? ['--filter', process.env.DRAEL_TEST_FILTER] : [];

@@ -30,14 +30,17 @@ function requestIdOf(ctx: unknown): string {
  * entry's request schema before the method runs; the method receives the parsed request and
  * the NATS context; whatever it returns or throws leaves as the reply envelope. A bad payload
  * answers `bad_request` and never reaches the method; an unexpected exception answers
- * `internal` and is logged, so one bad message cannot take the service down. The method runs
- * in the caller's request id and in a server span whose parent is the caller's `traceparent`
- * header (a Nest packet or a plain JSON request alike; no header: a new trace).
+ * `internal` and is logged, so one bad message cannot take the service down. A typed error whose
+ * code the entry does not declare (`entry.errors`) is a defect of the handler, not an answer: it
+ * is logged and answers `internal`, so a caller only ever sees the codes the catalog promises.
+ * The method runs in the caller's request id and in a server span whose parent is the caller's
+ * `traceparent` header (a Nest packet or a plain JSON request alike; no header: a new trace).
  */
 export function Handles(entry: RpcEntry): MethodDecorator {
   return (target, propertyKey, descriptor: PropertyDescriptor) => {
     const original = descriptor.value as (req: unknown, ctx: NatsContext) => unknown;
     const name = `${(target as { constructor: { name: string } }).constructor.name}.${String(propertyKey)}`;
+    const declared = new Set<string>(entry.errors);
     handlerRegistry.set(entry.subject, [...(handlerRegistry.get(entry.subject) ?? []), name]);
 
     const wrapped = async function (this: unknown, payload: unknown, ctx: NatsContext) {
@@ -60,13 +63,14 @@ export function Handles(entry: RpcEntry): MethodDecorator {
           try {
             return { result: await original.call(this, parsed.data, ctx) };
           } catch (err) {
-            // A typed error is an answer, not a failure of the span; an unexpected one is both.
-            if (err instanceof RpcError) {
+            // A typed error of a declared code is an answer, not a failure of the span; anything else is both.
+            if (err instanceof RpcError && declared.has(err.code)) {
               span.setAttributes({ 'rpc.error_code': err.code });
               return { error: err.toWire() };
             }
             span.fail(err);
-            handlerLogger?.error({ err, subject: entry.subject }, 'handler failed');
+            const undeclared = err instanceof RpcError ? { undeclared_code: err.code } : {};
+            handlerLogger?.error({ err, subject: entry.subject, ...undeclared }, err instanceof RpcError ? 'handler threw a code its subject does not declare' : 'handler failed');
             return { error: new RpcError('internal', 'internal error', true).toWire() };
           }
         }));

@@ -75,6 +75,13 @@ describe('typed NATS request/reply', () => {
     expect((await client.request(testCatalog.echo, { text: 'still here' })).text).toBe('still here');
   });
 
+  it('a typed error with a code its subject does not declare answers internal, not that code', async () => {
+    expect(testCatalog.fail.errors).not.toContain('search_unavailable');
+    const err = await caught(client.request(testCatalog.fail, { kind: 'undeclared' }));
+    expect(err.code).toBe('internal');
+    expect(err.message).not.toContain('searx');
+  });
+
   it('validates the reply: a reply off its schema is an internal error, not data', async () => {
     const err = await caught(client.request(testCatalog.fail, { kind: 'bad_reply' }));
     expect(err.code).toBe('internal');

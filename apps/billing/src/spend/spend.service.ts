@@ -1,8 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { idempotencyRequest, ReceiptSchema, WalletSchema, type ParsedRequestOf, type Receipt, type ReceiptPayload, type ReplyOf, type RunEnd, type SpendHold, type Wallet, type billingCatalog } from '@drael/contracts';
-import { RpcError } from '@drael/nats-rpc';
-import { billingError, isUuid } from '../billing-error.js';
+import { BillingError, billingError, isUuid } from '../billing-error.js';
 import { Clock } from '../clock/clock.js';
 import { RECEIPT_SIGNER } from '../receipts/receipt-signer.provider.js';
 import { chainHead, type ReceiptSigner } from '@drael/receipts';
@@ -193,7 +192,7 @@ export class SpendService {
 
   private requireSigner(): ReceiptSigner {
     // Retryable: an operator can add the key and restart; nothing was written.
-    if (!this.signer) throw new RpcError('unavailable', 'billing has no receipt signing key (BILLING_RECEIPT_KEY)', true);
+    if (!this.signer) throw new BillingError('unavailable', 'billing has no receipt signing key (BILLING_RECEIPT_KEY)', true);
     return this.signer;
   }
 }

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { GATEWAY_ERROR_CODES, type InferenceChatReply, type InferenceChatRequest } from '@drael/contracts';
+import { type InferenceChatReply, type InferenceChatRequest } from '@drael/contracts';
 import { currentRequestId, newRequestId } from '@drael/logger';
-import { RpcError } from '@drael/nats-rpc';
 import { ApiError } from '../errors/api-error.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { UpstreamClient, upstreamFailure } from '../upstream/upstream.client.js';
+import { InferenceError, isGatewayErrorCode } from './inference-error.js';
 
 interface UpstreamCompletion {
   model?: string;
@@ -45,7 +45,7 @@ export class InferenceService {
       });
       const parsed = JSON.parse(await res.body.text()) as UpstreamCompletion;
       const choice = parsed.choices?.[0];
-      if (!choice?.message) throw new RpcError('upstream_error', 'the model upstream answered without a message', true);
+      if (!choice?.message) throw new InferenceError('upstream_error', 'the model upstream answered without a message', true);
       const usage = { prompt_tokens: parsed.usage?.prompt_tokens ?? 0, completion_tokens: parsed.usage?.completion_tokens ?? 0 };
       this.upstream.recordUsage(res.deployment, usage);
       return {
@@ -60,14 +60,12 @@ export class InferenceService {
   }
 }
 
-const KNOWN_CODES: ReadonlySet<string> = new Set(GATEWAY_ERROR_CODES);
-
 function toRpc(err: unknown): unknown {
   if (err instanceof ApiError) {
     // An upstream's own error code (its envelope's) is not one of ours: it travels as upstream_error.
-    const code = KNOWN_CODES.has(err.code) ? err.code : 'upstream_error';
-    return new RpcError(code, err.message, err.status >= 500 || err.status === 429, err.param ? { param: err.param } : undefined);
+    const code = isGatewayErrorCode(err.code) ? err.code : 'upstream_error';
+    return new InferenceError(code, err.message, err.status >= 500 || err.status === 429, err.param ? { param: err.param } : undefined);
   }
-  if (err instanceof SyntaxError) return new RpcError('upstream_error', 'the model upstream answered with invalid JSON', true);
+  if (err instanceof SyntaxError) return new InferenceError('upstream_error', 'the model upstream answered with invalid JSON', true);
   return err;
 }

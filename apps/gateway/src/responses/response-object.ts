@@ -44,10 +44,6 @@ export function newId(prefix: string): string {
   return `${prefix}_${randomBytes(16).toString('hex')}`;
 }
 
-export function emptyUsage(): ResponseUsage {
-  return { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 };
-}
-
 export function newResponse(request: CreateResponseRequest): ResponseObject {
   return {
     id: newId('resp'),

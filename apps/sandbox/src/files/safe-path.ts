@@ -1,4 +1,4 @@
-import { RpcError } from '@drael/nats-rpc';
+import { SandboxError } from '../sandbox-error.js';
 
 /**
  * A workspace-relative path: components of 1–255 bytes, no `.`/`..`, no NUL, no leading `/`,
@@ -6,7 +6,7 @@ import { RpcError } from '@drael/nats-rpc';
  */
 export function parseWorkspacePath(input: string): string {
   const parts = input.replace(/^\.\//, '').split('/');
-  const bad = (why: string) => new RpcError('invalid_path', `path ${JSON.stringify(input.slice(0, 200))}: ${why}`, false, { param: 'path' });
+  const bad = (why: string) => new SandboxError('invalid_path', `path ${JSON.stringify(input.slice(0, 200))}: ${why}`, false, { param: 'path' });
   if (input.startsWith('/')) throw bad('must be relative to the workspace');
   if (parts.length > 32) throw bad('more than 32 components');
   for (const p of parts) {

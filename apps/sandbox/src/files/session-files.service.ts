@@ -6,6 +6,7 @@ import { MAX_FILE_TRANSFER_BYTES } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 import { QUOTA_HEADROOM_BYTES, WorkspaceService, type SessionWorkspace, type WorkspaceRef } from '../workspace/workspace.service.js';
 import { parseWorkspacePath } from './safe-path.js';
+import { SandboxError } from '../sandbox-error.js';
 
 const SANDBOX_UID = 65534;
 // Bounds a listing so a file flood cannot turn one list call into a huge reply.
@@ -136,11 +137,11 @@ export class SessionFilesService {
 /** The content of a write, refused (typed) unless it is base64 of at most one transfer's size. */
 export function decodeWritable(contentBase64: string): Buffer {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(contentBase64) || contentBase64.length % 4 !== 0) {
-    throw new RpcError('bad_request', 'content_base64 is not base64', false, { param: 'content_base64' });
+    throw new SandboxError('bad_request', 'content_base64 is not base64', false, { param: 'content_base64' });
   }
   const content = Buffer.from(contentBase64, 'base64');
   if (content.length > MAX_FILE_TRANSFER_BYTES) {
-    throw new RpcError('file_too_large', `a file written through this subject is at most ${MAX_FILE_TRANSFER_BYTES} bytes`, false);
+    throw new SandboxError('file_too_large', `a file written through this subject is at most ${MAX_FILE_TRANSFER_BYTES} bytes`, false);
   }
   return content;
 }
@@ -184,7 +185,7 @@ async function guard<T>(rel: string, fn: () => Promise<T>): Promise<T> {
         throw refused(rel, 'not a regular file');
       case 'ENOSPC':
       case 'EDQUOT':
-        throw new RpcError('quota_exceeded', 'the session workspace is full', false);
+        throw new SandboxError('quota_exceeded', 'the session workspace is full', false);
       case 'ENAMETOOLONG':
         throw refused(rel, 'name too long');
       default:
@@ -193,7 +194,7 @@ async function guard<T>(rel: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-const refused = (rel: string, why: string) => new RpcError('invalid_path', `${rel}: ${why}`, false, { param: 'path' });
-const notFound = (rel: string) => new RpcError('file_not_found', `${rel}: no such file in this session`, false, { param: 'path' });
+const refused = (rel: string, why: string) => new SandboxError('invalid_path', `${rel}: ${why}`, false, { param: 'path' });
+const notFound = (rel: string) => new SandboxError('file_not_found', `${rel}: no such file in this session`, false, { param: 'path' });
 const quotaExceeded = (quota: number) =>
-  new RpcError('quota_exceeded', `the session workspace quota (${quota} bytes) is used up`, false, { quota_bytes: quota });
+  new SandboxError('quota_exceeded', `the session workspace quota (${quota} bytes) is used up`, false, { quota_bytes: quota });

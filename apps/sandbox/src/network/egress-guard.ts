@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from '@drael/logger';
-import { RpcError } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { CONTAINER_RUNTIME, type ContainerRuntime } from '../runtime/container-runtime.js';
 import { EgressFirewall } from './egress-firewall.js';
+import { SandboxError } from '../sandbox-error.js';
 
 /** Network-on runs happen only on the egress network and only while its firewall is in place. */
 @Injectable()
@@ -36,7 +36,7 @@ export class EgressGuard {
       // fall through to the refusal
     }
     if (!(await this.firewall.verify())) {
-      throw new RpcError('unavailable', 'network access for sandbox runs is not available right now (egress firewall not in place)', true);
+      throw new SandboxError('unavailable', 'network access for sandbox runs is not available right now (egress firewall not in place)', true);
     }
   }
 }

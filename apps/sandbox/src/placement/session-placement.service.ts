@@ -1,8 +1,8 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { SandboxError } from '../sandbox-error.js';
 import { z } from 'zod';
 import { byCreation, pageOf, UnknownCursorError, type ListPageQuery, type SessionSummary } from '@drael/contracts';
 import { createLogger } from '@drael/logger';
-import { RpcError } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { sessionLimitReached, WorkspaceService, type WorkspaceRef } from '../workspace/workspace.service.js';
 import { SANDBOX_STORES, type SandboxStores } from './sandbox-stores.js';
@@ -135,7 +135,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
         return { where: 'here', key, takenOver: false };
       }
       const record = parseRecord(entry.string());
-      if (!record) throw new RpcError('internal', 'the session record is unreadable', false);
+      if (!record) throw new SandboxError('internal', 'the session record is unreadable', false);
       if (record.holder === this.replicaId && this.held.get(key)?.revision === entry.revision) return { where: 'here', key, takenOver: false };
       if (record.holder !== this.replicaId && record.holder !== unreachable && (await this.isAlive(record.holder))) {
         this.held.delete(key);
@@ -149,7 +149,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
       this.logger.info({ key, from: record.holder }, 'session taken over');
       return { where: 'here', key, takenOver: true, restoreFrom: record.object };
     }
-    throw new RpcError('unavailable', 'the session is being moved between replicas; retry', true);
+    throw new SandboxError('unavailable', 'the session is being moved between replicas; retry', true);
   }
 
   /**
@@ -171,7 +171,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
         const now = await this.stores.placement.get(key);
         if (!now || now.operation !== 'PUT') return 'gone';
         this.logger.warn({ key, err }, 'session record moved while a call ran here');
-        throw new RpcError('unavailable', 'the session moved to another replica while this call ran; its changes were not kept, retry', true);
+        throw new SandboxError('unavailable', 'the session moved to another replica while this call ran; its changes were not kept, retry', true);
       }
     });
   }
@@ -234,7 +234,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
     try {
       page = pageOf(found, query, (s) => s.id);
     } catch (err) {
-      if (err instanceof UnknownCursorError) throw new RpcError('bad_request', `No session '${err.after}' to list after (it does not exist, or expired)`, false, { param: 'after' });
+      if (err instanceof UnknownCursorError) throw new SandboxError('bad_request', `No session '${err.after}' to list after (it does not exist, or expired)`, false, { param: 'after' });
       throw err;
     }
     return {

@@ -1,4 +1,5 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { SandboxError } from '../sandbox-error.js';
 import { headers as natsHeaders, type Msg, type Subscription } from '@nats-io/transport-node';
 import { replyEnvelope, sandboxCatalog, sandboxInstanceSubject, SANDBOX_ROUTED_ENTRIES, type ParsedRequestOf, type ReplyOf, type RpcEntry, type WorkspaceScope } from '@drael/contracts';
 import { createLogger, currentRequestId, newRequestId, withRequestId } from '@drael/logger';
@@ -78,7 +79,7 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
     for (let attempt = 0; attempt < 2; attempt++) {
       const placed = await this.placement.place(ref, route.create, unreachable);
       if (placed.where === 'there') {
-        if (forwarded) throw new RpcError('unavailable', 'the session is moving between replicas; retry', true);
+        if (forwarded) throw new SandboxError('unavailable', 'the session is moving between replicas; retry', true);
         const answer = await this.forward(route, placed.holder, req);
         if (answer.gone) {
           unreachable = placed.holder;
@@ -93,7 +94,7 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
         } catch (err) {
           // Not restored: the next call restores again instead of serving a stale or empty copy.
           this.placement.unhold(placed.key);
-          throw err instanceof RpcError ? err : new RpcError('unavailable', "the session's saved files could not be restored; retry", true);
+          throw err instanceof RpcError ? err : new SandboxError('unavailable', "the session's saved files could not be restored; retry", true);
         }
       }
       const result = await route.local(req, placed);
@@ -105,12 +106,12 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
           if (err instanceof RpcError) throw err;
           // Answered as done, the change would be lost with this replica: say it is not kept.
           this.logger.error({ err, key: placed.key }, 'session save failed');
-          throw new RpcError('unavailable', "the session's files could not be saved; the change may be lost, retry", true);
+          throw new SandboxError('unavailable', "the session's files could not be saved; the change may be lost, retry", true);
         }
       }
       return result;
     }
-    throw new RpcError('unavailable', 'the replica holding this session stopped; retry', true);
+    throw new SandboxError('unavailable', 'the replica holding this session stopped; retry', true);
   }
 
   /**
@@ -130,11 +131,11 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
     } catch (err) {
       const text = `${(err as Error).name} ${(err as Error).message}`.toLowerCase();
       if (text.includes('no responders') || text.includes('503')) return { gone: true };
-      if (text.includes('timeout')) throw new RpcError('timeout', `the sandbox replica holding this session gave no answer within ${timeout} ms`, true);
-      throw new RpcError('unavailable', 'the replica holding this session could not be reached; retry', true);
+      if (text.includes('timeout')) throw new SandboxError('timeout', `the sandbox replica holding this session gave no answer within ${timeout} ms`, true);
+      throw new SandboxError('unavailable', 'the replica holding this session could not be reached; retry', true);
     }
     const envelope = this.envelopeOf(route.entry).safeParse(body);
-    if (!envelope.success) throw new RpcError('internal', 'the replica holding this session answered out of contract', false);
+    if (!envelope.success) throw new SandboxError('internal', 'the replica holding this session answered out of contract', false);
     if ('error' in envelope.data) throw RpcError.fromWire(envelope.data.error);
     return { gone: false, value: envelope.data.result };
   }
@@ -164,7 +165,7 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
     if (!msg.reply) return;
     const route = this.routes.get(subject);
     const respond = (envelope: unknown) => msg.respond(JSON.stringify(envelope));
-    if (!route) return void respond({ error: new RpcError('bad_request', 'not a routed sandbox subject', false).toWire() });
+    if (!route) return void respond({ error: new SandboxError('bad_request', 'not a routed sandbox subject', false).toWire() });
     inFlight.enter();
     try {
       const requestId = msg.headers?.get(REQUEST_ID_HEADER) || newRequestId();
@@ -173,16 +174,16 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
         try {
           body = msg.json<unknown>();
         } catch {
-          return respond({ error: new RpcError('bad_request', 'the body is not JSON', false).toWire() });
+          return respond({ error: new SandboxError('bad_request', 'the body is not JSON', false).toWire() });
         }
         const parsed = route.entry.request.safeParse(body);
-        if (!parsed.success) return respond({ error: new RpcError('bad_request', parsed.error.issues[0]?.message ?? 'invalid', false).toWire() });
+        if (!parsed.success) return respond({ error: new SandboxError('bad_request', parsed.error.issues[0]?.message ?? 'invalid', false).toWire() });
         try {
           respond({ result: await this.answer(route, parsed.data, true) });
         } catch (err) {
           if (err instanceof RpcError) return respond({ error: err.toWire() });
           this.logger.error({ err, subject }, 'forwarded call failed');
-          respond({ error: new RpcError('internal', 'internal error', true).toWire() });
+          respond({ error: new SandboxError('internal', 'internal error', true).toWire() });
         }
       });
     } finally {

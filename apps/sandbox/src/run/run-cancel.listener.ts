@@ -2,9 +2,10 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { sandboxCatalog } from '@drael/contracts';
 import { createLogger } from '@drael/logger';
-import { RpcError, wireSubject } from '@drael/nats-rpc';
+import { wireSubject } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { RunRegistry } from './run-registry.js';
+import { SandboxError } from '../sandbox-error.js';
 
 /** Nest's NATS packet, which NatsRpcClient speaks on both ends. */
 interface Packet {
@@ -65,7 +66,7 @@ export class RunCancelListener implements OnApplicationBootstrap, OnApplicationS
       body = msg.json<unknown>();
     } catch {
       // Not JSON: answered at once, like every subject (packages/nats-rpc's server does the same).
-      this.reply(msg, undefined, { error: new RpcError('bad_request', 'the body is not JSON', false).toWire() });
+      this.reply(msg, undefined, { error: new SandboxError('bad_request', 'the body is not JSON', false).toWire() });
       return;
     }
     // Nest's packet (the typed client), or a plain JSON request (any other client): the body itself.
@@ -77,7 +78,7 @@ export class RunCancelListener implements OnApplicationBootstrap, OnApplicationS
     if (!parsed.success) {
       // Every replica answers a malformed cancel the same way; the first answer is the caller's.
       const issue = parsed.error.issues[0];
-      this.reply(msg, packet.id, { error: new RpcError('bad_request', `${issue?.path.join('.') || 'payload'}: ${issue?.message ?? 'invalid'}`, false).toWire() });
+      this.reply(msg, packet.id, { error: new SandboxError('bad_request', `${issue?.path.join('.') || 'payload'}: ${issue?.message ?? 'invalid'}`, false).toWire() });
       return;
     }
     const { tenant, run_id } = parsed.data;

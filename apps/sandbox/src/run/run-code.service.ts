@@ -10,6 +10,7 @@ import { assertSessionId, QUOTA_HEADROOM_BYTES, WorkspaceService, type SessionWo
 import { assertCodeSize, resolveTimeoutS } from './run-limits.js';
 import { RunSlots } from './run-slots.js';
 import { measureRun, watchSandbox } from '../sandbox.metrics.js';
+import { SandboxError } from '../sandbox-error.js';
 
 /** The answer of a run cancelled before its container started: it did not run. */
 const NOT_RUN: SandboxRunReply = {
@@ -59,7 +60,7 @@ export class RunCodeService {
         ws = await this.workspaces.acquire({ tenant: req.tenant, session: req.session, scope: req.scope }, { create: true });
         if (!ws) throw new Error('workspace missing after create');
         if ((await ws.usage()).freeBytes < QUOTA_HEADROOM_BYTES) {
-          throw new RpcError('quota_exceeded', `the session workspace quota (${this.workspaces.quotaBytes} bytes) is used up; delete files first`, false, {
+          throw new SandboxError('quota_exceeded', `the session workspace quota (${this.workspaces.quotaBytes} bytes) is used up; delete files first`, false, {
             quota_bytes: this.workspaces.quotaBytes,
           });
         }

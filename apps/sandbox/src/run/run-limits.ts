@@ -1,11 +1,11 @@
 import { DEFAULT_TIMEOUT_S, MAX_CODE_BYTES, MAX_TIMEOUT_S } from '@drael/contracts';
-import { RpcError } from '@drael/nats-rpc';
+import { SandboxError } from '../sandbox-error.js';
 
 export function assertCodeSize(code: string): void {
   // spec 01: a program is at most 256 KiB of source (counted in UTF-8 bytes).
   const bytes = Buffer.byteLength(code, 'utf8');
   if (bytes > MAX_CODE_BYTES) {
-    throw new RpcError('code_too_large', `the program is ${bytes} bytes; at most ${MAX_CODE_BYTES} bytes (256 KiB) are accepted`, false, {
+    throw new SandboxError('code_too_large', `the program is ${bytes} bytes; at most ${MAX_CODE_BYTES} bytes (256 KiB) are accepted`, false, {
       param: 'code',
       max_bytes: MAX_CODE_BYTES,
     });
@@ -16,7 +16,7 @@ export function assertCodeSize(code: string): void {
 export function resolveTimeoutS(timeout: number | undefined): number {
   if (timeout === undefined) return DEFAULT_TIMEOUT_S;
   if (!Number.isFinite(timeout) || timeout <= 0 || timeout > MAX_TIMEOUT_S) {
-    throw new RpcError('invalid_timeout', `timeout_s must be more than 0 and at most ${MAX_TIMEOUT_S}`, false, { param: 'timeout_s' });
+    throw new SandboxError('invalid_timeout', `timeout_s must be more than 0 and at most ${MAX_TIMEOUT_S}`, false, { param: 'timeout_s' });
   }
   return timeout;
 }

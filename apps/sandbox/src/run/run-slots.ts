@@ -1,4 +1,4 @@
-import { RpcError } from '@drael/nats-rpc';
+import { SandboxError } from '../sandbox-error.js';
 
 /**
  * At most `max` runs at once and at most `queueMax` waiting; beyond that a run is refused at once
@@ -23,7 +23,7 @@ export class RunSlots {
       return this.releaser();
     }
     if (this.waiting.length >= this.queueMax) {
-      throw new RpcError('sandbox_busy', `the sandbox is at capacity (${this.max} running, ${this.waiting.length} queued); retry shortly`, true, {
+      throw new SandboxError('sandbox_busy', `the sandbox is at capacity (${this.max} running, ${this.waiting.length} queued); retry shortly`, true, {
         running: this.active,
         queued: this.waiting.length,
       });

@@ -12,6 +12,7 @@ import type { ContainerRunResult, ContainerRunSpec, ContainerRuntime } from './c
 import { demuxDockerStream } from './docker-stream-demux.js';
 import { OutputCapture } from './output-capture.js';
 import { recordContainerStart, watchSandbox } from '../sandbox.metrics.js';
+import { SandboxError } from '../sandbox-error.js';
 
 const LABEL = 'drael.sandbox';
 const LABEL_INSTANCE = 'drael.sandbox.instance';
@@ -362,7 +363,7 @@ class StartFailed extends Error {
   }
 }
 
-export class EngineDroppedLimitError extends RpcError {
+class EngineDroppedLimitError extends SandboxError {
   constructor(readonly warnings: string[]) {
     super('runtime_unavailable', `the container engine dropped a limit, so the run was refused: ${warnings.join('; ')}`, false);
   }
@@ -373,10 +374,10 @@ function engineError(err: unknown): RpcError {
   if (err instanceof RpcError) return err;
   const e = err as { statusCode?: number; code?: string; message?: string };
   if (e.statusCode === 404 || /no such image/i.test(e.message ?? '')) {
-    return new RpcError('runtime_unavailable', 'the sandbox image is not installed (run infra/sandbox-image/build.sh)', false);
+    return new SandboxError('runtime_unavailable', 'the sandbox image is not installed (run infra/sandbox-image/build.sh)', false);
   }
   if (e.code === 'ECONNREFUSED' || e.code === 'ENOENT' || e.code === 'EACCES') {
-    return new RpcError('unavailable', 'the container engine is not reachable', true);
+    return new SandboxError('unavailable', 'the container engine is not reachable', true);
   }
-  return new RpcError('internal', `container engine error: ${e.message ?? String(err)}`, true);
+  return new SandboxError('internal', `container engine error: ${e.message ?? String(err)}`, true);
 }

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
+import { SandboxError } from '../sandbox-error.js';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Inject, Injectable } from '@nestjs/common';
-import { RpcError } from '@drael/nats-rpc';
 import { SANDBOX_STORES, type SandboxStores } from '../placement/sandbox-stores.js';
 import { objectNameOf, SessionPlacement } from '../placement/session-placement.service.js';
 import { WorkspaceService, type WorkspaceRef } from './workspace.service.js';
@@ -79,7 +79,7 @@ export class WorkspaceStore {
       const obj = await this.stores.workspaces.get(name);
       // The record names a copy the store does not have: serving an empty or stale workspace
       // as if it were the session would be silent data loss; refuse instead.
-      if (!obj) throw new RpcError('unavailable', "the session's saved files cannot be read now; retry", true);
+      if (!obj) throw new SandboxError('unavailable', "the session's saved files cannot be read now; retry", true);
       const tar = spawnTar(['--numeric-owner', '--same-owner', '--same-permissions', '-C', mountPoint, '-xf', '-']);
       await Promise.all([pipeline(Readable.fromWeb(obj.data), tar.child.stdin), tar.done]);
       // The store checks the copy's digest once it has been read whole.

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { z } from 'zod';
 import { isSessionId, SESSION_ID_RULE, type WorkspaceScope } from '@drael/contracts';
-import { RpcError } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { createVolume, mountVolume, mountsUnder, unmountVolume, volumeUsage, type VolumeUsage } from './session-volume.js';
+import { SandboxError } from '../sandbox-error.js';
 
 /**
  * A session counts as full once less than this much of its quota is free: the filesystem keeps
@@ -80,7 +80,7 @@ export interface WorkspaceHooks {
 /** Refuses any session id outside the contracts' rule before it comes near a path. */
 export function assertSessionId(session: string): void {
   if (!isSessionId(session)) {
-    throw new RpcError('invalid_session', `session id must match ${SESSION_ID_RULE}`, false, { param: 'session' });
+    throw new SandboxError('invalid_session', `session id must match ${SESSION_ID_RULE}`, false, { param: 'session' });
   }
 }
 
@@ -154,7 +154,7 @@ export class WorkspaceService implements OnApplicationShutdown {
     assertSessionId(ref.session);
     const { dir, image, mountPoint, record } = this.locate(ref);
     await this.onEntry(mountPoint, async (e) => {
-      if (e.refs > 0) throw new RpcError('unavailable', 'the session is busy on this replica; retry', true);
+      if (e.refs > 0) throw new SandboxError('unavailable', 'the session is busy on this replica; retry', true);
       clearTimeout(e.idle);
       e.idle = undefined;
       e.gone = false;
@@ -205,7 +205,7 @@ export class WorkspaceService implements OnApplicationShutdown {
     let e!: Entry;
     const mounted = await this.onEntry(mountPoint, async (entry) => {
       e = entry;
-      if (e.gone) throw new RpcError('invalid_session', 'the workspace was deleted', false, { param: 'session' });
+      if (e.gone) throw new SandboxError('invalid_session', 'the workspace was deleted', false, { param: 'session' });
       clearTimeout(e.idle);
       e.idle = undefined;
       if (!e.mounted) {
@@ -513,11 +513,11 @@ function idleMsOf(image: string): Promise<number> {
   );
 }
 
-export function sessionLimitReached(held: number, max: number, maxIdleS: number): RpcError {
+export function sessionLimitReached(held: number, max: number, maxIdleS: number): SandboxError {
   const expiry = maxIdleS > 0 ? `; a session unused for ${durationOf(maxIdleS)} is also deleted with its files` : '';
   // No subject name here: this message reaches API clients as it is.
   const howToFree = `reuse one of them (GET /v1/sessions lists them), or free one by deleting a session no longer needed (DELETE /v1/sessions/{id})${expiry}`;
-  return new RpcError(
+  return new SandboxError(
     'session_limit_reached',
     `this tenant already holds ${held} sandbox sessions, the most it may keep (${max}); a new session cannot be created: ${howToFree}`,
     false,

@@ -4,7 +4,6 @@ import {
   type SearchQueryRequest,
   type SearchResult,
 } from '@drael/contracts';
-import { RpcError } from '@drael/nats-rpc';
 import type { Logger } from '@drael/logger';
 import { SearxUnreachableError, type SearxClient, type SearxEngineInfo } from '../searx/searx.client.js';
 import { isOnionUrl, toResult } from './searx-result.mapper.js';
@@ -12,6 +11,7 @@ import type { CacheEntry, CachedSearch, SearchCache, SearchCacheKey } from '../c
 import type { SnippetVerifier } from '../verify/snippet-verifier.js';
 import { classifyIntent } from '../intent/intent.classifier.js';
 import { measureQuery, recordCacheLookup, recordEngineFailures, recordSearxLatency } from '../search.metrics.js';
+import { SearchError } from '../search-error.js';
 
 export interface SearchServiceOptions {
   onionEngines: readonly string[];
@@ -49,7 +49,7 @@ export class SearchService {
     const onion = req.onion ?? false;
     // Onion search without a pinned engine is refused before anything else: never the clear web instead.
     if (onion && this.options.onionEngines.length === 0) {
-      throw new RpcError('onion_search_unavailable', 'onion search is not configured: no hidden-service engine is pinned (SEARCH_ONION_ENGINES)', false);
+      throw new SearchError('onion_search_unavailable', 'onion search is not configured: no hidden-service engine is pinned (SEARCH_ONION_ENGINES)', false);
     }
     const verify = (req.verify ?? true) && this.options.verifier !== undefined;
     const key: SearchCacheKey = {
@@ -158,7 +158,7 @@ export class SearchService {
       const pinned = this.options.onionEngines.filter((name) => loaded.has(name));
       if (pinned.length === 0) {
         // SearXNG answers an unknown engine name with its general engines, silently: refuse instead.
-        throw new RpcError('onion_search_unavailable', `none of the pinned onion engines (${this.options.onionEngines.join(', ')}) is enabled in SearXNG`, false);
+        throw new SearchError('onion_search_unavailable', `none of the pinned onion engines (${this.options.onionEngines.join(', ')}) is enabled in SearXNG`, false);
       }
       return pinned.filter((name) => usable.some((e) => e.name === name));
     }
