@@ -34,7 +34,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway' }), InferenceModule, AgentsModule, SearchToolModule, AuthModule, BillingApiModule, AdminModule, FetchToolModule, ResponsesModule, TurnLoopModule, SessionsModule, ConsoleModule, OpenApiModule],
+      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway', security: config }), InferenceModule, AgentsModule, SearchToolModule, AuthModule, BillingApiModule, AdminModule, FetchToolModule, ResponsesModule, TurnLoopModule, SessionsModule, ConsoleModule, OpenApiModule],
       controllers: [HealthController, ModelsController, ChatCompletionsController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { replyEnvelope, type RpcEntry, type RequestOf, type ReplyOf } from '@drael/contracts';
 import { currentRequestId, newRequestId } from '@drael/logger';
+import { natsConnectOptions, type NatsSecurity } from './nats-security.js';
 import { RpcError } from './rpc-error.js';
 import { REQUEST_ID_HEADER, wireSubject } from './subject.js';
 
@@ -11,6 +12,8 @@ export interface RpcClientOptions {
   prefix?: string;
   /** Shown in the NATS server's connection list. */
   name?: string;
+  /** Credentials and TLS (NATS_CREDS_FILE, NATS_TLS_CA_FILE, ...): an app passes its parsed config. */
+  security?: NatsSecurity;
 }
 
 export interface RequestOptions {
@@ -50,6 +53,7 @@ export class NatsRpcClient {
     const connection = await connect({
       servers: options.servers,
       name: options.name,
+      ...natsConnectOptions(options.security),
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
       // nats.js builds two Error objects (stack traces) per request only to decorate a failure;

@@ -61,7 +61,7 @@ export async function startGatewayProcess(env: Record<string, string>, options: 
   let key: TestKey | undefined;
   if (options.billing !== false) {
     billing = await startBillingForTests(env);
-    const client = await NatsRpcClient.connect({ servers: env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix: env.DRAEL_NATS_PREFIX ?? '' });
+    const client = await NatsRpcClient.connect({ servers: env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix: env.DRAEL_NATS_PREFIX ?? '', security: env });
     try {
       key = await createTestKey(client, options.billing ?? {});
     } finally {
