@@ -85,7 +85,7 @@ describe('NATS with TLS (client certificates) and a token', () => {
     const client = await NatsRpcClient.connect({ servers: url, prefix, security: security() });
     try {
       const { plans } = await client.request(billingCatalog.listPlans, {});
-      expect(plans.map((p) => p.name)).toContain('free');
+      expect(plans.map((p) => p.name)).toContain('Free');
       // The connection really is TLS.
       expect(client.connection.info?.tls_required).toBe(true);
     } finally {
