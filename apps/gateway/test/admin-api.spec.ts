@@ -18,7 +18,8 @@ beforeAll(async () => {
     DRAEL_ADMIN_TOKEN: ADMIN_TOKEN,
     DRAEL_MODELS: JSON.stringify({ 'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model' } }),
   });
-});
+  // Billing, a key and the gateway: longer than the default hook timeout on a loaded machine.
+}, 120_000);
 
 afterAll(async () => {
   await gateway?.stop();
