@@ -1,5 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { get as httpGet } from 'node:http';
 
 // ajv-formats is CommonJS: its default export arrives as the module object under ESM.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
@@ -150,7 +151,22 @@ function state(): CheckState {
   return (g[STATE] ??= { origins: new Map(), violations: [], installed: false, checked: 0 });
 }
 
-let originalFetch: typeof fetch | undefined;
+/**
+ * GET on a connection of its own, closed after the answer: fetch would leave a pooled keep-alive
+ * socket to the gateway idle until the test's first request, which on a loaded machine can reuse
+ * it just as the server closes it (ECONNRESET in a test that did nothing wrong).
+ */
+function getOnce(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = httpGet(url, { agent: false, headers: { connection: 'close' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`GET ${url} answered ${res.statusCode}`))));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+}
 
 /**
  * A gateway started by this test run: its answers are checked against the document it serves.
@@ -159,10 +175,7 @@ let originalFetch: typeof fetch | undefined;
 export function registerGatewayForOpenApiCheck(origin: string): void {
   const s = state();
   if (s.origins.has(origin)) return;
-  const load = (originalFetch ?? fetch)(`${origin}/openapi.json`).then(async (r) => {
-    if (r.status !== 200) throw new Error(`GET ${origin}/openapi.json answered ${r.status}`);
-    return new OpenApiValidator((await r.json()) as OpenApiDoc);
-  });
+  const load = getOnce(`${origin}/openapi.json`).then((text) => new OpenApiValidator(JSON.parse(text) as OpenApiDoc));
   // Reported when an answer from this gateway is checked, not here (a test may never make one).
   load.catch(() => undefined);
   s.origins.set(origin, load);
@@ -198,8 +211,7 @@ export function installOpenApiFetchCheck(): void {
   const s = state();
   if (s.installed) return;
   s.installed = true;
-  originalFetch = globalThis.fetch;
-  const inner = originalFetch;
+  const inner = globalThis.fetch;
   globalThis.fetch = async (input: string | URL | Request, init?: RequestInit) => {
     const res = await inner(input, init);
     const url = input instanceof Request ? input.url : String(input);
