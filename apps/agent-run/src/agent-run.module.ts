@@ -23,7 +23,7 @@ export class AgentRunModule {
   static forRoot(config: AgentRunConfig): DynamicModule {
     return {
       module: AgentRunModule,
-      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'agent-run' })],
+      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'agent-run', security: config })],
       controllers: [healthController('agent-run'), AgentsController, RunsController],
       providers: [
         { provide: AGENT_RUN_CONFIG, useValue: config },

@@ -12,6 +12,7 @@ try {
     module: BillingModule.forRoot(config),
     catalog: billingCatalog,
     natsUrl: config.NATS_URL,
+    security: config,
     prefix: config.DRAEL_NATS_PREFIX,
     logLevel: config.LOG_LEVEL,
     healthPort: config.HEALTH_PORT,

@@ -239,6 +239,9 @@ describe('the Drael console in a browser', () => {
 
     await page.getByRole('link', { name: 'Service health' }).click();
     await expect.poll(() => page.getByTestId('readiness').textContent()).toBe('Gateway: ready');
+    // Each model deployment with its state (issue 24); the single-upstream alias is one deployment named after it.
+    const deployment = page.getByTestId('deployments').getByRole('row', { name: /gpt-test/ });
+    await expect.poll(() => deployment.textContent()).toContain('healthy');
     await checkA11y('health');
     await shot('09-health');
   });

@@ -12,6 +12,7 @@ try {
     module: FetchModule.forRoot(config),
     catalog: fetchCatalog,
     natsUrl: config.NATS_URL,
+    security: config,
     prefix: config.DRAEL_NATS_PREFIX,
     logLevel: config.LOG_LEVEL,
     healthPort: config.HEALTH_PORT,

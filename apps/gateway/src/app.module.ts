@@ -21,6 +21,7 @@ import { BillingApiModule } from './billing-api/billing-api.module.js';
 import { AdminModule } from './admin/admin.module.js';
 import { FetchToolModule } from './tools-api/fetch/fetch-tool.module.js';
 import { ConsoleModule } from './console/console.module.js';
+import { OpenApiModule } from './openapi/openapi.module.js';
 
 /**
  * The gateway. Feature modules join here: tools-api (search/fetch engineers), auth and
@@ -33,7 +34,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway' }), InferenceModule, AgentsModule, SearchToolModule, AuthModule, BillingApiModule, AdminModule, FetchToolModule, ResponsesModule, TurnLoopModule, SessionsModule, ConsoleModule],
+      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway', security: config }), InferenceModule, AgentsModule, SearchToolModule, AuthModule, BillingApiModule, AdminModule, FetchToolModule, ResponsesModule, TurnLoopModule, SessionsModule, ConsoleModule, OpenApiModule],
       controllers: [HealthController, ModelsController, ChatCompletionsController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },

@@ -18,7 +18,8 @@ beforeAll(async () => {
     DRAEL_ADMIN_TOKEN: ADMIN_TOKEN,
     DRAEL_MODELS: JSON.stringify({ 'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model' } }),
   });
-});
+  // Billing, a key and the gateway: longer than the default hook timeout on a loaded machine.
+}, 120_000);
 
 afterAll(async () => {
   await gateway?.stop();
@@ -54,6 +55,21 @@ describe('admin API: numbers beyond what storage holds are a 400 naming the para
       expect(res.json.error.param).toBe(param);
     }
     expect((await admin('POST', `/admin/accounts/${acct}/keys`, { rate_limit: { per_minute: 1_000_000, per_hour: 100_000_000 } })).status).toBe(201);
+  });
+
+  it("a key's per_hour is never below 60 x its per_minute: smaller is refused naming it, left out it is derived (the CLI's rule)", async () => {
+    const acct = await newAccount();
+    const refused = await admin('POST', `/admin/accounts/${acct}/keys`, { rate_limit: { per_minute: 2000, per_hour: 1000 } });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error.param).toBe('rate_limit.per_hour');
+    expect(refused.json.error.message).toContain('60 x per_minute');
+    const derived = await admin('POST', `/admin/accounts/${acct}/keys`, { name: 'derived', rate_limit: { per_minute: 2000 } });
+    expect(derived.status).toBe(201);
+    const exact = await admin('POST', `/admin/accounts/${acct}/keys`, { name: 'exact', rate_limit: { per_minute: 10, per_hour: 600 } });
+    expect(exact.status).toBe(201);
+    const { keys } = (await admin('GET', `/admin/accounts/${acct}/keys`)).json as { keys: { name: string; rate_limit: unknown }[] };
+    expect(keys.find((k) => k.name === 'derived')?.rate_limit).toEqual({ per_minute: 2000, per_hour: 120_000 });
+    expect(keys.find((k) => k.name === 'exact')?.rate_limit).toEqual({ per_minute: 10, per_hour: 600 });
   });
 
   it('extra_usage.daily_ceiling on account creation and on the extra-usage route', async () => {

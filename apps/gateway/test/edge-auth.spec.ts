@@ -73,15 +73,38 @@ function spellings(path: string): { form: string; path: string; sameRoute: boole
 }
 
 describe('every registered route, without a key', () => {
-  it('the public routes are exactly the health probes, the published plans and the console\'s static files', () => {
+  it('the public routes are exactly the health probes, the published plans, the API description and the console\'s static files', () => {
     const isPublic = routes.filter((r) => r.access === 'public').map((r) => `${r.method} ${r.url}`);
-    expect(isPublic.sort()).toEqual(['GET /api/billing/plans', 'GET /console', 'GET /console/*', 'GET /healthz', 'GET /readyz', 'HEAD /api/billing/plans', 'HEAD /console', 'HEAD /console/*', 'HEAD /healthz', 'HEAD /readyz']);
+    expect(isPublic.sort()).toEqual([
+      'GET /api/billing/plans',
+      'GET /console',
+      'GET /console/*',
+      'GET /docs',
+      'GET /healthz',
+      'GET /openapi.json',
+      'GET /readyz',
+      'HEAD /api/billing/plans',
+      'HEAD /console',
+      'HEAD /console/*',
+      'HEAD /docs',
+      'HEAD /healthz',
+      'HEAD /openapi.json',
+      'HEAD /readyz',
+    ]);
     // Every admin route, and only those, is under /admin.
     for (const r of routes) expect(r.access === 'admin', r.url).toBe(r.url.startsWith('/admin'));
     // The table is the real one: the routes every other test uses are in it.
     expect(routes.map((r) => `${r.method} ${r.url}`)).toEqual(
       expect.arrayContaining(['POST /v1/chat/completions', 'POST /v1/tools/search', 'POST /v1/tools/fetch', 'GET /v1/models', 'POST /v1/agents', 'POST /admin/accounts']),
     );
+  });
+
+  it('/openapi.json describes exactly the registered routes, each with the access it is registered with', async () => {
+    const doc = (await (await fetch(`${gateway.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { 'x-drael-route': string; 'x-drael-access': string }>> };
+    const documented = Object.values(doc.paths).flatMap((item) => Object.entries(item).map(([m, op]) => `${m.toUpperCase()} ${op['x-drael-route']} ${op['x-drael-access']}`));
+    // Fastify's HEAD routes are its GETs' (the document says every GET answers HEAD).
+    const registered = routes.filter((r) => r.method !== 'HEAD').map((r) => `${r.method} ${r.url} ${r.access}`);
+    expect(documented.sort()).toEqual(registered.sort());
   });
 
   it('no keyed or admin route answers 2xx or 3xx, as written or in any encoded spelling; as written it is 401 in the envelope', async () => {

@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import type { GatewayProcess } from '@drael/test-support';
+import { checkGatewayAnswer, type GatewayProcess } from '@drael/test-support';
 
 /** One route as the gateway logged it at boot (`routes` line): method, Fastify URL, access. */
 export interface LoggedRoute {
@@ -53,7 +53,14 @@ export function rawRequest(base: string, method: string, path: string, headers: 
     const req = request({ host: hostname, port, method, path, headers, agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => {
+        const answer = { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') };
+        // Judged against the gateway's /openapi.json like every fetch of the tests (openapi-check.setup.ts).
+        checkGatewayAnswer(new URL(base).origin, method, path, answer.status, res.headers['content-type'] ?? null, /\bjson\b/i.test(res.headers['content-type'] ?? '') ? answer.body : undefined).then(
+          () => resolve(answer),
+          reject,
+        );
+      });
       res.on('error', reject);
     });
     req.on('error', reject);

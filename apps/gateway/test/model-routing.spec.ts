@@ -260,7 +260,7 @@ describe('every mode routes through the same client', () => {
     expect(u.respB!.requests).toHaveLength(1);
   });
 
-  it('inference for agent runs (NATS): a 500 is retried on the next deployment', async () => {
+  it('inference for agent runs (NATS): a 500 is retried on the next deployment, and the reply names the one that served', async () => {
     const reply = await nats.request(gatewayCatalog.inferenceChat, {
       account_id: gateway.key!.account_id,
       model: 'inf',
@@ -268,6 +268,8 @@ describe('every mode routes through the same client', () => {
       max_tokens: 50,
     });
     expect(reply.message.content).toBe('inference answer');
+    // The reply names the deployment that served it (the one after the failed one), as x-drael-upstream does on HTTP.
+    expect(reply.deployment).toBe('inf-b');
     expect(u.infA!.requests).toHaveLength(1);
     expect(u.infB!.requests).toHaveLength(1);
   });

@@ -16,6 +16,7 @@ try {
     module: SandboxModule.forRoot(config),
     catalog: queueGroupCatalog,
     natsUrl: config.NATS_URL,
+    security: config,
     prefix: config.DRAEL_NATS_PREFIX,
     logLevel: config.LOG_LEVEL,
     healthPort: config.HEALTH_PORT,

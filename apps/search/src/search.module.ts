@@ -20,7 +20,7 @@ export class SearchModule implements OnApplicationShutdown {
     return {
       module: SearchModule,
       // The fetch service is called over NATS for snippet verification.
-      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'search' })],
+      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'search', security: config })],
       controllers: [healthController('search'), SearchController],
       providers: [
         { provide: SEARCH_CONFIG, useValue: config },

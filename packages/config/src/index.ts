@@ -17,8 +17,29 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv 
   );
 }
 
+/**
+ * How a client proves itself to NATS and checks the server (issue 17; k8s/README.md "NATS"):
+ * one of a .creds file (user JWT + nkey seed, decentralized auth), an nkey seed file, a token or
+ * a user and password; TLS with the CA that signed the server's certificate, and a client
+ * certificate and key where the server verifies clients (mutual TLS). Every NATS client of every
+ * app reads these (packages/nats-rpc natsConnectOptions); none set: plain nats:// as in local bring-up.
+ */
+export const natsSecurityEnvShape = {
+  NATS_CREDS_FILE: z.string().min(1).optional(),
+  NATS_NKEY_SEED_FILE: z.string().min(1).optional(),
+  NATS_TOKEN: z.string().min(1).optional(),
+  NATS_USER: z.string().min(1).optional(),
+  NATS_PASSWORD: z.string().min(1).optional(),
+  NATS_TLS_CA_FILE: z.string().min(1).optional(),
+  NATS_TLS_CERT_FILE: z.string().min(1).optional(),
+  NATS_TLS_KEY_FILE: z.string().min(1).optional(),
+};
+export const natsSecurityEnv = z.object(natsSecurityEnvShape);
+export type NatsSecurityEnv = z.output<typeof natsSecurityEnv>;
+
 /** Variables every service shares: where NATS is, how subjects are namespaced, how much to log. */
 export const baseEnvShape = {
+  ...natsSecurityEnvShape,
   NATS_URL: z.string().regex(/^(nats|tls|ws|wss):\/\/[^\s]+$/, 'must be a nats:// URL').default('nats://127.0.0.1:4222'),
   // Lets several Drael installations (or parallel test runs) share one NATS cluster.
   DRAEL_NATS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]*$/, 'letters, digits, _ and - only').default(''),

@@ -69,6 +69,28 @@ export const MAX_WALLET_MICROS = 1_000_000_000_000;
 export const KeyRateLimitSchema = z
   .object({ per_minute: z.number().int().positive().max(MAX_KEY_PER_MINUTE), per_hour: z.number().int().positive().max(MAX_KEY_PER_HOUR) })
   .strict();
+/**
+ * An operator's key (admin API, billing CLI) never gets a per-hour limit below 60 x its per-minute
+ * one without asking: that would cap the key below its own per-minute rate without saying so
+ * (issue 15: `--per-minute 2000` once meant 1,000 an hour). Left out, per_hour is derived; given
+ * smaller, it is refused naming it. The internal subject keeps taking any pair (tests need a small
+ * hourly window), so the rule lives here, once, for both operator surfaces.
+ */
+export const derivedPerHour = (perMinute: number): number => 60 * perMinute;
+export function perHourProblem(perMinute: number, perHour: number): string | undefined {
+  const min = derivedPerHour(perMinute);
+  return perHour < min ? `per_hour ${perHour} is below 60 x per_minute ${perMinute} (= ${min}): the key could never use its per-minute rate` : undefined;
+}
+/** The limits an operator asks for: per_hour optional (60 x per_minute), never below that. */
+export const OperatorKeyRateLimitSchema = z
+  .object({ per_minute: KeyRateLimitSchema.shape.per_minute, per_hour: KeyRateLimitSchema.shape.per_hour.optional() })
+  .strict()
+  .superRefine((r, ctx) => {
+    const problem = r.per_hour === undefined ? undefined : perHourProblem(r.per_minute, r.per_hour);
+    if (problem) ctx.addIssue({ code: 'custom', path: ['per_hour'], message: `${problem}; raise per_hour or leave it out` });
+  })
+  .transform((r) => ({ per_minute: r.per_minute, per_hour: r.per_hour ?? derivedPerHour(r.per_minute) }));
+
 /** Extra usage past the weekly allowance, bounded per UTC day. */
 export const ExtraUsageSchema = z.object({ enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative().max(MAX_DAILY_CEILING) }).strict();
 export const AccountNameSchema = storedText(1, 200);

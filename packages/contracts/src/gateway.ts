@@ -56,6 +56,10 @@ export const InferenceChatReplySchema = z.object({
   message: InferenceMessageSchema,
   finish_reason: z.string().nullable(),
   usage: z.object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative() }),
+  // The model deployment that served the call (issue 24: as x-drael-upstream names it on HTTP; its
+  // name, never its key or URL). Optional for one release, so an agent-run newer than its gateway
+  // still reads the replies of the old one during a rolling update.
+  deployment: z.string().min(1).optional(),
 });
 export type InferenceChatRequest = z.infer<typeof InferenceChatRequestSchema>;
 export type InferenceChatReply = z.infer<typeof InferenceChatReplySchema>;

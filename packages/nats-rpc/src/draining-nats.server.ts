@@ -6,6 +6,7 @@ import { handlerRegistry } from './handles.decorator.js';
 import { RpcError } from './rpc-error.js';
 import { registerMicroService, type MicroEndpoint, type MicroRegistration } from './micro-service.js';
 import { inFlight } from './in-flight.js';
+import { natsConnectOptions, type NatsSecurity } from './nats-security.js';
 import { queueGroup, wireSubject } from './subject.js';
 
 export interface DrainingNatsServerOptions {
@@ -19,6 +20,8 @@ export interface DrainingNatsServerOptions {
   /** Shown by `nats micro ls/info` (semver). */
   version?: string;
   description?: string;
+  /** Credentials and TLS (NATS_CREDS_FILE, NATS_TLS_CA_FILE, ...): the app's parsed config. */
+  security?: NatsSecurity;
 }
 
 /** Nest's NATS packet: `{pattern, data, id}` in, `{id, response, isDisposed}` or `{id, err, isDisposed}` out. */
@@ -101,7 +104,7 @@ export class DrainingNatsServer extends ServerNats {
   private refusedLogged = 0;
 
   constructor(private readonly drainOptions: DrainingNatsServerOptions) {
-    super({ servers: drainOptions.servers, name: drainOptions.service, maxReconnectAttempts: -1 });
+    super({ servers: drainOptions.servers, name: drainOptions.service, maxReconnectAttempts: -1, ...natsConnectOptions(drainOptions.security) });
   }
 
   /**

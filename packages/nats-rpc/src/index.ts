@@ -10,3 +10,4 @@ export * from './draining-nats.server.js';
 export * from './start-service.js';
 export * from './subject.js';
 export { inFlight } from './in-flight.js';
+export * from './nats-security.js';

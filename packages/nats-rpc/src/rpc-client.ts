@@ -3,6 +3,7 @@ import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/t
 import { replyEnvelope, type RpcEntry, type RequestOf, type ReplyOf } from '@drael/contracts';
 import { currentRequestId, newRequestId } from '@drael/logger';
 import { inSpan, type TraceSpan } from '@drael/tracing';
+import { natsConnectOptions, type NatsSecurity } from './nats-security.js';
 import { RpcError } from './rpc-error.js';
 import { outcomeOf, trackClientRequest } from './rpc.metrics.js';
 import { REQUEST_ID_HEADER, TRACEPARENT_HEADER, wireSubject } from './subject.js';
@@ -13,6 +14,8 @@ export interface RpcClientOptions {
   prefix?: string;
   /** Shown in the NATS server's connection list. */
   name?: string;
+  /** Credentials and TLS (NATS_CREDS_FILE, NATS_TLS_CA_FILE, ...): an app passes its parsed config. */
+  security?: NatsSecurity;
 }
 
 export interface RequestOptions {
@@ -52,6 +55,7 @@ export class NatsRpcClient {
     const connection = await connect({
       servers: options.servers,
       name: options.name,
+      ...natsConnectOptions(options.security),
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
       // nats.js builds two Error objects (stack traces) per request only to decorate a failure;

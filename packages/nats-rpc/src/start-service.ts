@@ -9,6 +9,7 @@ import { assertCatalogHandled } from './catalog-check.js';
 import { setHandlerLogger } from './handles.decorator.js';
 import { HEALTH_CHECKS, type HealthCheck } from './health-checks.js';
 import { startHealthHttp, type HealthHttpServer } from './health-http.server.js';
+import type { NatsSecurity } from './nats-security.js';
 
 export interface ServiceBootOptions {
   service: ServiceName;
@@ -16,6 +17,8 @@ export interface ServiceBootOptions {
   catalog: Catalog;
   natsUrl: string;
   prefix: string;
+  /** NATS credentials and TLS: the service's parsed config (NATS_CREDS_FILE, NATS_TLS_CA_FILE, ...). */
+  security?: NatsSecurity;
   logLevel?: string;
   /** How long a SIGTERM waits for handlers in flight (a sandbox run can take minutes). */
   drainTimeoutMs?: number;
@@ -50,6 +53,7 @@ export async function startService(options: ServiceBootOptions): Promise<Running
     prefix: options.prefix,
     drainTimeoutMs: options.drainTimeoutMs ?? 30_000,
     catalog: options.catalog,
+    security: options.security,
   });
   const app = await NestFactory.createMicroservice(options.module, {
     strategy: server,

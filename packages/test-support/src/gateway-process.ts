@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { createTestKey, startBillingForTests, type TestKey, type TestKeyOptions } from './billing-for-tests.js';
 import type { ServiceProcess } from './service-process.js';
+import { registerGatewayForOpenApiCheck } from './openapi-check.js';
 
 export interface GatewayProcess {
   /** e.g. http://127.0.0.1:40123 (the OpenAI base URL is `${url}/v1`) */
@@ -62,7 +63,7 @@ export async function startGatewayProcess(env: Record<string, string>, options: 
   let key: TestKey | undefined;
   if (options.billing !== false) {
     billing = await startBillingForTests(env, options.billingEnv);
-    const client = await NatsRpcClient.connect({ servers: env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix: env.DRAEL_NATS_PREFIX ?? '' });
+    const client = await NatsRpcClient.connect({ servers: env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix: env.DRAEL_NATS_PREFIX ?? '', security: env });
     try {
       key = await createTestKey(client, options.billing ?? {});
     } finally {
@@ -104,7 +105,11 @@ export async function startGatewayProcess(env: Record<string, string>, options: 
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode} before it was ready:\n${out}`);
     try {
       const r = await fetch(`${url}/healthz`);
-      if (r.ok) return handle;
+      if (r.ok) {
+        // Where a test installed the check (installOpenApiFetchCheck), this gateway's answers are judged by its /openapi.json.
+        registerGatewayForOpenApiCheck(url);
+        return handle;
+      }
     } catch {
       // not listening yet
     }

@@ -6,3 +6,4 @@ export * from './sandbox-cleanup.js';
 export * from './prometheus.js';
 export * from './otlp-receiver.js';
 export * from './module-recorder-path.js';
+export * from './openapi-check.js';

@@ -52,7 +52,7 @@ export async function startServiceProcess(
   };
   if (options.waitForHealth === false) return handle;
 
-  const client = await NatsRpcClient.connect({ servers: env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix: env.DRAEL_NATS_PREFIX ?? '' });
+  const client = await NatsRpcClient.connect({ servers: env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix: env.DRAEL_NATS_PREFIX ?? '', security: env });
   const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
   try {
     for (;;) {

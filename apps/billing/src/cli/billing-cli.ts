@@ -6,7 +6,8 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { billingCatalog, TOOL_LEVELS, type RpcEntry, type ToolLevel } from '@drael/contracts';
+import { billingCatalog, derivedPerHour, perHourProblem, TOOL_LEVELS, type RpcEntry, type ToolLevel } from '@drael/contracts';
+import { parseEnv, natsSecurityEnv } from '@drael/config';
 import { NatsRpcClient, isRpcError } from '@drael/nats-rpc';
 import { integerFlag, joinDashValues, usdFlag, UsageError } from './cli-args.js';
 
@@ -200,11 +201,12 @@ const COMMANDS: Command[] = [
  */
 export function keyRateLimit(v: Values): { per_minute: number; per_hour: number } {
   const perMinute = v['per-minute'] === undefined ? DEFAULT_PER_MINUTE : integerFlag('per-minute', String(v['per-minute']), 1, MAX_PER_MINUTE);
-  if (v['per-hour'] === undefined) return { per_minute: perMinute, per_hour: 60 * perMinute };
+  if (v['per-hour'] === undefined) return { per_minute: perMinute, per_hour: derivedPerHour(perMinute) };
   const perHour = integerFlag('per-hour', String(v['per-hour']), 1, MAX_PER_HOUR);
-  if (perHour < 60 * perMinute) {
+  // The admin API's rule (contracts perHourProblem), said in the CLI's own flag names.
+  if (perHourProblem(perMinute, perHour)) {
     throw new UsageError(
-      `--per-hour ${perHour} is below 60 x --per-minute ${perMinute} (= ${60 * perMinute}): the key could never use its per-minute rate; ` +
+      `--per-hour ${perHour} is below 60 x --per-minute ${perMinute} (= ${derivedPerHour(perMinute)}): the key could never use its per-minute rate; ` +
         `raise --per-hour or lower --per-minute${v['per-minute'] === undefined ? ` (default ${DEFAULT_PER_MINUTE})` : ''}`,
       'keys create',
     );
@@ -303,7 +305,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 
   let client: NatsRpcClient | undefined;
   try {
-    client = await NatsRpcClient.connect({ servers: io.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix: io.env.DRAEL_NATS_PREFIX ?? '', name: 'drael-billing-cli' });
+    client = await NatsRpcClient.connect({ servers: io.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix: io.env.DRAEL_NATS_PREFIX ?? '', name: 'drael-billing-cli', security: parseEnv(natsSecurityEnv, io.env) });
     io.out(JSON.stringify(await client.request(call.entry, call.payload), null, 2));
     if (call.note) io.err(call.note);
     return 0;

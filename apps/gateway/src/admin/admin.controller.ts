@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Put, Query } from '@nestjs/common';
 import { z } from 'zod';
-import { billingCatalog } from '@drael/contracts';
+import { billingCatalog, OperatorKeyRateLimitSchema } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { idempotencyKeyOf } from '../http/idempotency-key.js';
 import { validateBody as validate } from '../openai/validate.js';
@@ -8,13 +8,14 @@ import { AdminOnly } from '../auth/route-access.js';
 
 // The bodies are billing's own request schemas (one definition: names free of NUL, numbers within
 // what billing's columns hold), less what the path gives; a violation is a 400 naming the param.
-const CreateAccountBody = billingCatalog.createAccount.request;
-const CreateKeyBody = billingCatalog.createKey.request.omit({ account_id: true });
-const ExtraUsageBody = billingCatalog.setExtraUsage.request.omit({ account_id: true });
-const ListAccountsQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(50), before: z.string().max(64).optional() });
+export const CreateAccountBody = billingCatalog.createAccount.request;
+// The operator's rate limit: per_hour left out is 60 x per_minute, smaller is a 400 naming it (the CLI's rule, in contracts).
+export const CreateKeyBody = billingCatalog.createKey.request.omit({ account_id: true }).extend({ rate_limit: OperatorKeyRateLimitSchema.optional() });
+export const ExtraUsageBody = billingCatalog.setExtraUsage.request.omit({ account_id: true });
+export const ListAccountsQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(50), before: z.string().max(64).optional() });
 // Agent steps' money (spec 03), in integer micro-dollars like billing's own subjects.
-const WalletCreditBody = billingCatalog.creditWallet.request.omit({ account_id: true, idempotency_key: true });
-const AgentLimitsBody = billingCatalog.setAgentLimits.request.omit({ account_id: true });
+export const WalletCreditBody = billingCatalog.creditWallet.request.omit({ account_id: true, idempotency_key: true });
+export const AgentLimitsBody = billingCatalog.setAgentLimits.request.omit({ account_id: true });
 
 /**
  * The operator's API (behind the admin token): accounts, keys, extra usage, usage, and the wallet

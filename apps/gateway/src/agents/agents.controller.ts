@@ -19,9 +19,9 @@ import { idempotencyKeyOf } from '../http/idempotency-key.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { validateBody } from '../openai/validate.js';
 
-const RunCreateBodySchema = z.object({ task: z.string() }).strict();
+export const RunCreateBodySchema = z.object({ task: z.string() }).strict();
 // OpenAI's list parameters; the bounds and cursors are agent-run's own (one definition, in contracts).
-const ListQuerySchema = CursorPageSchema.extend({
+export const AgentListQuerySchema = CursorPageSchema.extend({
   limit: z.coerce.number().pipe(CursorPageSchema.shape.limit.unwrap()).default(20),
   agent_id: AgentIdSchema.optional(),
 });
@@ -51,7 +51,7 @@ export class AgentsController {
 
   @Get('agents')
   async listAgents(@CallerIdentity() caller: KeyIdentity, @Query() query: unknown) {
-    const { agent_id: _, ...page } = validateBody(ListQuerySchema, query ?? {});
+    const { agent_id: _, ...page } = validateBody(AgentListQuerySchema, query ?? {});
     const { agents, has_more } = await this.call('listAgents', { account_id: caller.account_id, ...page });
     return listObject(agents.map((a) => withObject('agent', a)), has_more);
   }
@@ -96,7 +96,7 @@ export class AgentsController {
 
   @Get('runs')
   async listRuns(@CallerIdentity() caller: KeyIdentity, @Query() query: unknown) {
-    const q = validateBody(ListQuerySchema, query ?? {});
+    const q = validateBody(AgentListQuerySchema, query ?? {});
     const { runs, has_more } = await this.call('listRuns', { account_id: caller.account_id, ...q });
     return listObject(runs.map(runObject), has_more);
   }

@@ -8,7 +8,7 @@ import { CallerIdentity } from '../auth/identity.js';
 import { Public } from '../auth/route-access.js';
 import { validateBody } from '../openai/validate.js';
 
-const DailyQuery = z.object({ days: z.coerce.number().int().min(1).max(90).default(30) });
+export const DailyQuery = z.object({ days: z.coerce.number().int().min(1).max(90).default(30) });
 
 @Controller('api/billing')
 export class BillingApiController {

@@ -16,7 +16,7 @@ export class InferenceModule {}
 export async function connectGatewaySubjects(app: INestApplication, config: GatewayConfig): Promise<void> {
   assertCatalogHandled(gatewayCatalog);
   app.connectMicroservice(
-    { strategy: new DrainingNatsServer({ servers: config.NATS_URL, service: 'gateway', prefix: config.DRAEL_NATS_PREFIX, drainTimeoutMs: config.SHUTDOWN_GRACE_MS, catalog: gatewayCatalog }) },
+    { strategy: new DrainingNatsServer({ servers: config.NATS_URL, service: 'gateway', prefix: config.DRAEL_NATS_PREFIX, drainTimeoutMs: config.SHUTDOWN_GRACE_MS, catalog: gatewayCatalog, security: config }) },
     { inheritAppConfig: true },
   );
   await app.startAllMicroservices();

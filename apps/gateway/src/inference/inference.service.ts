@@ -53,6 +53,7 @@ export class InferenceService {
         message: { ...choice.message, role: 'assistant', content: choice.message.content ?? null },
         finish_reason: choice.finish_reason ?? null,
         usage,
+        deployment: res.deployment.name,
       };
     } catch (err) {
       throw toRpc(upstreamFailure(err) ?? err);

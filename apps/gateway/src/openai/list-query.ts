@@ -4,7 +4,7 @@ import { ApiError } from '../errors/api-error.js';
 import { validateBody } from './validate.js';
 
 /** A list route's query string as OpenAI's lists take it (packages/contracts list-page.ts). */
-const ListQuerySchema = z.looseObject({
+export const ListQuerySchema = z.looseObject({
   after: z.string().min(1).max(200).optional(),
   limit: z.coerce.number().int().min(1).max(LIST_LIMIT_MAX).default(LIST_LIMIT_DEFAULT),
   order: ListOrderSchema.default('desc'),

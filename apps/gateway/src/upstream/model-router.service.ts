@@ -3,27 +3,14 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
 import { ApiError } from '../errors/api-error.js';
 import { ModelRegistry, type ResolvedModel } from '../models/model-registry.js';
 import { CooldownStore } from './cooldown.store.js';
+import type { DeploymentReport } from './deployment-report.schema.js';
 import { chooseDeployment, msUntilRoom } from './deployment-chooser.js';
 import { Deployment } from './deployment.js';
 import { isRetryable, type AttemptFailure } from './upstream-failure.js';
 import { upstreamMetrics } from '../metrics/gateway.metrics.js';
 
 /** A deployment's state as /readyz shows it (never its key or URL). */
-export interface DeploymentReport {
-  alias: string;
-  priority: number;
-  weight: number;
-  state: 'healthy' | 'cooling' | 'probing';
-  cooling_until?: string;
-  reason?: string;
-  in_flight: number;
-  attempts: number;
-  successes: number;
-  failures: Record<string, number>;
-  cooldowns: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-}
+export type { DeploymentReport };
 
 /**
  * The alias's deployments and their shared health (README "Model routing"): hands each request a

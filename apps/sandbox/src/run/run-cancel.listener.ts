@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { sandboxCatalog } from '@drael/contracts';
 import { createLogger } from '@drael/logger';
-import { wireSubject } from '@drael/nats-rpc';
+import { natsConnectOptions, wireSubject } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { RunRegistry } from './run-registry.js';
 import { SandboxError } from '../sandbox-error.js';
@@ -44,7 +44,7 @@ export class RunCancelListener implements OnApplicationBootstrap, OnApplicationS
   }
 
   private async start(): Promise<void> {
-    const connection = await connect({ servers: this.config.NATS_URL, name: 'sandbox-run-cancel', maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+    const connection = await connect({ servers: this.config.NATS_URL, name: 'sandbox-run-cancel', maxReconnectAttempts: -1, reconnectTimeWait: 500, ...natsConnectOptions(this.config) });
     this.connection = connection;
     connection.subscribe(wireSubject(sandboxCatalog.runCancel.subject, this.config.DRAEL_NATS_PREFIX), {
       callback: (err, msg) => {
