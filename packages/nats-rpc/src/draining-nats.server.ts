@@ -6,6 +6,7 @@ import { handlerRegistry } from './handles.decorator.js';
 import { RpcError } from './rpc-error.js';
 import { registerMicroService, type MicroEndpoint, type MicroRegistration } from './micro-service.js';
 import { inFlight } from './in-flight.js';
+import { startHeartbeats } from './heartbeat.js';
 import { queueGroup, wireSubject } from './subject.js';
 
 export interface DrainingNatsServerOptions {
@@ -159,6 +160,16 @@ export class DrainingNatsServer extends ServerNats {
       this.refuseUnanswerable(channel);
       return 'refused: no reply subject';
     }
+    // A caller that asked for heartbeats hears this replica is alive until the answer leaves (heartbeat.ts).
+    const stopHeartbeats = startHeartbeats(msg);
+    try {
+      return await this.answerRequest(channel, handler, msg);
+    } finally {
+      stopHeartbeats();
+    }
+  }
+
+  private async answerRequest(channel: string, handler: NestHandler, msg: Msg): Promise<string | undefined> {
     let body: unknown;
     try {
       body = msg.json<unknown>();

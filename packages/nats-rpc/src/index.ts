@@ -10,3 +10,4 @@ export * from './draining-nats.server.js';
 export * from './start-service.js';
 export * from './subject.js';
 export { inFlight } from './in-flight.js';
+export { HEARTBEAT_HEADER, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LIVENESS_MS } from './heartbeat.js';

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import { connect, createInbox, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { replyEnvelope, type RpcEntry, type RequestOf, type ReplyOf } from '@drael/contracts';
 import { currentRequestId, newRequestId } from '@drael/logger';
 import { RpcError } from './rpc-error.js';
 import { REQUEST_ID_HEADER, wireSubject } from './subject.js';
+import { askForHeartbeats, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LIVENESS_MS, isHeartbeat } from './heartbeat.js';
 
 export interface RpcClientOptions {
   servers: string | string[];
@@ -11,6 +12,13 @@ export interface RpcClientOptions {
   prefix?: string;
   /** Shown in the NATS server's connection list. */
   name?: string;
+  /**
+   * A request that may wait longer than `livenessMs` asks its serving replica for a heartbeat every
+   * `heartbeatIntervalMs` and fails with `unavailable` (reason `replica_lost`) after `livenessMs`
+   * of silence (heartbeat.ts). Defaults: 1 s and 4 s, so a caller learns within 5 s that its replica died.
+   */
+  heartbeatIntervalMs?: number;
+  livenessMs?: number;
 }
 
 export interface RequestOptions {
@@ -44,6 +52,8 @@ export class NatsRpcClient {
   private constructor(
     readonly connection: NatsConnection,
     private readonly prefix: string,
+    private readonly heartbeatIntervalMs: number,
+    private readonly livenessMs: number,
   ) {}
 
   static async connect(options: RpcClientOptions): Promise<NatsRpcClient> {
@@ -56,7 +66,12 @@ export class NatsRpcClient {
       // request() turns every failure into an RpcError and drops that stack, so skip the cost.
       noAsyncTraces: true,
     });
-    return new NatsRpcClient(connection, options.prefix ?? '');
+    return new NatsRpcClient(
+      connection,
+      options.prefix ?? '',
+      options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
+      options.livenessMs ?? DEFAULT_LIVENESS_MS,
+    );
   }
 
   get isConnected(): boolean {
@@ -71,21 +86,40 @@ export class NatsRpcClient {
         param: issue?.path.join('.') || null,
       });
     }
+    // The request's own bound (a run's timeout_s plus slack) unless the caller set one.
+    const timeoutMs = options.timeoutMs ?? entry.timeoutFor?.(parsed.data) ?? entry.timeoutMs;
+    try {
+      return await this.exchange(entry, parsed.data, timeoutMs, options);
+    } catch (err) {
+      // Its replica died mid-request: an idempotent request is sent once more, and the queue group
+      // gives it to a live replica (the dead one's subscription went with its connection). Never a
+      // request that may have had an effect (a run, a hold, a model call): the catalog says which.
+      if (entry.idempotent === true && isReplicaLost(err) && !options.signal?.aborted) {
+        return this.exchange(entry, parsed.data, timeoutMs, options);
+      }
+      throw err;
+    }
+  }
+
+  private async exchange<E extends RpcEntry>(entry: E, data: unknown, timeoutMs: number, options: RequestOptions): Promise<ReplyOf<E>> {
     if (options.signal?.aborted) throw new RpcError('timeout', `${serviceOf(entry)}: aborted by the caller`, true, { subject: entry.subject });
 
     const headers = natsHeaders();
     headers.set(REQUEST_ID_HEADER, options.requestId ?? currentRequestId() ?? newRequestId());
-    const packet = { pattern: entry.subject, data: parsed.data, id: randomUUID() };
-    const timeoutMs = options.timeoutMs ?? entry.timeoutMs;
+    const packet = { pattern: entry.subject, data, id: randomUUID() };
 
     let raw: NestReplyPacket;
     const body = encoder.encode(JSON.stringify(packet));
+    const subject = wireSubject(entry.subject, this.prefix);
     try {
-      const pending = this.connection.request(wireSubject(entry.subject, this.prefix), body, {
-        timeout: timeoutMs,
-        headers,
-      });
-      const msg = await (options.signal ? raceAbort(pending, options.signal, entry) : pending);
+      let msg: Msg;
+      if (timeoutMs > this.livenessMs) {
+        // Long enough that a dead replica would hold the caller: watched by heartbeats.
+        msg = await this.requestWatched(entry, subject, body, headers, timeoutMs, options.signal);
+      } else {
+        const pending = this.connection.request(subject, body, { timeout: timeoutMs, headers });
+        msg = await (options.signal ? raceAbort(pending, options.signal, entry) : pending);
+      }
       raw = msg.json<NestReplyPacket>();
     } catch (err) {
       if (isMaxPayloadError(err)) throw payloadTooLarge(body.byteLength, this.connection.info?.max_payload);
@@ -106,6 +140,57 @@ export class NatsRpcClient {
     }
     if ('error' in envelope.data) throw RpcError.fromWire(envelope.data.error);
     return envelope.data.result as ReplyOf<E>;
+  }
+
+  /**
+   * One request on an inbox of its own, asking the serving replica for heartbeats: the reply
+   * resolves it; `livenessMs` without any message (heartbeat or reply) rejects it with
+   * `replica_lost`; `timeoutMs` bounds it whatever the heartbeats say. NATS's "no responders"
+   * status answers at once, as for a plain request.
+   */
+  private requestWatched(entry: RpcEntry, subject: string, body: Uint8Array, headers: MsgHdrs, timeoutMs: number, signal?: AbortSignal): Promise<Msg> {
+    askForHeartbeats(headers, this.heartbeatIntervalMs);
+    return new Promise<Msg>((resolve, reject) => {
+      const inbox = createInbox();
+      let liveness: NodeJS.Timeout | undefined;
+      let done = false;
+      const finish = (settle: () => void) => {
+        if (done) return;
+        done = true;
+        clearTimeout(liveness);
+        clearTimeout(deadline);
+        signal?.removeEventListener('abort', onAbort);
+        sub.unsubscribe();
+        settle();
+      };
+      const watch = () => {
+        clearTimeout(liveness);
+        liveness = setTimeout(() => finish(() => reject(replicaLost(entry, this.livenessMs))), this.livenessMs);
+      };
+      const onAbort = () => finish(() => reject(new RpcError('timeout', `${serviceOf(entry)}: aborted by the caller`, true, { subject: entry.subject })));
+      const sub = this.connection.subscribe(inbox, {
+        callback: (err, msg) => {
+          if (err) return finish(() => reject(err));
+          if (isHeartbeat(msg)) return watch();
+          if (msg.data.length === 0 && msg.headers?.code === 503) {
+            return finish(() => reject(new RpcError('unavailable', `${serviceOf(entry)} is not answering`, true, { subject: entry.subject })));
+          }
+          finish(() => resolve(msg));
+        },
+      });
+      const deadline = setTimeout(
+        () => finish(() => reject(new RpcError('timeout', `${serviceOf(entry)}: no reply within ${timeoutMs} ms`, true, { subject: entry.subject }))),
+        timeoutMs,
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+      watch();
+      try {
+        // SUB goes out before PUB on the same connection, so the reply cannot miss the inbox.
+        this.connection.publish(subject, body, { reply: inbox, headers });
+      } catch (err) {
+        finish(() => reject(err instanceof Error ? err : new Error(String(err))));
+      }
+    });
   }
 
   async close(): Promise<void> {
@@ -153,6 +238,20 @@ function payloadTooLarge(bytes: number, limit: number | undefined): RpcError {
   return new RpcError('payload_too_large', `the request is ${bytes} bytes encoded; at most ${max} bytes (less a little for headers) can be sent`, false, {
     limit_bytes: max,
   });
+}
+
+/** The serving replica went silent mid-request: typed, retryable, and told apart from a slow reply. */
+function replicaLost(entry: RpcEntry, silentMs: number): RpcError {
+  return new RpcError(
+    'unavailable',
+    `${serviceOf(entry)}: the replica serving this request stopped answering (no heartbeat for ${silentMs} ms); it may have died mid-request`,
+    true,
+    { subject: entry.subject, reason: 'replica_lost' },
+  );
+}
+
+export function isReplicaLost(err: unknown): boolean {
+  return err instanceof RpcError && err.code === 'unavailable' && err.details?.reason === 'replica_lost';
 }
 
 function toTransportError(err: unknown, entry: RpcEntry, timeoutMs: number): RpcError {
