@@ -3,3 +3,4 @@ export * from './scripted-upstream.js';
 export * from './gateway-process.js';
 export * from './billing-for-tests.js';
 export * from './sandbox-cleanup.js';
+export * from './own-servers.js';
