@@ -20,6 +20,12 @@ export interface DrainingNatsServerOptions {
   /** Shown by `nats micro ls/info` (semver). */
   version?: string;
   description?: string;
+  /**
+   * Routed copies of a subject: for each token, `<subject>.<token>` is answered by the same
+   * handler, so a caller can reach only the replicas that declared that token (e.g. the gateways
+   * serving one model alias: inferenceRouteToken in packages/contracts).
+   */
+  routes?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** Nest's NATS packet: `{pattern, data, id}` in, `{id, response, isDisposed}` or `{id, err, isDisposed}` out. */
@@ -127,15 +133,19 @@ export class DrainingNatsServer extends ServerNats {
     const { service, prefix, catalog } = this.drainOptions;
     const queue = queueGroup(service, prefix);
     const entries = new Map((catalog ? catalogEntries(catalog) : []).map((e) => [e.subject, e]));
-    const endpoints: MicroEndpoint[] = [...this.messageHandlers].map(([channel, handler]) => {
+    const endpoints: MicroEndpoint[] = [...this.messageHandlers].flatMap(([channel, handler]) => {
       const entry = entries.get(channel);
-      return {
-        name: endpointName(service, channel),
-        subject: wireSubject(channel, prefix),
+      const endpoint = (subject: string, name: string): MicroEndpoint => ({
+        name,
+        subject,
         queue,
         metadata: entry ? endpointMetadata(entry) : {},
         handle: (msg: Msg) => this.answer(channel, handler as NestHandler, msg),
-      };
+      });
+      const base = wireSubject(channel, prefix);
+      const routes = this.drainOptions.routes?.[channel] ?? [];
+      // Routed names carry an index: two tokens may differ only in characters a name cannot hold.
+      return [endpoint(base, endpointName(service, channel)), ...routes.map((token, i) => endpoint(`${base}.${token}`, `${endpointName(service, channel)}-r${i}`))];
     });
     this.micro = await registerMicroService(
       client,

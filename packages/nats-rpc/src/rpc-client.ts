@@ -23,6 +23,8 @@ export interface RpcClientOptions {
 
 export interface RequestOptions {
   timeoutMs?: number;
+  /** A routed copy of the subject (`<subject>.<route>`): only replicas that declared the route answer (DrainingNatsServerOptions.routes). */
+  route?: string;
   requestId?: string;
   signal?: AbortSignal;
 }
@@ -110,7 +112,7 @@ export class NatsRpcClient {
 
     let raw: NestReplyPacket;
     const body = encoder.encode(JSON.stringify(packet));
-    const subject = wireSubject(entry.subject, this.prefix);
+    const subject = options.route ? `${wireSubject(entry.subject, this.prefix)}.${options.route}` : wireSubject(entry.subject, this.prefix);
     try {
       let msg: Msg;
       if (timeoutMs > this.livenessMs) {
@@ -173,7 +175,7 @@ export class NatsRpcClient {
           if (err) return finish(() => reject(err));
           if (isHeartbeat(msg)) return watch();
           if (msg.data.length === 0 && msg.headers?.code === 503) {
-            return finish(() => reject(new RpcError('unavailable', `${serviceOf(entry)} is not answering`, true, { subject: entry.subject })));
+            return finish(() => reject(new RpcError('unavailable', `${serviceOf(entry)} is not answering`, true, { subject: entry.subject, reason: 'no_responders' })));
           }
           finish(() => resolve(msg));
         },
@@ -260,7 +262,7 @@ function toTransportError(err: unknown, entry: RpcEntry, timeoutMs: number): Rpc
   const text = `${e.name ?? ''} ${e.code ?? ''} ${e.message ?? ''}`.toLowerCase();
   const where = { subject: entry.subject };
   if (text.includes('no responders') || text.includes('503')) {
-    return new RpcError('unavailable', `${serviceOf(entry)} is not answering`, true, where);
+    return new RpcError('unavailable', `${serviceOf(entry)} is not answering`, true, { ...where, reason: 'no_responders' });
   }
   if (text.includes('timeout')) return new RpcError('timeout', `${serviceOf(entry)}: no reply within ${timeoutMs} ms`, true, where);
   return new RpcError('unavailable', `${serviceOf(entry)}: ${e.message ?? 'transport error'}`, true, where);
