@@ -171,7 +171,7 @@ export class DrainingNatsServer extends ServerNats {
       return 'refused: no reply subject';
     }
     // A caller that asked for heartbeats hears this replica is alive until the answer leaves (heartbeat.ts).
-    const stopHeartbeats = startHeartbeats(msg);
+    const stopHeartbeats = startHeartbeats(msg, this.micro ? `${this.drainOptions.service}.${this.micro.id}` : undefined);
     try {
       return await this.answerRequest(channel, handler, msg);
     } finally {

@@ -4,7 +4,7 @@ import { replyEnvelope, type RpcEntry, type RequestOf, type ReplyOf } from '@dra
 import { currentRequestId, newRequestId } from '@drael/logger';
 import { RpcError } from './rpc-error.js';
 import { REQUEST_ID_HEADER, wireSubject } from './subject.js';
-import { askForHeartbeats, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LIVENESS_MS, isHeartbeat } from './heartbeat.js';
+import { askForHeartbeats, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LIVENESS_MS, heartbeatReplica, isHeartbeat, SILENCE_LIMIT_FACTOR } from './heartbeat.js';
 
 export interface RpcClientOptions {
   servers: string | string[];
@@ -38,6 +38,8 @@ interface NestReplyPacket {
 }
 
 const encoder = new TextEncoder();
+/** Only names the liveness probe in its (never surfaced) transport errors. */
+const PROBE = { subject: '$SRV.PING', service: 'gateway' } as unknown as RpcEntry;
 const envelopes = new WeakMap<RpcEntry, ReturnType<typeof replyEnvelope>>();
 
 /**
@@ -146,9 +148,11 @@ export class NatsRpcClient {
 
   /**
    * One request on an inbox of its own, asking the serving replica for heartbeats: the reply
-   * resolves it; `livenessMs` without any message (heartbeat or reply) rejects it with
-   * `replica_lost`; `timeoutMs` bounds it whatever the heartbeats say. NATS's "no responders"
-   * status answers at once, as for a plain request.
+   * resolves it; `timeoutMs` bounds it whatever the heartbeats say. After `livenessMs` without a
+   * heartbeat the caller asks NATS whether the replica that sent the last one is still connected:
+   * "no responders" (it died) rejects with `replica_lost` at once; otherwise (alive but slow) it
+   * keeps waiting, up to SILENCE_LIMIT_FACTOR windows of silence. NATS's "no responders" status
+   * on the request itself answers at once, as for a plain request.
    */
   private requestWatched(entry: RpcEntry, subject: string, body: Uint8Array, headers: MsgHdrs, timeoutMs: number, signal?: AbortSignal): Promise<Msg> {
     askForHeartbeats(headers, this.heartbeatIntervalMs);
@@ -156,6 +160,8 @@ export class NatsRpcClient {
       const inbox = createInbox();
       let liveness: NodeJS.Timeout | undefined;
       let done = false;
+      let replica: string | undefined;
+      let lastHeard = Date.now();
       const finish = (settle: () => void) => {
         if (done) return;
         done = true;
@@ -165,15 +171,26 @@ export class NatsRpcClient {
         sub.unsubscribe();
         settle();
       };
+      const check = async () => {
+        if (done) return;
+        const silentMs = Date.now() - lastHeard;
+        if (silentMs >= this.livenessMs * SILENCE_LIMIT_FACTOR) return finish(() => reject(replicaLost(entry, silentMs, 'silence_limit')));
+        if (replica !== undefined && (await this.replicaGone(replica))) return finish(() => reject(replicaLost(entry, Date.now() - lastHeard, 'left_nats')));
+        if (!done) liveness = setTimeout(() => void check(), this.heartbeatIntervalMs);
+      };
       const watch = () => {
         clearTimeout(liveness);
-        liveness = setTimeout(() => finish(() => reject(replicaLost(entry, this.livenessMs))), this.livenessMs);
+        liveness = setTimeout(() => void check(), this.livenessMs);
       };
       const onAbort = () => finish(() => reject(new RpcError('timeout', `${serviceOf(entry)}: aborted by the caller`, true, { subject: entry.subject })));
       const sub = this.connection.subscribe(inbox, {
         callback: (err, msg) => {
           if (err) return finish(() => reject(err));
-          if (isHeartbeat(msg)) return watch();
+          if (isHeartbeat(msg)) {
+            replica = heartbeatReplica(msg) ?? replica;
+            lastHeard = Date.now();
+            return watch();
+          }
           if (msg.data.length === 0 && msg.headers?.code === 503) {
             return finish(() => reject(new RpcError('unavailable', `${serviceOf(entry)} is not answering`, true, { subject: entry.subject, reason: 'no_responders' })));
           }
@@ -193,6 +210,20 @@ export class NatsRpcClient {
         finish(() => reject(err instanceof Error ? err : new Error(String(err))));
       }
     });
+  }
+
+  /**
+   * Whether the replica `<service>.<id>` has left NATS: its micro registration answers
+   * `$SRV.PING.<service>.<id>` while its connection lives, and NATS says "no responders" at once
+   * when it does not. A slow answer or none (a busy replica) is not taken as gone.
+   */
+  private async replicaGone(replica: string): Promise<boolean> {
+    try {
+      await this.connection.request(`$SRV.PING.${replica}`, undefined, { timeout: Math.min(this.livenessMs, 2_000) });
+      return false;
+    } catch (err) {
+      return toTransportError(err, PROBE, 0).details?.reason === 'no_responders';
+    }
   }
 
   async close(): Promise<void> {
@@ -243,12 +274,13 @@ function payloadTooLarge(bytes: number, limit: number | undefined): RpcError {
 }
 
 /** The serving replica went silent mid-request: typed, retryable, and told apart from a slow reply. */
-function replicaLost(entry: RpcEntry, silentMs: number): RpcError {
+function replicaLost(entry: RpcEntry, silentMs: number, detectedBy: 'left_nats' | 'silence_limit'): RpcError {
+  const why = detectedBy === 'left_nats' ? 'its connection to NATS is gone' : 'it stays silent';
   return new RpcError(
     'unavailable',
-    `${serviceOf(entry)}: the replica serving this request stopped answering (no heartbeat for ${silentMs} ms); it may have died mid-request`,
+    `${serviceOf(entry)}: the replica serving this request stopped answering (no heartbeat for ${silentMs} ms, ${why}); it may have died mid-request`,
     true,
-    { subject: entry.subject, reason: 'replica_lost' },
+    { subject: entry.subject, reason: 'replica_lost', detected_by: detectedBy },
   );
 }
 
