@@ -37,6 +37,18 @@ async function cleanup() {
 }
 process.on('SIGINT', () => void cleanup().then(() => process.exit(130)));
 
+/** Boot steps on a loaded 2-core machine can miss their own 15-30 s bounds: try again before giving up. */
+async function retry(what, fn, attempts = 3) {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (i >= attempts) throw err;
+      log(`${what} failed, trying again`, { error: String(err?.message ?? err).slice(0, 200) });
+    }
+  }
+}
+
 async function main() {
   const nats = await startOwnNats();
   cleanups.push(() => nats.dispose());
@@ -49,14 +61,14 @@ async function main() {
   cleanups.push(() => upstream.close());
 
   const replicas = { billing: [], search: [] };
-  for (let i = 0; i < 3; i++) replicas.billing.push(await startBillingForTests(env));
+  for (let i = 0; i < 3; i++) replicas.billing.push(await retry('billing boot', () => startBillingForTests(env)));
   const searchEnv = { ...env, SEARXNG_URL, SEARCH_CACHE_PREFIX: `chaos:${prefix}:`, SEARCH_VERIFY: 'false' };
-  for (let i = 0; i < 3; i++) replicas.search.push(await startServiceProcess('search', searchEnv, { readyTimeoutMs: 60_000 }));
+  for (let i = 0; i < 3; i++) replicas.search.push(await retry('search boot', () => startServiceProcess('search', searchEnv, { readyTimeoutMs: 90_000 })));
   for (const list of Object.values(replicas)) for (const r of list) cleanups.push(() => r.stop('SIGKILL'));
   log('replicas up', { billing: 3, search: 3 });
 
   const rpc = await NatsRpcClient.connect({ servers: nats.url, prefix });
-  const key = await createTestKey(rpc);
+  const key = await retry('test key', () => createTestKey(rpc));
   await rpc.close();
   const gwEnv = {
     ...env,
@@ -66,7 +78,7 @@ async function main() {
   };
   const gateways = [];
   for (let i = 0; i < 2; i++) {
-    const g = await startGatewayProcess(gwEnv, { billing: false });
+    const g = await retry('gateway boot', () => startGatewayProcess(gwEnv, { billing: false, readyTimeoutMs: 90_000 }));
     gateways.push(g);
     cleanups.push(() => g.stop('SIGKILL'));
   }
