@@ -58,7 +58,16 @@ export class NatsRpcClient {
     private readonly prefix: string,
     private readonly heartbeatIntervalMs: number,
     private readonly livenessMs: number,
-  ) {}
+  ) {
+    void this.countReconnects();
+  }
+
+  /** How many times the connection came back after losing the server (see requestWatched). */
+  private reconnects = 0;
+
+  private async countReconnects(): Promise<void> {
+    for await (const s of this.connection.status()) if (s.type === 'reconnect') this.reconnects++;
+  }
 
   static async connect(options: RpcClientOptions): Promise<NatsRpcClient> {
     const connection = await connect({
@@ -162,6 +171,7 @@ export class NatsRpcClient {
       let done = false;
       let replica: string | undefined;
       let lastHeard = Date.now();
+      const reconnectsAtSend = this.reconnects;
       const finish = (settle: () => void) => {
         if (done) return;
         done = true;
@@ -175,6 +185,9 @@ export class NatsRpcClient {
         if (done) return;
         const silentMs = Date.now() - lastHeard;
         if (silentMs >= this.livenessMs * SILENCE_LIMIT_FACTOR) return finish(() => reject(replicaLost(entry, silentMs, 'silence_limit')));
+        // Sent, never taken by any replica, and the connection to NATS was lost since: the request
+        // most likely went down with the server it was sent to. Nobody can have acted on it.
+        if (replica === undefined && this.reconnects !== reconnectsAtSend) return finish(() => reject(replicaLost(entry, silentMs, 'lost_in_reconnect')));
         if (replica !== undefined && (await this.replicaGone(replica))) return finish(() => reject(replicaLost(entry, Date.now() - lastHeard, 'left_nats')));
         if (!done) liveness = setTimeout(() => void check(), this.heartbeatIntervalMs);
       };
@@ -274,8 +287,8 @@ function payloadTooLarge(bytes: number, limit: number | undefined): RpcError {
 }
 
 /** The serving replica went silent mid-request: typed, retryable, and told apart from a slow reply. */
-function replicaLost(entry: RpcEntry, silentMs: number, detectedBy: 'left_nats' | 'silence_limit'): RpcError {
-  const why = detectedBy === 'left_nats' ? 'its connection to NATS is gone' : 'it stays silent';
+function replicaLost(entry: RpcEntry, silentMs: number, detectedBy: 'left_nats' | 'silence_limit' | 'lost_in_reconnect'): RpcError {
+  const why = { left_nats: 'its connection to NATS is gone', silence_limit: 'it stays silent', lost_in_reconnect: 'no replica took it before NATS was lost' }[detectedBy];
   return new RpcError(
     'unavailable',
     `${serviceOf(entry)}: the replica serving this request stopped answering (no heartbeat for ${silentMs} ms, ${why}); it may have died mid-request`,
