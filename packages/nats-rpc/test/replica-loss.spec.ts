@@ -143,3 +143,44 @@ describe('a replica that dies mid-request', { timeout: 120_000 }, () => {
     }
   });
 });
+
+describe('a request lost with its NATS server', { timeout: 120_000 }, () => {
+  it('fails typed and retryable once the connection is back, when no replica ever took it (never waits for its whole timeout)', async () => {
+    // NATS of the test's own (it is restarted); the machine's shared one is never touched.
+    const { createServer } = await import('node:net');
+    const port = await new Promise<number>((res) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => res(p));
+      });
+    });
+    const startNats = () => spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+    let server = startNats();
+    const url = `nats://127.0.0.1:${port}`;
+    try {
+      let client: NatsRpcClient | undefined;
+      for (let i = 0; i < 100 && !client; i++) {
+        client = await NatsRpcClient.connect({ servers: url }).catch(async () => {
+          await new Promise((r) => setTimeout(r, 100));
+          return undefined;
+        });
+      }
+      // A subscriber that takes nothing (no heartbeat, no reply): the request is in NATS's hands only.
+      const silent = client!.connection.subscribe('search.echo.v1');
+      await client!.connection.flush();
+      const outcome = client!.request(echo(false), { text: 'lost' }).catch((e: unknown) => e);
+      await new Promise((r) => setTimeout(r, 200));
+      const exited = new Promise((r) => server.once('exit', r));
+      server.kill('SIGKILL');
+      await exited;
+      server = startNats();
+      const err = await outcome;
+      expect(err).toBeInstanceOf(RpcError);
+      expect((err as RpcError).details).toMatchObject({ reason: 'replica_lost', detected_by: 'lost_in_reconnect' });
+      silent.unsubscribe();
+      await client!.close();
+    } finally {
+      server.kill('SIGKILL');
+    }
+  });
+});
