@@ -87,3 +87,32 @@ export const envJson = <S extends z.ZodType>(schema: S) =>
       }
     })
     .pipe(schema);
+
+/**
+ * A service's Postgres bounds (issue 19, item 4): without them a partitioned or frozen server
+ * holds every query, and every caller behind it, forever. Each service with a database spreads
+ * this into its schema and hands `postgresTimeouts(config)` to its pg pool.
+ */
+export const databaseTimeoutsEnvShape = {
+  // Opening a connection (TCP, TLS, authentication) takes at most this.
+  DATABASE_CONNECT_TIMEOUT_MS: envInt(100, 120_000).default(5_000),
+  // One statement runs at most this long on the server (statement_timeout); the client gives up
+  // a little later (query_timeout) when the server is not there to say so.
+  DATABASE_STATEMENT_TIMEOUT_MS: envInt(100, 3_600_000).default(15_000),
+};
+
+/** What the client waits beyond the server's own statement timeout before it stops waiting for the answer. */
+const CLIENT_SIDE_GRACE_MS = 1_000;
+
+/** node-postgres pool settings for those bounds (a plain object: this package depends on zod only). */
+export function postgresTimeouts(config: { DATABASE_CONNECT_TIMEOUT_MS: number; DATABASE_STATEMENT_TIMEOUT_MS: number }) {
+  return {
+    connectionTimeoutMillis: config.DATABASE_CONNECT_TIMEOUT_MS,
+    statement_timeout: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    query_timeout: config.DATABASE_STATEMENT_TIMEOUT_MS + CLIENT_SIDE_GRACE_MS,
+    // A transaction left open by a crashed step releases its locks.
+    idle_in_transaction_session_timeout: config.DATABASE_STATEMENT_TIMEOUT_MS * 2,
+    // A peer that vanished without a FIN is noticed on idle connections too.
+    keepAlive: true,
+  };
+}

@@ -69,5 +69,7 @@ export const fetchCatalog = {
     reply: FetchPageReplySchema,
     errors: FETCH_ERROR_CODES,
     timeoutMs: 30_000,
+    // A read of a public page (GET): sent again once if the replica fetching it dies.
+    idempotent: true,
   }),
 } as const;

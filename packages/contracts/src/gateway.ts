@@ -64,6 +64,23 @@ export const InferenceChatReplySchema = z.object({
 export type InferenceChatRequest = z.infer<typeof InferenceChatRequestSchema>;
 export type InferenceChatReply = z.infer<typeof InferenceChatReplySchema>;
 
+/**
+ * The token naming one model alias on the wire (issue 19, item 3): a gateway answers
+ * `gateway.inference.chat.v1.<token>` for each alias it serves (besides the plain subject), and
+ * agent-run sends there, so a model call reaches only a gateway that serves its alias; with none,
+ * NATS answers "no responders" at once (fail closed), never another gateway's `model_not_found`.
+ * Letters, digits, `_` and `-` stay; every other byte (UTF-8) is `%XX`, so the mapping is one to
+ * one and the token is always one valid NATS subject token.
+ */
+export function inferenceRouteToken(alias: string): string {
+  let out = '';
+  for (const byte of new TextEncoder().encode(alias)) {
+    const c = String.fromCharCode(byte);
+    out += /[A-Za-z0-9_-]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
 /** Subjects the gateway answers over NATS (for example inference for agent runs). */
 export const gatewayCatalog = {
   inferenceChat: defineEntry({

@@ -22,5 +22,6 @@ export function healthEntry<S extends ServiceName>(service: S) {
     reply: HealthReplySchema,
     errors: COMMON_ERROR_CODES,
     timeoutMs: 1_000,
+    idempotent: true,
   });
 }

@@ -19,6 +19,20 @@ export interface RpcEntry<
   readonly reply: Res;
   readonly errors: readonly Code[];
   readonly timeoutMs: number;
+  /**
+   * How long a caller waits for this request, when it depends on the request (a run's `timeout_s`
+   * plus a small slack): a caller whose replica died is told so by the missing heartbeats within
+   * seconds, and this bounds the rest. Absent: `timeoutMs`. A method, so entries stay assignable
+   * to `RpcEntry` whatever their request type.
+   */
+  timeoutFor?(request: z.output<Req>): number;
+  /**
+   * The request has no effect a second execution could repeat (a read, or a write whose replay
+   * leaves the same state and the same reply). Only such a request is retried once, on another
+   * replica, when its serving replica dies mid-request; absent means false (fail closed: a run,
+   * a hold, a model call is never sent twice). Declared here, per subject, and nowhere else.
+   */
+  readonly idempotent?: boolean;
 }
 
 export type RequestOf<E extends RpcEntry> = z.input<E['request']>;

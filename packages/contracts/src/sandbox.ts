@@ -26,6 +26,8 @@ export const MAX_CODE_BYTES = 256 * 1024;
 // spec 01: 30 s unless asked for longer, never more than 5 minutes.
 export const DEFAULT_TIMEOUT_S = 30;
 export const MAX_TIMEOUT_S = 300;
+// Container start and teardown around a run's own limit: what a caller waits beyond `timeout_s`.
+export const RUN_TIMEOUT_SLACK_S = 30;
 // spec 01: the sandbox returns at most 64 KiB of each stream.
 export const MAX_STREAM_BYTES = 64 * 1024;
 // One file moved through a files subject fits a NATS message (1 MiB by default) after base64.
@@ -103,6 +105,10 @@ export const sandboxCatalog = {
     errors: SANDBOX_ERROR_CODES,
     // The longest run plus container start and teardown.
     timeoutMs: (MAX_TIMEOUT_S + 30) * 1000,
+    // The run's own limit (clamped as the service clamps it) plus the same slack: a 30 s run is
+    // not waited for 330 s. A replica that dies mid-run is noticed sooner by its missing heartbeats.
+    timeoutFor: (req) => (Math.min(Math.max(req.timeout_s ?? DEFAULT_TIMEOUT_S, 1), MAX_TIMEOUT_S) + RUN_TIMEOUT_SLACK_S) * 1000,
+    // Never retried: the program may have run (and written files, or reached the network).
   }),
   runCancel: defineEntry({
     subject: 'sandbox.run.cancel.v1',
@@ -140,6 +146,7 @@ export const sandboxCatalog = {
     }),
     errors: SANDBOX_ERROR_CODES,
     timeoutMs: 5_000,
+    idempotent: true,
   }),
   filesList: defineEntry({
     subject: 'sandbox.files.list.v1',
@@ -155,6 +162,7 @@ export const sandboxCatalog = {
     }),
     errors: SANDBOX_ERROR_CODES,
     timeoutMs: 5_000,
+    idempotent: true,
   }),
   filesRead: defineEntry({
     subject: 'sandbox.files.read.v1',
@@ -165,6 +173,7 @@ export const sandboxCatalog = {
     reply: z.object({ path: z.string(), content_base64: z.string(), size: z.number().int(), truncated: z.boolean() }),
     errors: SANDBOX_ERROR_CODES,
     timeoutMs: 5_000,
+    idempotent: true,
   }),
   filesWrite: defineEntry({
     subject: 'sandbox.files.write.v1',

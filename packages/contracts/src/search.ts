@@ -102,5 +102,7 @@ export const searchCatalog = {
     reply: SearchQueryReplySchema,
     errors: SEARCH_ERROR_CODES,
     timeoutMs: 15_000,
+    // A query has no effect: sent again once if the replica answering it dies.
+    idempotent: true,
   }),
 } as const;

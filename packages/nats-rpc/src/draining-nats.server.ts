@@ -7,6 +7,7 @@ import { RpcError } from './rpc-error.js';
 import { registerMicroService, type MicroEndpoint, type MicroRegistration } from './micro-service.js';
 import { inFlight } from './in-flight.js';
 import { natsConnectOptions, type NatsSecurity } from './nats-security.js';
+import { startHeartbeats } from './heartbeat.js';
 import { queueGroup, wireSubject } from './subject.js';
 
 export interface DrainingNatsServerOptions {
@@ -22,6 +23,12 @@ export interface DrainingNatsServerOptions {
   description?: string;
   /** Credentials and TLS (NATS_CREDS_FILE, NATS_TLS_CA_FILE, ...): the app's parsed config. */
   security?: NatsSecurity;
+  /**
+   * Routed copies of a subject: for each token, `<subject>.<token>` is answered by the same
+   * handler, so a caller can reach only the replicas that declared that token (e.g. the gateways
+   * serving one model alias: inferenceRouteToken in packages/contracts).
+   */
+  routes?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** Nest's NATS packet: `{pattern, data, id}` in, `{id, response, isDisposed}` or `{id, err, isDisposed}` out. */
@@ -129,15 +136,19 @@ export class DrainingNatsServer extends ServerNats {
     const { service, prefix, catalog } = this.drainOptions;
     const queue = queueGroup(service, prefix);
     const entries = new Map((catalog ? catalogEntries(catalog) : []).map((e) => [e.subject, e]));
-    const endpoints: MicroEndpoint[] = [...this.messageHandlers].map(([channel, handler]) => {
+    const endpoints: MicroEndpoint[] = [...this.messageHandlers].flatMap(([channel, handler]) => {
       const entry = entries.get(channel);
-      return {
-        name: endpointName(service, channel),
-        subject: wireSubject(channel, prefix),
+      const endpoint = (subject: string, name: string): MicroEndpoint => ({
+        name,
+        subject,
         queue,
         metadata: entry ? endpointMetadata(entry) : {},
         handle: (msg: Msg) => this.answer(channel, handler as NestHandler, msg),
-      };
+      });
+      const base = wireSubject(channel, prefix);
+      const routes = this.drainOptions.routes?.[channel] ?? [];
+      // Routed names carry an index: two tokens may differ only in characters a name cannot hold.
+      return [endpoint(base, endpointName(service, channel)), ...routes.map((token, i) => endpoint(`${base}.${token}`, `${endpointName(service, channel)}-r${i}`))];
     });
     this.micro = await registerMicroService(
       client,
@@ -162,6 +173,16 @@ export class DrainingNatsServer extends ServerNats {
       this.refuseUnanswerable(channel);
       return 'refused: no reply subject';
     }
+    // A caller that asked for heartbeats hears this replica is alive until the answer leaves (heartbeat.ts).
+    const stopHeartbeats = startHeartbeats(msg, this.micro ? `${this.drainOptions.service}.${this.micro.id}` : undefined);
+    try {
+      return await this.answerRequest(channel, handler, msg);
+    } finally {
+      stopHeartbeats();
+    }
+  }
+
+  private async answerRequest(channel: string, handler: NestHandler, msg: Msg): Promise<string | undefined> {
     let body: unknown;
     try {
       body = msg.json<unknown>();

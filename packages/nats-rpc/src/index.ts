@@ -11,3 +11,4 @@ export * from './start-service.js';
 export * from './subject.js';
 export { inFlight } from './in-flight.js';
 export * from './nats-security.js';
+export { HEARTBEAT_HEADER, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LIVENESS_MS } from './heartbeat.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import { connect, createInbox, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { replyEnvelope, type RpcEntry, type RequestOf, type ReplyOf } from '@drael/contracts';
 import { currentRequestId, newRequestId } from '@drael/logger';
 import { inSpan, type TraceSpan } from '@drael/tracing';
@@ -7,6 +7,7 @@ import { natsConnectOptions, type NatsSecurity } from './nats-security.js';
 import { RpcError } from './rpc-error.js';
 import { outcomeOf, trackClientRequest } from './rpc.metrics.js';
 import { REQUEST_ID_HEADER, TRACEPARENT_HEADER, wireSubject } from './subject.js';
+import { askForHeartbeats, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LIVENESS_MS, heartbeatReplica, isHeartbeat, SILENCE_LIMIT_FACTOR } from './heartbeat.js';
 
 export interface RpcClientOptions {
   servers: string | string[];
@@ -16,10 +17,19 @@ export interface RpcClientOptions {
   name?: string;
   /** Credentials and TLS (NATS_CREDS_FILE, NATS_TLS_CA_FILE, ...): an app passes its parsed config. */
   security?: NatsSecurity;
+  /**
+   * A request that may wait longer than `livenessMs` asks its serving replica for a heartbeat every
+   * `heartbeatIntervalMs` and fails with `unavailable` (reason `replica_lost`) after `livenessMs`
+   * of silence (heartbeat.ts). Defaults: 1 s and 4 s, so a caller learns within 5 s that its replica died.
+   */
+  heartbeatIntervalMs?: number;
+  livenessMs?: number;
 }
 
 export interface RequestOptions {
   timeoutMs?: number;
+  /** A routed copy of the subject (`<subject>.<route>`): only replicas that declared the route answer (DrainingNatsServerOptions.routes). */
+  route?: string;
   requestId?: string;
   signal?: AbortSignal;
 }
@@ -33,6 +43,8 @@ interface NestReplyPacket {
 }
 
 const encoder = new TextEncoder();
+/** Only names the liveness probe in its (never surfaced) transport errors. */
+const PROBE = { subject: '$SRV.PING', service: 'gateway' } as unknown as RpcEntry;
 const envelopes = new WeakMap<RpcEntry, ReturnType<typeof replyEnvelope>>();
 
 /**
@@ -49,7 +61,18 @@ export class NatsRpcClient {
   private constructor(
     readonly connection: NatsConnection,
     private readonly prefix: string,
-  ) {}
+    private readonly heartbeatIntervalMs: number,
+    private readonly livenessMs: number,
+  ) {
+    void this.countReconnects();
+  }
+
+  /** How many times the connection came back after losing the server (see requestWatched). */
+  private reconnects = 0;
+
+  private async countReconnects(): Promise<void> {
+    for await (const s of this.connection.status()) if (s.type === 'reconnect') this.reconnects++;
+  }
 
   static async connect(options: RpcClientOptions): Promise<NatsRpcClient> {
     const connection = await connect({
@@ -62,7 +85,12 @@ export class NatsRpcClient {
       // request() turns every failure into an RpcError and drops that stack, so skip the cost.
       noAsyncTraces: true,
     });
-    return new NatsRpcClient(connection, options.prefix ?? '');
+    return new NatsRpcClient(
+      connection,
+      options.prefix ?? '',
+      options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
+      options.livenessMs ?? DEFAULT_LIVENESS_MS,
+    );
   }
 
   get isConnected(): boolean {
@@ -92,22 +120,41 @@ export class NatsRpcClient {
         param: issue?.path.join('.') || null,
       });
     }
+    // The request's own bound (a run's timeout_s plus slack) unless the caller set one.
+    const timeoutMs = options.timeoutMs ?? entry.timeoutFor?.(parsed.data) ?? entry.timeoutMs;
+    try {
+      return await this.exchange(entry, parsed.data, timeoutMs, options, span);
+    } catch (err) {
+      // Its replica died mid-request: an idempotent request is sent once more, and the queue group
+      // gives it to a live replica (the dead one's subscription went with its connection). Never a
+      // request that may have had an effect (a run, a hold, a model call): the catalog says which.
+      if (entry.idempotent === true && isReplicaLost(err) && !options.signal?.aborted) {
+        return this.exchange(entry, parsed.data, timeoutMs, options, span);
+      }
+      throw err;
+    }
+  }
+
+  private async exchange<E extends RpcEntry>(entry: E, data: unknown, timeoutMs: number, options: RequestOptions, span: TraceSpan): Promise<ReplyOf<E>> {
     if (options.signal?.aborted) throw new RpcError('timeout', `${serviceOf(entry)}: aborted by the caller`, true, { subject: entry.subject });
 
     const headers = natsHeaders();
     headers.set(REQUEST_ID_HEADER, options.requestId ?? currentRequestId() ?? newRequestId());
     if (span.traceparent) headers.set(TRACEPARENT_HEADER, span.traceparent);
-    const packet = { pattern: entry.subject, data: parsed.data, id: randomUUID() };
-    const timeoutMs = options.timeoutMs ?? entry.timeoutMs;
+    const packet = { pattern: entry.subject, data, id: randomUUID() };
 
     let raw: NestReplyPacket;
     const body = encoder.encode(JSON.stringify(packet));
+    const subject = options.route ? `${wireSubject(entry.subject, this.prefix)}.${options.route}` : wireSubject(entry.subject, this.prefix);
     try {
-      const pending = this.connection.request(wireSubject(entry.subject, this.prefix), body, {
-        timeout: timeoutMs,
-        headers,
-      });
-      const msg = await (options.signal ? raceAbort(pending, options.signal, entry) : pending);
+      let msg: Msg;
+      if (timeoutMs > this.livenessMs) {
+        // Long enough that a dead replica would hold the caller: watched by heartbeats.
+        msg = await this.requestWatched(entry, subject, body, headers, timeoutMs, options.signal);
+      } else {
+        const pending = this.connection.request(subject, body, { timeout: timeoutMs, headers });
+        msg = await (options.signal ? raceAbort(pending, options.signal, entry) : pending);
+      }
       raw = msg.json<NestReplyPacket>();
     } catch (err) {
       if (isMaxPayloadError(err)) throw payloadTooLarge(body.byteLength, this.connection.info?.max_payload);
@@ -128,6 +175,90 @@ export class NatsRpcClient {
     }
     if ('error' in envelope.data) throw RpcError.fromWire(envelope.data.error);
     return envelope.data.result as ReplyOf<E>;
+  }
+
+  /**
+   * One request on an inbox of its own, asking the serving replica for heartbeats: the reply
+   * resolves it; `timeoutMs` bounds it whatever the heartbeats say. After `livenessMs` without a
+   * heartbeat the caller asks NATS whether the replica that sent the last one is still connected:
+   * "no responders" (it died) rejects with `replica_lost` at once; otherwise (alive but slow) it
+   * keeps waiting, up to SILENCE_LIMIT_FACTOR windows of silence. NATS's "no responders" status
+   * on the request itself answers at once, as for a plain request.
+   */
+  private requestWatched(entry: RpcEntry, subject: string, body: Uint8Array, headers: MsgHdrs, timeoutMs: number, signal?: AbortSignal): Promise<Msg> {
+    askForHeartbeats(headers, this.heartbeatIntervalMs);
+    return new Promise<Msg>((resolve, reject) => {
+      const inbox = createInbox();
+      let liveness: NodeJS.Timeout | undefined;
+      let done = false;
+      let replica: string | undefined;
+      let lastHeard = Date.now();
+      const reconnectsAtSend = this.reconnects;
+      const finish = (settle: () => void) => {
+        if (done) return;
+        done = true;
+        clearTimeout(liveness);
+        clearTimeout(deadline);
+        signal?.removeEventListener('abort', onAbort);
+        sub.unsubscribe();
+        settle();
+      };
+      const check = async () => {
+        if (done) return;
+        const silentMs = Date.now() - lastHeard;
+        if (silentMs >= this.livenessMs * SILENCE_LIMIT_FACTOR) return finish(() => reject(replicaLost(entry, silentMs, 'silence_limit')));
+        // Sent, never taken by any replica, and the connection to NATS was lost since: the request
+        // most likely went down with the server it was sent to. Nobody can have acted on it.
+        if (replica === undefined && this.reconnects !== reconnectsAtSend) return finish(() => reject(replicaLost(entry, silentMs, 'lost_in_reconnect')));
+        if (replica !== undefined && (await this.replicaGone(replica))) return finish(() => reject(replicaLost(entry, Date.now() - lastHeard, 'left_nats')));
+        if (!done) liveness = setTimeout(() => void check(), this.heartbeatIntervalMs);
+      };
+      const watch = () => {
+        clearTimeout(liveness);
+        liveness = setTimeout(() => void check(), this.livenessMs);
+      };
+      const onAbort = () => finish(() => reject(new RpcError('timeout', `${serviceOf(entry)}: aborted by the caller`, true, { subject: entry.subject })));
+      const sub = this.connection.subscribe(inbox, {
+        callback: (err, msg) => {
+          if (err) return finish(() => reject(err));
+          if (isHeartbeat(msg)) {
+            replica = heartbeatReplica(msg) ?? replica;
+            lastHeard = Date.now();
+            return watch();
+          }
+          if (msg.data.length === 0 && msg.headers?.code === 503) {
+            return finish(() => reject(new RpcError('unavailable', `${serviceOf(entry)} is not answering`, true, { subject: entry.subject, reason: 'no_responders' })));
+          }
+          finish(() => resolve(msg));
+        },
+      });
+      const deadline = setTimeout(
+        () => finish(() => reject(new RpcError('timeout', `${serviceOf(entry)}: no reply within ${timeoutMs} ms`, true, { subject: entry.subject }))),
+        timeoutMs,
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+      watch();
+      try {
+        // SUB goes out before PUB on the same connection, so the reply cannot miss the inbox.
+        this.connection.publish(subject, body, { reply: inbox, headers });
+      } catch (err) {
+        finish(() => reject(err instanceof Error ? err : new Error(String(err))));
+      }
+    });
+  }
+
+  /**
+   * Whether the replica `<service>.<id>` has left NATS: its micro registration answers
+   * `$SRV.PING.<service>.<id>` while its connection lives, and NATS says "no responders" at once
+   * when it does not. A slow answer or none (a busy replica) is not taken as gone.
+   */
+  private async replicaGone(replica: string): Promise<boolean> {
+    try {
+      await this.connection.request(`$SRV.PING.${replica}`, undefined, { timeout: Math.min(this.livenessMs, 2_000) });
+      return false;
+    } catch (err) {
+      return toTransportError(err, PROBE, 0).details?.reason === 'no_responders';
+    }
   }
 
   async close(): Promise<void> {
@@ -177,13 +308,28 @@ function payloadTooLarge(bytes: number, limit: number | undefined): RpcError {
   });
 }
 
+/** The serving replica went silent mid-request: typed, retryable, and told apart from a slow reply. */
+function replicaLost(entry: RpcEntry, silentMs: number, detectedBy: 'left_nats' | 'silence_limit' | 'lost_in_reconnect'): RpcError {
+  const why = { left_nats: 'its connection to NATS is gone', silence_limit: 'it stays silent', lost_in_reconnect: 'no replica took it before NATS was lost' }[detectedBy];
+  return new RpcError(
+    'unavailable',
+    `${serviceOf(entry)}: the replica serving this request stopped answering (no heartbeat for ${silentMs} ms, ${why}); it may have died mid-request`,
+    true,
+    { subject: entry.subject, reason: 'replica_lost', detected_by: detectedBy },
+  );
+}
+
+export function isReplicaLost(err: unknown): boolean {
+  return err instanceof RpcError && err.code === 'unavailable' && err.details?.reason === 'replica_lost';
+}
+
 function toTransportError(err: unknown, entry: RpcEntry, timeoutMs: number): RpcError {
   if (err instanceof RpcError) return err;
   const e = err as { name?: string; code?: string; message?: string };
   const text = `${e.name ?? ''} ${e.code ?? ''} ${e.message ?? ''}`.toLowerCase();
   const where = { subject: entry.subject };
   if (text.includes('no responders') || text.includes('503')) {
-    return new RpcError('unavailable', `${serviceOf(entry)} is not answering`, true, where);
+    return new RpcError('unavailable', `${serviceOf(entry)} is not answering`, true, { ...where, reason: 'no_responders' });
   }
   if (text.includes('timeout')) return new RpcError('timeout', `${serviceOf(entry)}: no reply within ${timeoutMs} ms`, true, where);
   return new RpcError('unavailable', `${serviceOf(entry)}: ${e.message ?? 'transport error'}`, true, where);

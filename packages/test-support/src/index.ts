@@ -7,3 +7,4 @@ export * from './prometheus.js';
 export * from './otlp-receiver.js';
 export * from './module-recorder-path.js';
 export * from './openapi-check.js';
+export * from './own-servers.js';

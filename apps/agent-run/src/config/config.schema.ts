@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { baseEnvShape, envInt } from '@drael/config';
+import { baseEnvShape, databaseTimeoutsEnvShape, envInt } from '@drael/config';
 
 
 /** USD per million tokens for a model alias; '*' is the price of every alias not listed. */
@@ -9,6 +9,8 @@ export const configSchema = z.object({
   ...baseEnvShape,
   DATABASE_URL: z.string().startsWith('postgres').default('postgresql://postgres@127.0.0.1:5432/drael?schema=agent_run'),
   DATABASE_POOL_SIZE: envInt(1, 100).default(10),
+  // Connect and statement timeouts (packages/config: databaseTimeoutsEnvShape).
+  ...databaseTimeoutsEnvShape,
   REDIS_URL: z.string().startsWith('redis').default('redis://127.0.0.1:6379'),
   // Namespaces the BullMQ keys, so several installations (or parallel test runs) share one Redis.
   AGENT_RUN_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_:-]+$/).default('drael'),
@@ -21,6 +23,10 @@ export const configSchema = z.object({
   AGENT_RUN_WALL_CLOCK_MS: envInt(100, 10 * 60_000).default(10 * 60_000),
   // How long a claim holds without a heartbeat; a worker that misses it can write nothing more.
   AGENT_RUN_LEASE_MS: envInt(200, 600_000).default(30_000),
+  // The reconciler: every AGENT_RUN_RECONCILE_MS, each replica gives a job to every run still
+  // `queued` AGENT_RUN_RECONCILE_AFTER_MS after its creation whose job Redis lost (issue 19).
+  AGENT_RUN_RECONCILE_MS: envInt(100, 3_600_000).default(30_000),
+  AGENT_RUN_RECONCILE_AFTER_MS: envInt(0, 3_600_000).default(10_000),
   // On SIGTERM, runs in progress get this long to finish before they are stopped as failed.
   AGENT_RUN_DRAIN_MS: envInt(0, 600_000).default(20_000),
   // How often a worker asks the database whether a run it executes was cancelled (a cancel that

@@ -51,6 +51,25 @@ export class RunQueue implements OnApplicationShutdown {
     await this.queue.add('run', { run_id: runId }, { jobId: runId, attempts: 3, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: 1000, removeOnFail: 1000 });
   }
 
+  /**
+   * Makes sure a queued run has a job that will be delivered: none (Redis lost it: a restart
+   * without persistence, an eviction, a crash between the row and the add), or one that already
+   * ended (a job that failed its attempts while the database was away) is replaced. Safe to call
+   * for any queued run, any number of times, from any replica: the job id is the run id and the
+   * database claim lets the run execute once. True when a job was added.
+   */
+  async ensureJob(runId: string): Promise<boolean> {
+    const job = await this.queue.getJob(runId);
+    if (job) {
+      const state = await job.getState();
+      if (state !== 'completed' && state !== 'failed' && state !== 'unknown') return false;
+      // An ended job keeps its id (removeOnComplete/Fail keep the last 1000): it would swallow the add.
+      await job.remove();
+    }
+    await this.enqueue(runId);
+    return true;
+  }
+
   /** Health: the queue's Redis answers PING. */
   async ping(): Promise<void> {
     const client = await this.queue.getBackend().client;

@@ -3,21 +3,26 @@ import { createLogger, type Logger } from '@drael/logger';
 import { AGENT_RUN_CONFIG, type AgentRunConfig } from '../config/config.schema.js';
 import { RunExecutor } from '../loop/run-executor.js';
 import { RunQueue } from '../queue/run.queue.js';
+import { RunRepository } from './run.repository.js';
 
 /**
- * Wires the queue to the executor, sweeps runs whose worker vanished, and shuts down gracefully:
+ * Wires the queue to the executor, sweeps runs whose worker vanished, gives a job back to queued
+ * runs whose job Redis lost (the reconciler), and shuts down gracefully:
  * no new jobs, runs in progress get AGENT_RUN_DRAIN_MS to finish, then are stopped (failed,
  * run end signed) rather than left for a reaper.
  */
 @Injectable()
 export class RunWorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   private sweeper?: NodeJS.Timeout;
+  private reconciler?: NodeJS.Timeout;
+  private reconciling = false;
   private readonly log: Logger;
 
   constructor(
     @Inject(AGENT_RUN_CONFIG) private readonly config: AgentRunConfig,
     private readonly queue: RunQueue,
     private readonly executor: RunExecutor,
+    private readonly runs: RunRepository,
   ) {
     this.log = createLogger('agent-run', config.LOG_LEVEL).child({ component: 'run-worker' });
   }
@@ -30,11 +35,37 @@ export class RunWorkerService implements OnApplicationBootstrap, OnModuleDestroy
         (err: unknown) => this.log.warn({ err }, 'sweep failed'),
       );
     }, this.config.AGENT_RUN_LEASE_MS);
+    this.reconciler = setInterval(() => void this.reconcile(), this.config.AGENT_RUN_RECONCILE_MS);
+  }
+
+  /**
+   * Queued runs whose job is gone get one again. Without this a run whose job Redis lost stays
+   * `queued` forever. One pass at a time per replica; a pass that fails (Redis or Postgres down)
+   * is logged and the next interval tries again.
+   */
+  async reconcile(): Promise<number> {
+    if (this.reconciling) return 0;
+    this.reconciling = true;
+    let requeued = 0;
+    try {
+      for (const { id } of await this.runs.queuedSince(this.config.AGENT_RUN_RECONCILE_AFTER_MS)) {
+        if (await this.queue.ensureJob(id)) {
+          requeued++;
+          this.log.warn({ run_id: id }, 'queued run had no job: enqueued again');
+        }
+      }
+    } catch (err) {
+      this.log.warn({ err }, 'reconcile failed');
+    } finally {
+      this.reconciling = false;
+    }
+    return requeued;
   }
 
   // A destroy hook, so it runs before the database, NATS and the queue close (shutdown hooks).
   async onModuleDestroy(): Promise<void> {
     clearInterval(this.sweeper);
+    clearInterval(this.reconciler);
     const drain = setTimeout(() => this.executor.abortAll(), this.config.AGENT_RUN_DRAIN_MS);
     try {
       await this.queue.closeWorker();

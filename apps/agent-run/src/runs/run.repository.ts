@@ -200,6 +200,17 @@ export class RunRepository {
     if (n !== 1) throw new ClaimLostError(claim.runId);
   }
 
+  /**
+   * Runs still `queued` that were created more than `olderThanMs` ago (by the database's clock):
+   * the reconciler checks that each has a job. Oldest first.
+   */
+  queuedSince(olderThanMs: number, limit = 100): Promise<Array<{ id: string }>> {
+    return this.db.client.$queryRaw`
+      SELECT "id" FROM "runs"
+       WHERE "status" = 'queued' AND NOT "cancel_requested" AND "created_at" < now() - ${olderThanMs} * interval '1 millisecond'
+       ORDER BY "created_at" LIMIT ${limit}`;
+  }
+
   /** Runs whose worker vanished: still `running`, lease lapsed. */
   expired(limit = 50): Promise<Array<Pick<RunRow, 'id' | 'accountId' | 'claimToken' | 'receiptCount' | 'receiptHead'>>> {
     return this.db.client.$queryRaw`

@@ -1,11 +1,13 @@
 import { z } from 'zod';
-import { baseEnvShape, envInt } from '@drael/config';
+import { baseEnvShape, databaseTimeoutsEnvShape, envInt } from '@drael/config';
 
 export const configSchema = z.object({
   ...baseEnvShape,
   // ?schema= names billing's own PostgreSQL schema (ARCHITECTURE: each service owns its data).
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// URL').default('postgresql://postgres@127.0.0.1:5432/drael?schema=billing'),
   DATABASE_POOL_SIZE: envInt(1, 100).default(10),
+  // Connect and statement timeouts (packages/config: databaseTimeoutsEnvShape).
+  ...databaseTimeoutsEnvShape,
   // How often stale holds are expired (a crashed caller's hold returns to the allowance).
   BILLING_SWEEP_INTERVAL_MS: envInt(100, 600_000).default(5_000),
   // Request limits a new key gets when the creator names none (spec 04: per-minute and per-hour limits).

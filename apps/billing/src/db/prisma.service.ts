@@ -1,5 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import pg from 'pg';
+import { postgresTimeouts } from '@drael/config';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { parseDatabaseUrl } from '@drael/db-migrate';
 import { PrismaClient } from '../generated/prisma/client.js';
@@ -19,7 +20,7 @@ export class PrismaService implements OnModuleDestroy {
   constructor(@Inject(BILLING_CONFIG) config: BillingConfig) {
     const { url, schema } = parseDatabaseUrl(config.DATABASE_URL);
     // search_path too: the functions are called unqualified.
-    this.pool = new pg.Pool({ connectionString: url, max: config.DATABASE_POOL_SIZE, options: `-c search_path="${schema}"` });
+    this.pool = new pg.Pool({ connectionString: url, max: config.DATABASE_POOL_SIZE, options: `-c search_path="${schema}"`, ...postgresTimeouts(config) });
     // An idle client whose server went away emits 'error' on the pool; unhandled, that would end
     // the process. The pool drops that client; the next query reconnects, and health reports it.
     this.pool.on('error', () => undefined);

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { INestApplication } from '@nestjs/common';
-import { gatewayCatalog } from '@drael/contracts';
+import { gatewayCatalog, inferenceRouteToken } from '@drael/contracts';
 import { assertCatalogHandled, DrainingNatsServer } from '@drael/nats-rpc';
 import type { GatewayConfig } from '../config/config.schema.js';
 import { InferenceController } from './inference.controller.js';
@@ -11,12 +11,25 @@ export class InferenceModule {}
 
 /**
  * Makes the gateway a hybrid app: besides HTTP it answers its NATS subjects (gatewayCatalog) in
- * the `gateway` queue group, drained on shutdown like every service.
+ * the `gateway` queue group, drained on shutdown like every service; inference also on one routed
+ * subject per model alias it serves.
  */
 export async function connectGatewaySubjects(app: INestApplication, config: GatewayConfig): Promise<void> {
   assertCatalogHandled(gatewayCatalog);
   app.connectMicroservice(
-    { strategy: new DrainingNatsServer({ servers: config.NATS_URL, service: 'gateway', prefix: config.DRAEL_NATS_PREFIX, drainTimeoutMs: config.SHUTDOWN_GRACE_MS, catalog: gatewayCatalog, security: config }) },
+    {
+      strategy: new DrainingNatsServer({
+        servers: config.NATS_URL,
+        service: 'gateway',
+        prefix: config.DRAEL_NATS_PREFIX,
+        drainTimeoutMs: config.SHUTDOWN_GRACE_MS,
+        catalog: gatewayCatalog,
+        security: config,
+        // One routed inference subject per alias this gateway serves: agent-run's model calls
+        // reach only a gateway that has the alias (inferenceRouteToken).
+        routes: { [gatewayCatalog.inferenceChat.subject]: Object.keys(config.DRAEL_MODELS).map(inferenceRouteToken) },
+      }),
+    },
     { inheritAppConfig: true },
   );
   await app.startAllMicroservices();

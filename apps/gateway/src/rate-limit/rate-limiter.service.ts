@@ -1,7 +1,9 @@
-import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Redis, type Result } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
+import { ApiError } from '../errors/api-error.js';
+import type { RedisDownPolicy } from './rate-limit.config.js';
 
 /** What a request's rate-limit headers report: the tighter of the key's two windows. */
 export interface RateDecision {
@@ -98,8 +100,9 @@ interface KeyState {
  * broke the gateway's CPU budget (bench/gateway-passthrough).
  *
  * rate-limiter-flexible's RateLimiterRedis counts one window per round trip and one request per
- * call, so the shared counting is this script; rate-limiter-flexible's in-process limiter stands
- * in if Redis fails (limits then hold per replica) rather than refusing every request.
+ * call, so the shared counting is this script. When Redis fails, RATE_LIMIT_ON_REDIS_DOWN decides
+ * (rate-limit.config.ts): rate-limiter-flexible's in-process limiter stands in (limits then hold per
+ * replica), or every request is refused with a retryable 503.
  */
 @Injectable()
 export class RateLimiter implements OnApplicationShutdown {
@@ -110,9 +113,21 @@ export class RateLimiter implements OnApplicationShutdown {
   private readonly maxKeys: number;
   private readonly keys = new Map<string, KeyState>();
   private readonly insurance = new Map<string, RateLimiterMemory>();
+  private readonly onRedisDown: RedisDownPolicy;
+  private readonly logger = new Logger('rate-limit');
+  /** Since when the shared counters are unreachable (undefined: they answer). */
+  private redisDownSince?: number;
+  private readonly downDecisions: Record<RedisDownPolicy, number> = { fail_open: 0, fail_closed: 0 };
 
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
-    this.redis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, enableAutoPipelining: true });
+    this.redis = new Redis(config.REDIS_URL, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      lazyConnect: false,
+      enableAutoPipelining: true,
+      commandTimeout: config.RATE_LIMIT_REDIS_TIMEOUT_MS,
+    });
+    this.onRedisDown = config.RATE_LIMIT_ON_REDIS_DOWN;
     this.redis.on('error', () => undefined); // reported through the insurance limiter's use; never crash
     this.redis.defineCommand('draelRateTake', { numberOfKeys: 2, lua: TAKE_LUA });
     // The key names RateLimiterRedis used (`<prefix><window>:<key id>`), so counters carry over.
@@ -170,16 +185,51 @@ export class RateLimiter implements OnApplicationShutdown {
     let reply: TakeReply;
     try {
       reply = await this.redis.draelRateTake(this.minutePrefix + keyId, this.hourPrefix + keyId, limits.per_minute, limits.per_hour, ask, MINUTE_S, HOUR_S);
-    } catch {
+    } catch (err) {
       state.lease = undefined;
-      return this.consumeInProcess(keyId, limits);
+      return this.redisDown(keyId, limits, err);
     }
+    this.redisBack();
     const [grant, minute, minuteMs, hour, hourMs] = reply;
     const now = Date.now();
     state.lease = grant > 0 ? { limits, left: grant, minute, hour, minuteEndsAt: now + minuteMs, hourEndsAt: now + hourMs } : undefined;
     if (state.lease) return takeLeased(state, limits, now)!;
     // Refused: nothing was counted; the counts are what Redis has.
     return decide([minute + 1, minuteMs, hour + 1, hourMs], limits);
+  }
+
+  /**
+   * How many requests were decided without Redis, by policy: a metrics exporter reads this (a
+   * counter, e.g. drael_gateway_rate_limit_redis_down_decisions_total{policy}).
+   */
+  redisDownDecisions(): Readonly<Record<RedisDownPolicy, number>> {
+    return { ...this.downDecisions };
+  }
+
+  /** Redis did not count this request: the configured policy answers it; the first one of an outage is logged. */
+  private redisDown(keyId: string, limits: KeyLimits, err: unknown): Promise<RateDecision> {
+    this.downDecisions[this.onRedisDown]++;
+    if (this.redisDownSince === undefined) {
+      this.redisDownSince = Date.now();
+      const why = err instanceof Error ? err.message : String(err);
+      this.logger.warn(
+        this.onRedisDown === 'fail_open'
+          ? `redis unreachable (${why}): rate limits are now counted per replica (RATE_LIMIT_ON_REDIS_DOWN=fail_open), up to limit x replicas, until it answers again`
+          : `redis unreachable (${why}): every rate-limited request is refused with 503 (RATE_LIMIT_ON_REDIS_DOWN=fail_closed) until it answers again`,
+      );
+    }
+    if (this.onRedisDown === 'fail_closed') {
+      return Promise.reject(new ApiError('service_unavailable', 'Rate limiting is unavailable (its store cannot be reached); retry shortly.'));
+    }
+    return this.consumeInProcess(keyId, limits);
+  }
+
+  /** Redis answered again: say so once, with how long it was out. */
+  private redisBack(): void {
+    if (this.redisDownSince === undefined) return;
+    const outMs = Date.now() - this.redisDownSince;
+    this.redisDownSince = undefined;
+    this.logger.warn(`redis answers again after ${outMs} ms: rate limits are shared across replicas again`);
   }
 
   /** Redis unreachable: the same windows counted in this replica only, one request at a time. */

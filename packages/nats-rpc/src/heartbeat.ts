@@ -1,0 +1,71 @@
+import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transport-node';
+
+/**
+ * Liveness of the replica serving a long request (issue 19, item 2). The caller asks for
+ * heartbeats with this header (its value: the interval it wants, in ms); the serving replica then
+ * sends an empty message carrying the header to the request's reply subject as soon as it takes
+ * the request and every interval until it answers. A caller that hears nothing for its liveness
+ * window knows the replica is gone (killed, partitioned, frozen) and fails at once with a typed,
+ * retryable `unavailable` instead of waiting for the request's whole timeout.
+ *
+ * A heartbeat names the replica (`<service>.<micro id>`), so that a caller who hears nothing asks
+ * NATS whether that replica is still connected (`$SRV.PING.<service>.<id>`): "no responders" means
+ * its connection is gone (killed, crashed) and the caller fails at once; an answer or a silence
+ * means it is alive but slow (a blocked event loop on a loaded machine), and the caller keeps
+ * waiting, up to SILENCE_LIMIT_FACTOR liveness windows of silence in all.
+ *
+ * Opt-in, so a caller that does not ask (a plain request from another language, Nest's
+ * ClientProxy) only ever receives the one reply it expects. All heartbeat header handling is in
+ * this file, on both ends.
+ */
+export const HEARTBEAT_HEADER = 'drael-heartbeat';
+
+/** Bounds on the interval a caller may ask for: not a flood, not so rare that liveness means nothing. */
+const MIN_INTERVAL_MS = 100;
+const MAX_INTERVAL_MS = 10_000;
+
+/** Defaults: one beat a second; four silent seconds mean the replica is gone (spec: a caller learns within 5 s). */
+export const DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
+export const DEFAULT_LIVENESS_MS = 4_000;
+/** Silence this many liveness windows long fails the request even when NATS still sees the replica (a frozen or partitioned one). */
+export const SILENCE_LIMIT_FACTOR = 5;
+
+/** Caller side: the replica a heartbeat names (`<service>.<id>`), if it names one. */
+export function heartbeatReplica(msg: Msg): string | undefined {
+  const v = msg.headers?.get(HEARTBEAT_HEADER);
+  return v && v !== '1' ? v : undefined;
+}
+
+/** Caller side: ask the serving replica for heartbeats every `intervalMs`. */
+export function askForHeartbeats(headers: MsgHdrs, intervalMs: number): void {
+  headers.set(HEARTBEAT_HEADER, String(intervalMs));
+}
+
+/** Caller side: is this message on the reply subject a heartbeat (not the reply)? */
+export function isHeartbeat(msg: Msg): boolean {
+  return msg.headers?.has(HEARTBEAT_HEADER) === true;
+}
+
+/**
+ * Serving side: when the request asks for heartbeats, send the first one now and the next every
+ * interval until the returned stop() is called (after the reply is sent). No-op otherwise.
+ */
+export function startHeartbeats(msg: Msg, replica?: string): () => void {
+  const asked = Number(msg.headers?.get(HEARTBEAT_HEADER));
+  if (!msg.reply || !Number.isFinite(asked) || asked <= 0) return () => {};
+  const intervalMs = Math.min(Math.max(asked, MIN_INTERVAL_MS), MAX_INTERVAL_MS);
+  const beat = () => {
+    const h = natsHeaders();
+    h.set(HEARTBEAT_HEADER, replica ?? '1');
+    try {
+      msg.respond(new Uint8Array(0), { headers: h });
+    } catch {
+      // The connection is closing: the caller learns it from the silence.
+    }
+  };
+  beat();
+  const timer = setInterval(beat, intervalMs);
+  // A pending beat never keeps a process alive that is otherwise done.
+  timer.unref();
+  return () => clearInterval(timer);
+}

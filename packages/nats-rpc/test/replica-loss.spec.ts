@@ -1,0 +1,186 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { COMMON_ERROR_CODES, defineEntry, healthEntry } from '@drael/contracts';
+import { testPrefix } from './fixtures/prefix.js';
+import { NatsRpcClient, RpcError } from '../src/index.js';
+
+// Issue 19, item 2: a caller learns within seconds that the replica serving its request died,
+// instead of waiting for the request's whole timeout; only an idempotent request is sent again.
+// Real processes: replicas of a small service (the boot fixture), SIGKILLed mid-request.
+
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const fixture = new URL('./fixtures/boot-fixture.mjs', import.meta.url).pathname;
+const EchoRequest = z.object({ text: z.string(), delay_ms: z.number().int().optional() });
+const EchoReply = z.object({ text: z.string() });
+// A whole timeout far beyond this test's own (30 s): a caller left hanging fails the test.
+const LONG = 120_000;
+const echo = (idempotent: boolean) =>
+  defineEntry({ subject: 'search.echo.v1', service: 'search', request: EchoRequest, reply: EchoReply, errors: COMMON_ERROR_CODES, timeoutMs: LONG, idempotent });
+
+interface Replica {
+  child: ChildProcess;
+  output(): string;
+}
+
+const started: Replica[] = [];
+afterEach(() => {
+  for (const r of started.splice(0)) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
+});
+
+function boot(prefix: string): Replica {
+  const child = spawn(process.execPath, [fixture], {
+    env: { PATH: process.env.PATH ?? '', NATS_URL, DRAEL_NATS_PREFIX: prefix, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const replica = { child, output: () => out };
+  started.push(replica);
+  return replica;
+}
+
+async function until(what: string, check: () => boolean): Promise<void> {
+  for (let i = 0; i < 1200; i++) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`never: ${what}`);
+}
+
+/** Both replicas in the queue group: each has answered a health request of its own. */
+async function bootReplicas(prefix: string, client: NatsRpcClient, n: number): Promise<Replica[]> {
+  const replicas = Array.from({ length: n }, () => boot(prefix));
+  await until('replicas listening', () => replicas.every((r) => r.output().includes('search listening')));
+  await client.request(healthEntry('search'), {}, { timeoutMs: 5_000 });
+  return replicas;
+}
+
+const received = (r: Replica, text: string) => r.output().includes(`"text":"${text}"`);
+
+describe('a replica that dies mid-request', { timeout: 120_000 }, () => {
+  it('answers its caller with a typed, retryable unavailable (replica_lost) long before the request timeout, and a run-like request is not sent again', async () => {
+    const prefix = testPrefix('loss');
+    const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
+    try {
+      const replicas = await bootReplicas(prefix, client, 2);
+      const pending = client.request(echo(false), { text: 'not-idempotent', delay_ms: 60_000 });
+      const outcome = pending.then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      await until('a replica took the request', () => replicas.some((r) => received(r, 'not-idempotent')));
+      const serving = replicas.find((r) => received(r, 'not-idempotent'))!;
+      const other = replicas.find((r) => r !== serving)!;
+      serving.child.kill('SIGKILL');
+
+      const err = await outcome;
+      expect(err).toBeInstanceOf(RpcError);
+      expect((err as RpcError).code).toBe('unavailable');
+      expect((err as RpcError).retryable).toBe(true);
+      // Told by NATS that the replica's connection is gone, not by the long silence limit.
+      expect((err as RpcError).details).toMatchObject({ reason: 'replica_lost', detected_by: 'left_nats', subject: 'search.echo.v1' });
+      // Never sent twice: the surviving replica never saw it.
+      expect(received(other, 'not-idempotent')).toBe(false);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('sends an idempotent request once more, to a live replica, which answers it', async () => {
+    const prefix = testPrefix('retry');
+    const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
+    try {
+      const replicas = await bootReplicas(prefix, client, 2);
+      const pending = client.request(echo(true), { text: 'idempotent', delay_ms: 1_500 });
+      // The first replica to take it dies before answering; the delay is long enough to kill it first.
+      await until('a replica took the request', () => replicas.some((r) => received(r, 'idempotent')));
+      const serving = replicas.find((r) => received(r, 'idempotent'))!;
+      const other = replicas.find((r) => r !== serving)!;
+      serving.child.kill('SIGKILL');
+
+      await expect(pending).resolves.toEqual({ text: 'idempotent' });
+      expect(received(other, 'idempotent')).toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('keeps waiting for a live replica that is only slow (its heartbeats say it is alive)', async () => {
+    const prefix = testPrefix('slow');
+    // A short liveness window, so "slow" is several windows long without making the test slow.
+    const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix, heartbeatIntervalMs: 200, livenessMs: 1_000 });
+    try {
+      await bootReplicas(prefix, client, 1);
+      await expect(client.request(echo(false), { text: 'slow', delay_ms: 4_000 })).resolves.toEqual({ text: 'slow' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('waits no longer than the bound the entry derives from the request', async () => {
+    const prefix = testPrefix('bound');
+    const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
+    const derived = defineEntry({
+      subject: 'search.echo.v1',
+      service: 'search',
+      request: EchoRequest,
+      reply: EchoReply,
+      errors: COMMON_ERROR_CODES,
+      timeoutMs: LONG,
+      // The request says how long it may take; the caller waits that, not the entry's ceiling.
+      timeoutFor: (req) => Math.floor((req.delay_ms ?? 0) / 10),
+    });
+    try {
+      await bootReplicas(prefix, client, 1);
+      const err = await client.request(derived, { text: 'bounded', delay_ms: 60_000 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RpcError);
+      expect((err as RpcError).code).toBe('timeout');
+      expect((err as RpcError).message).toContain('no reply within 6000 ms');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('a request lost with its NATS server', { timeout: 120_000 }, () => {
+  it('fails typed and retryable once the connection is back, when no replica ever took it (never waits for its whole timeout)', async () => {
+    // NATS of the test's own (it is restarted); the machine's shared one is never touched.
+    const { createServer } = await import('node:net');
+    const port = await new Promise<number>((res) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => res(p));
+      });
+    });
+    const startNats = () => spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+    let server = startNats();
+    const url = `nats://127.0.0.1:${port}`;
+    try {
+      let client: NatsRpcClient | undefined;
+      for (let i = 0; i < 100 && !client; i++) {
+        client = await NatsRpcClient.connect({ servers: url }).catch(async () => {
+          await new Promise((r) => setTimeout(r, 100));
+          return undefined;
+        });
+      }
+      // A subscriber that takes nothing (no heartbeat, no reply): the request is in NATS's hands only.
+      const silent = client!.connection.subscribe('search.echo.v1');
+      await client!.connection.flush();
+      const outcome = client!.request(echo(false), { text: 'lost' }).catch((e: unknown) => e);
+      await new Promise((r) => setTimeout(r, 200));
+      const exited = new Promise((r) => server.once('exit', r));
+      server.kill('SIGKILL');
+      await exited;
+      server = startNats();
+      const err = await outcome;
+      expect(err).toBeInstanceOf(RpcError);
+      expect((err as RpcError).details).toMatchObject({ reason: 'replica_lost', detected_by: 'lost_in_reconnect' });
+      silent.unsubscribe();
+      await client!.close();
+    } finally {
+      server.kill('SIGKILL');
+    }
+  });
+});

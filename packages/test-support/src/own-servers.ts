@@ -1,0 +1,79 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './gateway-process.js';
+
+/**
+ * A Redis or NATS server of the test's own, on a port of its own, for tests that stop or restart
+ * it (the machine's shared instances are never stopped: other tests use them). stop() kills only
+ * this process; start() brings it back on the same port (and, for NATS, the same JetStream dir).
+ */
+export interface OwnServer {
+  readonly port: number;
+  readonly url: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  /** stop(), then remove its files. */
+  dispose(): Promise<void>;
+}
+
+async function waitForPort(port: number, child: ChildProcess, what: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
+    const open = await new Promise<boolean>((res) => {
+      const s = connect(port, '127.0.0.1');
+      s.once('connect', () => {
+        s.destroy();
+        res(true);
+      });
+      s.once('error', () => res(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what} did not open port ${port}`);
+}
+
+function ownServer(what: string, url: (port: number) => string, argv: (port: number, dir: string) => [string, string[]]): Promise<OwnServer> {
+  return (async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), `drael-${what}-`));
+    let child: ChildProcess | undefined;
+    const start = async () => {
+      const [cmd, args] = argv(port, dir);
+      child = spawn(cmd, args, { stdio: 'ignore' });
+      await waitForPort(port, child, what);
+    };
+    const stop = async () => {
+      const c = child;
+      child = undefined;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return;
+      const exited = new Promise((r) => c.once('exit', r));
+      c.kill('SIGKILL');
+      await exited;
+    };
+    await start();
+    return {
+      port,
+      url: url(port),
+      start,
+      stop,
+      dispose: async () => {
+        await stop();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  })();
+}
+
+/** redis-server without persistence: a restart loses every key (as a Redis without AOF/RDB does). */
+export function startOwnRedis(): Promise<OwnServer> {
+  return ownServer('redis', (p) => `redis://127.0.0.1:${p}`, (port, dir) => ['redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]]);
+}
+
+/** nats-server with JetStream, its store in a directory of its own. */
+export function startOwnNats(): Promise<OwnServer> {
+  return ownServer('nats', (p) => `nats://127.0.0.1:${p}`, (port, dir) => ['nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir]]);
+}
