@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { access, mkdir, readdir, readFile, rename, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rename, rm, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { z } from 'zod';
 import { byCreation, pageOf, SessionIdSchema, UnknownCursorError, type ListPageQuery, type SessionSummary, type WorkspaceScope } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
+import { runHostCommand } from './host-command.js';
 import { createVolume, mountVolume, mountsUnder, unmountVolume, volumeUsage, type VolumeUsage } from './session-volume.js';
 
 /**
@@ -18,6 +19,8 @@ export const QUOTA_HEADROOM_BYTES = 1024 * 1024;
 /** A mounted session workspace; `release()` once done with it. */
 export interface SessionWorkspace {
   readonly path: string;
+  /** A new request workspace still in its prepared slot: `path` changes once it is released. */
+  readonly fresh: boolean;
   usage(): Promise<VolumeUsage>;
   release(): Promise<void>;
 }
@@ -46,6 +49,12 @@ interface Entry extends Chain {
   removeOnRelease?: boolean;
   // Deleted: the entry left the map; a user that was already waiting on it must not recreate it.
   gone?: boolean;
+  // A request's workspace made from a fresh tmpfs (issue 20), not an ext4 volume: never unmounted
+  // while it exists (its files live only in it); its `.img` is an empty marker.
+  tmpfs?: boolean;
+  // Where that tmpfs still sits (the run's prepared slot) until its first users let go; then it
+  // is bound at the workspace's own mount point and the slot is unmounted.
+  slot?: string;
 }
 
 // A volume stays mounted this long after its last user, so a run followed by file calls (the
@@ -87,6 +96,9 @@ export class WorkspaceService implements OnApplicationShutdown {
   // SANDBOX_MAX_SESSIONS_PER_TENANT; dropped once nobody waits on it.
   private readonly tenantCreates = new Map<string, Chain>();
   private sweeper?: NodeJS.Timeout;
+  // Called with a workspace's directory before it is unmounted (the runtime's prepared
+  // containers on it go first, so that no container holds a volume mounted nowhere else).
+  private beforeUnmount: (dir: string) => Promise<void> = () => Promise.resolve();
 
   constructor(@Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig) {
     this.root = join(config.SANDBOX_STATE_DIR, 'sessions');
@@ -97,11 +109,26 @@ export class WorkspaceService implements OnApplicationShutdown {
     return this.config.SANDBOX_SESSION_QUOTA_MB * 1024 * 1024;
   }
 
-  /** Unmounts volumes a previous process left mounted. */
+  onBeforeUnmount(fn: (dir: string) => Promise<void>): void {
+    this.beforeUnmount = fn;
+  }
+
+  /**
+   * Unmounts volumes a previous process left mounted. A request workspace that was a tmpfs died
+   * with that process: its empty marker goes too (the workspace no longer exists).
+   */
   async recover(): Promise<void> {
     for (const root of [this.root, this.requestsRoot]) {
       await mkdir(root, { recursive: true, mode: 0o700 });
       for (const mountPoint of await mountsUnder(root)) await unmountVolume(mountPoint);
+    }
+    for (const tenantDir of await readdir(this.requestsRoot).catch(() => [] as string[])) {
+      const dir = join(this.requestsRoot, tenantDir);
+      for (const name of await readdir(dir).catch(() => [] as string[])) {
+        if (!name.endsWith('.img')) continue;
+        const image = join(dir, name);
+        if ((await stat(image).catch(() => undefined))?.size === 0) await unlink(image).catch(() => undefined);
+      }
     }
   }
 
@@ -110,7 +137,7 @@ export class WorkspaceService implements OnApplicationShutdown {
    * acquire and release marks the volume used (its image's mtime), which is what the idle sweep
    * reads: a session only read from is as alive as one written to.
    */
-  async acquire(ref: WorkspaceRef, options: { create: boolean }): Promise<SessionWorkspace | undefined> {
+  async acquire(ref: WorkspaceRef, options: { create: boolean; fresh?: () => Promise<string | undefined> }): Promise<SessionWorkspace | undefined> {
     assertSessionId(ref.session);
     const { dir, image, mountPoint, record } = this.locate(ref);
     let e!: Entry;
@@ -126,6 +153,15 @@ export class WorkspaceService implements OnApplicationShutdown {
         );
         if (!exists) {
           if (!options.create) return false;
+          // A request's workspace from a prepared tmpfs: nothing to format or mount on the way.
+          const slot = ref.scope === 'request' && options.fresh ? await options.fresh() : undefined;
+          if (slot) {
+            await mkdir(dir, { recursive: true, mode: 0o700 });
+            await writeFile(image, '', { mode: 0o600, flag: 'wx' });
+            Object.assign(e, { mounted: true, tmpfs: true, slot });
+            e.refs += 1;
+            return true;
+          }
           if (ref.scope === 'request') await this.createVolumeIn(dir, image);
           else await this.createSessionVolume(dir, image, record, ref.session);
         }
@@ -141,26 +177,50 @@ export class WorkspaceService implements OnApplicationShutdown {
     });
     if (!mounted) return undefined;
     let released = false;
+    const path = e.slot ?? mountPoint;
     return {
-      path: mountPoint,
-      usage: () => volumeUsage(mountPoint),
+      path,
+      fresh: path !== mountPoint,
+      usage: () => volumeUsage(path),
       release: async () => {
         if (released) return;
         released = true;
         await this.serialize(e, async () => {
           e.refs -= 1;
+          if (e.refs === 0 && e.slot && !e.removeOnRelease) await this.settleSlot(e, mountPoint);
           if (e.refs === 0 && e.removeOnRelease) {
             await this.removeNow(e, mountPoint, image);
           } else if (e.refs === 0) {
             if (ref.scope !== 'request') await recordUsage(record, mountPoint).catch(() => undefined);
             // Idle time counts from the end of the last use, not its start (a run can be long).
             await markUsed(image).catch(() => undefined);
-            e.idle = setTimeout(() => void this.unmountIdle(e, mountPoint), IDLE_UNMOUNT_MS);
-            e.idle.unref();
+            if (!e.tmpfs) {
+              e.idle = setTimeout(() => void this.unmountIdle(e, mountPoint), IDLE_UNMOUNT_MS);
+              e.idle.unref();
+            }
           }
         });
       },
     };
+  }
+
+  /**
+   * Moves a fresh tmpfs from its slot to the workspace's own mount point (a bind with the same
+   * flags, then the slot's mount goes): from then on every user finds it where its name says.
+   */
+  private async settleSlot(e: Entry, mountPoint: string): Promise<void> {
+    const slot = e.slot;
+    if (!slot) return;
+    await mkdir(mountPoint, { recursive: true, mode: 0o700 });
+    await runHostCommand('mount', ['--bind', '-o', 'nosuid,nodev,nosymfollow', slot, mountPoint]);
+    e.slot = undefined;
+    await this.unmountSlot(slot);
+  }
+
+  private async unmountSlot(slot: string): Promise<void> {
+    await this.beforeUnmount(slot).catch(() => undefined);
+    await unmountVolume(slot);
+    await rm(slot, { recursive: true, force: true }).catch(() => undefined);
   }
 
   private async createVolumeIn(dir: string, image: string): Promise<void> {
@@ -252,7 +312,13 @@ export class WorkspaceService implements OnApplicationShutdown {
   private async removeNow(e: Entry, mountPoint: string, image: string): Promise<boolean> {
     clearTimeout(e.idle);
     e.idle = undefined;
+    if (e.slot) {
+      await this.unmountSlot(e.slot);
+      e.slot = undefined;
+      e.mounted = false;
+    }
     if (e.mounted) {
+      await this.beforeUnmount(mountPoint).catch(() => undefined);
       await unmountVolume(mountPoint);
       e.mounted = false;
     }
@@ -304,7 +370,9 @@ export class WorkspaceService implements OnApplicationShutdown {
 
   private async unmountIdle(e: Entry, mountPoint: string): Promise<void> {
     await this.serialize(e, async () => {
-      if (e.refs > 0 || !e.mounted) return;
+      // A tmpfs workspace's files live only in it: it stays until deleted or swept.
+      if (e.refs > 0 || !e.mounted || e.tmpfs) return;
+      await this.beforeUnmount(mountPoint).catch(() => undefined);
       await unmountVolume(mountPoint);
       e.mounted = false;
     });
