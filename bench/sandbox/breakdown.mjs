@@ -120,7 +120,7 @@ async function main() {
 /** A sandbox service process of the build in `dir`, on its own NATS prefix, label and state dir. */
 async function startService(dir, label) {
   const prefix = `bench-${randomBytes(4).toString('hex')}`;
-  const inst = `${instance}-${label}`;
+  const inst = `${instance}-${label.toLowerCase()}`;
   const svc = spawn(process.execPath, ['dist/main.js'], {
     cwd: dir,
     env: { PATH: process.env.PATH, HOME: process.env.HOME ?? '/root', LOG_LEVEL: 'warn', NATS_URL, DRAEL_NATS_PREFIX: prefix, SANDBOX_INSTANCE: inst, SANDBOX_STATE_DIR: `${scratch}/state-${label}`, SANDBOX_IMAGE: IMAGE, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SANDBOX_') && k !== 'SANDBOX_DIR_B')) },
@@ -180,7 +180,7 @@ try {
   if (WITH_SERVICE) await service();
 } finally {
   const ids = [];
-  for (const inst of [instance, `${instance}-A`, `${instance}-B`]) {
+  for (const inst of [instance, `${instance}-a`, `${instance}-b`]) {
     const { stdout } = await exec('docker', ['ps', '-aq', '--filter', `label=drael.sandbox.instance=${inst}`]);
     ids.push(...stdout.split('\n').filter(Boolean));
   }

@@ -56,7 +56,9 @@ export class RunCodeService {
       if (req.session !== undefined) {
         // A new request workspace comes ready-made: a tmpfs with a container already started on it.
         const fresh = req.scope === 'request' && req.network !== true ? () => this.runtime.takeFreshWorkspace(req.runtime) : undefined;
-        ws = await this.workspaces.acquire({ tenant: req.tenant, session: req.session, scope: req.scope }, { create: true, fresh });
+        // Once it has moved to its own directory, its next run's container is prepared there.
+        const onSettled = (dir: string) => this.runtime.prepareFor(dir, req.runtime);
+        ws = await this.workspaces.acquire({ tenant: req.tenant, session: req.session, scope: req.scope }, { create: true, fresh, onSettled });
         if (!ws) throw new Error('workspace missing after create');
         if ((await ws.usage()).freeBytes < QUOTA_HEADROOM_BYTES) {
           throw new RpcError('quota_exceeded', `the session workspace quota (${this.workspaces.quotaBytes} bytes) is used up; delete files first`, false, {

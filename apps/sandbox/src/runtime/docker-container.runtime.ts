@@ -170,6 +170,8 @@ export class DockerContainerRuntime implements ContainerRuntime {
       throw err;
     } finally {
       if (!deferred) await this.dispose(prepared);
+      // Refilled after the run, not during it: a create + start beside a run slowed the run.
+      this.warmUp();
     }
   }
 
@@ -222,7 +224,6 @@ export class DockerContainerRuntime implements ContainerRuntime {
 
   async takeFreshWorkspace(runtime: Runtime): Promise<string | undefined> {
     const next = this.fresh.get(runtime)?.shift();
-    this.warmUp();
     const p = next ? await next : undefined;
     if (!p?.slotDir || p.exited) {
       if (p) this.defer(this.dispose(p));
@@ -303,7 +304,6 @@ export class DockerContainerRuntime implements ContainerRuntime {
   private async takeWarm(spec: ContainerRunSpec): Promise<Prepared | undefined> {
     if (spec.network || spec.workspace.kind !== 'scratch' || spec.workspace.bytes !== this.config.SANDBOX_SCRATCH_MB << 20) return undefined;
     const next = this.warm.get(spec.runtime)?.shift();
-    this.warmUp();
     // A failed warm create resolves to undefined (logged): the run then creates its own.
     return next ? await next : undefined;
   }

@@ -55,6 +55,8 @@ interface Entry extends Chain {
   // Where that tmpfs still sits (the run's prepared slot) until its first users let go; then it
   // is bound at the workspace's own mount point and the slot is unmounted.
   slot?: string;
+  // Told the workspace's own directory once the slot has moved there (still in the chain).
+  onSettled?: (dir: string) => void;
 }
 
 // A volume stays mounted this long after its last user, so a run followed by file calls (the
@@ -137,7 +139,10 @@ export class WorkspaceService implements OnApplicationShutdown {
    * acquire and release marks the volume used (its image's mtime), which is what the idle sweep
    * reads: a session only read from is as alive as one written to.
    */
-  async acquire(ref: WorkspaceRef, options: { create: boolean; fresh?: () => Promise<string | undefined> }): Promise<SessionWorkspace | undefined> {
+  async acquire(
+    ref: WorkspaceRef,
+    options: { create: boolean; fresh?: () => Promise<string | undefined>; onSettled?: (dir: string) => void },
+  ): Promise<SessionWorkspace | undefined> {
     assertSessionId(ref.session);
     const { dir, image, mountPoint, record } = this.locate(ref);
     let e!: Entry;
@@ -158,7 +163,7 @@ export class WorkspaceService implements OnApplicationShutdown {
           if (slot) {
             await mkdir(dir, { recursive: true, mode: 0o700 });
             await writeFile(image, '', { mode: 0o600, flag: 'wx' });
-            Object.assign(e, { mounted: true, tmpfs: true, slot });
+            Object.assign(e, { mounted: true, tmpfs: true, slot, onSettled: options.onSettled });
             e.refs += 1;
             return true;
           }
@@ -214,6 +219,8 @@ export class WorkspaceService implements OnApplicationShutdown {
     await mkdir(mountPoint, { recursive: true, mode: 0o700 });
     await runHostCommand('mount', ['--bind', '-o', 'nosuid,nodev,nosymfollow', slot, mountPoint]);
     e.slot = undefined;
+    e.onSettled?.(mountPoint);
+    e.onSettled = undefined;
     await this.unmountSlot(slot);
   }
 
