@@ -25,8 +25,8 @@ const MAX_CAPTURE_BYTES = MAX_STREAM_BYTES;
 // Every container is started ahead of its run and waits for one line on its stdin: then it runs
 // the program (already written to /sandbox), with /dev/null as its stdin. A container whose stdin
 // closes without that line exits without running anything. The program path comes as arguments,
-// never the program. `cd /work` after the line: /work is looked up when the run begins.
-const LAUNCHER = 'read -r _ || exit 0; cd /work || exit 126; exec "$@" </dev/null';
+// never the program; the launcher execs it, so nothing of it stays in the run's process tree.
+const LAUNCHER = 'read -r _ || exit 0; exec "$@" </dev/null';
 // A prepared container kept for a workspace's next run, at most this many (each holds a few MiB).
 const MAX_PREPARED_FOR_DIRS = 16;
 
