@@ -49,14 +49,15 @@ interface Prepared {
 }
 
 /**
- * dockerode lives here and nowhere else. One fresh container per run: created (ahead of time for
- * session-less runs), attached before start, killed by a host-side timer, inspected, removed.
+ * dockerode lives here and nowhere else. One fresh container per run: created, attached and
+ * started ahead of its run where it can be (the run then only sends the line that begins it),
+ * killed by a host-side timer, inspected when it failed, removed after the reply.
  */
 export class DockerContainerRuntime implements ContainerRuntime {
   private readonly docker: Docker;
   private readonly runsDir: string;
-  // Session-less, network-less containers created ahead of demand (never started before use,
-  // never reused), keyed by runtime.
+  // Session-less, network-less containers prepared ahead of demand (started, waiting for their
+  // run; never reused), keyed by runtime.
   private readonly warm = new Map<Runtime, Promise<Prepared | undefined>[]>();
   // Containers with a fresh, empty, size-bounded tmpfs of their own at /work, for the first run
   // of a request's workspace (takeFreshWorkspace), keyed by runtime.
