@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { createLogger } from '@drael/logger';
 import { MAX_STREAM_BYTES, type SandboxRunReply, type SandboxRunRequest } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
@@ -26,7 +25,6 @@ const NOT_RUN: SandboxRunReply = {
 @Injectable()
 export class RunCodeService {
   readonly slots: RunSlots;
-  private readonly logger;
 
   constructor(
     @Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig,
@@ -35,7 +33,6 @@ export class RunCodeService {
     private readonly egress: EgressGuard,
   ) {
     this.slots = new RunSlots(config.SANDBOX_MAX_CONCURRENT, config.SANDBOX_MAX_QUEUE);
-    this.logger = createLogger('sandbox', config.LOG_LEVEL);
     // A container prepared on a workspace goes before the workspace is unmounted.
     workspaces.onBeforeUnmount((dir) => runtime.releaseDir(dir));
   }
@@ -56,9 +53,7 @@ export class RunCodeService {
       if (req.session !== undefined) {
         // A new request workspace comes ready-made: a tmpfs with a container already started on it.
         const fresh = req.scope === 'request' && req.network !== true ? () => this.runtime.takeFreshWorkspace(req.runtime) : undefined;
-        // Once it has moved to its own directory, its next run's container is prepared there.
-        const onSettled = (dir: string) => this.runtime.prepareFor(dir, req.runtime);
-        ws = await this.workspaces.acquire({ tenant: req.tenant, session: req.session, scope: req.scope }, { create: true, fresh, onSettled });
+        ws = await this.workspaces.acquire({ tenant: req.tenant, session: req.session, scope: req.scope }, { create: true, fresh });
         if (!ws) throw new Error('workspace missing after create');
         if ((await ws.usage()).freeBytes < QUOTA_HEADROOM_BYTES) {
           throw new RpcError('quota_exceeded', `the session workspace quota (${this.workspaces.quotaBytes} bytes) is used up; delete files first`, false, {
@@ -75,9 +70,8 @@ export class RunCodeService {
         signal,
       );
       // The workspace's next run finds its container ready (prepared while the workspace is
-      // held, so it cannot be unmounted under the preparation). Not for a fresh request
-      // workspace: its directory moves when this run lets go of it.
-      if (ws && !ws.fresh) this.runtime.prepareFor(ws.path, req.runtime);
+      // held, so it cannot be unmounted under the preparation).
+      if (ws) this.runtime.prepareFor(ws.path, req.runtime);
       return {
         ok: r.exitCode === 0 && !r.timedOut && !r.oomKilled,
         exit_code: r.exitCode,
@@ -89,10 +83,7 @@ export class RunCodeService {
         duration_s: r.durationS,
       };
     } finally {
-      // A fresh request workspace moves from its slot when let go of (two mount calls): after the
-      // reply; the workspace's next user queues behind it.
-      if (ws?.fresh) void ws.release().catch((err: unknown) => this.logger.warn({ err }, 'workspace release failed'));
-      else await ws?.release();
+      await ws?.release();
       release();
     }
   }

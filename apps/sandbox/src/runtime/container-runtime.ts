@@ -44,7 +44,7 @@ export interface ContainerRuntime {
   /**
    * A fresh, empty, size-bounded workspace directory (a tmpfs on the host) with a container
    * already prepared on it for `runtime`; the caller owns the directory (unmounts it) from then
-   * on. Undefined when none is ready.
+   * on, for the workspace's whole life. Undefined when none is ready.
    */
   takeFreshWorkspace(runtime: Runtime): Promise<string | undefined>;
   /** Prepares a container for the next run in this workspace dir (call while the dir is held). */

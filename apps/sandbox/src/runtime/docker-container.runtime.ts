@@ -230,7 +230,8 @@ export class DockerContainerRuntime implements ContainerRuntime {
       if (p) this.defer(this.dispose(p));
       return undefined;
     }
-    // The slot is the workspace's now (WorkspaceService moves it); its container waits for the run.
+    // The slot is the workspace's now (WorkspaceService unmounts it when the workspace goes); its
+    // container waits for the run.
     const dir = p.slotDir;
     p.slotDir = undefined;
     this.forDirs.set(dir, new Map([[runtime, Promise.resolve(p)]]));

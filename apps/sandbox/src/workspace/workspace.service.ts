@@ -6,7 +6,6 @@ import { z } from 'zod';
 import { byCreation, pageOf, SessionIdSchema, UnknownCursorError, type ListPageQuery, type SessionSummary, type WorkspaceScope } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
-import { runHostCommand } from './host-command.js';
 import { createVolume, mountVolume, mountsUnder, unmountVolume, volumeUsage, type VolumeUsage } from './session-volume.js';
 
 /**
@@ -19,8 +18,6 @@ export const QUOTA_HEADROOM_BYTES = 1024 * 1024;
 /** A mounted session workspace; `release()` once done with it. */
 export interface SessionWorkspace {
   readonly path: string;
-  /** A new request workspace still in its prepared slot: `path` changes once it is released. */
-  readonly fresh: boolean;
   usage(): Promise<VolumeUsage>;
   release(): Promise<void>;
 }
@@ -52,11 +49,10 @@ interface Entry extends Chain {
   // A request's workspace made from a fresh tmpfs (issue 20), not an ext4 volume: never unmounted
   // while it exists (its files live only in it); its `.img` is an empty marker.
   tmpfs?: boolean;
-  // Where that tmpfs still sits (the run's prepared slot) until its first users let go; then it
-  // is bound at the workspace's own mount point and the slot is unmounted.
+  // Where that tmpfs is mounted: the prepared slot it came with, kept there for its whole life
+  // (moving it would put two host commands before the request's next run). The entry stays in
+  // the map while the tmpfs is mounted, so this is where every user of the workspace finds it.
   slot?: string;
-  // Told the workspace's own directory once the slot has moved there (still in the chain).
-  onSettled?: (dir: string) => void;
 }
 
 // A volume stays mounted this long after its last user, so a run followed by file calls (the
@@ -141,7 +137,7 @@ export class WorkspaceService implements OnApplicationShutdown {
    */
   async acquire(
     ref: WorkspaceRef,
-    options: { create: boolean; fresh?: () => Promise<string | undefined>; onSettled?: (dir: string) => void },
+    options: { create: boolean; fresh?: () => Promise<string | undefined> },
   ): Promise<SessionWorkspace | undefined> {
     assertSessionId(ref.session);
     const { dir, image, mountPoint, record } = this.locate(ref);
@@ -163,7 +159,7 @@ export class WorkspaceService implements OnApplicationShutdown {
           if (slot) {
             await mkdir(dir, { recursive: true, mode: 0o700 });
             await writeFile(image, '', { mode: 0o600, flag: 'wx' });
-            Object.assign(e, { mounted: true, tmpfs: true, slot, onSettled: options.onSettled });
+            Object.assign(e, { mounted: true, tmpfs: true, slot });
             e.refs += 1;
             return true;
           }
@@ -185,14 +181,12 @@ export class WorkspaceService implements OnApplicationShutdown {
     const path = e.slot ?? mountPoint;
     return {
       path,
-      fresh: path !== mountPoint,
       usage: () => volumeUsage(path),
       release: async () => {
         if (released) return;
         released = true;
         await this.serialize(e, async () => {
           e.refs -= 1;
-          if (e.refs === 0 && e.slot && !e.removeOnRelease) await this.settleSlot(e, mountPoint);
           if (e.refs === 0 && e.removeOnRelease) {
             await this.removeNow(e, mountPoint, image);
           } else if (e.refs === 0) {
@@ -207,21 +201,6 @@ export class WorkspaceService implements OnApplicationShutdown {
         });
       },
     };
-  }
-
-  /**
-   * Moves a fresh tmpfs from its slot to the workspace's own mount point (a bind with the same
-   * flags, then the slot's mount goes): from then on every user finds it where its name says.
-   */
-  private async settleSlot(e: Entry, mountPoint: string): Promise<void> {
-    const slot = e.slot;
-    if (!slot) return;
-    await mkdir(mountPoint, { recursive: true, mode: 0o700 });
-    await runHostCommand('mount', ['--bind', '-o', 'nosuid,nodev,nosymfollow', slot, mountPoint]);
-    e.slot = undefined;
-    e.onSettled?.(mountPoint);
-    e.onSettled = undefined;
-    await this.unmountSlot(slot);
   }
 
   private async unmountSlot(slot: string): Promise<void> {
