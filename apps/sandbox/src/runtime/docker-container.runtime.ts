@@ -171,8 +171,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
       throw err;
     } finally {
       if (!deferred) await this.dispose(prepared);
-      // Refilled after the run, not during it: a create + start beside a run slowed the run.
-      this.warmUp();
+      this.refillAfterRun();
     }
   }
 
@@ -221,6 +220,18 @@ export class DockerContainerRuntime implements ContainerRuntime {
       while (fresh.length < this.config.SANDBOX_WARM_POOL) fresh.push(this.prepareFresh(runtime).catch(logged('fresh workspace container create')));
       this.fresh.set(runtime, fresh);
     }
+  }
+
+  /**
+   * The pools refill after a run, not beside it (a create + start next to a run slowed it), and
+   * after the containers being prepared for workspaces' next runs (the caller asks for its own
+   * right after the run returns, before this looks): those are the ones a run may be waiting for.
+   */
+  private refillAfterRun(): void {
+    setImmediate(() => {
+      const pending = [...this.forDirs.values()].flatMap((m) => [...m.values()]);
+      void Promise.allSettled(pending).then(() => this.warmUp());
+    });
   }
 
   async takeFreshWorkspace(runtime: Runtime): Promise<string | undefined> {
