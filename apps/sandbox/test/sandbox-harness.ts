@@ -121,6 +121,22 @@ export async function containersOf(instance: string, status?: 'running'): Promis
   return stdout.split('\n').filter(Boolean);
 }
 
+/**
+ * Running containers of the instance that run something: containers are started ahead of their
+ * run and wait, with only their init and the launcher (`read -r _ ...`) alive, for the line that
+ * begins it; such a waiting container runs nothing of anyone's.
+ */
+export async function busyContainersOf(instance: string): Promise<string[]> {
+  const busy: string[] = [];
+  for (const id of await containersOf(instance, 'running')) {
+    const top = await exec('docker', ['top', id]).catch(() => undefined);
+    if (!top) continue; // gone between the listing and the look
+    const processes = top.stdout.split('\n').slice(1).filter(Boolean);
+    if (processes.some((line) => !line.includes('read -r _'))) busy.push(id);
+  }
+  return busy;
+}
+
 async function removeContainers(instance: string): Promise<void> {
   const ids = await containersOf(instance);
   if (ids.length) await exec('docker', ['rm', '-f', ...ids]).catch(() => undefined);

@@ -45,7 +45,9 @@ export const configSchema = z.object({
   // The engine's OCI runtime for run containers (e.g. `runsc`, gVisor, registered with the engine
   // as `dockerd --add-runtime`); empty: the engine's default (runc).
   SANDBOX_OCI_RUNTIME: z.string().regex(/^[a-zA-Z0-9_.-]*$/, 'a runtime name').default(''),
-  // Containers created (not started) ahead of demand for session-less runs; 0 turns it off.
+  // Containers prepared (created and started, waiting for their run) ahead of demand, per runtime:
+  // this many for session-less runs and this many with a fresh tmpfs workspace for a request's
+  // first run; a workspace also gets one prepared for its next run. 0 turns all of it off.
   SANDBOX_WARM_POOL: envInt(0, 32).default(2),
   // Sessions across replicas (placement/): this replica's name in the placement KV and on its
   // per-replica subjects. Empty: SANDBOX_INSTANCE plus a random suffix, new at every start (a

@@ -37,6 +37,8 @@ export class RunCodeService {
   ) {
     this.slots = new RunSlots(config.SANDBOX_MAX_CONCURRENT, config.SANDBOX_MAX_QUEUE);
     watchSandbox({ slots: () => this.slots.stats, sessions: () => workspaces.trackedVolumes });
+    // A container prepared on a workspace goes before the workspace is unmounted.
+    workspaces.onBeforeUnmount((dir) => runtime.releaseDir(dir));
   }
 
   run(req: SandboxRunRequest, signal?: AbortSignal): Promise<SandboxRunReply> {
@@ -57,7 +59,9 @@ export class RunCodeService {
       if (signal?.aborted) return NOT_RUN;
       let workspace: WorkspaceMount;
       if (req.session !== undefined) {
-        ws = await this.workspaces.acquire({ tenant: req.tenant, session: req.session, scope: req.scope }, { create: true });
+        // A new request workspace comes ready-made: a tmpfs with a container already started on it.
+        const fresh = req.scope === 'request' && req.network !== true ? () => this.runtime.takeFreshWorkspace(req.runtime) : undefined;
+        ws = await this.workspaces.acquire({ tenant: req.tenant, session: req.session, scope: req.scope }, { create: true, fresh });
         if (!ws) throw new Error('workspace missing after create');
         if ((await ws.usage()).freeBytes < QUOTA_HEADROOM_BYTES) {
           throw new SandboxError('quota_exceeded', `the session workspace quota (${this.workspaces.quotaBytes} bytes) is used up; delete files first`, false, {
@@ -70,12 +74,15 @@ export class RunCodeService {
         workspace = { kind: 'scratch', bytes: this.config.SANDBOX_SCRATCH_MB * 1024 * 1024 };
       }
       const spec = { runtime: req.runtime, code: req.code, workspace, network: req.network === true, timeoutMs: timeoutS * 1000, maxStreamBytes: MAX_STREAM_BYTES };
-      // The container's own span (create or take a warm one, start, wait, remove), after the slot and workspace.
+      // The container's own span (take a prepared one or create it, run, wait, remove), after the slot and workspace.
       const r = await inSpan('container run', { attributes: { 'drael.sandbox.runtime': req.runtime, 'drael.sandbox.network': spec.network } }, async (span) => {
         const result = await this.runtime.run(spec, signal);
         span.setAttributes({ 'process.exit.code': result.exitCode ?? undefined, 'drael.sandbox.timed_out': result.timedOut, 'drael.sandbox.oom_killed': result.oomKilled });
         return result;
       });
+      // The workspace's next run finds its container ready (prepared while the workspace is
+      // held, so it cannot be unmounted under the preparation).
+      if (ws) this.runtime.prepareFor(ws.path, req.runtime);
       return {
         ok: r.exitCode === 0 && !r.timedOut && !r.oomKilled,
         exit_code: r.exitCode,

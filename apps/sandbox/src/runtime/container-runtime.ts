@@ -36,8 +36,21 @@ export interface ContainerRuntime {
   hasImage(): Promise<boolean>;
   /** Health: the engine answers (and still has the run image). */
   ping(): Promise<void>;
-  /** Creates containers ahead of demand where the runtime can (never started before a run). */
+  /**
+   * Prepares containers ahead of demand (created, started, waiting for their run; each runs one
+   * program at most): for session-less runs, and for first runs of a request's workspace.
+   */
   warmUp(): void;
+  /**
+   * A fresh, empty, size-bounded workspace directory (a tmpfs on the host) with a container
+   * already prepared on it for `runtime`; the caller owns the directory (unmounts it) from then
+   * on, for the workspace's whole life. Undefined when none is ready.
+   */
+  takeFreshWorkspace(runtime: Runtime): Promise<string | undefined>;
+  /** Prepares a container for the next run in this workspace dir (call while the dir is held). */
+  prepareFor(dir: string, runtime: Runtime): void;
+  /** Disposes the containers prepared on this dir: called before the dir is unmounted. */
+  releaseDir(dir: string): Promise<void>;
   run(spec: ContainerRunSpec, signal?: AbortSignal): Promise<ContainerRunResult>;
   close(): Promise<void>;
 }

@@ -8,6 +8,8 @@ import type { Logger } from '@drael/logger';
 import { RpcError } from '@drael/nats-rpc';
 import type { SandboxConfig } from '../config/config.schema.js';
 import { RUNTIMES, type Runtime } from '../run/runtimes.js';
+import { runHostCommand } from '../workspace/host-command.js';
+import { mountsUnder } from '../workspace/session-volume.js';
 import type { ContainerRunResult, ContainerRunSpec, ContainerRuntime } from './container-runtime.js';
 import { demuxDockerStream } from './docker-stream-demux.js';
 import { OutputCapture } from './output-capture.js';
@@ -22,8 +24,18 @@ const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 const STREAM_DRAIN_MS = 2_000;
 // Captures are set up before the request is known (warm containers): the most a run may ask for.
 const MAX_CAPTURE_BYTES = MAX_STREAM_BYTES;
+// Every container is started ahead of its run and waits for one line on its stdin: then it runs
+// the program (already written to /sandbox), with /dev/null as its stdin. A container whose stdin
+// closes without that line exits without running anything. The program path comes as arguments,
+// never the program; the launcher execs it, so nothing of it stays in the run's process tree.
+const LAUNCHER = 'read -r _ || exit 0; exec "$@" </dev/null';
+// A prepared container kept for a workspace's next run, at most this many (each holds a few MiB).
+const MAX_PREPARED_FOR_DIRS = 16;
 
-/** A created, attached, not yet started container: everything but the start is done ahead. */
+/**
+ * A created, attached, started container waiting for the line that runs its program: the run pays
+ * neither create nor start (issue 20: start was most of a run's latency).
+ */
 interface Prepared {
   container: Docker.Container;
   programDir: string;
@@ -32,18 +44,30 @@ interface Prepared {
   stdout: OutputCapture;
   stderr: OutputCapture;
   waited: Promise<{ StatusCode: number }>;
+  /** The container ended before its run began (engine restart, stdin closed): not usable. */
+  exited: boolean;
+  /** A fresh request workspace's tmpfs, mounted on the host at this dir and bound at /work; owned here until taken. */
+  slotDir?: string;
 }
 
 /**
- * dockerode lives here and nowhere else. One fresh container per run: created (ahead of time for
- * session-less runs), attached before start, killed by a host-side timer, inspected, removed.
+ * dockerode lives here and nowhere else. One fresh container per run: created, attached and
+ * started ahead of its run where it can be (the run then only sends the line that begins it),
+ * killed by a host-side timer, inspected when it failed, removed after the reply.
  */
 export class DockerContainerRuntime implements ContainerRuntime {
   private readonly docker: Docker;
   private readonly runsDir: string;
-  // Session-less, network-less containers created ahead of demand (never started before use,
-  // never reused), keyed by runtime.
+  // Session-less, network-less containers prepared ahead of demand (started, waiting for their
+  // run; never reused), keyed by runtime.
   private readonly warm = new Map<Runtime, Promise<Prepared | undefined>[]>();
+  // Containers with a fresh, empty, size-bounded tmpfs of their own at /work, for the first run
+  // of a request's workspace (takeFreshWorkspace), keyed by runtime.
+  private readonly fresh = new Map<Runtime, Promise<Prepared | undefined>[]>();
+  // Containers prepared for the next run in a workspace (its host dir bound at /work), keyed by
+  // that dir, then runtime. Disposed before the workspace is unmounted (releaseDir).
+  private readonly forDirs = new Map<string, Map<Runtime, Promise<Prepared | undefined>>>();
+  private readonly slotsDir: string;
   private closed = false;
   // Removals of finished session-less containers, done after the reply (awaited on close).
   private readonly cleanups = new Set<Promise<void>>();
@@ -55,6 +79,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
     this.docker = new Docker({ socketPath: config.DOCKER_SOCKET });
     this.runsDir = join(config.SANDBOX_STATE_DIR, 'runs', config.SANDBOX_INSTANCE);
     watchSandbox({ warm: () => [...this.warm.values()].reduce((n, list) => n + list.length, 0) });
+    this.slotsDir = join(config.SANDBOX_STATE_DIR, 'slots', config.SANDBOX_INSTANCE);
   }
 
   async hasImage(): Promise<boolean> {
@@ -80,6 +105,11 @@ export class DockerContainerRuntime implements ContainerRuntime {
       filters: { label: [`${LABEL}=1`, `${LABEL_INSTANCE}=${this.config.SANDBOX_INSTANCE}`] },
     });
     await Promise.all(leftovers.map((c) => this.docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
+    // Fresh workspaces' tmpfs slots never taken (their containers are gone now).
+    await mkdir(this.slotsDir, { recursive: true, mode: 0o700 });
+    for (const mountPoint of await mountsUnder(this.slotsDir)) await unmountSlot(mountPoint);
+    await rm(this.slotsDir, { recursive: true, force: true });
+    await mkdir(this.slotsDir, { recursive: true, mode: 0o700 });
     return leftovers.length;
   }
 
@@ -106,7 +136,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
   }
 
   async run(spec: ContainerRunSpec, signal?: AbortSignal): Promise<ContainerRunResult> {
-    const warm = await this.takeWarm(spec);
+    const warm = spec.workspace.kind === 'scratch' ? await this.takeWarm(spec) : await this.takeForDir(spec);
     if (warm) {
       try {
         return await this.runPrepared(warm, spec, signal);
@@ -134,18 +164,17 @@ export class DockerContainerRuntime implements ContainerRuntime {
     try {
       await writeFile(join(prepared.programDir, RUNTIMES[spec.runtime].file), spec.code, { mode: 0o444 });
       const result = await this.execute(prepared, spec, signal);
-      // A session-less run's container holds nothing of the host: remove it after the reply.
-      // A session's container is removed before its volume is unmounted.
-      if (spec.workspace.kind === 'scratch') {
-        deferred = true;
-        this.defer(this.dispose(prepared));
-      }
+      // An ended container holds no mount (its mount namespace went with its processes), not
+      // even its workspace's: removed after the reply, whatever its workspace.
+      deferred = true;
+      this.defer(this.dispose(prepared));
       return result;
     } catch (err) {
       this.logger.warn({ err }, 'run failed in the engine');
       throw err;
     } finally {
       if (!deferred) await this.dispose(prepared);
+      this.refillAfterRun();
     }
   }
 
@@ -158,12 +187,16 @@ export class DockerContainerRuntime implements ContainerRuntime {
     p.stream.destroy();
     await p.container.remove({ force: true, v: true }).catch((err: unknown) => this.logger.warn({ err }, 'container remove failed'));
     await rm(p.programDir, { recursive: true, force: true });
+    // A fresh slot nobody took: its tmpfs goes with its container.
+    if (p.slotDir) await unmountSlot(p.slotDir).catch((err: unknown) => this.logger.warn({ err }, 'slot unmount failed'));
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    const pending = [...this.warm.values()].flat();
+    const pending = [...this.warm.values(), ...this.fresh.values(), ...[...this.forDirs.values()].map((m) => [...m.values()])].flat();
     this.warm.clear();
+    this.fresh.clear();
+    this.forDirs.clear();
     await Promise.all([
       ...pending.map(async (p) => {
         const w = await p;
@@ -173,29 +206,120 @@ export class DockerContainerRuntime implements ContainerRuntime {
     ]);
   }
 
-  /** Fills the warm pool for every runtime (called at boot and after each take). */
+  /** Fills the warm pools for every runtime (called at boot and after each take). */
   warmUp(): void {
     if (this.closed || this.config.SANDBOX_WARM_POOL === 0) return;
+    const logged = (what: string) => (err: unknown) => {
+      this.logger.warn({ err }, `${what} failed`);
+      return undefined;
+    };
     for (const runtime of Object.keys(RUNTIMES) as Runtime[]) {
       const list = this.warm.get(runtime) ?? [];
       while (list.length < this.config.SANDBOX_WARM_POOL) {
-        list.push(
-          this.prepare(runtime, { workspace: { kind: 'scratch', bytes: this.config.SANDBOX_SCRATCH_MB << 20 }, network: false }).catch(
-            (err: unknown) => {
-              this.logger.warn({ err }, 'warm container create failed');
-              return undefined;
-            },
-          ),
-        );
+        list.push(this.prepare(runtime, { workspace: { kind: 'scratch', bytes: this.config.SANDBOX_SCRATCH_MB << 20 }, network: false }).catch(logged('warm container create')));
       }
       this.warm.set(runtime, list);
+      const fresh = this.fresh.get(runtime) ?? [];
+      while (fresh.length < this.config.SANDBOX_WARM_POOL) fresh.push(this.prepareFresh(runtime).catch(logged('fresh workspace container create')));
+      this.fresh.set(runtime, fresh);
+    }
+  }
+
+  /**
+   * The pools refill after a run, not beside it (a create + start next to a run slowed it), and
+   * after the containers being prepared for workspaces' next runs (the caller asks for its own
+   * right after the run returns, before this looks): those are the ones a run may be waiting for.
+   */
+  private refillAfterRun(): void {
+    setImmediate(() => {
+      const pending = [...this.forDirs.values()].flatMap((m) => [...m.values()]);
+      void Promise.allSettled(pending).then(() => this.warmUp());
+    });
+  }
+
+  async takeFreshWorkspace(runtime: Runtime): Promise<string | undefined> {
+    const next = this.fresh.get(runtime)?.shift();
+    const p = next ? await next : undefined;
+    if (!p?.slotDir || p.exited) {
+      if (p) this.defer(this.dispose(p));
+      return undefined;
+    }
+    // The slot is the workspace's now (WorkspaceService unmounts it when the workspace goes); its
+    // container waits for the run.
+    const dir = p.slotDir;
+    p.slotDir = undefined;
+    this.forDirs.set(dir, new Map([[runtime, Promise.resolve(p)]]));
+    return dir;
+  }
+
+  prepareFor(dir: string, runtime: Runtime): void {
+    if (this.closed || this.config.SANDBOX_WARM_POOL === 0) return;
+    const byRuntime = this.forDirs.get(dir) ?? new Map<Runtime, Promise<Prepared | undefined>>();
+    if (byRuntime.has(runtime)) return;
+    if (byRuntime.size === 0 && this.forDirs.size >= MAX_PREPARED_FOR_DIRS) return;
+    byRuntime.set(
+      runtime,
+      this.prepare(runtime, { workspace: { kind: 'host-dir', path: dir }, network: false }).catch((err: unknown) => {
+        this.logger.warn({ err }, 'workspace container create failed');
+        return undefined;
+      }),
+    );
+    this.forDirs.set(dir, byRuntime);
+  }
+
+  async releaseDir(dir: string): Promise<void> {
+    const byRuntime = this.forDirs.get(dir);
+    if (!byRuntime) return;
+    this.forDirs.delete(dir);
+    await Promise.all(
+      [...byRuntime.values()].map(async (pending) => {
+        const p = await pending;
+        if (p) await this.dispose(p);
+      }),
+    );
+  }
+
+  private async takeForDir(spec: ContainerRunSpec): Promise<Prepared | undefined> {
+    if (spec.network || spec.workspace.kind !== 'host-dir') return undefined;
+    const byRuntime = this.forDirs.get(spec.workspace.path);
+    const next = byRuntime?.get(spec.runtime);
+    if (!byRuntime || !next) return undefined;
+    byRuntime.delete(spec.runtime);
+    if (byRuntime.size === 0) this.forDirs.delete(spec.workspace.path);
+    return await next;
+  }
+
+  /** A container with an empty tmpfs of its own at /work, the size of a session's quota. */
+  private async prepareFresh(runtime: Runtime): Promise<Prepared> {
+    const slotDir = join(this.slotsDir, randomBytes(12).toString('hex'));
+    await mkdir(slotDir, { mode: 0o700 });
+    const quota = this.config.SANDBOX_SESSION_QUOTA_MB;
+    try {
+      await runHostCommand('mount', [
+        '-t',
+        'tmpfs',
+        '-o',
+        `size=${quota}m,nr_inodes=${Math.max(1024, quota * 64)},mode=0700,uid=65534,gid=65534,nosuid,nodev,nosymfollow`,
+        'drael-ws',
+        slotDir,
+      ]);
+    } catch (err) {
+      await rm(slotDir, { recursive: true, force: true });
+      throw err;
+    }
+    try {
+      const p = await this.prepare(runtime, { workspace: { kind: 'host-dir', path: slotDir }, network: false });
+      p.slotDir = slotDir;
+      return p;
+    } catch (err) {
+      await unmountSlot(slotDir).catch(() => undefined);
+      throw err;
     }
   }
 
   private async takeWarm(spec: ContainerRunSpec): Promise<Prepared | undefined> {
     if (spec.network || spec.workspace.kind !== 'scratch' || spec.workspace.bytes !== this.config.SANDBOX_SCRATCH_MB << 20) return undefined;
     const next = this.warm.get(spec.runtime)?.shift();
-    this.warmUp();
     // A failed warm create resolves to undefined (logged): the run then creates its own.
     return next ? await next : undefined;
   }
@@ -209,8 +333,8 @@ export class DockerContainerRuntime implements ContainerRuntime {
       container = await this.create(runtime, programDir, spec);
       const stdout = new OutputCapture(MAX_CAPTURE_BYTES);
       const stderr = new OutputCapture(MAX_CAPTURE_BYTES);
-      // Attach before start, or the first bytes are lost.
-      const stream = (await container.attach({ stream: true, stdout: true, stderr: true, logs: false })) as unknown as Duplex;
+      // Attach before start, or the first bytes are lost; stdin carries the line that begins the run.
+      const stream = (await container.attach({ stream: true, stdin: true, stdout: true, stderr: true, logs: false, hijack: true })) as unknown as Duplex;
       const streamEnded = new Promise<void>((resolve) => {
         stream.once('end', resolve);
         stream.once('close', resolve);
@@ -218,9 +342,17 @@ export class DockerContainerRuntime implements ContainerRuntime {
       });
       demuxDockerStream(stream, stdout, stderr);
       const waited = container.wait({ condition: 'next-exit' }) as Promise<{ StatusCode: number }>;
+      const prepared: Prepared = { container, programDir, stream, streamEnded, stdout, stderr, waited, exited: false };
       // A warm container removed unused rejects its wait; that is not an error.
-      waited.catch(() => undefined);
-      return { container, programDir, stream, streamEnded, stdout, stderr, waited };
+      waited.then(
+        () => (prepared.exited = true),
+        () => (prepared.exited = true),
+      );
+      // Container start time (drael_sandbox_container_start_seconds): now ahead of the run, off its path.
+      const startBegan = performance.now();
+      await container.start();
+      recordContainerStart(runtime, performance.now() - startBegan);
+      return prepared;
     } catch (err) {
       await container?.remove({ force: true }).catch(() => undefined);
       await rm(programDir, { recursive: true, force: true });
@@ -244,15 +376,16 @@ export class DockerContainerRuntime implements ContainerRuntime {
     }
     const body: Docker.ContainerCreateOptions = {
       Image: c.SANDBOX_IMAGE,
-      Cmd: [...RUNTIMES[runtime].cmd(`/sandbox/${RUNTIMES[runtime].file}`)],
+      Cmd: ['/bin/sh', '-c', LAUNCHER, 'drael-run', ...RUNTIMES[runtime].cmd(`/sandbox/${RUNTIMES[runtime].file}`)],
       // Nothing of the service's environment: no secret can leak into a run.
       Env: [PATH_ENV, 'LANG=C.UTF-8', 'HOME=/tmp', 'PYTHONDONTWRITEBYTECODE=1', 'TMPDIR=/tmp'],
       WorkingDir: '/work',
       User: '65534:65534',
       Hostname: 'sandbox',
       Tty: false,
-      OpenStdin: false,
-      AttachStdin: false,
+      OpenStdin: true,
+      StdinOnce: false,
+      AttachStdin: true,
       AttachStdout: true,
       AttachStderr: true,
       // Without a network, skipping Docker's network setup entirely also skips the libnetwork
@@ -315,14 +448,13 @@ export class DockerContainerRuntime implements ContainerRuntime {
     let timer: NodeJS.Timeout | undefined;
     const kill = () => container.kill({ signal: 'SIGKILL' }).catch(() => undefined);
     const onAbort = () => void kill();
-    const startBegan = performance.now();
-    try {
-      await container.start();
-    } catch (err) {
-      throw new StartFailed(err);
-    }
+    if (p.exited || p.stream.destroyed) throw new StartFailed(new Error('the prepared container ended before its run'));
     const startedAt = performance.now();
-    recordContainerStart(spec.runtime, startedAt - startBegan);
+    try {
+      await new Promise<void>((resolve, reject) => p.stream.write('\n', (err) => (err ? reject(new StartFailed(err)) : resolve())));
+    } catch (err) {
+      throw err instanceof StartFailed ? err : new StartFailed(err);
+    }
     try {
       timer = setTimeout(() => {
         timedOut = true;
@@ -335,7 +467,9 @@ export class DockerContainerRuntime implements ContainerRuntime {
       const durationS = (performance.now() - startedAt) / 1000;
       clearTimeout(timer);
       await Promise.race([p.streamEnded, new Promise((r) => setTimeout(r, STREAM_DRAIN_MS))]);
-      const state = (await container.inspect()).State;
+      // Only a failed run needs the engine's record (OOM kill, its exit code); a clean exit 0 is
+      // what wait said, so the usual run spends no round trip on it.
+      const state = StatusCode === 0 ? { ExitCode: 0, OOMKilled: false } : (await container.inspect()).State;
       const cut = (c: OutputCapture) => ({ bytes: c.bytes.subarray(0, spec.maxStreamBytes), truncated: c.seen > spec.maxStreamBytes });
       const out = cut(stdout);
       const err = cut(stderr);
@@ -353,6 +487,12 @@ export class DockerContainerRuntime implements ContainerRuntime {
       signal?.removeEventListener('abort', onAbort);
     }
   }
+}
+
+/** Unmounts a fresh workspace's tmpfs slot and removes its directory. */
+async function unmountSlot(dir: string): Promise<void> {
+  await runHostCommand('umount', [dir]).catch(() => runHostCommand('umount', ['-l', dir]));
+  await rm(dir, { recursive: true, force: true });
 }
 
 /** The engine refused to start a created container. */

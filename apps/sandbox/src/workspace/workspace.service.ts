@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { access, mkdir, readdir, readFile, rename, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rename, rm, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { z } from 'zod';
@@ -46,6 +46,13 @@ interface Entry extends Chain {
   removeOnRelease?: boolean;
   // Deleted: the entry left the map; a user that was already waiting on it must not recreate it.
   gone?: boolean;
+  // A request's workspace made from a fresh tmpfs (issue 20), not an ext4 volume: never unmounted
+  // while it exists (its files live only in it); its `.img` is an empty marker.
+  tmpfs?: boolean;
+  // Where that tmpfs is mounted: the prepared slot it came with, kept there for its whole life
+  // (moving it would put two host commands before the request's next run). The entry stays in
+  // the map while the tmpfs is mounted, so this is where every user of the workspace finds it.
+  slot?: string;
 }
 
 // A volume stays mounted this long after its last user, so a run followed by file calls (the
@@ -104,6 +111,9 @@ export class WorkspaceService implements OnApplicationShutdown {
   private readonly tenantCreates = new Map<string, Chain>();
   private sweeper?: NodeJS.Timeout;
   private hooks?: WorkspaceHooks;
+  // Called with a workspace's directory before it is unmounted (the runtime's prepared
+  // containers on it go first, so that no container holds a volume mounted nowhere else).
+  private beforeUnmount: (dir: string) => Promise<void> = () => Promise.resolve();
 
   constructor(@Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig) {
     this.root = join(config.SANDBOX_STATE_DIR, 'sessions');
@@ -186,11 +196,26 @@ export class WorkspaceService implements OnApplicationShutdown {
     });
   }
 
-  /** Unmounts volumes a previous process left mounted. */
+  onBeforeUnmount(fn: (dir: string) => Promise<void>): void {
+    this.beforeUnmount = fn;
+  }
+
+  /**
+   * Unmounts volumes a previous process left mounted. A request workspace that was a tmpfs died
+   * with that process: its empty marker goes too (the workspace no longer exists).
+   */
   async recover(): Promise<void> {
     for (const root of [this.root, this.requestsRoot]) {
       await mkdir(root, { recursive: true, mode: 0o700 });
       for (const mountPoint of await mountsUnder(root)) await unmountVolume(mountPoint);
+    }
+    for (const tenantDir of await readdir(this.requestsRoot).catch(() => [] as string[])) {
+      const dir = join(this.requestsRoot, tenantDir);
+      for (const name of await readdir(dir).catch(() => [] as string[])) {
+        if (!name.endsWith('.img')) continue;
+        const image = join(dir, name);
+        if ((await stat(image).catch(() => undefined))?.size === 0) await unlink(image).catch(() => undefined);
+      }
     }
   }
 
@@ -199,7 +224,10 @@ export class WorkspaceService implements OnApplicationShutdown {
    * acquire and release marks the volume used (its image's mtime), which is what the idle sweep
    * reads: a session only read from is as alive as one written to.
    */
-  async acquire(ref: WorkspaceRef, options: { create: boolean }): Promise<SessionWorkspace | undefined> {
+  async acquire(
+    ref: WorkspaceRef,
+    options: { create: boolean; fresh?: () => Promise<string | undefined> },
+  ): Promise<SessionWorkspace | undefined> {
     assertSessionId(ref.session);
     const { dir, image, mountPoint, record } = this.locate(ref);
     let e!: Entry;
@@ -215,6 +243,15 @@ export class WorkspaceService implements OnApplicationShutdown {
         );
         if (!exists) {
           if (!options.create) return false;
+          // A request's workspace from a prepared tmpfs: nothing to format or mount on the way.
+          const slot = ref.scope === 'request' && options.fresh ? await options.fresh() : undefined;
+          if (slot) {
+            await mkdir(dir, { recursive: true, mode: 0o700 });
+            await writeFile(image, '', { mode: 0o600, flag: 'wx' });
+            Object.assign(e, { mounted: true, tmpfs: true, slot });
+            e.refs += 1;
+            return true;
+          }
           if (ref.scope === 'request') await this.createVolumeIn(dir, image);
           else await this.createSessionVolume(dir, image, record, ref);
         }
@@ -230,9 +267,10 @@ export class WorkspaceService implements OnApplicationShutdown {
     });
     if (!mounted) return undefined;
     let released = false;
+    const path = e.slot ?? mountPoint;
     return {
-      path: mountPoint,
-      usage: () => volumeUsage(mountPoint),
+      path,
+      usage: () => volumeUsage(path),
       release: async () => {
         if (released) return;
         released = true;
@@ -244,12 +282,20 @@ export class WorkspaceService implements OnApplicationShutdown {
             if (ref.scope !== 'request') await recordUsage(record, mountPoint).catch(() => undefined);
             // Idle time counts from the end of the last use, not its start (a run can be long).
             await markUsed(image).catch(() => undefined);
-            e.idle = setTimeout(() => void this.unmountIdle(e, mountPoint), IDLE_UNMOUNT_MS);
-            e.idle.unref();
+            if (!e.tmpfs) {
+              e.idle = setTimeout(() => void this.unmountIdle(e, mountPoint), IDLE_UNMOUNT_MS);
+              e.idle.unref();
+            }
           }
         });
       },
     };
+  }
+
+  private async unmountSlot(slot: string): Promise<void> {
+    await this.beforeUnmount(slot).catch(() => undefined);
+    await unmountVolume(slot);
+    await rm(slot, { recursive: true, force: true }).catch(() => undefined);
   }
 
   private async createVolumeIn(dir: string, image: string): Promise<void> {
@@ -332,7 +378,13 @@ export class WorkspaceService implements OnApplicationShutdown {
   private async removeNow(e: Entry, mountPoint: string, image: string, key: string | undefined): Promise<boolean> {
     clearTimeout(e.idle);
     e.idle = undefined;
+    if (e.slot) {
+      await this.unmountSlot(e.slot);
+      e.slot = undefined;
+      e.mounted = false;
+    }
     if (e.mounted) {
+      await this.beforeUnmount(mountPoint).catch(() => undefined);
       await unmountVolume(mountPoint);
       e.mounted = false;
     }
@@ -386,7 +438,9 @@ export class WorkspaceService implements OnApplicationShutdown {
 
   private async unmountIdle(e: Entry, mountPoint: string): Promise<void> {
     await this.serialize(e, async () => {
-      if (e.refs > 0 || !e.mounted) return;
+      // A tmpfs workspace's files live only in it: it stays until deleted or swept.
+      if (e.refs > 0 || !e.mounted || e.tmpfs) return;
+      await this.beforeUnmount(mountPoint).catch(() => undefined);
       await unmountVolume(mountPoint);
       e.mounted = false;
     });

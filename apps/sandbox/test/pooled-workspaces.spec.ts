@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxCatalog } from '@drael/contracts';
+import { b64, containersOf, startSandbox, unb64, type Sandbox } from './sandbox-harness.js';
+
+/*
+ * Issue 20: a request's workspace comes ready-made (a prepared tmpfs slot with a container already
+ * started on it), and every workspace's next run finds a container prepared on it. The pooling
+ * must not change what a run sees: a request's files carry from one of its runs to the next, and
+ * never reach another request, a session, or a session-less run.
+ */
+const QUOTA_MB = 16;
+let sbx: Sandbox;
+beforeAll(async () => {
+  sbx = await startSandbox({ SANDBOX_SESSION_QUOTA_MB: String(QUOTA_MB), SANDBOX_WARM_POOL: '1' });
+});
+afterAll(async () => {
+  await sbx?.stop();
+});
+
+const req = (session: string) => ({ tenant: 'acme', session, scope: 'request' as const });
+
+describe('pooled request workspaces', () => {
+  it("files written in one run of a request are there for its next runs, and never in another request's", async () => {
+    // From the pool: its workspace is the prepared slot's tmpfs (a cold one would be ext4).
+    const first = await sbx.run({ ...req('req_pool_a'), runtime: 'bash', code: 'ls -A; echo from-a > a.txt; stat -f -c %T .' });
+    expect(first).toMatchObject({ ok: true, stdout: 'tmpfs\n' });
+    // Another fresh request, served from the same pool: an empty workspace of its own.
+    const other = await sbx.run({ ...req('req_pool_b'), runtime: 'python', code: 'import os; print(sorted(os.listdir(".")))\nopen("b.txt","w").write("from-b")' });
+    expect(other).toMatchObject({ ok: true, stdout: '[]\n' });
+    // The next runs of the first request (python, then bash again) see its file, and only it.
+    const second = await sbx.run({ ...req('req_pool_a'), runtime: 'python', code: 'import os; print(sorted(os.listdir(".")), open("a.txt").read().strip())' });
+    expect(second).toMatchObject({ ok: true, stdout: "['a.txt'] from-a\n" });
+    const third = await sbx.run({ ...req('req_pool_a'), runtime: 'bash', code: 'echo more >> a.txt; ls -A; cat a.txt' });
+    expect(third).toMatchObject({ ok: true, stdout: 'a.txt\nfrom-a\nmore\n' });
+    // The file API sees the same workspace the runs did.
+    expect(unb64((await sbx.call(sandboxCatalog.filesRead, { ...req('req_pool_a'), path: 'a.txt' })).content_base64)).toBe('from-a\nmore\n');
+    expect((await sbx.call(sandboxCatalog.filesList, req('req_pool_b'))).files.map((f) => f.path)).toEqual(['b.txt']);
+    // Neither a session-less run nor a session of the same tenant sees a request's files.
+    expect(await sbx.run({ tenant: 'acme', runtime: 'bash', code: 'ls -A' })).toMatchObject({ ok: true, stdout: '' });
+    expect(await sbx.run({ tenant: 'acme', session: 'req_pool_a', runtime: 'bash', code: 'ls -A' })).toMatchObject({ ok: true, stdout: '' });
+  });
+
+  it('a file written through the API before the first run is there for that run', async () => {
+    await sbx.call(sandboxCatalog.filesWrite, { ...req('req_pool_seeded'), path: 'in.txt', content_base64: b64('seed') });
+    expect(await sbx.run({ ...req('req_pool_seeded'), runtime: 'bash', code: 'cat in.txt' })).toMatchObject({ ok: true, stdout: 'seed' });
+  });
+
+  it("a request's workspace from the pool is bounded by the quota", async () => {
+    const r = await sbx.run({ ...req('req_pool_quota'), runtime: 'bash', code: `dd if=/dev/zero of=big bs=1M count=${QUOTA_MB * 2} 2>/dev/null; echo $?; stat -c %s big` });
+    const [code, size] = r.stdout.trim().split('\n');
+    expect(code).not.toBe('0');
+    expect(Number(size)).toBeLessThanOrEqual(QUOTA_MB * 1024 * 1024);
+  });
+
+  it('deleted, a request workspace is gone: the same request id starts empty, and no container stays prepared on it', async () => {
+    const ws = req('req_pool_del');
+    expect(await sbx.run({ ...ws, runtime: 'bash', code: 'echo x > f.txt' })).toMatchObject({ ok: true });
+    expect(await sbx.run({ ...ws, runtime: 'bash', code: 'cat f.txt' })).toMatchObject({ ok: true, stdout: 'x\n' });
+    expect(await sbx.call(sandboxCatalog.workspaceDelete, ws)).toEqual({ deleted: true });
+    expect(await sbx.run({ ...ws, runtime: 'bash', code: 'ls -A' })).toMatchObject({ ok: true, stdout: '' });
+    expect(await sbx.call(sandboxCatalog.workspaceDelete, ws)).toEqual({ deleted: true });
+    // What is left are the pools' containers (session-less and fresh, per runtime) and those of
+    // live workspaces, never one per run.
+    expect((await containersOf(sbx.instance, 'running')).length).toBeLessThanOrEqual(3 * 2 + 16);
+  });
+});

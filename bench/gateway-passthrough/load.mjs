@@ -1,0 +1,111 @@
+#!/usr/bin/env node
+// What users run, under an external load generator: autocannon in its own process drives
+// (a) a naive Node pipe proxy, (b) the gateway in proxy mode (x-drael-server-tools: 0), and
+// (c) the gateway in catalogue mode (no client tools: the turn loop, Drael's catalogue offered,
+// the model answers with text at once), all in front of one upstream process that streams each
+// token as its own write. Per target, mode (non-streaming, streaming) and answer length (20, 200
+// tokens): whole-process CPU per request of the target and of the upstream, in rounds that take
+// turns; the medians of the rounds and the ratio to the naive proxy of the same run.
+// Usage: node bench/gateway-passthrough/load.mjs [--amount 5000] [--connections 10] [--rounds 3]
+//        [--warmup 1000] [--tokens 20,200] [--targets naive,proxy,catalogue]
+import { fork } from 'node:child_process';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cpuSeconds, loadAverage, median } from '../lib/proc-cpu.mjs';
+import { startLoadGenerator } from '../lib/load-client.mjs';
+import { startGatewayStack } from '../lib/gateway-stack.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const opt = (name, def) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : def;
+};
+const AMOUNT = Number(opt('amount', 5000));
+const CONNECTIONS = Number(opt('connections', 10));
+const ROUNDS = Number(opt('rounds', 3));
+const WARMUP = Number(opt('warmup', 1000));
+const TOKENS = opt('tokens', '20,200').split(',').map(Number);
+const TARGETS = opt('targets', 'naive,proxy,catalogue').split(',');
+
+const children = [];
+process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
+const forkReady = async (file, args) => {
+  const c = fork(resolve(here, file), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.push(c);
+  return { child: c, msg: await new Promise((r) => c.once('message', r)) };
+};
+
+const upstream = await forkReady('../lib/token-upstream.mjs', []);
+const upstreamPort = upstream.msg.port;
+const { freePort } = await import(resolve(here, '../../packages/test-support/dist/index.js'));
+const naivePort = await freePort();
+const naive = await forkReady('naive-proxy.mjs', [String(naivePort), String(upstreamPort)]);
+const models = Object.fromEntries(TOKENS.map((n) => [`t${n}`, `http://127.0.0.1:${upstreamPort}/v1`]));
+const gateway = await startGatewayStack({ models, gatewayDir: process.env.GATEWAY_DIR, nodeArgs: (process.env.GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean) });
+const gen = await startLoadGenerator();
+
+const MESSAGES = [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Count, one token at a time.' }];
+const bodyOf = (n, stream) => JSON.stringify({ model: `t${n}`, messages: MESSAGES, stream, ...(stream ? { stream_options: { include_usage: true } } : {}), max_tokens: 512, temperature: 0 });
+const targetDefs = {
+  naive: { name: 'naive proxy', url: `http://127.0.0.1:${naivePort}/v1/chat/completions`, pid: naive.child.pid, headers: { 'content-type': 'application/json' } },
+  proxy: { name: 'gateway proxy mode', url: `${gateway.url}/v1/chat/completions`, pid: gateway.pid, headers: { ...gateway.headers, 'x-drael-server-tools': '0' } },
+  catalogue: { name: 'gateway catalogue', url: `${gateway.url}/v1/chat/completions`, pid: gateway.pid, headers: gateway.headers },
+};
+const targets = TARGETS.map((t) => targetDefs[t]);
+
+// Every target must give the answer the model gave before its CPU means anything.
+for (const n of TOKENS) {
+  const want = Array.from({ length: n }, (_, i) => `tok${i} `).join('');
+  for (const t of targets) {
+    for (const stream of [false, true]) {
+      const r = await fetch(t.url, { method: 'POST', headers: t.headers, body: bodyOf(n, stream) });
+      const text = await r.text();
+      const got = stream
+        ? text.split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)).choices?.[0]?.delta?.content ?? '').join('')
+        : JSON.parse(text).choices?.[0]?.message?.content;
+      if (r.status !== 200 || got !== want) throw new Error(`${t.name} t${n} stream=${stream}: ${r.status} ${text.slice(0, 300)}`);
+    }
+  }
+}
+
+const load0 = loadAverage();
+console.log(`gateway-passthrough/load: autocannon ${CONNECTIONS} connections, ${AMOUNT} requests × ${ROUNDS} rounds per row after ${WARMUP} warm-up; node ${process.version}; ${new Date().toISOString()}; load average ${load0}`);
+const rows = [];
+for (const n of TOKENS) {
+  for (const stream of [false, true]) {
+    const body = bodyOf(n, stream);
+    const acc = new Map(targets.map((t) => [t.name, { cpu: [], up: [], rps: [], p50: [] }]));
+    for (const t of targets) await gen.run({ url: t.url, headers: t.headers, body, amount: WARMUP, connections: CONNECTIONS });
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const t of targets) {
+        const c0 = cpuSeconds(t.pid);
+        const u0 = cpuSeconds(upstream.child.pid);
+        const r = await gen.run({ url: t.url, headers: t.headers, body, amount: AMOUNT, connections: CONNECTIONS });
+        const a = acc.get(t.name);
+        a.cpu.push(((cpuSeconds(t.pid) - c0) / r.requests) * 1e6);
+        a.up.push(((cpuSeconds(upstream.child.pid) - u0) / r.requests) * 1e6);
+        a.rps.push(r.rps);
+        a.p50.push(r.p50Ms);
+      }
+    }
+    for (const t of targets) {
+      const a = acc.get(t.name);
+      rows.push({ tokens: n, mode: stream ? 'streaming' : 'non-streaming', target: t.name, cpu: median(a.cpu), cpus: a.cpu, up: median(a.up), rps: median(a.rps), p50: median(a.p50) });
+    }
+    console.log(`  done ${n} tokens ${stream ? 'streaming' : 'non-streaming'} (load ${loadAverage()})`);
+  }
+}
+console.log(`\nload average at start ${load0}, at end ${loadAverage()}`);
+console.log('tokens  mode           target               CPU µs/req (median; rounds)         ratio  upstream µs/req  req/s  p50 ms');
+for (const r of rows) {
+  const naiveRow = rows.find((x) => x.tokens === r.tokens && x.mode === r.mode && x.target === 'naive proxy');
+  const ratio = naiveRow ? (r.cpu / naiveRow.cpu).toFixed(2) + 'x' : '-';
+  console.log(
+    `${String(r.tokens).padEnd(7)} ${r.mode.padEnd(14)} ${r.target.padEnd(20)} ${r.cpu.toFixed(1).padStart(7)} (${r.cpus.map((x) => x.toFixed(0)).join(', ')})`.padEnd(86) +
+      `${ratio.padStart(6)} ${r.up.toFixed(1).padStart(16)} ${r.rps.toFixed(0).padStart(6)} ${String(r.p50).padStart(7)}`,
+  );
+}
+gen.close();
+await gateway.stop();
+for (const c of children) c.kill('SIGTERM');
+process.exit(0);

@@ -1,0 +1,32 @@
+// The load generator, in a process of its own so that its CPU is nobody's under test:
+// autocannon (pinned in bench/package.json) driven over IPC. Each message
+// { id, url, method, headers, body, amount, connections } runs one load and answers
+// { id, requests, non2xx, errors, timeouts, durationS, rps, p50Ms, p99Ms }.
+import autocannon from 'autocannon';
+
+process.on('message', async (m) => {
+  const started = process.hrtime.bigint();
+  const result = await autocannon({
+    url: m.url,
+    method: m.method ?? 'POST',
+    headers: m.headers,
+    body: m.body,
+    amount: m.amount,
+    connections: m.connections,
+    pipelining: 1,
+    timeout: 30,
+  });
+  const durationS = Number(process.hrtime.bigint() - started) / 1e9;
+  process.send({
+    id: m.id,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    durationS,
+    rps: result.requests.total / durationS,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+  });
+});
+process.send({ ready: true });

@@ -1,0 +1,22 @@
+// Whole-process CPU time of another process, every thread (main, libuv pool, V8 helpers), in
+// seconds: /proc/<pid>/task/<tid>/schedstat counts nanoseconds, where /proc/<pid>/stat counts
+// 10 ms ticks (several % of a short round).
+import { readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+
+export function cpuSeconds(pid) {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {} // the thread ended between the listing and the read
+  }
+  return ns / 1e9;
+}
+
+export const loadAverage = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+
+export const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};

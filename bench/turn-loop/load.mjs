@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+// The tool round under an external load generator: autocannon in its own process drives the
+// built gateway in catalogue mode with (a) a model that answers with text at once and (b) a model
+// that first calls web_search (answered at once over NATS by this process) and then answers the
+// same text; beside them (c) a naive Node pipe proxy in front of the same upstream. The upstream
+// (its own process) writes each token on its own. Whole-process CPU per request of the gateway
+// and of the proxy, medians of rounds that take turns: the tool round's CPU is (b) − (a).
+// Usage: node bench/turn-loop/load.mjs [--amount 3000] [--connections 10] [--rounds 3] [--warmup 500] [--tokens 20]
+import { fork } from 'node:child_process';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cpuSeconds, loadAverage, median } from '../lib/proc-cpu.mjs';
+import { startLoadGenerator } from '../lib/load-client.mjs';
+import { startGatewayStack } from '../lib/gateway-stack.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const opt = (name, def) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : def;
+};
+const AMOUNT = Number(opt('amount', 3000));
+const CONNECTIONS = Number(opt('connections', 10));
+const ROUNDS = Number(opt('rounds', 3));
+const WARMUP = Number(opt('warmup', 500));
+const N = Number(opt('tokens', 20));
+
+const children = [];
+process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
+const forkReady = async (file, args) => {
+  const c = fork(resolve(here, file), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.push(c);
+  return { child: c, msg: await new Promise((r) => c.once('message', r)) };
+};
+const upstream = await forkReady('../lib/token-upstream.mjs', []);
+const base = `http://127.0.0.1:${upstream.msg.port}/v1`;
+const { freePort } = await import(resolve(here, '../../packages/test-support/dist/index.js'));
+const naivePort = await freePort();
+const naive = await forkReady('../gateway-passthrough/naive-proxy.mjs', [String(naivePort), String(upstream.msg.port)]);
+const gateway = await startGatewayStack({ models: { [`t${N}`]: base, [`tool-t${N}`]: base }, gatewayDir: process.env.GATEWAY_DIR });
+const gen = await startLoadGenerator();
+
+const want = Array.from({ length: N }, (_, i) => `tok${i} `).join('');
+const rows = [];
+for (const stream of [false, true]) {
+  const body = (model) => JSON.stringify({ model, messages: [{ role: 'user', content: 'q' }], stream, ...(stream ? { stream_options: { include_usage: true } } : {}) });
+  const targets = [
+    { name: 'naive proxy (text)', url: `http://127.0.0.1:${naivePort}/v1/chat/completions`, pid: naive.child.pid, headers: { 'content-type': 'application/json' }, body: body(`t${N}`) },
+    { name: 'catalogue, text only', url: `${gateway.url}/v1/chat/completions`, pid: gateway.pid, headers: gateway.headers, body: body(`t${N}`) },
+    { name: 'catalogue, 1 tool round', url: `${gateway.url}/v1/chat/completions`, pid: gateway.pid, headers: gateway.headers, body: body(`tool-t${N}`) },
+  ];
+  for (const t of targets) {
+    const r = await fetch(t.url, { method: 'POST', headers: t.headers, body: t.body });
+    const text = await r.text();
+    if (r.status !== 200 || !text.replaceAll('\\n', '').includes(stream ? 'tok0 ' : want)) throw new Error(`${t.name}: ${r.status} ${text.slice(0, 300)}`);
+    await gen.run({ url: t.url, headers: t.headers, body: t.body, amount: WARMUP, connections: CONNECTIONS });
+  }
+  const acc = new Map(targets.map((t) => [t.name, { cpu: [], p50: [] }]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const t of targets) {
+      const c0 = cpuSeconds(t.pid);
+      const r = await gen.run({ url: t.url, headers: t.headers, body: t.body, amount: AMOUNT, connections: CONNECTIONS });
+      acc.get(t.name).cpu.push(((cpuSeconds(t.pid) - c0) / r.requests) * 1e6);
+      acc.get(t.name).p50.push(r.p50Ms);
+    }
+  }
+  for (const t of targets) rows.push({ mode: stream ? 'streaming' : 'non-streaming', target: t.name, cpu: median(acc.get(t.name).cpu), cpus: acc.get(t.name).cpu, p50: median(acc.get(t.name).p50) });
+}
+console.log(`turn-loop/load: autocannon ${CONNECTIONS} connections, ${AMOUNT} requests × ${ROUNDS} rounds after ${WARMUP} warm-up, ${N}-token answers; node ${process.version}; ${new Date().toISOString()}; load average now ${loadAverage()}`);
+console.log('mode           target                     CPU µs/req (median; rounds)          p50 ms');
+for (const r of rows) console.log(`${r.mode.padEnd(14)} ${r.target.padEnd(26)} ${r.cpu.toFixed(1).padStart(7)} (${r.cpus.map((x) => x.toFixed(0)).join(', ')})`.padEnd(86) + String(r.p50).padStart(6));
+for (const mode of ['non-streaming', 'streaming']) {
+  const by = (n) => rows.find((r) => r.mode === mode && r.target === n);
+  const round = by('catalogue, 1 tool round').cpu - by('catalogue, text only').cpu;
+  console.log(`${mode}: the tool round costs the gateway ${(round / 1000).toFixed(3)} ms CPU (target <= 1 ms); catalogue text-only = ${(by('catalogue, text only').cpu / by('naive proxy (text)').cpu).toFixed(2)}x the naive proxy`);
+}
+gen.close();
+await gateway.stop();
+for (const c of children) c.kill('SIGTERM');
+process.exit(0);
