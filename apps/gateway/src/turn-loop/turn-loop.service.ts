@@ -64,12 +64,6 @@ interface ChatResult {
   finishReason: string;
 }
 
-/** What a loop carries from one turn to the next: the conversation, and the text answered so far. */
-interface LoopState {
-  readonly messages: Message[];
-  content: string;
-}
-
 class CostCeilingReached extends Error {}
 
 /**

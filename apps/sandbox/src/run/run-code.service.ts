@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { MAX_STREAM_BYTES, type SandboxRunReply, type SandboxRunRequest } from '@drael/contracts';
-import { RpcError } from '@drael/nats-rpc';
 import { inSpan } from '@drael/tracing';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { CONTAINER_RUNTIME, type ContainerRuntime, type WorkspaceMount } from '../runtime/container-runtime.js';
