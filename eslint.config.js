@@ -23,12 +23,15 @@ export default tseslint.config(
   ...APPS.map((app) => ({
     files: [`apps/${app}/**/*.ts`],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          { group: APPS.filter((a) => a !== app).flatMap((a) => [`@drael/${a}`, `@drael/${a}/*`]), message: 'Apps talk only through packages/contracts over NATS.' },
-          { regex: `^(\\.\\./)+(apps/)?(${APPS.filter((a) => a !== app).join('|')})(/|$)`, message: 'Apps talk only through packages/contracts over NATS.' },
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: APPS.filter((a) => a !== app).flatMap((a) => [`@drael/${a}`, `@drael/${a}/*`]), message: 'Apps talk only through packages/contracts over NATS.' },
+            { regex: `^(\\.\\./)+(apps/)?(${APPS.filter((a) => a !== app).join('|')})(/|$)`, message: 'Apps talk only through packages/contracts over NATS.' },
+          ],
+        },
+      ],
     },
   })),
   {

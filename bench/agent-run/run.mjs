@@ -50,7 +50,10 @@ const model = http.createServer((req, res) => {
   req.resume();
   req.on('end', () => {
     const body = JSON.stringify({
-      id: 'chatcmpl-bench', object: 'chat.completion', created: 0, model: 'bench',
+      id: 'chatcmpl-bench',
+      object: 'chat.completion',
+      created: 0,
+      model: 'bench',
       choices: [{ index: 0, message: { role: 'assistant', content: 'done' }, finish_reason: 'stop' }],
       usage: { prompt_tokens: 20, completion_tokens: 2, total_tokens: 22 },
     });
@@ -99,17 +102,29 @@ try {
   );
   stops.push(() => billing.stop('SIGKILL'));
   const gateway = await startGatewayProcess(
-    { NATS_URL, DRAEL_NATS_PREFIX: prefix, LOG_LEVEL: 'error', DRAEL_MODELS: JSON.stringify({ bench: { base_url: modelUrl, model: 'bench' } }), DRAEL_BACKEND_SERVICES: 'agent-run' },
+    {
+      NATS_URL,
+      DRAEL_NATS_PREFIX: prefix,
+      LOG_LEVEL: 'error',
+      DRAEL_MODELS: JSON.stringify({ bench: { base_url: modelUrl, model: 'bench' } }),
+      DRAEL_BACKEND_SERVICES: 'agent-run',
+    },
     { billing: false, readyTimeoutMs: 60_000 },
   );
   stops.push(() => gateway.stop('SIGKILL'));
   const worker = await startServiceProcess(
     'agent-run',
     {
-      NATS_URL, DRAEL_NATS_PREFIX: prefix, LOG_LEVEL: 'error', DATABASE_URL: dbUrl, DATABASE_POOL_SIZE: '12',
-      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', AGENT_RUN_QUEUE_PREFIX: `drael-bench:${prefix}`,
+      NATS_URL,
+      DRAEL_NATS_PREFIX: prefix,
+      LOG_LEVEL: 'error',
+      DATABASE_URL: dbUrl,
+      DATABASE_POOL_SIZE: '12',
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      AGENT_RUN_QUEUE_PREFIX: `drael-bench:${prefix}`,
       AGENT_RUN_CONCURRENCY: String(CONCURRENCY),
-      AGENT_RUN_DATA_KEYS: `k1:${randomBytes(32).toString('base64')}`, AGENT_RUN_DATA_KEY_ACTIVE: 'k1',
+      AGENT_RUN_DATA_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+      AGENT_RUN_DATA_KEY_ACTIVE: 'k1',
     },
     { readyTimeoutMs: 60_000 },
   );
@@ -121,7 +136,11 @@ try {
   const { account_id: ACCOUNT } = await rpc.request(billingCatalog.createAccount, { name: 'bench', plan: 'free' }, opts);
   await rpc.request(billingCatalog.creditWallet, { account_id: ACCOUNT, amount_micros: 1_000_000_000 }, opts);
   await rpc.request(billingCatalog.setAgentLimits, { account_id: ACCOUNT, agent_steps_per_minute: 1_000_000 }, opts);
-  const agent = await rpc.request(agentRunCatalog.createAgent, { account_id: ACCOUNT, tool_level: 'l3_shell', agent: { model: 'bench', instructions: 'bench', tools: [], limits: { step_limit: 2, budget_usd: 1 } } }, opts);
+  const agent = await rpc.request(
+    agentRunCatalog.createAgent,
+    { account_id: ACCOUNT, tool_level: 'l3_shell', agent: { model: 'bench', instructions: 'bench', tools: [], limits: { step_limit: 2, budget_usd: 1 } } },
+    opts,
+  );
   const waitDone = async (id) => {
     for (;;) {
       const { done } = await rpc.request(agentRunCatalog.runEvents, { account_id: ACCOUNT, run_id: id, after: 0, wait_ms: 5_000 }, opts);
@@ -131,7 +150,8 @@ try {
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
   // Warm-up: first queries compile, connections open.
-  for (let i = 0; i < 3; i++) await waitDone((await rpc.request(agentRunCatalog.createRun, { account_id: ACCOUNT, agent_id: agent.id, tool_level: 'l3_shell', task: 'warm' }, opts)).id);
+  for (let i = 0; i < 3; i++)
+    await waitDone((await rpc.request(agentRunCatalog.createRun, { account_id: ACCOUNT, agent_id: agent.id, tool_level: 'l3_shell', task: 'warm' }, opts)).id);
 
   const toFirstCall = [];
   for (let i = 0; i < LATENCY_RUNS; i++) {
@@ -155,10 +175,20 @@ try {
   let previous = null;
   for (let i = 0; i < LATENCY_RUNS; i++) {
     const t0 = performance.now();
-    const h = await rpc.request(billingCatalog.reserveSpend, { account_id: ACCOUNT, run_id: 'run_bench_hop', kind: 'inference.chat', amount_micros: 1_000, idempotency_key: `hop-${i}` }, opts);
+    const h = await rpc.request(
+      billingCatalog.reserveSpend,
+      { account_id: ACCOUNT, run_id: 'run_bench_hop', kind: 'inference.chat', amount_micros: 1_000, idempotency_key: `hop-${i}` },
+      opts,
+    );
     const { receipt } = await rpc.request(
       billingCatalog.settleSpend,
-      { account_id: ACCOUNT, hold_id: h.hold_id, kind: 'inference.chat', amount_micros: 90, receipt: { usage: { prompt_tokens: 20 }, input_fingerprint: fp, output_fingerprint: fp, run: { id: 'run_bench_hop', sequence: i, previous_receipt_hash: previous } } },
+      {
+        account_id: ACCOUNT,
+        hold_id: h.hold_id,
+        kind: 'inference.chat',
+        amount_micros: 90,
+        receipt: { usage: { prompt_tokens: 20 }, input_fingerprint: fp, output_fingerprint: fp, run: { id: 'run_bench_hop', sequence: i, previous_receipt_hash: previous } },
+      },
       opts,
     );
     previous = receipt.hash;
@@ -170,7 +200,9 @@ try {
   const procs = { 'agent-run': worker, billing, gateway };
   const cpu0 = Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, cpuMs(p.child.pid)]));
   const ids = await Promise.all(
-    Array.from({ length: THROUGHPUT_RUNS }, (_, i) => rpc.request(agentRunCatalog.createRun, { account_id: ACCOUNT, agent_id: agent.id, tool_level: 'l3_shell', task: `throughput ${i}` }, opts).then((r) => r.id)),
+    Array.from({ length: THROUGHPUT_RUNS }, (_, i) =>
+      rpc.request(agentRunCatalog.createRun, { account_id: ACCOUNT, agent_id: agent.id, tool_level: 'l3_shell', task: `throughput ${i}` }, opts).then((r) => r.id),
+    ),
   );
   const deadline = Date.now() + 300_000;
   for (;;) {
@@ -184,14 +216,27 @@ try {
     [ids],
   );
   const seconds = rows[0].s;
-  const failed = await pool.query(`SELECT status::text, error_code, min(error_message) AS message, count(*)::int AS n FROM runs WHERE id = ANY($1) AND status <> 'succeeded' GROUP BY 1, 2`, [ids]);
+  const failed = await pool.query(
+    `SELECT status::text, error_code, min(error_message) AS message, count(*)::int AS n FROM runs WHERE id = ANY($1) AND status <> 'succeeded' GROUP BY 1, 2`,
+    [ids],
+  );
   for (const f of failed.rows) console.log(`not succeeded: ${f.n} ${f.status} (${f.error_code}: ${f.message})`);
-  const cpuPerRun = Object.entries(procs).map(([k, p]) => `${k} ${((cpuMs(p.child.pid) - cpu0[k]) / THROUGHPUT_RUNS).toFixed(2)}`).join(', ');
+  const cpuPerRun = Object.entries(procs)
+    .map(([k, p]) => `${k} ${((cpuMs(p.child.pid) - cpu0[k]) / THROUGHPUT_RUNS).toFixed(2)}`)
+    .join(', ');
   console.log(`agent-run bench (${new Date().toISOString()}, load average ${(await import('node:os')).loadavg()[0].toFixed(1)})`);
-  console.log(`run creation -> first model call, median of ${LATENCY_RUNS}: ${median(toFirstCall).toFixed(1)} ms (min ${Math.min(...toFirstCall).toFixed(1)}, max ${Math.max(...toFirstCall).toFixed(1)})`);
-  console.log(`direct gateway.inference.chat.v1 round trip, median of ${LATENCY_RUNS}: ${median(direct).toFixed(1)} ms; ratio run-start/direct-call: ${(median(toFirstCall) / median(direct)).toFixed(1)}x`);
-  console.log(`billing hop of one step (reserve + settle with the signed receipt), median of ${LATENCY_RUNS}: ${median(hop).toFixed(1)} ms = ${((100 * median(hop)) / median(toFirstCall)).toFixed(0)}% of the run start above; billing CPU ${hopCpu.toFixed(2)} ms per hop`);
-  console.log(`runs completed at worker concurrency ${CONCURRENCY}: ${THROUGHPUT_RUNS} in ${seconds.toFixed(2)} s = ${(THROUGHPUT_RUNS / seconds).toFixed(1)} runs/s (${rows[0].ok} succeeded); CPU ms per run: ${cpuPerRun}`);
+  console.log(
+    `run creation -> first model call, median of ${LATENCY_RUNS}: ${median(toFirstCall).toFixed(1)} ms (min ${Math.min(...toFirstCall).toFixed(1)}, max ${Math.max(...toFirstCall).toFixed(1)})`,
+  );
+  console.log(
+    `direct gateway.inference.chat.v1 round trip, median of ${LATENCY_RUNS}: ${median(direct).toFixed(1)} ms; ratio run-start/direct-call: ${(median(toFirstCall) / median(direct)).toFixed(1)}x`,
+  );
+  console.log(
+    `billing hop of one step (reserve + settle with the signed receipt), median of ${LATENCY_RUNS}: ${median(hop).toFixed(1)} ms = ${((100 * median(hop)) / median(toFirstCall)).toFixed(0)}% of the run start above; billing CPU ${hopCpu.toFixed(2)} ms per hop`,
+  );
+  console.log(
+    `runs completed at worker concurrency ${CONCURRENCY}: ${THROUGHPUT_RUNS} in ${seconds.toFixed(2)} s = ${(THROUGHPUT_RUNS / seconds).toFixed(1)} runs/s (${rows[0].ok} succeeded); CPU ms per run: ${cpuPerRun}`,
+  );
 } finally {
   await cleanup();
 }

@@ -174,7 +174,11 @@ try {
   const median = pct(rt, 50);
   const p99 = pct(rt, 99);
   const line = (t) => `${t.perS.toFixed(0)} (${t.ok} holds in ${t.elapsed.toFixed(2)} s, ${t.failed} failed; billing CPU ${cpu(t.serverCpuPerHold)}/hold)`;
-  console.log(`billing bench (${new Date().toISOString()}, loadavg ${loadavg().map((x) => x.toFixed(1)).join(' ')})`);
+  console.log(
+    `billing bench (${new Date().toISOString()}, loadavg ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')})`,
+  );
   console.log(`hold+settle via NATS   median ${ms(median)}  p99 ${ms(p99)}  (n=${rt.length})   target median <= 3 ms: ${median <= 3 ? 'met' : 'NOT met'}`);
   console.log(`  CPU per round trip: billing process ${cpu(serverCpuPerRt)}, this client ${cpu(clientCpuPerRt)}`);
   console.log(`hold+settle direct SQL median ${ms(pct(direct, 50))}  p99 ${ms(pct(direct, 99))}  (peer; NATS path / direct = ${(median / pct(direct, 50)).toFixed(2)}x)`);

@@ -94,7 +94,12 @@ async function main() {
         signal: AbortSignal.timeout(CLIENT_ABORT_MS),
       }),
     search: (gw) =>
-      fetch(`${gw.url}/v1/tools/search`, { method: 'POST', headers: auth, body: JSON.stringify({ query: `drael chaos ${Math.floor(Math.random() * 50)}` }), signal: AbortSignal.timeout(CLIENT_ABORT_MS) }),
+      fetch(`${gw.url}/v1/tools/search`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ query: `drael chaos ${Math.floor(Math.random() * 50)}` }),
+        signal: AbortSignal.timeout(CLIENT_ABORT_MS),
+      }),
     usage: (gw) => fetch(`${gw.url}/api/billing/usage`, { headers: auth, signal: AbortSignal.timeout(CLIENT_ABORT_MS) }),
   };
 

@@ -65,10 +65,15 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
     extractors.push(new HtmlExtractor(Object.fromEntries(off.map((r) => [r, false]))));
   }
   const results = scoreCorpus(extractors);
-  console.log(`load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}; each page's median of ${RUNS} runs${off.length ? `; rules off: ${off.join(', ')}` : ''}`);
+  console.log(
+    `load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}; each page's median of ${RUNS} runs${off.length ? `; rules off: ${off.join(', ')}` : ''}`,
+  );
   results.forEach((r, i) => {
     if (args.includes('--pages')) {
-      for (const [name, s] of [...r.rows].sort((a, b) => a[1].f1 - b[1].f1)) console.log(`  ${name.padEnd(40)} P ${s.precision.toFixed(3)}  R ${s.recall.toFixed(3)}  F1 ${s.f1.toFixed(3)}`);
+      for (const [name, s] of [...r.rows].sort((a, b) => a[1].f1 - b[1].f1))
+        console.log(`  ${name.padEnd(40)} P ${s.precision.toFixed(3)}  R ${s.recall.toFixed(3)}  F1 ${s.f1.toFixed(3)}`);
     }
     console.log(describeScore(r, modules[i].replace(/^.*\/apps\//, 'apps/')));
   });

@@ -33,8 +33,12 @@ const stats = (xs) => {
 const ms = (x) => `${x.toFixed(1)} ms`;
 
 const page = article100k();
-const pages = readdirSync(PAGES_DIR).filter((f) => f.endsWith('.html')).map((f) => f.slice(0, -5)).sort();
-const CHALLENGE = '<!doctype html><html><head><title>Just a moment...</title></head><body><p>Checking your browser.</p><script>document.cookie="clearance=ok; path=/"; setTimeout(() => location.reload(), 50);</script></body></html>';
+const pages = readdirSync(PAGES_DIR)
+  .filter((f) => f.endsWith('.html'))
+  .map((f) => f.slice(0, -5))
+  .sort();
+const CHALLENGE =
+  '<!doctype html><html><head><title>Just a moment...</title></head><body><p>Checking your browser.</p><script>document.cookie="clearance=ok; path=/"; setTimeout(() => location.reload(), 50);</script></body></html>';
 const server = createServer((req, res) => {
   if (req.url.startsWith('/article')) return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
   const name = req.url.replace(/^\/pages\//, '');
@@ -64,7 +68,12 @@ const runtime = new FetchRuntime(
 );
 
 try {
-  console.log(`page: ${(Buffer.byteLength(page) / 1024).toFixed(0)} KB article; load average ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  console.log(
+    `page: ${(Buffer.byteLength(page) / 1024).toFixed(0)} KB article; load average ${(await import('node:os'))
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
 
   // Extraction alone (no network): the floor under the HTTP path.
   const extractor = new HtmlExtractor();
@@ -121,16 +130,25 @@ try {
   // The extraction corpus: quality (4-token shingle P/R/F1, macro-averaged) beside speed per page.
   const [corpus] = scoreCorpus([extractor]);
 
-  const e = stats(ext), ec = stats(extCpu), h = stats(http), hc = stats(httpCpu), bw = stats(browserWarm), bf = stats(browserFresh);
+  const e = stats(ext),
+    ec = stats(extCpu),
+    h = stats(http),
+    hc = stats(httpCpu),
+    bw = stats(browserWarm),
+    bf = stats(browserFresh);
   console.log(`extraction only (linkedom+readability+turndown): median ${ms(e.median)}  p95 ${ms(e.p95)}  (n=${e.n})`);
   console.log(`extraction only, CPU time:                         median ${ms(ec.median)}  p95 ${ms(ec.p95)}`);
   console.log(`HTTP path (render=http):                          median ${ms(h.median)}  p95 ${ms(h.p95)}  (n=${h.n})  target <= 30 ms median`);
   console.log(`HTTP path, CPU time per fetch:                     median ${ms(hc.median)}  p95 ${ms(hc.p95)}  (includes the page server)`);
   console.log(`browser path, warm tenant context:                median ${ms(bw.median)}  p95 ${ms(bw.p95)}  (n=${bw.n})  target <= 400 ms median`);
   console.log(`browser path, fresh context (no tenant):          median ${ms(bf.median)}  p95 ${ms(bf.p95)}  (n=${bf.n})`);
-  console.log(`ratio browser warm / HTTP (median): ${(bw.median / h.median).toFixed(1)}x; HTTP / extraction only: ${(h.median / e.median).toFixed(2)}x wall, ${(hc.median / ec.median).toFixed(2)}x CPU`);
+  console.log(
+    `ratio browser warm / HTTP (median): ${(bw.median / h.median).toFixed(1)}x; HTTP / extraction only: ${(h.median / e.median).toFixed(2)}x wall, ${(hc.median / ec.median).toFixed(2)}x CPU`,
+  );
   console.log(describeScore(corpus, 'extraction corpus (test/fixtures/corpus)'));
-  console.log(`extraction F1 on ${f1.length} fixture pages (render=auto): mean ${meanF1.toFixed(3)}  min ${Math.min(...f1.map(([, v]) => v)).toFixed(3)} (${f1.sort((a, b) => a[1] - b[1])[0][0]})  target >= 0.95`);
+  console.log(
+    `extraction F1 on ${f1.length} fixture pages (render=auto): mean ${meanF1.toFixed(3)}  min ${Math.min(...f1.map(([, v]) => v)).toFixed(3)} (${f1.sort((a, b) => a[1] - b[1])[0][0]})  target >= 0.95`,
+  );
 } finally {
   await runtime.close();
   server.close();

@@ -44,8 +44,12 @@ const models = Object.fromEntries(TOKENS.map((n) => [`t${n}`, `http://127.0.0.1:
 const gateway = await startGatewayStack({ models, gatewayDir: process.env.GATEWAY_DIR, nodeArgs: (process.env.GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean) });
 const gen = await startLoadGenerator();
 
-const MESSAGES = [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Count, one token at a time.' }];
-const bodyOf = (n, stream) => JSON.stringify({ model: `t${n}`, messages: MESSAGES, stream, ...(stream ? { stream_options: { include_usage: true } } : {}), max_tokens: 512, temperature: 0 });
+const MESSAGES = [
+  { role: 'system', content: 'You are terse.' },
+  { role: 'user', content: 'Count, one token at a time.' },
+];
+const bodyOf = (n, stream) =>
+  JSON.stringify({ model: `t${n}`, messages: MESSAGES, stream, ...(stream ? { stream_options: { include_usage: true } } : {}), max_tokens: 512, temperature: 0 });
 const targetDefs = {
   naive: { name: 'naive proxy', url: `http://127.0.0.1:${naivePort}/v1/chat/completions`, pid: naive.child.pid, headers: { 'content-type': 'application/json' } },
   proxy: { name: 'gateway proxy mode', url: `${gateway.url}/v1/chat/completions`, pid: gateway.pid, headers: { ...gateway.headers, 'x-drael-server-tools': '0' } },
@@ -61,7 +65,11 @@ for (const n of TOKENS) {
       const r = await fetch(t.url, { method: 'POST', headers: t.headers, body: bodyOf(n, stream) });
       const text = await r.text();
       const got = stream
-        ? text.split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)).choices?.[0]?.delta?.content ?? '').join('')
+        ? text
+            .split('\n')
+            .filter((l) => l.startsWith('data: {'))
+            .map((l) => JSON.parse(l.slice(6)).choices?.[0]?.delta?.content ?? '')
+            .join('')
         : JSON.parse(text).choices?.[0]?.message?.content;
       if (r.status !== 200 || got !== want) throw new Error(`${t.name} t${n} stream=${stream}: ${r.status} ${text.slice(0, 300)}`);
     }
@@ -69,7 +77,9 @@ for (const n of TOKENS) {
 }
 
 const load0 = loadAverage();
-console.log(`gateway-passthrough/load: autocannon ${CONNECTIONS} connections, ${AMOUNT} requests × ${ROUNDS} rounds per row after ${WARMUP} warm-up; node ${process.version}; ${new Date().toISOString()}; load average ${load0}`);
+console.log(
+  `gateway-passthrough/load: autocannon ${CONNECTIONS} connections, ${AMOUNT} requests × ${ROUNDS} rounds per row after ${WARMUP} warm-up; node ${process.version}; ${new Date().toISOString()}; load average ${load0}`,
+);
 const rows = [];
 for (const n of TOKENS) {
   for (const stream of [false, true]) {
@@ -90,7 +100,16 @@ for (const n of TOKENS) {
     }
     for (const t of targets) {
       const a = acc.get(t.name);
-      rows.push({ tokens: n, mode: stream ? 'streaming' : 'non-streaming', target: t.name, cpu: median(a.cpu), cpus: a.cpu, up: median(a.up), rps: median(a.rps), p50: median(a.p50) });
+      rows.push({
+        tokens: n,
+        mode: stream ? 'streaming' : 'non-streaming',
+        target: t.name,
+        cpu: median(a.cpu),
+        cpus: a.cpu,
+        up: median(a.up),
+        rps: median(a.rps),
+        p50: median(a.p50),
+      });
     }
     console.log(`  done ${n} tokens ${stream ? 'streaming' : 'non-streaming'} (load ${loadAverage()})`);
   }

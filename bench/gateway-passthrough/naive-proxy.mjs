@@ -6,13 +6,10 @@ const [port, upstreamPort] = process.argv.slice(2).map(Number);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
 const server = http.createServer((req, res) => {
-  const up = http.request(
-    { host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers: req.headers, agent },
-    (upRes) => {
-      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-      upRes.pipe(res);
-    },
-  );
+  const up = http.request({ host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers: req.headers, agent }, (upRes) => {
+    res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+    upRes.pipe(res);
+  });
   up.on('error', () => {
     if (!res.headersSent) res.writeHead(502);
     res.end();

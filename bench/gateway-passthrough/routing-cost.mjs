@@ -98,5 +98,7 @@ const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p = median(rounds.map((x) => x.plain));
 const q = median(rounds.map((x) => x.routed));
 console.log(`routing-cost: ${iterations} requests x 5 rounds, node ${process.version}`);
-console.log(`plain handoff: ${p.toFixed(0)} ns/request; routed dispatch: ${q.toFixed(0)} ns/request; routing adds ${((q - p) / 1000).toFixed(2)} µs CPU per request (target <= 20 µs)`);
+console.log(
+  `plain handoff: ${p.toFixed(0)} ns/request; routed dispatch: ${q.toFixed(0)} ns/request; routing adds ${((q - p) / 1000).toFixed(2)} µs CPU per request (target <= 20 µs)`,
+);
 if (sunk === 0) throw new Error('nothing ran');

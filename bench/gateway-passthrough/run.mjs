@@ -69,7 +69,10 @@ async function waitHttp(url, timeoutMs = 120_000) {
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-const MESSAGES = [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Count to sixteen, one token at a time.' }];
+const MESSAGES = [
+  { role: 'system', content: 'You are terse.' },
+  { role: 'user', content: 'Count to sixteen, one token at a time.' },
+];
 
 /** One request; resolves with { ttfbMs, bytes }. */
 function once(port, stream, headers) {
@@ -79,7 +82,14 @@ function once(port, stream, headers) {
     let ttfb;
     let bytes = 0;
     const req = http.request(
-      { host: '127.0.0.1', port, method: 'POST', path: '/v1/chat/completions', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/v1/chat/completions',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers },
+      },
       (res) => {
         if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
         res.on('data', (c) => {
@@ -153,7 +163,11 @@ const gatewayEnv = {
 };
 // GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof": node flags for the gateway process (profiling).
 const gatewayNodeArgs = (process.env.GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-const gateway = spawn(process.execPath, [...gatewayNodeArgs, 'dist/main.js'], { cwd: resolve(process.env.GATEWAY_DIR ?? resolve(root, 'apps/gateway')), env: gatewayEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+const gateway = spawn(process.execPath, [...gatewayNodeArgs, 'dist/main.js'], {
+  cwd: resolve(process.env.GATEWAY_DIR ?? resolve(root, 'apps/gateway')),
+  env: gatewayEnv,
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
 children.push(gateway);
 await waitHttp(`http://127.0.0.1:${gatewayPort}/healthz`);
 
@@ -190,7 +204,11 @@ if (process.env.GATEWAY_B_DIR || process.env.GATEWAY_B_ENV || receiver) {
     PORT: String(portB),
     ...(receiver ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } : {}),
   };
-  const b = spawn(process.execPath, ['dist/main.js'], { cwd: resolve(process.env.GATEWAY_B_DIR ?? process.env.GATEWAY_DIR ?? resolve(root, 'apps/gateway')), env: envB, stdio: ['ignore', 'ignore', 'inherit'] });
+  const b = spawn(process.execPath, ['dist/main.js'], {
+    cwd: resolve(process.env.GATEWAY_B_DIR ?? process.env.GATEWAY_DIR ?? resolve(root, 'apps/gateway')),
+    env: envB,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   children.push(b);
   await waitHttp(`http://127.0.0.1:${portB}/healthz`);
   targets.push({ name: 'gateway B', port: portB, pid: b.pid, headers: gatewayHeaders });
@@ -200,7 +218,9 @@ if (process.env.GATEWAY_B_DIR || process.env.GATEWAY_B_ENV || receiver) {
 // Targets take turns in ROUNDS short rounds, so drift in the machine's load (other work on a
 // shared machine) spreads evenly over them instead of favouring whichever ran in a quiet spell.
 const ROUNDS = arg('rounds', 5);
-console.log(`gateway-passthrough: ${CPU_REQUESTS} requests at concurrency ${CONCURRENCY} for CPU and ${TTFB_REQUESTS} at concurrency 1 for TTFB per target and mode, in ${ROUNDS} interleaved rounds, after ${WARMUP} warm-up; node ${process.version}, ${new Date().toISOString()}`);
+console.log(
+  `gateway-passthrough: ${CPU_REQUESTS} requests at concurrency ${CONCURRENCY} for CPU and ${TTFB_REQUESTS} at concurrency 1 for TTFB per target and mode, in ${ROUNDS} interleaved rounds, after ${WARMUP} warm-up; node ${process.version}, ${new Date().toISOString()}`,
+);
 const rows = [];
 for (const stream of [false, true]) {
   const acc = new Map(targets.map((t) => [t.name, { cpu: 0, wall: 0, ttfbs: [] }]));
@@ -219,7 +239,14 @@ for (const stream of [false, true]) {
   const n = Math.ceil(CPU_REQUESTS / ROUNDS) * ROUNDS;
   for (const t of targets) {
     const a = acc.get(t.name);
-    rows.push({ mode: stream ? 'streaming' : 'non-streaming', target: t.name, cpuPerReqUs: t.pid ? (a.cpu / n) * 1e6 : undefined, rps: n / a.wall, ttfbMedian: median(a.ttfbs), ttfbP90: p90(a.ttfbs) });
+    rows.push({
+      mode: stream ? 'streaming' : 'non-streaming',
+      target: t.name,
+      cpuPerReqUs: t.pid ? (a.cpu / n) * 1e6 : undefined,
+      rps: n / a.wall,
+      ttfbMedian: median(a.ttfbs),
+      ttfbP90: p90(a.ttfbs),
+    });
   }
 }
 
@@ -241,7 +268,9 @@ for (let round = 0; round < ROUNDS; round++) {
 const fmt = (x, d = 1) => (x === undefined ? '-' : x.toFixed(d));
 console.log('\nmode           target        CPU µs/req   req/s   TTFB median ms   TTFB p90 ms');
 for (const r of rows) {
-  console.log(`${r.mode.padEnd(14)} ${r.target.padEnd(13)} ${fmt(r.cpuPerReqUs).padStart(10)} ${fmt(r.rps, 0).padStart(7)} ${fmt(r.ttfbMedian, 3).padStart(16)} ${fmt(r.ttfbP90, 3).padStart(13)}`);
+  console.log(
+    `${r.mode.padEnd(14)} ${r.target.padEnd(13)} ${fmt(r.cpuPerReqUs).padStart(10)} ${fmt(r.rps, 0).padStart(7)} ${fmt(r.ttfbMedian, 3).padStart(16)} ${fmt(r.ttfbP90, 3).padStart(13)}`,
+  );
 }
 console.log('');
 for (const mode of ['non-streaming', 'streaming']) {

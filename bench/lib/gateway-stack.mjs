@@ -42,7 +42,13 @@ async function waitHttp(url, timeoutMs = 60_000) {
  * models: alias → upstream base URL (the alias is also the upstream's model name, so proxied
  * bodies go out as they came). Returns { url, pid, headers, stop }.
  */
-export async function startGatewayStack({ models, natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222', gatewayDir, logLevel = process.env.GATEWAY_LOG_LEVEL ?? 'info', nodeArgs = [] }) {
+export async function startGatewayStack({
+  models,
+  natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+  gatewayDir,
+  logLevel = process.env.GATEWAY_LOG_LEVEL ?? 'info',
+  nodeArgs = [],
+}) {
   const prefix = `bench-${randomBytes(4).toString('hex')}`;
   const stops = [];
   // Health (and search) answers for the catalogue's backends, in Nest's packet format.

@@ -14,7 +14,10 @@ export function cpuSeconds(pid) {
   return ns / 1e9;
 }
 
-export const loadAverage = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+export const loadAverage = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 
 export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);

@@ -10,7 +10,13 @@ import http from 'node:http';
 const created = Math.floor(Date.now() / 1000);
 const tokenCount = (model) => Number(/t(\d+)$/.exec(model)?.[1] ?? 20);
 const texts = new Map();
-const textOf = (n) => texts.get(n) ?? (texts.set(n, Array.from({ length: n }, (_, i) => `tok${i} `)), texts.get(n));
+const textOf = (n) =>
+  texts.get(n) ??
+  (texts.set(
+    n,
+    Array.from({ length: n }, (_, i) => `tok${i} `),
+  ),
+  texts.get(n));
 const event = (model, delta, finish = null) =>
   `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":${JSON.stringify(delta)},"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)}}]}\n\n`;
 const usage = (n) => ({ prompt_tokens: 12, completion_tokens: n, total_tokens: 12 + n });
@@ -30,7 +36,10 @@ async function stream(res, model, pieces, toolCall, includeUsage, n) {
     await nextTurn();
   }
   res.write(event(model, {}, toolCall ? 'tool_calls' : 'stop'));
-  if (includeUsage) res.write(`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[],"usage":${JSON.stringify(usage(n))}}\n\n`);
+  if (includeUsage)
+    res.write(
+      `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[],"usage":${JSON.stringify(usage(n))}}\n\n`,
+    );
   res.end('data: [DONE]\n\n');
 }
 
@@ -56,7 +65,14 @@ const server = http.createServer((req, res) => {
     const message = toolCall
       ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'web_search', arguments: '{"query":"bench"}' } }] }
       : { role: 'assistant', content: pieces.join('') };
-    const text = JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: toolCall ? 'tool_calls' : 'stop', logprobs: null }], usage: usage(n) });
+    const text = JSON.stringify({
+      id: 'chatcmpl-bench',
+      object: 'chat.completion',
+      created,
+      model,
+      choices: [{ index: 0, message, finish_reason: toolCall ? 'tool_calls' : 'stop', logprobs: null }],
+      usage: usage(n),
+    });
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   });

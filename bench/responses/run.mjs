@@ -131,7 +131,10 @@ try {
     const perRound = (quantile(rounds, 0.5) - quantile(base, 0.5)) / ROUNDS;
     const perRoundNet = perRound - quantile(upstreamOnly, 0.5);
     const ms = (acc, n) => acc.map((v) => (v / n) * 1000);
-    const [userRound, sysRound] = ms(cpuRounds.map((v, i) => v - cpuBase[i]), REQUESTS * ROUNDS);
+    const [userRound, sysRound] = ms(
+      cpuRounds.map((v, i) => v - cpuBase[i]),
+      REQUESTS * ROUNDS,
+    );
     const [userProxy, sysProxy] = ms(cpuProxy, REQUESTS);
     summary[tool] = { perRoundNet, cpuRound: userRound + sysRound, userRound, cpuProxy: userProxy + sysProxy };
     console.log(

@@ -78,7 +78,10 @@ try {
     }
     rows.push({ label, w, r });
   }
-  const load = (await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ');
+  const load = (await import('node:os'))
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
   console.log(`n=${N} per size, load average ${load}`);
   console.log('| workspace | write (saved) p50 | p95 | read (not saved) p50 | p95 | save ≈ p50 difference |');
   console.log('|---|---|---|---|---|---|');

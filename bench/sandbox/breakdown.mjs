@@ -24,7 +24,7 @@ const arg = (name, fallback) => {
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 };
 const N = Math.min(arg('n', 15), 100);
-const ONLY_SERVICE = arg("only-service", 0) === 1;
+const ONLY_SERVICE = arg('only-service', 0) === 1;
 const WITH_SERVICE = arg('service', 1) === 1;
 const IMAGE = process.env.SANDBOX_IMAGE ?? 'drael-sandbox:latest';
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -44,9 +44,20 @@ const timed = async (name, fn) => {
 const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const hostConfig = (binds, tmpfs) => ({
-  NetworkMode: 'none', ReadonlyRootfs: true, CapDrop: ['ALL'], SecurityOpt: ['no-new-privileges:true'], Init: true,
-  Memory: 512 << 20, MemorySwap: 512 << 20, PidsLimit: 128, NanoCpus: 1e9, Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=64m,nr_inodes=4096,mode=1777', ...tmpfs },
-  Binds: binds, LogConfig: { Type: 'none', Config: {} }, IpcMode: 'private', ShmSize: 16 << 20,
+  NetworkMode: 'none',
+  ReadonlyRootfs: true,
+  CapDrop: ['ALL'],
+  SecurityOpt: ['no-new-privileges:true'],
+  Init: true,
+  Memory: 512 << 20,
+  MemorySwap: 512 << 20,
+  PidsLimit: 128,
+  NanoCpus: 1e9,
+  Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=64m,nr_inodes=4096,mode=1777', ...tmpfs },
+  Binds: binds,
+  LogConfig: { Type: 'none', Config: {} },
+  IpcMode: 'private',
+  ShmSize: 16 << 20,
 });
 
 /** One container's life, each step timed: create, attach, start, exit, inspect, remove. */
@@ -54,7 +65,18 @@ async function containerLife(kind, programDir, workDir) {
   const binds = [`${programDir}:/sandbox:ro`, ...(workDir ? [`${workDir}:/work:rw`] : [])];
   const tmpfs = workDir ? {} : { '/work': 'rw,nosuid,nodev,size=64m,nr_inodes=8192,mode=0700,uid=65534,gid=65534' };
   const c = await timed(`${kind}: create`, () =>
-    docker.createContainer({ Image: IMAGE, Cmd: ['python3', '-u', '/sandbox/main.py'], Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'], WorkingDir: '/work', User: '65534:65534', NetworkDisabled: true, AttachStdout: true, AttachStderr: true, Labels: LABELS, HostConfig: hostConfig(binds, tmpfs) }),
+    docker.createContainer({
+      Image: IMAGE,
+      Cmd: ['python3', '-u', '/sandbox/main.py'],
+      Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],
+      WorkingDir: '/work',
+      User: '65534:65534',
+      NetworkDisabled: true,
+      AttachStdout: true,
+      AttachStderr: true,
+      Labels: LABELS,
+      HostConfig: hostConfig(binds, tmpfs),
+    }),
   );
   const stream = await timed(`${kind}: attach`, () => c.attach({ stream: true, stdout: true, stderr: true }));
   const parts = [];
@@ -123,7 +145,17 @@ async function startService(dir, label) {
   const inst = `${instance}-${label.toLowerCase()}`;
   const svc = spawn(process.execPath, ['dist/main.js'], {
     cwd: dir,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME ?? '/root', LOG_LEVEL: 'warn', NATS_URL, DRAEL_NATS_PREFIX: prefix, SANDBOX_INSTANCE: inst, SANDBOX_STATE_DIR: `${scratch}/state-${label}`, SANDBOX_IMAGE: IMAGE, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SANDBOX_') && k !== 'SANDBOX_DIR_B')) },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME ?? '/root',
+      LOG_LEVEL: 'warn',
+      NATS_URL,
+      DRAEL_NATS_PREFIX: prefix,
+      SANDBOX_INSTANCE: inst,
+      SANDBOX_STATE_DIR: `${scratch}/state-${label}`,
+      SANDBOX_IMAGE: IMAGE,
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SANDBOX_') && k !== 'SANDBOX_DIR_B')),
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
@@ -174,7 +206,9 @@ async function service() {
   }
 }
 
-const load0 = loadavg().map((x) => x.toFixed(2)).join(' ');
+const load0 = loadavg()
+  .map((x) => x.toFixed(2))
+  .join(' ');
 try {
   if (!ONLY_SERVICE) await main();
   if (WITH_SERVICE) await service();
@@ -188,5 +222,11 @@ try {
   await exec('sh', ['-c', `grep -o ' ${scratch}[^ ]*' /proc/self/mounts | sort -r | xargs -r -n1 umount -l`]).catch(() => undefined);
   await rm(scratch, { recursive: true, force: true });
 }
-console.log(`sandbox breakdown: python print(1), ${N} repetitions, medians; load average ${load0} at start, ${loadavg().map((x) => x.toFixed(2)).join(' ')} at end; ${new Date().toISOString()}`);
-for (const [name, xs] of steps) if (name !== 'warm-up' && !name.startsWith('warm-up')) console.log(`  ${name.padEnd(48)} ${med(xs).toFixed(1).padStart(7)} ms   (p90 ${[...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)].toFixed(1)})`);
+console.log(
+  `sandbox breakdown: python print(1), ${N} repetitions, medians; load average ${load0} at start, ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')} at end; ${new Date().toISOString()}`,
+);
+for (const [name, xs] of steps)
+  if (name !== 'warm-up' && !name.startsWith('warm-up'))
+    console.log(`  ${name.padEnd(48)} ${med(xs).toFixed(1).padStart(7)} ms   (p90 ${[...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)].toFixed(1)})`);

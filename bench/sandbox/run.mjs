@@ -104,7 +104,9 @@ try {
   console.log(`  via NATS + sandbox service   p50 ${ms(q(service, 50))}  p95 ${ms(q(service, 95))}`);
   console.log(`  raw docker run --rm          p50 ${ms(q(raw, 50))}  p95 ${ms(q(raw, 95))}`);
   console.log(`  ratio service/raw            p50 ${(q(service, 50) / q(raw, 50)).toFixed(2)}  p95 ${(q(service, 95) / q(raw, 95)).toFixed(2)}`);
-  console.log(`  runs/s at concurrency ${CONCURRENCY} (${BURST} runs): service ${serviceRps.toFixed(2)}  raw docker ${rawRps.toFixed(2)}  ratio ${(serviceRps / rawRps).toFixed(2)}`);
+  console.log(
+    `  runs/s at concurrency ${CONCURRENCY} (${BURST} runs): service ${serviceRps.toFixed(2)}  raw docker ${rawRps.toFixed(2)}  ratio ${(serviceRps / rawRps).toFixed(2)}`,
+  );
 } finally {
   await client.close();
   svc.kill('SIGTERM');

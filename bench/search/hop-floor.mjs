@@ -124,7 +124,11 @@ if (process.argv[2] === 'echo-server') {
   }
   const sx = median(direct);
 
-  console.log(`bench/search/hop-floor  (${new Date().toISOString()}, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; n=${N}, idle ${IDLE_MS} ms)`);
+  console.log(
+    `bench/search/hop-floor  (${new Date().toISOString()}, node ${process.version}, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; n=${N}, idle ${IDLE_MS} ms)`,
+  );
   console.log(`node ↔ node TCP round trip    : after idle ${fmt(tcp.idle)}, back to back ${fmt(tcp.hot)}`);
   console.log(`one message through nats-server: after idle ${fmt(pass.idle)}, back to back ${fmt(pass.hot)}`);
   console.log(`nats.js request/reply (in-proc): after idle ${fmt(rpc.idle)}, back to back ${fmt(rpc.hot)}`);

@@ -102,7 +102,11 @@ if (role === 'responder') {
   // one uncached search through an HTTP front: [wall, SearXNG's share]
   const through = async (base, query, headers = {}) => {
     const t = performance.now();
-    const r = await call(`${base}/v1/tools/search`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query, max_results: 10 }) });
+    const r = await call(`${base}/v1/tools/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ query, max_results: 10 }),
+    });
     const wall = performance.now() - t;
     if (r.status !== 200) throw new Error(`${base} answered ${r.status}: ${r.text}`);
     const body = JSON.parse(r.text);
@@ -134,7 +138,11 @@ if (role === 'responder') {
     }
   }
   const mSx = median(wall.direct);
-  console.log(`bench/search/min-pipeline  (${new Date().toISOString()}, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; n=${N} each, interleaved)`);
+  console.log(
+    `bench/search/min-pipeline  (${new Date().toISOString()}, node ${process.version}, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; n=${N} each, interleaved)`,
+  );
   console.log(`SearXNG direct              : median ${fmt(mSx)}`);
   for (const k of ['minimal', 'drael']) {
     const m = median(wall[k]);

@@ -187,12 +187,18 @@ for (let i = 0; i < UNCACHED_N; i++) {
 const mGw = median(gw);
 const mSx = median(sx);
 const perReq = (cpu, n) => `gateway ${(cpu[0] / n).toFixed(2)} ms, search ${(cpu[1] / n).toFixed(2)} ms`;
-console.log(`bench/search  (${new Date().toISOString()}, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+console.log(
+  `bench/search  (${new Date().toISOString()}, node ${process.version}, load ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')})`,
+);
 console.log(`cached   at the gateway: median ${fmt(median(cached))}, p90 ${fmt(pct(cached, 90))}  (n=${CACHED_N}; target ≤ 2 ms)`);
 console.log(`  CPU per request      : ${perReq(cachedCpu, CACHED_N)}`);
 console.log(`  same, client fetch() : median ${fmt(median(cachedFetch))}, p90 ${fmt(pct(cachedFetch, 90))}  (how figures before 2026-11-29 15:40 were taken)`);
 console.log(`(gateway GET /healthz  : median ${fmt(median(floor))}, p90 ${fmt(pct(floor, 90))}: the HTTP floor under the current load)`);
-console.log(`(gateway GET /v1/models: median ${fmt(median(authFloor))}, p90 ${fmt(pct(authFloor, 90))}: the floor of an authenticated /v1 route; CPU ${perReq(authCpu, CACHED_N)})`);
+console.log(
+  `(gateway GET /v1/models: median ${fmt(median(authFloor))}, p90 ${fmt(pct(authFloor, 90))}: the floor of an authenticated /v1 route; CPU ${perReq(authCpu, CACHED_N)})`,
+);
 console.log(`uncached at the gateway: median ${fmt(mGw)}, p90 ${fmt(pct(gw, 90))}  (n=${UNCACHED_N}, verification off)`);
 console.log(`  CPU per request      : ${perReq(gwCpu, UNCACHED_N)}`);
 console.log(`SearXNG direct         : median ${fmt(mSx)}, p90 ${fmt(pct(sx, 90))}  (n=${UNCACHED_N})`);
@@ -203,7 +209,9 @@ console.log(`uncached / SearXNG     : ${(mGw / mSx).toFixed(3)}×  (+${(((mGw - 
 // and the gateway reports it in Server-Timing), so it measures what Drael adds, request by request.
 const mOwn = median(own);
 console.log(`paired: Drael's own time per uncached search (wall − SearXNG's share, per request): median ${fmt(mOwn)}, p90 ${fmt(pct(own, 90))}`);
-console.log(`  = ${(1 + mOwn / mSx).toFixed(3)}× SearXNG direct's median (+${((mOwn / mSx) * 100).toFixed(1)}%); SearXNG's share inside the search: median ${fmt(median(sxInside))} (direct ${fmt(mSx)})`);
+console.log(
+  `  = ${(1 + mOwn / mSx).toFixed(3)}× SearXNG direct's median (+${((mOwn / mSx) * 100).toFixed(1)}%); SearXNG's share inside the search: median ${fmt(median(sxInside))} (direct ${fmt(mSx)})`,
+);
 const healthHot = [];
 for (let i = 0; i < 200; i++) await rpc.request(searchCatalog.health, {});
 for (let i = 0; i < 300; i++) healthHot.push(await timed(() => rpc.request(searchCatalog.health, {})));

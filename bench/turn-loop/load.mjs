@@ -44,7 +44,13 @@ const rows = [];
 for (const stream of [false, true]) {
   const body = (model) => JSON.stringify({ model, messages: [{ role: 'user', content: 'q' }], stream, ...(stream ? { stream_options: { include_usage: true } } : {}) });
   const targets = [
-    { name: 'naive proxy (text)', url: `http://127.0.0.1:${naivePort}/v1/chat/completions`, pid: naive.child.pid, headers: { 'content-type': 'application/json' }, body: body(`t${N}`) },
+    {
+      name: 'naive proxy (text)',
+      url: `http://127.0.0.1:${naivePort}/v1/chat/completions`,
+      pid: naive.child.pid,
+      headers: { 'content-type': 'application/json' },
+      body: body(`t${N}`),
+    },
     { name: 'catalogue, text only', url: `${gateway.url}/v1/chat/completions`, pid: gateway.pid, headers: gateway.headers, body: body(`t${N}`) },
     { name: 'catalogue, 1 tool round', url: `${gateway.url}/v1/chat/completions`, pid: gateway.pid, headers: gateway.headers, body: body(`tool-t${N}`) },
   ];
@@ -63,15 +69,21 @@ for (const stream of [false, true]) {
       acc.get(t.name).p50.push(r.p50Ms);
     }
   }
-  for (const t of targets) rows.push({ mode: stream ? 'streaming' : 'non-streaming', target: t.name, cpu: median(acc.get(t.name).cpu), cpus: acc.get(t.name).cpu, p50: median(acc.get(t.name).p50) });
+  for (const t of targets)
+    rows.push({ mode: stream ? 'streaming' : 'non-streaming', target: t.name, cpu: median(acc.get(t.name).cpu), cpus: acc.get(t.name).cpu, p50: median(acc.get(t.name).p50) });
 }
-console.log(`turn-loop/load: autocannon ${CONNECTIONS} connections, ${AMOUNT} requests × ${ROUNDS} rounds after ${WARMUP} warm-up, ${N}-token answers; node ${process.version}; ${new Date().toISOString()}; load average now ${loadAverage()}`);
+console.log(
+  `turn-loop/load: autocannon ${CONNECTIONS} connections, ${AMOUNT} requests × ${ROUNDS} rounds after ${WARMUP} warm-up, ${N}-token answers; node ${process.version}; ${new Date().toISOString()}; load average now ${loadAverage()}`,
+);
 console.log('mode           target                     CPU µs/req (median; rounds)          p50 ms');
-for (const r of rows) console.log(`${r.mode.padEnd(14)} ${r.target.padEnd(26)} ${r.cpu.toFixed(1).padStart(7)} (${r.cpus.map((x) => x.toFixed(0)).join(', ')})`.padEnd(86) + String(r.p50).padStart(6));
+for (const r of rows)
+  console.log(`${r.mode.padEnd(14)} ${r.target.padEnd(26)} ${r.cpu.toFixed(1).padStart(7)} (${r.cpus.map((x) => x.toFixed(0)).join(', ')})`.padEnd(86) + String(r.p50).padStart(6));
 for (const mode of ['non-streaming', 'streaming']) {
   const by = (n) => rows.find((r) => r.mode === mode && r.target === n);
   const round = by('catalogue, 1 tool round').cpu - by('catalogue, text only').cpu;
-  console.log(`${mode}: the tool round costs the gateway ${(round / 1000).toFixed(3)} ms CPU (target <= 1 ms); catalogue text-only = ${(by('catalogue, text only').cpu / by('naive proxy (text)').cpu).toFixed(2)}x the naive proxy`);
+  console.log(
+    `${mode}: the tool round costs the gateway ${(round / 1000).toFixed(3)} ms CPU (target <= 1 ms); catalogue text-only = ${(by('catalogue, text only').cpu / by('naive proxy (text)').cpu).toFixed(2)}x the naive proxy`,
+  );
 }
 gen.close();
 await gateway.stop();

@@ -68,7 +68,8 @@ await nc.flush();
 // --- the model: answers at once ---------------------------------------------------------------
 let turn1Ended = 0;
 let turn2Received = 0;
-const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+const chunk = (delta, finish = null) =>
+  `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 const toolTurn =
   chunk({ role: 'assistant', content: '' }) +
   chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'web_search', arguments: '{"query":"bench"}' } }] }) +
@@ -84,7 +85,14 @@ const upstream = createServer((req, res) => {
     const afterTool = body.messages.at(-1).role === 'tool';
     if (afterTool) turn2Received = now;
     if (!body.stream) {
-      const text = JSON.stringify({ id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'Answer.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
+      const text = JSON.stringify({
+        id: 'c',
+        object: 'chat.completion',
+        created: 0,
+        model: 'm',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'Answer.' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
       res.end(text);
       return;
@@ -159,12 +167,18 @@ try {
   c0 = cpuMs();
   for (let i = 0; i < REQUESTS; i++) await proxyRequest();
   const proxyCpu = (cpuMs() - c0) / REQUESTS;
-  console.log(`turn loop bench: ${REQUESTS} requests (1 tool round each) after ${WARMUP} warm-up; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  console.log(
+    `turn loop bench: ${REQUESTS} requests (1 tool round each) after ${WARMUP} warm-up; load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
   console.log(`  overhead per tool round (excl. model and tool time): median ${f(q(overhead, 50))}, p99 ${f(q(overhead, 99))}   (target: median <= 5 ms)`);
   console.log(`  catalogue-mode request, 2 model turns + 1 tool call, end to end: median ${f(q(loopTotal, 50))}, p99 ${f(q(loopTotal, 99))}`);
   console.log(`  peer, proxied single completion (x-drael-server-tools: 0), end to end: median ${f(q(proxyTotal, 50))}, p99 ${f(q(proxyTotal, 99))}`);
   console.log(`  ratio catalogue-mode / proxied (medians): ${(q(loopTotal, 50) / q(proxyTotal, 50)).toFixed(2)}x`);
-  console.log(`  gateway CPU per request: catalogue mode ${f(loopCpu)}, proxied ${f(proxyCpu)}; the tool round (one more model turn + the tool call) costs ${f(loopCpu - proxyCpu)} of CPU`);
+  console.log(
+    `  gateway CPU per request: catalogue mode ${f(loopCpu)}, proxied ${f(proxyCpu)}; the tool round (one more model turn + the tool call) costs ${f(loopCpu - proxyCpu)} of CPU`,
+  );
 } finally {
   await gateway.stop();
   await nc.drain();

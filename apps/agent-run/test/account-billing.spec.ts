@@ -104,11 +104,7 @@ describe('agent steps billed to the account that owns the agent (real billing se
 describe('model call retries', () => {
   it('retries a 503 and a 429 before any output, then bills the one call that answered, once', async () => {
     const acct = await stack.account(1);
-    stack.upstream.setTurns([
-      { type: 'error', status: 503, message: 'overloaded' },
-      { type: 'error', status: 429, message: 'slow down' },
-      text('third time'),
-    ]);
+    stack.upstream.setTurns([{ type: 'error', status: 503, message: 'overloaded' }, { type: 'error', status: 429, message: 'slow down' }, text('third time')]);
     const before = stack.upstream.requests.length;
     const r = await run(acct);
     expect(r).toMatchObject({ status: 'succeeded', output: 'third time', receipt_count: 1, step_count: 1 });

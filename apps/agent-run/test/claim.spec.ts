@@ -42,7 +42,6 @@ async function fromDatabase(runId: string) {
   return { run: run!, verified };
 }
 
-
 async function parkedRun(): Promise<string> {
   const accountId = account();
   const agentId = `agent_${randomBytes(6).toString('hex')}`;
@@ -52,7 +51,17 @@ async function parkedRun(): Promise<string> {
   return id;
 }
 
-const step = (sequence: number, costMicros = 10) => ({ sequence, kind: 'inference.chat', status: 'ok' as const, costMicros, isModelCall: true, receiptsBefore: sequence, detail: {}, createdAt: new Date(), event: {} });
+const step = (sequence: number, costMicros = 10) => ({
+  sequence,
+  kind: 'inference.chat',
+  status: 'ok' as const,
+  costMicros,
+  isModelCall: true,
+  receiptsBefore: sequence,
+  detail: {},
+  createdAt: new Date(),
+  event: {},
+});
 
 describe('the claim, decided by the database', () => {
   it('lets exactly one of many concurrent claimers win', async () => {

@@ -42,7 +42,7 @@ export async function freshSchema(
   return {
     url,
     schema,
-    query: async <T,>(sql: string, params: unknown[] = []) => (await pool.query(sql, params)).rows as T[],
+    query: async <T>(sql: string, params: unknown[] = []) => (await pool.query(sql, params)).rows as T[],
     drop: async () => {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await pool.end();
@@ -51,11 +51,8 @@ export async function freshSchema(
 }
 
 /** A request as the tests write it: the caller's tool level defaults to the highest (tests of levels give it). */
-type TestRequest<K extends keyof typeof agentRunCatalog> = RequestOf<(typeof agentRunCatalog)[K]> extends infer R
-  ? R extends { tool_level: ToolLevel }
-    ? Omit<R, 'tool_level'> & { tool_level?: ToolLevel }
-    : R
-  : never;
+type TestRequest<K extends keyof typeof agentRunCatalog> =
+  RequestOf<(typeof agentRunCatalog)[K]> extends infer R ? (R extends { tool_level: ToolLevel } ? Omit<R, 'tool_level'> & { tool_level?: ToolLevel } : R) : never;
 
 export interface Stack {
   prefix: string;
@@ -163,7 +160,12 @@ export async function startStack(options: { workerEnv?: Record<string, string>; 
     createAgent: (accountId, agent = {}) =>
       stack.call('createAgent', {
         account_id: accountId,
-        agent: { model: MODEL, instructions: agent.instructions ?? 'You are a test agent.', tools: agent.tools ?? ['sandbox.execute'], limits: agent.limits ?? { step_limit: 10, budget_usd: 1 } },
+        agent: {
+          model: MODEL,
+          instructions: agent.instructions ?? 'You are a test agent.',
+          tools: agent.tools ?? ['sandbox.execute'],
+          limits: agent.limits ?? { step_limit: 10, budget_usd: 1 },
+        },
       }),
     waitForRun: async (accountId, runId, timeoutMs = 60_000) => {
       const deadline = Date.now() + timeoutMs;

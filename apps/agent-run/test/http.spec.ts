@@ -36,7 +36,10 @@ const api = (path: string, init: RequestInit = {}) =>
 describe('gateway HTTP endpoints for agents and runs (real gateway, billing key, agent-run)', { timeout: 120_000 }, () => {
   it('creates an agent, runs a task, streams its events, and the CLI verifies its receipts', async () => {
     stack.upstream.setTurns([{ type: 'text', content: 'over http', usage: { prompt_tokens: 20, completion_tokens: 4 } }]);
-    const agentRes = await api('/v1/agents', { method: 'POST', body: JSON.stringify({ name: 'h', model: 'test-model', instructions: 'be brief', tools: ['sandbox.execute'], limits: { step_limit: 3, budget_usd: 0.5 } }) });
+    const agentRes = await api('/v1/agents', {
+      method: 'POST',
+      body: JSON.stringify({ name: 'h', model: 'test-model', instructions: 'be brief', tools: ['sandbox.execute'], limits: { step_limit: 3, budget_usd: 0.5 } }),
+    });
     expect(agentRes.status).toBe(201);
     const agent = (await agentRes.json()) as { id: string; object: string; account_id: string };
     expect(agent).toMatchObject({ object: 'agent', account_id: stack.gateway.key.account_id });
@@ -91,7 +94,8 @@ describe('gateway HTTP endpoints for agents and runs (real gateway, billing key,
   it("scopes everything to the key's account: another account gets 404", async () => {
     const agent = (await (await api('/v1/agents', { method: 'POST', body: JSON.stringify({ model: 'test-model' }) })).json()) as { id: string };
     const other = await createTestKey(stack.rpc, {});
-    const asOther = (path: string, init: RequestInit = {}) => fetch(`${stack.gateway.url}${path}`, { ...init, headers: { authorization: `Bearer ${other.api_key}`, 'content-type': 'application/json' } });
+    const asOther = (path: string, init: RequestInit = {}) =>
+      fetch(`${stack.gateway.url}${path}`, { ...init, headers: { authorization: `Bearer ${other.api_key}`, 'content-type': 'application/json' } });
     expect((await asOther(`/v1/agents/${agent.id}`)).status).toBe(404);
     expect((await asOther(`/v1/agents/${agent.id}/runs`, { method: 'POST', body: JSON.stringify({ task: 'x' }) })).status).toBe(404);
     expect((await asOther('/v1/agents')).status).toBe(200);

@@ -60,7 +60,12 @@ describe('drael-receipts CLI (built)', () => {
   });
 
   it('exits 1 and names the problem for a cut tail', () => {
-    const r = run('verify', bundleFile((rs) => rs.pop()), '--public-key', signer.publicKey);
+    const r = run(
+      'verify',
+      bundleFile((rs) => rs.pop()),
+      '--public-key',
+      signer.publicKey,
+    );
     expect(r.status).toBe(1);
     expect(r.stdout).toContain('signed for 3 receipts, 2 present');
   });

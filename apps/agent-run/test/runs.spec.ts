@@ -124,7 +124,11 @@ describe('runs through the real gateway inference subject', () => {
     const acct = await stack.account();
     const before = stack.upstream.requests.length;
     stack.upstream.setTurns([
-      { type: 'tool_calls', calls: [{ name: 'sandbox_execute', arguments: JSON.stringify({ runtime: 'python', code: 'print(1)' }) }], usage: { prompt_tokens: 10, completion_tokens: 5 } },
+      {
+        type: 'tool_calls',
+        calls: [{ name: 'sandbox_execute', arguments: JSON.stringify({ runtime: 'python', code: 'print(1)' }) }],
+        usage: { prompt_tokens: 10, completion_tokens: 5 },
+      },
     ]);
     // 3,000 µ$: the model call costs 30 µ$, leaving 2,970 < the 3,000 µ$ reservation of 30 s.
     const agent = await stack.createAgent(acct, { limits: { step_limit: 5, budget_usd: 0.003 } });

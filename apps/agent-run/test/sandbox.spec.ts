@@ -18,8 +18,14 @@ describe('sandbox_execute through the real sandbox service', { timeout: 120_000 
   it('runs the code, returns status, exit code and output to the model, and bills a receipted step', async () => {
     const acct = await stack.account();
     stack.upstream.setTurns([
-      { type: 'tool_calls', calls: [{ id: 'py', name: 'sandbox_execute', arguments: JSON.stringify({ runtime: 'python', code: 'import sys\nprint(6*7)\nprint("warn", file=sys.stderr)' }) }] },
-      { type: 'tool_calls', calls: [{ id: 'js', name: 'sandbox_execute', arguments: JSON.stringify({ runtime: 'node', code: 'console.log("x".repeat(9000)); process.exit(3)' }) }] },
+      {
+        type: 'tool_calls',
+        calls: [{ id: 'py', name: 'sandbox_execute', arguments: JSON.stringify({ runtime: 'python', code: 'import sys\nprint(6*7)\nprint("warn", file=sys.stderr)' }) }],
+      },
+      {
+        type: 'tool_calls',
+        calls: [{ id: 'js', name: 'sandbox_execute', arguments: JSON.stringify({ runtime: 'node', code: 'console.log("x".repeat(9000)); process.exit(3)' }) }],
+      },
       { type: 'text', content: 'the answer is 42' },
     ]);
     const agent = await stack.createAgent(acct, { tools: ['sandbox.execute'] });

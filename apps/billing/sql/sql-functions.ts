@@ -52,7 +52,9 @@ export function newestInMigrations(dir = MIGRATIONS_DIR): Map<string, { statemen
 /** The source files: one function each, named after it. */
 export function sources(dir = FUNCTIONS_DIR): Map<string, string> {
   const out = new Map<string, string>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()) {
     const name = file.slice(0, -'.sql'.length);
     const statements = functionStatements(readFileSync(join(dir, file), 'utf8'));
     const statement = statements.get(name);

@@ -31,8 +31,7 @@ const REFUSAL_REASONS: Partial<Record<BillingErrorCode, string>> = {
 const sources: { holds?: () => Promise<{ open: number; pastExpiry: number }> } = {};
 let lastRead: Promise<{ open: number; pastExpiry: number } | undefined> | undefined;
 /** One database read per scrape serves both gauges; a database that does not answer leaves them out of that scrape. */
-const readHolds = () =>
-  (lastRead ??= (sources.holds?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => setTimeout(() => (lastRead = undefined), 1_000)));
+const readHolds = () => (lastRead ??= (sources.holds?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => setTimeout(() => (lastRead = undefined), 1_000)));
 metrics.gauge({
   name: 'drael_billing_holds_open',
   help: 'Holds not yet settled, released or expired (read from the database at scrape time)',

@@ -140,7 +140,8 @@ export async function unbalanced(sql: pg.Pool, accounts?: string[]): Promise<unk
   const only = accounts ? `WHERE w.account_id = ANY($1::uuid[])` : '';
   const onlyD = accounts ? `WHERE d.account_id = ANY($1::uuid[])` : '';
   const params = accounts ? [accounts] : [];
-  const weekly = await sql.query(`
+  const weekly = await sql.query(
+    `
     SELECT w.account_id, w.week_start, w.meter, w.allowance, w.used, w.held,
            COALESCE(SUM(h.plan_units) FILTER (WHERE h.status = 'held'), 0)::int AS exp_held,
            COALESCE(SUM(LEAST(h.settled_units, h.plan_units)) FILTER (WHERE h.status = 'settled'), 0)::int AS exp_used
@@ -150,8 +151,11 @@ export async function unbalanced(sql: pg.Pool, accounts?: string[]): Promise<unk
      GROUP BY w.account_id, w.week_start, w.meter, w.allowance, w.used, w.held
     HAVING w.held <> COALESCE(SUM(h.plan_units) FILTER (WHERE h.status = 'held'), 0)
         OR w.used <> COALESCE(SUM(LEAST(h.settled_units, h.plan_units)) FILTER (WHERE h.status = 'settled'), 0)
-        OR w.used + w.held > w.allowance`, params);
-  const daily = await sql.query(`
+        OR w.used + w.held > w.allowance`,
+    params,
+  );
+  const daily = await sql.query(
+    `
     SELECT d.account_id, d.day, d.ceiling, d.used, d.held
       FROM daily_extras d
       LEFT JOIN holds h ON h.account_id = d.account_id AND h.day = d.day
@@ -159,6 +163,8 @@ export async function unbalanced(sql: pg.Pool, accounts?: string[]): Promise<unk
      GROUP BY d.account_id, d.day, d.ceiling, d.used, d.held
     HAVING d.held <> COALESCE(SUM(h.extra_units) FILTER (WHERE h.status = 'held'), 0)
         OR d.used <> COALESCE(SUM(GREATEST(h.settled_units - h.plan_units, 0)) FILTER (WHERE h.status = 'settled'), 0)
-        OR d.used + d.held > d.ceiling`, params);
+        OR d.used + d.held > d.ceiling`,
+    params,
+  );
   return [...weekly.rows, ...daily.rows];
 }

@@ -52,7 +52,7 @@ describe('--help on every command and subcommand', () => {
     expect(r.stderr).toBe('');
   });
 
-  it.each(COMMANDS)("`%s --help` gives every option a default or says it is required", async (command) => {
+  it.each(COMMANDS)('`%s --help` gives every option a default or says it is required', async (command) => {
     const r = await run([...command.split(' '), '--help']);
     const optionLines = r.stdout.split('\n').filter((l) => /^\s+--/.test(l));
     for (const line of optionLines) expect(line).toMatch(/default|required/);

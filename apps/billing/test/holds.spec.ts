@@ -50,9 +50,7 @@ describe('holds against the weekly allowance (real PostgreSQL, concurrent NATS r
   it('50 concurrent settles of one hold: exactly one settles', async () => {
     const acct = await newAccount(b);
     const h = await hold(acct, 4, 'once');
-    const results = await Promise.allSettled(
-      Array.from({ length: 50 }, () => b.rpc(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 4 })),
-    );
+    const results = await Promise.allSettled(Array.from({ length: 50 }, () => b.rpc(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 4 })));
     expect(codes(results)).toEqual({ ok: 1, hold_already_resolved: 49 });
     const u = await b.usage.get(acct);
     expect(u.allowances.images).toMatchObject({ used: 4, held: 0 });
@@ -85,7 +83,7 @@ describe('holds against the weekly allowance (real PostgreSQL, concurrent NATS r
       const settleWon = settle.status === 'fulfilled';
       const sweepWon = expired.status === 'fulfilled' && expired.value;
       expect(settleWon !== sweepWon).toBe(true);
-      if (!settleWon) expect((settle).reason).toMatchObject({ code: 'hold_already_resolved' });
+      if (!settleWon) expect(settle.reason).toMatchObject({ code: 'hold_already_resolved' });
     }
     expect(await unbalanced(b.sql)).toEqual([]);
   });

@@ -60,7 +60,12 @@ describe('seeded random property test', () => {
     const r = prng(SEED);
     const plan = (id: string) => PLANS.find((p) => p.id === id)!;
     const accounts: ModelAccount[] = [];
-    for (const [planId, extra] of [['free', undefined], ['free', { ceiling: 4 }], ['pro', undefined], ['pro', { ceiling: 9 }]] as const) {
+    for (const [planId, extra] of [
+      ['free', undefined],
+      ['free', { ceiling: 4 }],
+      ['pro', undefined],
+      ['pro', { ceiling: 9 }],
+    ] as const) {
       const id = await newAccount(b, planId, extra ? { daily_ceiling: extra.ceiling } : undefined);
       accounts.push({ id, plan: plan(planId), extra, weekly: new Map(), daily: new Map(), keys: new Map() });
     }
@@ -146,9 +151,7 @@ describe('seeded random property test', () => {
         const useContacts = h.tool === 'contact_lookup' && r.next() < 0.5;
         const contacts = { plain: r.int(0, 5), premium: r.int(0, 4) };
         const units = useContacts ? contactLookupUnits(contacts) : r.int(0, h.units + 3);
-        const got = await codeOf(
-          b.holds.settle(useContacts ? { account_id: h.account, hold_id: h.id, contacts } : { account_id: h.account, hold_id: h.id, units }, at),
-        );
+        const got = await codeOf(b.holds.settle(useContacts ? { account_id: h.account, hold_id: h.id, contacts } : { account_id: h.account, hold_id: h.id, units }, at));
         if (h.status === 'held') {
           expect(got.code, ctx).toBe('ok');
           const s = Math.min(units, h.units);
@@ -206,7 +209,13 @@ describe('seeded random property test', () => {
       }
 
       // After every step: the database's books balance and the model agrees with billing.
-      expect(await unbalanced(b.sql, accounts.map((a) => a.id)), ctx).toEqual([]);
+      expect(
+        await unbalanced(
+          b.sql,
+          accounts.map((a) => a.id),
+        ),
+        ctx,
+      ).toEqual([]);
       if (step % 25 === 0) {
         for (const acct of accounts) {
           const u = await b.usage.get(acct.id, at);
@@ -221,8 +230,19 @@ describe('seeded random property test', () => {
     }
     expect(operations).toBeGreaterThan(2_000);
     // The run exercised every path, not just the easy ones.
-    for (const k of ['hold:ok', 'hold:weekly_allowance_reached', 'hold:daily_ceiling_reached', 'hold:plan_required', 'hold:idempotency_conflict',
-      'settle:ok', 'settle:hold_already_resolved', 'release:ok', 'release:hold_not_found', 'sweep', 'time']) {
+    for (const k of [
+      'hold:ok',
+      'hold:weekly_allowance_reached',
+      'hold:daily_ceiling_reached',
+      'hold:plan_required',
+      'hold:idempotency_conflict',
+      'settle:ok',
+      'settle:hold_already_resolved',
+      'release:ok',
+      'release:hold_not_found',
+      'sweep',
+      'time',
+    ]) {
       expect(stats[k] ?? 0, `${k} never happened: ${JSON.stringify(stats)}`).toBeGreaterThan(0);
     }
     expect(holds.some((h) => h.status === 'expired')).toBe(true);

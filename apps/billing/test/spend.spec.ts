@@ -230,7 +230,9 @@ describe('agent spend: the monthly budget and the step rate', () => {
     expect(retry).toBeLessThanOrEqual(60_000);
     // A minute later (billing's clock), the window is free again.
     const later = new Date(b.clock.t + 61_000);
-    expect((await b.spend.reserve({ account_id: acct, run_id: 'run_a', kind: 'inference.chat', amount_micros: 1, idempotency_key: 'later', ttl_s: 900 }, later)).status).toBe('held');
+    expect((await b.spend.reserve({ account_id: acct, run_id: 'run_a', kind: 'inference.chat', amount_micros: 1, idempotency_key: 'later', ttl_s: 900 }, later)).status).toBe(
+      'held',
+    );
   });
 
   it('without a receipt key, billing holds no money for an agent step and signs nothing (unavailable)', async () => {

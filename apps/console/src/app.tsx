@@ -44,7 +44,9 @@ export function App() {
   };
   return (
     <>
-      <a class="skip" href="#main">Skip to content</a>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
       <header class="top">
         <span class="brand">Drael console</span>
         <nav aria-label="Pages">

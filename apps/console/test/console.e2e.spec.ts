@@ -23,7 +23,16 @@ beforeAll(async () => {
   stack = await startConsoleStack();
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
@@ -79,7 +88,7 @@ describe('the Drael console in a browser', () => {
     expect((await fetch(`${stack.url}/console/usage`)).headers.get('content-type')).toMatch(/text\/html/);
     const missing = await fetch(`${stack.url}/console/assets/nope.js`);
     expect(missing.status).toBe(404);
-    expect(((await missing.json())).error.code).toBe('not_found');
+    expect((await missing.json()).error.code).toBe('not_found');
     expect((await fetch(`${stack.url}/console/../readyz`)).status).not.toBe(500);
   });
 
@@ -227,7 +236,7 @@ describe('the Drael console in a browser', () => {
     await row.getByRole('button', { name: /Revoke key/ }).click();
     await row.getByText(/revoked/).waitFor();
     await expect.poll(async () => (await models(newKey)).status, { timeout: 10_000, interval: 200 }).toBe(401);
-    expect(((await (await models(newKey)).json())).error.code).toBe('invalid_api_key');
+    expect((await (await models(newKey)).json()).error.code).toBe('invalid_api_key');
 
     const balance = async () => Number((await detail.getByTestId('wallet-balance').textContent())!.replace('$', ''));
     const before = await balance();

@@ -13,14 +13,7 @@ import { FetchPageService } from './page/fetch-page.service.js';
 
 export type FetchRuntimeConfig = Pick<
   FetchConfig,
-  | 'REDIS_URL'
-  | 'FETCH_CACHE_PREFIX'
-  | 'TOR_SOCKS_URL'
-  | 'CHROMIUM_PATH'
-  | 'FETCH_BROWSER_CONCURRENCY'
-  | 'FETCH_BROWSER_SPARE'
-  | 'FETCH_BROWSER'
-  | 'FETCH_TEST_ALLOW_CIDRS'
+  'REDIS_URL' | 'FETCH_CACHE_PREFIX' | 'TOR_SOCKS_URL' | 'CHROMIUM_PATH' | 'FETCH_BROWSER_CONCURRENCY' | 'FETCH_BROWSER_SPARE' | 'FETCH_BROWSER' | 'FETCH_TEST_ALLOW_CIDRS'
 >;
 
 export interface FetchRuntimeOverrides {

@@ -1,16 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FetchRuntime } from '../src/fetch.runtime.js';
-import {
-  FIXTURE_ALLOW,
-  FIXTURE_HOST,
-  StubResolver,
-  article,
-  failure,
-  html,
-  makeRuntime,
-  startFixtureServer,
-  type FixtureServer,
-} from './support/fixtures.js';
+import { FIXTURE_ALLOW, FIXTURE_HOST, StubResolver, article, failure, html, makeRuntime, startFixtureServer, type FixtureServer } from './support/fixtures.js';
 
 // Hops the URL text cannot show: redirects, DNS answers, and what a rendered page asks for.
 // Only 127.0.0.2 (the public stand-in) is opened in the guard; 127.0.0.1 is the "internal"
@@ -142,23 +132,18 @@ describe('names are judged by what they resolve to, where the connection is made
     expect(internal.hits).toEqual([]);
   });
 
-  it.each([
-    ['metadata.google.internal'],
-    ['METADATA.GOOGLE.INTERNAL.'],
-    ['metadata.goog'],
-    ['metadata'],
-    ['Metadata.'],
-    ['instance-data'],
-    ['instance-data.'],
-  ])('cloud metadata name %s is refused by name, never looked up, on both paths', async (name) => {
-    for (const render of ['http', 'browser'] as const) {
-      const err = await failure(runtime.pages.fetch({ url: `http://${name}:${pub.port}/computeMetadata/v1/`, render }));
-      expect(err.code).toBe('blocked_address');
-      expect(err.message).toContain('does not resolve to a public address');
-    }
-    expect(resolver.asked.filter((n) => n.replace(/\.$/, '').toLowerCase() === name.replace(/\.$/, '').toLowerCase())).toEqual([]);
-    expect(pub.hits.filter((h) => h.startsWith('/computeMetadata'))).toEqual([]);
-  });
+  it.each([['metadata.google.internal'], ['METADATA.GOOGLE.INTERNAL.'], ['metadata.goog'], ['metadata'], ['Metadata.'], ['instance-data'], ['instance-data.']])(
+    'cloud metadata name %s is refused by name, never looked up, on both paths',
+    async (name) => {
+      for (const render of ['http', 'browser'] as const) {
+        const err = await failure(runtime.pages.fetch({ url: `http://${name}:${pub.port}/computeMetadata/v1/`, render }));
+        expect(err.code).toBe('blocked_address');
+        expect(err.message).toContain('does not resolve to a public address');
+      }
+      expect(resolver.asked.filter((n) => n.replace(/\.$/, '').toLowerCase() === name.replace(/\.$/, '').toLowerCase())).toEqual([]);
+      expect(pub.hits.filter((h) => h.startsWith('/computeMetadata'))).toEqual([]);
+    },
+  );
 
   it('a public name is fetched (the stand-in public address)', async () => {
     const page = await runtime.pages.fetch({ url: `http://public.test:${pub.port}/`, render: 'http' });

@@ -34,17 +34,23 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway', security: config }), InferenceModule, AgentsModule, SearchToolModule, AuthModule, BillingApiModule, AdminModule, FetchToolModule, ResponsesModule, TurnLoopModule, SessionsModule, ConsoleModule, OpenApiModule],
-      controllers: [HealthController, ModelsController, ChatCompletionsController],
-      providers: [
-        { provide: GATEWAY_CONFIG, useValue: config },
-        ReadinessService,
-        ModelRegistry,
-        ModelRouter,
-        UpstreamClient,
-        ChatProxyService,
-        ChatCompletionsService,
+      imports: [
+        RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'gateway', security: config }),
+        InferenceModule,
+        AgentsModule,
+        SearchToolModule,
+        AuthModule,
+        BillingApiModule,
+        AdminModule,
+        FetchToolModule,
+        ResponsesModule,
+        TurnLoopModule,
+        SessionsModule,
+        ConsoleModule,
+        OpenApiModule,
       ],
+      controllers: [HealthController, ModelsController, ChatCompletionsController],
+      providers: [{ provide: GATEWAY_CONFIG, useValue: config }, ReadinessService, ModelRegistry, ModelRouter, UpstreamClient, ChatProxyService, ChatCompletionsService],
       exports: [GATEWAY_CONFIG, ModelRegistry, ModelRouter, UpstreamClient],
     };
   }

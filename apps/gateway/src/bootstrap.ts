@@ -117,8 +117,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   await connectGatewaySubjects(app, config);
   await app.listen({ host: config.HOST, port: config.PORT });
   // Prometheus scrapes its own port, never the public one (docs/operations.md "Where /metrics is").
-  const metricsHttp: MetricsHttpServer | undefined =
-    config.METRICS_PORT === undefined ? undefined : await startMetricsHttp({ port: config.METRICS_PORT, host: config.HOST });
+  const metricsHttp: MetricsHttpServer | undefined = config.METRICS_PORT === undefined ? undefined : await startMetricsHttp({ port: config.METRICS_PORT, host: config.HOST });
   const address = fastify.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;

@@ -63,7 +63,7 @@ describe('API keys on every /v1 and /api route', () => {
     expect((await get('/api/billing/plans')).status).toBe(200);
   });
 
-  it('a good key passes, and its identity reaches the handlers (usage is the key\'s account)', async () => {
+  it("a good key passes, and its identity reaches the handlers (usage is the key's account)", async () => {
     const r = await get('/v1/models', gateway.authHeaders);
     expect(r.status).toBe(200);
     const usage = await get('/api/billing/usage', gateway.authHeaders);
@@ -84,7 +84,7 @@ describe('API keys on every /v1 and /api route', () => {
     expect(status).toBe(401);
   });
 
-  it('cross-account: a key never reads another account\'s usage', async () => {
+  it("cross-account: a key never reads another account's usage", async () => {
     const other = await createTestKey(nats, {});
     const r = await get(`/api/billing/usage?account_id=${other.account_id}`, gateway.authHeaders);
     expect(r.status).toBe(404);
@@ -265,7 +265,9 @@ describe('admin API (admin token)', () => {
   it('creates an account and a key that works, and revokes it', async () => {
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
     expect((await fetch(`${gateway.url}/admin/accounts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' })).status).toBe(401);
-    expect((await fetch(`${gateway.url}/admin/accounts`, { method: 'POST', headers: { ...admin, authorization: 'Bearer wrong-token-wrong-token-wrong' }, body: '{"name":"x"}' })).status).toBe(401);
+    expect(
+      (await fetch(`${gateway.url}/admin/accounts`, { method: 'POST', headers: { ...admin, authorization: 'Bearer wrong-token-wrong-token-wrong' }, body: '{"name":"x"}' })).status,
+    ).toBe(401);
     const acct = await fetch(`${gateway.url}/admin/accounts`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Acme', plan: 'team' }) });
     expect(acct.status).toBe(201);
     const { account_id } = (await acct.json()) as { account_id: string };
@@ -296,7 +298,9 @@ describe('admin API (admin token)', () => {
     expect(credit.status).toBe(200);
     expect(await credit.json()).toMatchObject({ balance_micros: 2_500_000, available_micros: 2_500_000 });
     const limits = await fetch(`${gateway.url}/admin/accounts/${account_id}/wallet/limits`, {
-      method: 'PUT', headers: admin, body: JSON.stringify({ monthly_budget_micros: 1_000_000, agent_steps_per_minute: 30 }),
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({ monthly_budget_micros: 1_000_000, agent_steps_per_minute: 30 }),
     });
     expect(await limits.json()).toMatchObject({ balance_micros: 2_500_000, monthly_budget_micros: 1_000_000, agent_steps_per_minute: 30 });
     // Bad input is a 400 naming the param, and changes nothing.

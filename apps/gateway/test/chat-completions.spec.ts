@@ -162,7 +162,13 @@ describe('errors, always in the OpenAI envelope', () => {
   });
 
   it('a schema violation is 400 naming the param', async () => {
-    const r = await post({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }, { role: 'robot', content: 'y' }] });
+    const r = await post({
+      model: 'gpt-test',
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'robot', content: 'y' },
+      ],
+    });
     expect(r.status).toBe(400);
     const { error } = await envelopeOf(r);
     expect(error).toMatchObject({ type: 'invalid_request_error', param: 'messages[1].role', code: 'invalid_request' });
@@ -173,7 +179,14 @@ describe('errors, always in the OpenAI envelope', () => {
   it('the hot route writes x-request-id and all six rate-limit headers on answers, streams and errors', async () => {
     const expectHead = (r: Response, id: string) => {
       expect(r.headers.get('x-request-id')).toBe(id);
-      for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests']) {
+      for (const name of [
+        'x-ratelimit-limit',
+        'x-ratelimit-remaining',
+        'x-ratelimit-reset',
+        'x-ratelimit-limit-requests',
+        'x-ratelimit-remaining-requests',
+        'x-ratelimit-reset-requests',
+      ]) {
         expect(r.headers.get(name), name).toMatch(/^\w+$/);
       }
     };
@@ -200,7 +213,10 @@ describe('errors, always in the OpenAI envelope', () => {
   it('a body over BODY_LIMIT_BYTES is 413 in the envelope, whichever way the route is reached', async () => {
     const big = JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x'.repeat(70_000) }] });
     // The plain path is served ahead of Fastify; a query string or a +json type goes through Nest.
-    for (const [path, type] of [['/v1/chat/completions', 'application/json'], ['/v1/chat/completions?via=nest', 'application/vnd.drael+json']] as const) {
+    for (const [path, type] of [
+      ['/v1/chat/completions', 'application/json'],
+      ['/v1/chat/completions?via=nest', 'application/vnd.drael+json'],
+    ] as const) {
       const r = await fetch(`${gateway.url}${path}`, { method: 'POST', headers: { ...gateway.authHeaders, 'content-type': type, 'x-drael-server-tools': '0' }, body: big });
       expect(r.status).toBe(413);
       expect(r.headers.get('x-request-id')).toBeTruthy();
@@ -210,7 +226,11 @@ describe('errors, always in the OpenAI envelope', () => {
 
   it('no key or a bad one is 401 before any upstream call, on the hot route too', async () => {
     const before = upstream.requests.length;
-    const none = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-test', messages: hello }) });
+    const none = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-test', messages: hello }),
+    });
     expect(none.status).toBe(401);
     expect((await envelopeOf(none)).error).toMatchObject({ type: 'authentication_error', code: 'missing_api_key' });
     const bad = await post({ model: 'gpt-test', messages: hello }, { authorization: 'Bearer drael_wrongwrongwrongwrongwrongwrongwrongwrongwro' });
@@ -238,7 +258,7 @@ describe('errors, always in the OpenAI envelope', () => {
     expect((await envelopeOf(r)).error).toMatchObject({ message: 'bad temperature', code: 'invalid_value' });
   });
 
-  it('an upstream 429 keeps its Retry-After and is upstream_rate_limited, not the key\'s rate_limit_exceeded (issue 15)', async () => {
+  it("an upstream 429 keeps its Retry-After and is upstream_rate_limited, not the key's rate_limit_exceeded (issue 15)", async () => {
     upstream.setTurns([{ type: 'error', status: 429, message: 'slow down', code: 'rate_limit_exceeded', headers: { 'retry-after': '7' } }]);
     const r = await post({ model: 'gpt-test', messages: hello });
     expect(r.status).toBe(429);

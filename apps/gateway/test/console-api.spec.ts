@@ -18,7 +18,14 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'assets', 'app-1.js'), `console.log(${JSON.stringify('x'.repeat(4000))});`);
   writeFileSync(join(dir, 'assets', 'notes.exe'), 'MZ');
   g = await startGatewayProcess(
-    { NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222', DRAEL_NATS_PREFIX: testPrefix('console-api'), DRAEL_BACKEND_SERVICES: 'billing', DRAEL_ADMIN_TOKEN: ADMIN, DRAEL_CONSOLE_DIR: dir, LOG_LEVEL: 'warn' },
+    {
+      NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+      DRAEL_NATS_PREFIX: testPrefix('console-api'),
+      DRAEL_BACKEND_SERVICES: 'billing',
+      DRAEL_ADMIN_TOKEN: ADMIN,
+      DRAEL_CONSOLE_DIR: dir,
+      LOG_LEVEL: 'warn',
+    },
     { readyTimeoutMs: 90_000, billing: { plan: 'pro' } },
   );
 }, 180_000);

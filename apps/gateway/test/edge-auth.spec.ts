@@ -55,7 +55,11 @@ function spellings(path: string): { form: string; path: string; sameRoute: boole
   // Percent-encoding an unreserved character: the router decodes it, so the same route answers.
   add('%76 for v', path.replace('/v', '/%76'), true);
   add('%31 for 1', path.replace('1', '%31'), true);
-  add('first letter encoded', path.replace(/^\/([a-z])/, (_m, c: string) => `/%${c.charCodeAt(0).toString(16)}`), true);
+  add(
+    'first letter encoded',
+    path.replace(/^\/([a-z])/, (_m, c: string) => `/%${c.charCodeAt(0).toString(16)}`),
+    true,
+  );
   add('%2F for the second slash', path.replace(/^(\/[^/]+)\//, '$1%2F'));
   add('%2f lower case', path.replace(/^(\/[^/]+)\//, '$1%2f'));
   add('leading //', `/${path}`);
@@ -73,7 +77,7 @@ function spellings(path: string): { form: string; path: string; sameRoute: boole
 }
 
 describe('every registered route, without a key', () => {
-  it('the public routes are exactly the health probes, the published plans, the API description and the console\'s static files', () => {
+  it("the public routes are exactly the health probes, the published plans, the API description and the console's static files", () => {
     const isPublic = routes.filter((r) => r.access === 'public').map((r) => `${r.method} ${r.url}`);
     expect(isPublic.sort()).toEqual([
       'GET /api/billing/plans',
@@ -238,7 +242,7 @@ describe('transport errors, in the envelope', () => {
     expectEnvelope(parseRawAnswer(big.text), 413);
   });
 
-  it('what Node\'s HTTP parser refuses: a malformed request (400) and headers too large (431)', async () => {
+  it("what Node's HTTP parser refuses: a malformed request (400) and headers too large (431)", async () => {
     const garbage = await rawExchange(gateway.url, 'HELLO THERE\r\n\r\n', undefined);
     expectEnvelope(parseRawAnswer(garbage.text), 400);
     const huge = await rawExchange(gateway.url, `GET /v1/models HTTP/1.1\r\nhost: t\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`, undefined);
@@ -253,7 +257,7 @@ describe('transport errors, in the envelope', () => {
     expectEnvelope(parseRawAnswer(r.text), 408);
   });
 
-  it('a body that stalls is answered 408 and closed (HTTP_BODY_IDLE_TIMEOUT_MS), on the hot route and on Fastify\'s', async () => {
+  it("a body that stalls is answered 408 and closed (HTTP_BODY_IDLE_TIMEOUT_MS), on the hot route and on Fastify's", async () => {
     // A first call puts the key's verdict in the cache, as for any caller past its first request.
     expect((await rawRequest(gateway.url, 'GET', '/v1/models', gateway.authHeaders)).status).toBe(200);
     for (const path of ['/v1/chat/completions', '/v1/agents']) {

@@ -22,7 +22,18 @@ const FIXED_SEED = 15_015;
 const FIXED_RUNS = Number(process.env.EDGE_FUZZ_REQUESTS ?? 10_000);
 const RANDOM_RUNS = Number(process.env.EDGE_FUZZ_RANDOM_REQUESTS ?? 2_000);
 // A dependency that is not there, named as such: never the gateway failing on its input.
-const UNAVAILABLE = new Set(['unavailable', 'service_unavailable', 'search_unavailable', 'sandbox_busy', 'runtime_unavailable', 'browser_unavailable', 'upstream_unreachable', 'upstream_error', 'upstream_timeout', 'timeout']);
+const UNAVAILABLE = new Set([
+  'unavailable',
+  'service_unavailable',
+  'search_unavailable',
+  'sandbox_busy',
+  'runtime_unavailable',
+  'browser_unavailable',
+  'upstream_unreachable',
+  'upstream_error',
+  'upstream_timeout',
+  'timeout',
+]);
 
 const prefix = testPrefix('gw-fuzz');
 let upstream: ScriptedUpstream;
@@ -57,27 +68,103 @@ afterAll(async () => {
 });
 
 // Strings no service can take (NUL, lone surrogates), and others that are merely unusual.
-const nasty = fc.constantFrom('\0', 'a\0b', '\uD800', '\uDFFF', 'x\uDBFFy', '\uDC00\uD800', '😀', '👩‍👩‍👧', '\u202e', '\uFEFF', '%00', '../../etc/passwd', '', ' ', 'a'.repeat(300), '\\', '"', '\n', '\u0085', 'null', '1e999');
-const text = fc.oneof(nasty, fc.string({ unit: 'binary', maxLength: 12 }), fc.string({ maxLength: 12 }), fc.constantFrom('gpt-test', 'user', 'assistant', 'system', 'l3_shell', 'none', 'free', 'pro', 'x1', 'http://127.0.0.1/'));
-const number = fc.oneof(
-  fc.constantFrom(1e308, -1e308, 2 ** 53 + 1, 2 ** 31, 2 ** 31 - 1, -(2 ** 31) - 1, 2 ** 63, 1e12, 0, -1, 0.5, -0, 5e-324),
-  fc.integer(),
-  fc.double(),
+const nasty = fc.constantFrom(
+  '\0',
+  'a\0b',
+  '\uD800',
+  '\uDFFF',
+  'x\uDBFFy',
+  '\uDC00\uD800',
+  '😀',
+  '👩‍👩‍👧',
+  '\u202e',
+  '\uFEFF',
+  '%00',
+  '../../etc/passwd',
+  '',
+  ' ',
+  'a'.repeat(300),
+  '\\',
+  '"',
+  '\n',
+  '\u0085',
+  'null',
+  '1e999',
 );
+const text = fc.oneof(
+  nasty,
+  fc.string({ unit: 'binary', maxLength: 12 }),
+  fc.string({ maxLength: 12 }),
+  fc.constantFrom('gpt-test', 'user', 'assistant', 'system', 'l3_shell', 'none', 'free', 'pro', 'x1', 'http://127.0.0.1/'),
+);
+const number = fc.oneof(fc.constantFrom(1e308, -1e308, 2 ** 53 + 1, 2 ** 31, 2 ** 31 - 1, -(2 ** 31) - 1, 2 ** 63, 1e12, 0, -1, 0.5, -0, 5e-324), fc.integer(), fc.double());
 const leaf = fc.oneof(text, number, fc.boolean(), fc.constant(null));
 const { value } = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof({ depthSize: 'small' }, leaf, fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(text, tie('value'), { maxKeys: 4 })),
 }));
 
 // Field names the routes read, so that bodies get past "unknown shape" into the checks behind it.
-const FIELDS = ['model', 'messages', 'role', 'content', 'stream', 'tools', 'tool_choice', 'max_tokens', 'name', 'instructions', 'task', 'plan', 'step_limit', 'query', 'max_results', 'url', 'input', 'previous_response_id', 'extra_usage', 'enabled', 'daily_ceiling', 'tool_level', 'rate_limit', 'per_minute', 'per_hour', 'amount_micro_usd', 'monthly_budget_micro_usd', 'functions', 'function_call'];
-const shapedObject = fc.dictionary(fc.constantFrom(...FIELDS), fc.oneof(value, fc.array(fc.dictionary(fc.constantFrom(...FIELDS), value, { maxKeys: 3 }), { maxLength: 2 })), { maxKeys: 6 });
+const FIELDS = [
+  'model',
+  'messages',
+  'role',
+  'content',
+  'stream',
+  'tools',
+  'tool_choice',
+  'max_tokens',
+  'name',
+  'instructions',
+  'task',
+  'plan',
+  'step_limit',
+  'query',
+  'max_results',
+  'url',
+  'input',
+  'previous_response_id',
+  'extra_usage',
+  'enabled',
+  'daily_ceiling',
+  'tool_level',
+  'rate_limit',
+  'per_minute',
+  'per_hour',
+  'amount_micro_usd',
+  'monthly_budget_micro_usd',
+  'functions',
+  'function_call',
+];
+const shapedObject = fc.dictionary(fc.constantFrom(...FIELDS), fc.oneof(value, fc.array(fc.dictionary(fc.constantFrom(...FIELDS), value, { maxKeys: 3 }), { maxLength: 2 })), {
+  maxKeys: 6,
+});
 const chatBody = fc.record(
-  { model: fc.oneof(fc.constant('gpt-test'), text), messages: fc.array(fc.record({ role: fc.oneof(fc.constant('user'), text), content: fc.oneof(text, value) }), { maxLength: 3 }), stream: fc.boolean(), max_tokens: number },
+  {
+    model: fc.oneof(fc.constant('gpt-test'), text),
+    messages: fc.array(fc.record({ role: fc.oneof(fc.constant('user'), text), content: fc.oneof(text, value) }), { maxLength: 3 }),
+    stream: fc.boolean(),
+    max_tokens: number,
+  },
   { requiredKeys: ['model', 'messages'] },
 );
-const deep = fc.tuple(fc.integer({ min: 60, max: 6_000 }), fc.boolean()).map(([n, objects]) => (objects ? `${'{"a":'.repeat(n)}1${'}'.repeat(n)}` : `${'['.repeat(n)}${']'.repeat(n)}`));
-const rawBody = fc.constantFrom('', '{', '{bad', 'null', '[]', '"\\u0000"', '{"a":"\\ud800"}', '1e999999', '123456789012345678901234567890', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}', '\u0000', '\uFFFD');
+const deep = fc
+  .tuple(fc.integer({ min: 60, max: 6_000 }), fc.boolean())
+  .map(([n, objects]) => (objects ? `${'{"a":'.repeat(n)}1${'}'.repeat(n)}` : `${'['.repeat(n)}${']'.repeat(n)}`));
+const rawBody = fc.constantFrom(
+  '',
+  '{',
+  '{bad',
+  'null',
+  '[]',
+  '"\\u0000"',
+  '{"a":"\\ud800"}',
+  '1e999999',
+  '123456789012345678901234567890',
+  '{"__proto__":{"x":1}}',
+  '{"constructor":{"prototype":{}}}',
+  '\u0000',
+  '\uFFFD',
+);
 const body = fc.oneof(
   chatBody.map((b) => JSON.stringify(b)),
   shapedObject.map((b) => JSON.stringify(b)),
@@ -93,7 +180,10 @@ const pathId = fc.oneof(
 );
 const query = fc.option(fc.array(fc.tuple(fc.constantFrom('limit', 'before', 'after', 'agent_id', 'account_id', 'x'), pathId), { maxLength: 3 }));
 // Header values Node's HTTP client will send (tab, visible ASCII, latin-1).
-const headerValue = fc.oneof(fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).map((c) => String.fromCharCode(c === 0x7f ? 0x20 : c)), maxLength: 40 }), fc.constantFrom('0', '1', 'true', 'false', 'yes', '', '-1', '99999999999999999999'));
+const headerValue = fc.oneof(
+  fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).map((c) => String.fromCharCode(c === 0x7f ? 0x20 : c)), maxLength: 40 }),
+  fc.constantFrom('0', '1', 'true', 'false', 'yes', '', '-1', '99999999999999999999'),
+);
 const headers = fc.record(
   {
     'x-drael-server-tools': headerValue,
@@ -151,9 +241,10 @@ async function check({ routeIndex, ids, q, extra, payload, how }: OneRequest): P
 // Each run of the property sends BATCH generated requests at once over keep-alive connections:
 // the gateway is mostly waiting on a loaded machine, and concurrency is also part of the input.
 const BATCH = 8;
-const property = () => fc.asyncProperty(fc.array(oneRequest, { minLength: BATCH, maxLength: BATCH }), async (batch) => {
-  await Promise.all(batch.map(check));
-});
+const property = () =>
+  fc.asyncProperty(fc.array(oneRequest, { minLength: BATCH, maxLength: BATCH }), async (batch) => {
+    await Promise.all(batch.map(check));
+  });
 
 describe('every route, any input: never a 500, every error in the envelope (fast-check)', () => {
   it(`fixed seed ${FIXED_SEED}, ${FIXED_RUNS} requests`, async () => {

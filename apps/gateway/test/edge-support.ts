@@ -56,10 +56,14 @@ export function rawRequest(base: string, method: string, path: string, headers: 
       res.on('end', () => {
         const answer = { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') };
         // Judged against the gateway's /openapi.json like every fetch of the tests (openapi-check.setup.ts).
-        checkGatewayAnswer(new URL(base).origin, method, path, answer.status, res.headers['content-type'] ?? null, /\bjson\b/i.test(res.headers['content-type'] ?? '') ? answer.body : undefined).then(
-          () => resolve(answer),
-          reject,
-        );
+        checkGatewayAnswer(
+          new URL(base).origin,
+          method,
+          path,
+          answer.status,
+          res.headers['content-type'] ?? null,
+          /\bjson\b/i.test(res.headers['content-type'] ?? '') ? answer.body : undefined,
+        ).then(() => resolve(answer), reject);
       });
       res.on('error', reject);
     });
@@ -74,11 +78,7 @@ export function isEnvelope(body: string): boolean {
     const v = JSON.parse(body) as { error?: Record<string, unknown> };
     const e = v.error;
     return (
-      !!e &&
-      typeof e.message === 'string' &&
-      typeof e.type === 'string' &&
-      (e.param === null || typeof e.param === 'string') &&
-      (e.code === null || typeof e.code === 'string')
+      !!e && typeof e.message === 'string' && typeof e.type === 'string' && (e.param === null || typeof e.param === 'string') && (e.code === null || typeof e.code === 'string')
     );
   } catch {
     return false;

@@ -29,15 +29,19 @@ beforeAll(async () => {
     env: { METRICS_PORT: String(ports.gateway) },
     serviceEnv: { sandbox: { HEALTH_PORT: String(ports.sandbox) }, billing: { HEALTH_PORT: String(ports.billing) } },
   });
-  fetchService = await startServiceProcess('fetch', {
-    NATS_URL,
-    DRAEL_NATS_PREFIX: h.prefix,
-    FETCH_CACHE_PREFIX: `${h.prefix}:`,
-    TOR_SOCKS_URL: '',
-    // The browser is not what these tests count (its contexts are a gauge read at scrape time).
-    FETCH_BROWSER: 'off',
-    HEALTH_PORT: String(ports.fetch),
-  }, { readyTimeoutMs: 120_000 });
+  fetchService = await startServiceProcess(
+    'fetch',
+    {
+      NATS_URL,
+      DRAEL_NATS_PREFIX: h.prefix,
+      FETCH_CACHE_PREFIX: `${h.prefix}:`,
+      TOR_SOCKS_URL: '',
+      // The browser is not what these tests count (its contexts are a gauge read at scrape time).
+      FETCH_BROWSER: 'off',
+      HEALTH_PORT: String(ports.fetch),
+    },
+    { readyTimeoutMs: 120_000 },
+  );
 }, 300_000);
 
 afterAll(async () => {
@@ -76,7 +80,10 @@ describe('GET /metrics after real requests', () => {
   });
 
   it('a sandbox timeout: the run counts as timeout, the tool call as failed', async () => {
-    h.script([{ type: 'tool_calls', calls: [call('t1', 'run_code', { runtime: 'python', code: 'import time\ntime.sleep(30)', timeout_s: 1 })] }, { type: 'text', content: 'too slow' }]);
+    h.script([
+      { type: 'tool_calls', calls: [call('t1', 'run_code', { runtime: 'python', code: 'import time\ntime.sleep(30)', timeout_s: 1 })] },
+      { type: 'text', content: 'too slow' },
+    ]);
     let sandboxDelta!: (name: string, labels?: Record<string, string>) => number;
     const gw = await delta(ports.gateway, async () => {
       sandboxDelta = await delta(ports.sandbox, async () => {

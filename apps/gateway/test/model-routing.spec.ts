@@ -2,16 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayCatalog } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
-import {
-  freePort,
-  parseSse,
-  startGatewayProcess,
-  startScriptedUpstream,
-  testPrefix,
-  type GatewayProcess,
-  type ScriptedTurn,
-  type ScriptedUpstream,
-} from '@drael/test-support';
+import { freePort, parseSse, startGatewayProcess, startScriptedUpstream, testPrefix, type GatewayProcess, type ScriptedTurn, type ScriptedUpstream } from '@drael/test-support';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const hello = [{ role: 'user', content: 'hello' }];
@@ -80,11 +71,7 @@ beforeAll(async () => {
       slow: { deployments: [dep('slow-a', u.slowA, { headers_timeout_ms: 300 }), dep('slow-b', u.slowB, { priority: 1 })] },
       r429: { deployments: [dep('r429-a', u.r429a), dep('r429-b', u.r429b, { priority: 1 })] },
       groups: {
-        deployments: [
-          dep('groups-a1', u.groupA1),
-          { name: 'groups-a2', base_url: `http://127.0.0.1:${deadPort}/v1`, model: 'x' },
-          dep('groups-b', u.groupB, { priority: 1 }),
-        ],
+        deployments: [dep('groups-a1', u.groupA1), { name: 'groups-a2', base_url: `http://127.0.0.1:${deadPort}/v1`, model: 'x' }, dep('groups-b', u.groupB, { priority: 1 })],
       },
       drop: { deployments: [dep('drop-a', u.dropA), dep('drop-b', u.dropB, { priority: 1 })] },
       rpm: { deployments: [dep('rpm-a', u.rpmA, { rpm: 2 }), dep('rpm-b', u.rpmB, { priority: 1 })] },
@@ -131,7 +118,7 @@ async function readiness(g: GatewayProcess): Promise<{ status: number; body: any
   return { status: r.status, body: await r.json() };
 }
 
-describe('model routing over an alias\'s deployments (proxy mode)', () => {
+describe("model routing over an alias's deployments (proxy mode)", () => {
   it('a 500 is retried on the next deployment; the answer names the one that served it', async () => {
     const r = await chat(gateway, { model: 'r500' });
     expect(r.status).toBe(200);
@@ -144,13 +131,18 @@ describe('model routing over an alias\'s deployments (proxy mode)', () => {
     expect(u.r500b!.requests[0]!.body.model).toBe('r500-b-model');
   });
 
-  it('no headers within the deployment\'s timeout: retried on the next deployment', async () => {
+  it("no headers within the deployment's timeout: retried on the next deployment", async () => {
     const r = await chat(gateway, { model: 'slow', stream: true });
     expect(r.status).toBe(200);
     expect(r.headers.get('x-drael-upstream')).toBe('slow-b');
     const events = parseSse(await r.text()) as any[];
     expect(events.at(-1)).toBe('[DONE]');
-    expect(events.filter((e) => e !== '[DONE]').map((e) => e.choices[0]?.delta?.content ?? '').join('')).toBe('in time');
+    expect(
+      events
+        .filter((e) => e !== '[DONE]')
+        .map((e) => e.choices[0]?.delta?.content ?? '')
+        .join(''),
+    ).toBe('in time');
     expect(u.slowA!.requests).toHaveLength(1);
   });
 

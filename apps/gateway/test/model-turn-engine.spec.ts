@@ -82,7 +82,12 @@ describe('one model-turn engine for chat and Responses', () => {
 
   it('catalogue mode asks the upstream for what the client asked: streamed and not, the same answer, usage and tool handling', async () => {
     const script = [
-      { type: 'tool_calls' as const, content: 'Let me check. ', calls: [{ id: 't1', name: 'made_up_tool', arguments: ['{"q":', '"x"}'] }], usage: { prompt_tokens: 11, completion_tokens: 4 } },
+      {
+        type: 'tool_calls' as const,
+        content: 'Let me check. ',
+        calls: [{ id: 't1', name: 'made_up_tool', arguments: ['{"q":', '"x"}'] }],
+        usage: { prompt_tokens: 11, completion_tokens: 4 },
+      },
       { type: 'text' as const, content: ['The ', 'answer.'], usage: { prompt_tokens: 20, completion_tokens: 2 } },
     ];
     h.script(script);

@@ -67,7 +67,11 @@ describe('x-drael-server-tools', () => {
     for (const value of ['2', 'maybe', 'enabled', '1,0', 'nope']) {
       const r = await h.chat({ messages: ask }, { 'x-drael-server-tools': value });
       expect(r.status, value).toBe(400);
-      expect(((await r.json()) as any).error, value).toMatchObject({ type: 'invalid_request_error', param: 'x-drael-server-tools', message: expect.stringContaining('x-drael-server-tools') });
+      expect(((await r.json()) as any).error, value).toMatchObject({
+        type: 'invalid_request_error',
+        param: 'x-drael-server-tools',
+        message: expect.stringContaining('x-drael-server-tools'),
+      });
     }
     // The same on the Nest route (a JSON media type other than application/json), and with client tools.
     const viaNest = await fetch(`${h.gateway.url}/v1/chat/completions`, {
@@ -157,7 +161,9 @@ describe('responses: input items and cancel', () => {
     h.script([{ type: 'text', content: 'ok' }]);
     const plain = (await (await post('/v1/responses', { model: 'gpt-test', input: 'just text' })).json()) as any;
     const plainItems = (await (await get(`/v1/responses/${plain.id}/input_items`)).json()) as any;
-    expect(plainItems.data).toEqual([{ id: expect.stringMatching(/^msg_/), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'just text' }] }]);
+    expect(plainItems.data).toEqual([
+      { id: expect.stringMatching(/^msg_/), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'just text' }] },
+    ]);
 
     const badLimit = await get(`/v1/responses/${created.id}/input_items?limit=500`);
     expect(badLimit.status).toBe(400);
@@ -171,7 +177,7 @@ describe('responses: input items and cancel', () => {
     expect((await get(`/v1/responses/${created.id}/input_items`, other.api_key)).status).toBe(404);
   });
 
-  it('POST /v1/responses/{id}/cancel: a foreground response is refused with 400 as OpenAI refuses it; unknown or another account\'s is 404', async () => {
+  it("POST /v1/responses/{id}/cancel: a foreground response is refused with 400 as OpenAI refuses it; unknown or another account's is 404", async () => {
     h.script([{ type: 'text', content: 'done' }]);
     const created = (await (await post('/v1/responses', { model: 'gpt-test', input: 'hi' })).json()) as any;
     const cancel = await post(`/v1/responses/${created.id}/cancel`, undefined);

@@ -104,7 +104,7 @@ describe('openai SDK against the gateway', () => {
   });
 });
 
-describe('openai SDK: retrieve a model, a response\'s input items, cancel', () => {
+describe("openai SDK: retrieve a model, a response's input items, cancel", () => {
   it('models.retrieve: an alias, and 404 model_not_found for an unknown one', async () => {
     expect(await client.models.retrieve('drael-test')).toMatchObject({ id: 'drael-test', object: 'model', owned_by: 'drael' });
     await expect(client.models.retrieve('nope')).rejects.toMatchObject({ status: 404, code: 'model_not_found', type: 'not_found_error' });
@@ -130,7 +130,11 @@ describe('openai SDK: retrieve a model, a response\'s input items, cancel', () =
     expect(asc.data).toHaveLength(1);
     expect(asc.has_more).toBe(true);
 
-    await expect(client.responses.cancel(created.id)).rejects.toMatchObject({ status: 400, type: 'invalid_request_error', message: expect.stringContaining('Cannot cancel a synchronous response.') });
+    await expect(client.responses.cancel(created.id)).rejects.toMatchObject({
+      status: 400,
+      type: 'invalid_request_error',
+      message: expect.stringContaining('Cannot cancel a synchronous response.'),
+    });
     await expect(client.responses.cancel('resp_unknown')).rejects.toMatchObject({ status: 404 });
     await expect(client.responses.inputItems.list('resp_unknown').then((p) => p.data)).rejects.toMatchObject({ status: 404 });
   });

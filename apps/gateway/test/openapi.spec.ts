@@ -11,7 +11,12 @@ let gateway: GatewayProcess;
 
 beforeAll(async () => {
   gateway = await startGatewayProcess(
-    { NATS_URL, DRAEL_NATS_PREFIX: testPrefix('gw-openapi'), DRAEL_BACKEND_SERVICES: '', DRAEL_MODELS: JSON.stringify({ 'gpt-test': { base_url: 'http://127.0.0.1:9', model: 'm' } }) },
+    {
+      NATS_URL,
+      DRAEL_NATS_PREFIX: testPrefix('gw-openapi'),
+      DRAEL_BACKEND_SERVICES: '',
+      DRAEL_MODELS: JSON.stringify({ 'gpt-test': { base_url: 'http://127.0.0.1:9', model: 'm' } }),
+    },
     { billing: false, readyTimeoutMs: 90_000 },
   );
 }, 120_000);

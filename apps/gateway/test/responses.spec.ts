@@ -243,7 +243,10 @@ describe('hosted web_search', () => {
     // Forced: the upstream's first call is constrained to web_search, and only the first.
     expect(first!.body.tool_choice).toEqual({ type: 'function', function: { name: 'web_search' } });
     expect(second!.body.tool_choice).toBe('auto');
-    const searches = stack.tap.seen.slice(wire).filter((s) => s.subject === SEARCH).map((s) => s.data as any);
+    const searches = stack.tap.seen
+      .slice(wire)
+      .filter((s) => s.subject === SEARCH)
+      .map((s) => s.data as any);
     expect(searches.map((s) => s.query)).toEqual(['drael architecture']);
     expect(body.output[0].action.query).toBe('drael architecture');
     expect(searches[0].query).not.toBe(userText);
@@ -349,9 +352,7 @@ describe('citations and include sources', () => {
     const without = await json(await stack.post({ model: 'gpt-test', input: 'drael?', tools: [{ type: 'web_search' }] }));
     expect(without.output[0].action.sources).toBeUndefined();
     stack.upstream.setTurns(turns());
-    const withSources = await json(
-      await stack.post({ model: 'gpt-test', input: 'drael?', tools: [{ type: 'web_search' }], include: ['web_search_call.action.sources'] }),
-    );
+    const withSources = await json(await stack.post({ model: 'gpt-test', input: 'drael?', tools: [{ type: 'web_search' }], include: ['web_search_call.action.sources'] }));
     const sources = withSources.output[0].action.sources;
     expect(sources.length).toBeGreaterThan(0);
     expect(sources).toContainEqual({ type: 'url', url: `${FIXTURE_URL}/pages/drael-architecture` });
@@ -372,7 +373,10 @@ describe('hosted web_fetch', () => {
     expect(JSON.stringify(events)).not.toContain('web_fetch_call');
     const done = events.find((e) => e.type === 'response.web_search_call.completed')!;
     expect(done.item).toMatchObject({ type: 'web_search_call', status: 'completed', action: { type: 'open_page', url: `${pages.url}/pricing` } });
-    const fetches = stack.tap.seen.slice(wire).filter((s) => s.subject === FETCH).map((s) => s.data as any);
+    const fetches = stack.tap.seen
+      .slice(wire)
+      .filter((s) => s.subject === FETCH)
+      .map((s) => s.data as any);
     expect(fetches).toHaveLength(1);
     expect(fetches[0]).toMatchObject({ url: `${pages.url}/pricing`, max_chars: 1_048_576 });
     const tool = JSON.parse(requestsSince(before)[1]!.body.messages.find((m: any) => m.role === 'tool').content);
@@ -408,7 +412,10 @@ describe('hosted web_fetch', () => {
     ]);
     const wire = stack.tap.seen.length;
     await stack.post({ model: 'gpt-test', input: 'read it', tools: [{ type: 'web_fetch', engine: 'http' }] });
-    const [fetched] = stack.tap.seen.slice(wire).filter((s) => s.subject === FETCH).map((s) => s.data as any);
+    const [fetched] = stack.tap.seen
+      .slice(wire)
+      .filter((s) => s.subject === FETCH)
+      .map((s) => s.data as any);
     expect(fetched.render).toBe('http');
   });
 
@@ -443,7 +450,13 @@ describe('hosted web_fetch', () => {
 describe('hosted tool_search', () => {
   const deferredTools = [
     { type: 'tool_search' },
-    { type: 'function', name: 'get_weather', description: 'Current weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } } }, defer_loading: true },
+    {
+      type: 'function',
+      name: 'get_weather',
+      description: 'Current weather for a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } } },
+      defer_loading: true,
+    },
     { type: 'function', name: 'send_invoice', description: 'Email an invoice to a customer', parameters: { type: 'object', properties: {} }, defer_loading: true },
     { type: 'function', name: 'lookup_order', description: 'Find an order by id', parameters: { type: 'object', properties: {} } },
   ];
@@ -701,7 +714,12 @@ describe('keys, accounts and tool levels', () => {
     let wire = stack.tap.seen.length;
     const auto = await json(await stack.post({ model: 'gpt-test', input: 'read', tools: [{ type: 'web_fetch' }] }, http));
     expect(auto.output[0]).toMatchObject({ status: 'completed' });
-    expect(stack.tap.seen.slice(wire).filter((s) => s.subject === FETCH).map((s) => (s.data as any).render)).toEqual(['http']);
+    expect(
+      stack.tap.seen
+        .slice(wire)
+        .filter((s) => s.subject === FETCH)
+        .map((s) => (s.data as any).render),
+    ).toEqual(['http']);
 
     stack.upstream.setTurns(fetchTurns());
     wire = stack.tap.seen.length;

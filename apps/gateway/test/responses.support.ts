@@ -62,7 +62,9 @@ export class WireTap {
 }
 
 /** A page server on loopback for web_fetch (the fetch service lets 127.0.0.0/8 through in tests only). */
-export async function startPages(pages: Record<string, { status?: number; body: string; type?: string; location?: string }>): Promise<{ url: string; hits: string[]; close(): Promise<void> }> {
+export async function startPages(
+  pages: Record<string, { status?: number; body: string; type?: string; location?: string }>,
+): Promise<{ url: string; hits: string[]; close(): Promise<void> }> {
   const hits: string[] = [];
   const server: Server = createServer((req, res) => {
     hits.push(req.url ?? '');
@@ -109,23 +111,31 @@ export async function startStack(gatewayEnv: Record<string, string> = {}): Promi
   const tap = await WireTap.start(prefix);
   const upstream = await startScriptedUpstream({ turns: [] });
   const [search, fetchSvc, gateway] = await Promise.all([
-    startServiceProcess('search', {
-      NATS_URL,
-      DRAEL_NATS_PREFIX: prefix,
-      SEARXNG_URL,
-      REDIS_URL,
-      SEARCH_CACHE_PREFIX: `${keyPrefix}search:`,
-      SEARCH_VERIFY: 'false',
-    }, BOOT),
-    startServiceProcess('fetch', {
-      NATS_URL,
-      DRAEL_NATS_PREFIX: prefix,
-      REDIS_URL,
-      FETCH_CACHE_PREFIX: `${keyPrefix}fetch:`,
-      FETCH_BROWSER: 'off',
-      TOR_SOCKS_URL: '',
-      FETCH_TEST_ALLOW_CIDRS: '127.0.0.0/8',
-    }, BOOT),
+    startServiceProcess(
+      'search',
+      {
+        NATS_URL,
+        DRAEL_NATS_PREFIX: prefix,
+        SEARXNG_URL,
+        REDIS_URL,
+        SEARCH_CACHE_PREFIX: `${keyPrefix}search:`,
+        SEARCH_VERIFY: 'false',
+      },
+      BOOT,
+    ),
+    startServiceProcess(
+      'fetch',
+      {
+        NATS_URL,
+        DRAEL_NATS_PREFIX: prefix,
+        REDIS_URL,
+        FETCH_CACHE_PREFIX: `${keyPrefix}fetch:`,
+        FETCH_BROWSER: 'off',
+        TOR_SOCKS_URL: '',
+        FETCH_TEST_ALLOW_CIDRS: '127.0.0.0/8',
+      },
+      BOOT,
+    ),
     withRetries(() =>
       startGatewayProcess(
         {

@@ -37,11 +37,7 @@ beforeAll(async () => {
   execFileSync('bash', [fileURLToPath(new URL('../../../infra/searx/start-local.sh', import.meta.url))], { stdio: 'inherit', timeout: 60_000 });
   // the second stack: searx unreachable, and no onion engine pinned; its search service is stopped by the last test
   const deadSearx = `http://127.0.0.1:${await freePort()}`;
-  [main, degraded, shortLived] = await Promise.all([
-    startStack({}),
-    startStack({ SEARXNG_URL: deadSearx, SEARCH_ONION_ENGINES: '' }),
-    startStack({ SEARCH_CACHE_TTL_S: '3' }),
-  ]);
+  [main, degraded, shortLived] = await Promise.all([startStack({}), startStack({ SEARXNG_URL: deadSearx, SEARCH_ONION_ENGINES: '' }), startStack({ SEARCH_CACHE_TTL_S: '3' })]);
   // each stack boots a search service, a billing service and a gateway: slow on a busy machine
 }, 180_000);
 

@@ -74,7 +74,10 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
   it("keeps the client's trace: HTTP → turn → tool → NATS client → NATS server (sandbox) → container run, each the parent of the next", async () => {
     const clientTrace = hex(16);
     const clientSpan = hex(8);
-    h.script([{ type: 'tool_calls', calls: [call('code', 'run_code', { runtime: 'python', code: 'print(6*7)' })] }, { type: 'text', content: 'forty-two' }]);
+    h.script([
+      { type: 'tool_calls', calls: [call('code', 'run_code', { runtime: 'python', code: 'print(6*7)' })] },
+      { type: 'text', content: 'forty-two' },
+    ]);
     const before = h.upstream.requests.length;
     const r = await h.chat({ messages: [{ role: 'user', content: 'Work it out.' }] }, { traceparent: `00-${clientTrace}-${clientSpan}-01` });
     expect(r.status).toBe(200);
@@ -118,7 +121,10 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
   });
 
   it('starts a new trace when the client sends none (or a malformed one)', async () => {
-    h.script([{ type: 'tool_calls', calls: [call('code', 'run_code', { runtime: 'bash', code: 'echo hi' })] }, { type: 'text', content: 'ok' }]);
+    h.script([
+      { type: 'tool_calls', calls: [call('code', 'run_code', { runtime: 'bash', code: 'echo hi' })] },
+      { type: 'text', content: 'ok' },
+    ]);
     const seen = new Set(receiver.spans.map((s) => s.traceId));
     const r = await h.chat({ messages: [{ role: 'user', content: 'Go.' }] }, { traceparent: 'not-a-traceparent' });
     expect(r.status).toBe(200);

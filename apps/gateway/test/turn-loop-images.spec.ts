@@ -43,7 +43,10 @@ describe('inline images from generate_image', () => {
   it('with X-Drael-Session: stored as a session file the client downloads; the model gets its path, not the base64', async () => {
     const key = await h.newKey({ plan: 'pro' });
     const session = `img${Date.now()}`;
-    h.script([{ type: 'tool_calls', calls: [call('g', 'generate_image', { prompt: 'a red bicycle' })] }, { type: 'text', content: 'drawn' }]);
+    h.script([
+      { type: 'tool_calls', calls: [call('g', 'generate_image', { prompt: 'a red bicycle' })] },
+      { type: 'text', content: 'drawn' },
+    ]);
     const before = h.upstream.requests.length;
     const r = await h.chat({ messages: ask }, { authorization: `Bearer ${key.api_key}`, 'x-drael-session': session });
     expect(r.status).toBe(200);
@@ -52,7 +55,13 @@ describe('inline images from generate_image', () => {
     // The whole tool message is a few hundred bytes; the image is 20 KB.
     expect(message.content.length).toBeLessThan(1_000);
     const result = toolMessages(h.upstream.requests[before + 1]!.body)[0]!.content;
-    expect(result).toMatchObject({ ok: true, file: expect.stringMatching(/^images\/image_[0-9a-f]+\.png$/), bytes: small.length, media_type: 'image/png', revised_prompt: 'revised: a red bicycle' });
+    expect(result).toMatchObject({
+      ok: true,
+      file: expect.stringMatching(/^images\/image_[0-9a-f]+\.png$/),
+      bytes: small.length,
+      media_type: 'image/png',
+      revised_prompt: 'revised: a red bicycle',
+    });
     expect(result.note).toContain(`/v1/sessions/${session}/files/${result.file}`);
 
     const got = await fetch(`${h.gateway.url}/v1/sessions/${session}/files/${result.file}`, { headers: { authorization: `Bearer ${key.api_key}` } });
@@ -63,7 +72,10 @@ describe('inline images from generate_image', () => {
 
   it('with X-Drael-Session: an image larger than one message is downloaded whole', async () => {
     const session = `imgl${Date.now()}`;
-    h.script([{ type: 'tool_calls', calls: [call('g', 'generate_image', { prompt: 'a large poster' })] }, { type: 'text', content: 'drawn' }]);
+    h.script([
+      { type: 'tool_calls', calls: [call('g', 'generate_image', { prompt: 'a large poster' })] },
+      { type: 'text', content: 'drawn' },
+    ]);
     const before = h.upstream.requests.length;
     const r = await h.chat({ messages: ask }, { 'x-drael-session': session });
     expect(r.status).toBe(200);

@@ -64,7 +64,10 @@ afterAll(async () => {
 }, 60_000);
 
 async function round(calls: ReturnType<typeof call>[], apiKey = h.apiKey) {
-  h.script([{ type: 'tool_calls', calls }, { type: 'text', content: 'done' }]);
+  h.script([
+    { type: 'tool_calls', calls },
+    { type: 'text', content: 'done' },
+  ]);
   const before = h.upstream.requests.length;
   const r = await h.chat({ messages: ask }, { authorization: `Bearer ${apiKey}` });
   expect(r.status).toBe(200);
@@ -138,7 +141,10 @@ describe('paid tools', () => {
 
   it('a client that disconnects mid-call aborts the provider call and releases the hold', async () => {
     const key = await h.newKey({ plan: 'pro' });
-    h.script([{ type: 'tool_calls', calls: [call('s', 'generate_image', { prompt: 'slow sunset' })] }, { type: 'text', content: 'never' }]);
+    h.script([
+      { type: 'tool_calls', calls: [call('s', 'generate_image', { prompt: 'slow sunset' })] },
+      { type: 'text', content: 'never' },
+    ]);
     const calls = providerCalls.length;
     const ac = new AbortController();
     const pending = h.chat({ messages: ask, stream: true }, { authorization: `Bearer ${key.api_key}` }, ac.signal).catch(() => undefined);

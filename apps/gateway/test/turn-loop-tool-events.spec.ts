@@ -16,7 +16,13 @@ afterAll(async () => {
 const ask = { messages: [{ role: 'user', content: 'go' }], stream: true, stream_options: { include_usage: true } };
 const script = () =>
   h.script([
-    { type: 'tool_calls', calls: [{ id: 'c1', name: 'nope_tool', arguments: '{"x":1}' }, { id: 's1', name: 'spawn_agent', arguments: JSON.stringify({ role: 'researcher', task: 'look' }) }] },
+    {
+      type: 'tool_calls',
+      calls: [
+        { id: 'c1', name: 'nope_tool', arguments: '{"x":1}' },
+        { id: 's1', name: 'spawn_agent', arguments: JSON.stringify({ role: 'researcher', task: 'look' }) },
+      ],
+    },
     { type: 'tool_calls', calls: [{ id: 'k1', name: 'also_nope', arguments: '{}' }] },
     { type: 'text', content: 'child done' },
     { type: 'text', content: 'All done.' },
@@ -36,7 +42,7 @@ describe('x-drael-tool-events', () => {
     expect(done).toMatchObject({ event: 'tool_done', id: 'c1', tool: 'nope_tool', ok: false });
     expect(done.duration_ms).toBeGreaterThanOrEqual(0);
     // The very text the next turn's tool message carries.
-    const toolMsg = (h.upstream.requests.at(-1)!.body).messages.find((m: any) => m.tool_call_id === 'c1');
+    const toolMsg = h.upstream.requests.at(-1)!.body.messages.find((m: any) => m.tool_call_id === 'c1');
     expect(done.result).toBe(toolMsg.content);
 
     const sub = frames.find((f) => f.event === 'subagent_started');
@@ -53,6 +59,6 @@ describe('x-drael-tool-events', () => {
     script();
     const s = await readStream(await h.chat(ask));
     expect(s.content).toBe('All done.');
-    expect(new Set((s.frames).map((f) => f.event))).toEqual(new Set(['subagent_started', 'subagent_done']));
+    expect(new Set(s.frames.map((f) => f.event))).toEqual(new Set(['subagent_started', 'subagent_done']));
   });
 });

@@ -19,7 +19,10 @@ afterAll(async () => {
 
 /** One tool round: the script calls `calls`, then answers; returns the tool results the model got. */
 async function round(calls: ReturnType<typeof call>[], headers: Record<string, string> = {}) {
-  h.script([{ type: 'tool_calls', calls }, { type: 'text', content: 'done' }]);
+  h.script([
+    { type: 'tool_calls', calls },
+    { type: 'text', content: 'done' },
+  ]);
   const before = h.upstream.requests.length;
   const r = await h.chat({ messages: ask }, headers);
   expect(r.status).toBe(200);
@@ -101,10 +104,7 @@ describe('sessions', () => {
     expect(put.status).toBe(200);
     expect(await put.json()).toMatchObject({ path: 'in/data.txt', size: 21 });
 
-    const first = await round(
-      [call('r1', 'run_code', { runtime: 'bash', code: 'tr a-z A-Z < in/data.txt > out.txt && cat out.txt' })],
-      { 'x-drael-session': session },
-    );
+    const first = await round([call('r1', 'run_code', { runtime: 'bash', code: 'tr a-z A-Z < in/data.txt > out.txt && cat out.txt' })], { 'x-drael-session': session });
     expect(first.results[0]!.content).toMatchObject({ ok: true, stdout: 'HELLO FROM THE CLIENT' });
 
     // A later request on the same session sees what the first one wrote.
@@ -136,15 +136,14 @@ describe('sessions', () => {
     expect(theirs.results[0]!.content.stdout).toBe('');
   });
 
-  it('DELETE /v1/sessions/{id} deletes the whole session of the key\'s own account, never another account\'s of the same id', async () => {
+  it("DELETE /v1/sessions/{id} deletes the whole session of the key's own account, never another account's of the same id", async () => {
     const session = `gone${Date.now()}`;
     const other = await h.newKey();
     for (const key of [h.apiKey, other.api_key]) {
       const put = await files(session, 'keep.txt', key, { method: 'PUT', body: key.slice(-6), headers: { 'content-type': 'text/plain' } });
       expect(put.status).toBe(200);
     }
-    const drop = (apiKey: string, id = session) =>
-      fetch(`${h.gateway.url}/v1/sessions/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${apiKey}` } });
+    const drop = (apiKey: string, id = session) => fetch(`${h.gateway.url}/v1/sessions/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${apiKey}` } });
 
     const first = await drop(other.api_key);
     expect(first.status).toBe(200);
@@ -225,12 +224,17 @@ describe('sessions', () => {
     expect(later.results[0]!.content).toMatchObject({ ok: false });
   });
 
-  it("without a session header the request's runs share one workspace across turns, another request running meanwhile cannot see it, and it is gone when the request ends", { timeout: 180_000 }, async () => {
+  it("without a session header the request's runs share one workspace across turns, another request running meanwhile cannot see it, and it is gone when the request ends", {
+    timeout: 180_000,
+  }, async () => {
     const instance = h.sandboxInstance!;
     // Both requests share the one script, in the order the upstream is asked.
     h.script([
       // request A, turn 1: two parallel calls write the workspace (created at the first of them)
-      { type: 'tool_calls', calls: [call('w1', 'run_code', { runtime: 'bash', code: 'echo one > a.txt' }), call('w2', 'run_code', { runtime: 'python', code: 'open("b.txt","w").write("two\\n")' })] },
+      {
+        type: 'tool_calls',
+        calls: [call('w1', 'run_code', { runtime: 'bash', code: 'echo one > a.txt' }), call('w2', 'run_code', { runtime: 'python', code: 'open("b.txt","w").write("two\\n")' })],
+      },
       // request A, turn 2: reads them back, slowly enough for request B to come and go meanwhile
       { type: 'tool_calls', calls: [call('r', 'run_code', { runtime: 'bash', code: 'sleep 30; cat a.txt b.txt', timeout_s: 120 })] },
       // request B (same account, no header), turn 1 and 2
@@ -282,7 +286,7 @@ describe('sessions', () => {
     await expect.poll(() => requestWorkspaces(h.sandboxInstance!), { timeout: 15_000, interval: 200 }).toEqual([]);
   });
 
-  it("a request that fails after a run still has its workspace deleted", async () => {
+  it('a request that fails after a run still has its workspace deleted', async () => {
     h.script([
       { type: 'tool_calls', calls: [call('w', 'run_code', { runtime: 'bash', code: 'echo x > f.txt' })] },
       { type: 'error', status: 500, message: 'upstream broke' },

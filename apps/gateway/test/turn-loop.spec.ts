@@ -30,7 +30,12 @@ describe('catalogue mode', () => {
 
   it('streams one ordinary answer: text before a tool call passes through, one id, role once, one finish_reason, [DONE] once, usage summed', async () => {
     h.script([
-      { type: 'tool_calls', content: ['Let me ', 'check. '], calls: [{ id: 'c1', name: 'web_search', arguments: ['{"query":', '"drael"}'] }], usage: { prompt_tokens: 11, completion_tokens: 3 } },
+      {
+        type: 'tool_calls',
+        content: ['Let me ', 'check. '],
+        calls: [{ id: 'c1', name: 'web_search', arguments: ['{"query":', '"drael"}'] }],
+        usage: { prompt_tokens: 11, completion_tokens: 3 },
+      },
       { type: 'text', content: ['It is ', 'new.'], usage: { prompt_tokens: 20, completion_tokens: 4 } },
     ]);
     const before = h.upstream.requests.length;
@@ -218,4 +223,3 @@ describe('client disconnect', () => {
     expect(h.upstream.requests.length).toBe(before + 2);
   });
 });
-

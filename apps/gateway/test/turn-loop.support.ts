@@ -101,23 +101,26 @@ export async function startLoopHarness(
     }
     // Every /v1 route needs an API key: the gateway's test process brings billing on our prefix
     // (key verification and holds) and a key of a fresh account (pro plan, l4_browser).
-    const gateway = await startGatewayProcess({
-      NATS_URL,
-      DRAEL_NATS_PREFIX: prefix,
-      DRAEL_BACKEND_SERVICES: 'agent-run',
-      LOG_LEVEL: 'warn',
-      // Teardown only: a test's leftover keep-alive sockets must not hold the process for 30 s.
-      SHUTDOWN_GRACE_MS: '3000',
-      DRAEL_MODELS: JSON.stringify(
-        Object.fromEntries(
-          Object.entries(options.models ?? { 'gpt-test': { model: 'upstream-model', input_per_1m: 1, output_per_1m: 2 } }).map(([alias, route]) => [
-            alias,
-            { ...(route as object), base_url: upstream.baseUrl },
-          ]),
+    const gateway = await startGatewayProcess(
+      {
+        NATS_URL,
+        DRAEL_NATS_PREFIX: prefix,
+        DRAEL_BACKEND_SERVICES: 'agent-run',
+        LOG_LEVEL: 'warn',
+        // Teardown only: a test's leftover keep-alive sockets must not hold the process for 30 s.
+        SHUTDOWN_GRACE_MS: '3000',
+        DRAEL_MODELS: JSON.stringify(
+          Object.fromEntries(
+            Object.entries(options.models ?? { 'gpt-test': { model: 'upstream-model', input_per_1m: 1, output_per_1m: 2 } }).map(([alias, route]) => [
+              alias,
+              { ...(route as object), base_url: upstream.baseUrl },
+            ]),
+          ),
         ),
-      ),
-      ...options.env,
-    }, { readyTimeoutMs: 90_000, billing: { tool_level: 'l4_browser', plan: 'pro' }, ...(options.serviceEnv?.billing ? { billingEnv: options.serviceEnv.billing } : {}) });
+        ...options.env,
+      },
+      { readyTimeoutMs: 90_000, billing: { tool_level: 'l4_browser', plan: 'pro' }, ...(options.serviceEnv?.billing ? { billingEnv: options.serviceEnv.billing } : {}) },
+    );
     nats = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
     const natsClient = nats;
     const key = gateway.key!;

@@ -24,12 +24,24 @@ const sources: {
   sessions?: () => number;
 } = {};
 
-metrics.gauge({ name: 'drael_sandbox_slots_in_use', help: 'Runs holding a slot (a container running or being set up)', collect: (set) => sources.slots && set({}, sources.slots().active) });
+metrics.gauge({
+  name: 'drael_sandbox_slots_in_use',
+  help: 'Runs holding a slot (a container running or being set up)',
+  collect: (set) => sources.slots && set({}, sources.slots().active),
+});
 metrics.gauge({ name: 'drael_sandbox_slots', help: 'Run slots this replica has (SANDBOX_MAX_CONCURRENT)', collect: (set) => sources.slots && set({}, sources.slots().max) });
 metrics.gauge({ name: 'drael_sandbox_queue_depth', help: 'Runs waiting for a slot', collect: (set) => sources.slots && set({}, sources.slots().queued) });
-metrics.gauge({ name: 'drael_sandbox_queue_capacity', help: 'Runs that may wait before sandbox_busy (SANDBOX_MAX_QUEUE)', collect: (set) => sources.slots && set({}, sources.slots().queueMax) });
+metrics.gauge({
+  name: 'drael_sandbox_queue_capacity',
+  help: 'Runs that may wait before sandbox_busy (SANDBOX_MAX_QUEUE)',
+  collect: (set) => sources.slots && set({}, sources.slots().queueMax),
+});
 metrics.gauge({ name: 'drael_sandbox_warm_pool_size', help: 'Containers created ahead of demand, not yet taken', collect: (set) => sources.warm && set({}, sources.warm()) });
-metrics.gauge({ name: 'drael_sandbox_sessions_held', help: 'Session volumes this replica holds (mounted, held, or being worked on)', collect: (set) => sources.sessions && set({}, sources.sessions()) });
+metrics.gauge({
+  name: 'drael_sandbox_sessions_held',
+  help: 'Session volumes this replica holds (mounted, held, or being worked on)',
+  collect: (set) => sources.sessions && set({}, sources.sessions()),
+});
 
 export function watchSandbox(s: typeof sources): void {
   Object.assign(sources, s);

@@ -17,10 +17,8 @@ afterAll(async () => {
   await sbx?.stop();
 });
 
-const py = (code: string, extra: { timeout_s?: number; session?: string } = {}) =>
-  sbx.run({ tenant: 'attacker', runtime: 'python', code, ...extra });
-const sh = (code: string, extra: { timeout_s?: number; session?: string } = {}) =>
-  sbx.run({ tenant: 'attacker', runtime: 'bash', code, ...extra });
+const py = (code: string, extra: { timeout_s?: number; session?: string } = {}) => sbx.run({ tenant: 'attacker', runtime: 'python', code, ...extra });
+const sh = (code: string, extra: { timeout_s?: number; session?: string } = {}) => sbx.run({ tenant: 'attacker', runtime: 'bash', code, ...extra });
 
 /** After each attack the service still runs a plain program: the host and the service are unaffected. */
 async function expectHealthy(): Promise<void> {
@@ -110,7 +108,15 @@ describe('attack suite', () => {
     expect(fill.stdout).toContain('No space left on device');
     expect(Number(fill.stdout.trim().split('\n').pop())).toBeLessThanOrEqual(64 * 1024 * 1024);
     const flood = await py(
-      ['import errno', 'n = 0', 'try:', '    while n < 1000000:', '        open(f"/tmp/f{n}", "w").close(); n += 1', 'except OSError as e:', '    print(n, errno.errorcode[e.errno])'].join('\n'),
+      [
+        'import errno',
+        'n = 0',
+        'try:',
+        '    while n < 1000000:',
+        '        open(f"/tmp/f{n}", "w").close(); n += 1',
+        'except OSError as e:',
+        '    print(n, errno.errorcode[e.errno])',
+      ].join('\n'),
     );
     const [count, code] = flood.stdout.trim().split(' ');
     expect(code).toBe('ENOSPC');
@@ -199,7 +205,15 @@ describe('attack suite', () => {
 
   it('fd exhaustion stops at the nofile limit', async () => {
     const r = await py(
-      ['import errno', 'fs = []', 'try:', '    while len(fs) < 1000000:', '        fs.append(open("/dev/null"))', 'except OSError as e:', '    print(len(fs), errno.errorcode[e.errno])'].join('\n'),
+      [
+        'import errno',
+        'fs = []',
+        'try:',
+        '    while len(fs) < 1000000:',
+        '        fs.append(open("/dev/null"))',
+        'except OSError as e:',
+        '    print(len(fs), errno.errorcode[e.errno])',
+      ].join('\n'),
     );
     const [count, code] = r.stdout.trim().split(' ');
     expect(code).toBe('EMFILE');
@@ -241,7 +255,7 @@ describe('attack suite', () => {
         'for _ in range(20):',
         '    if os.fork() == 0:',
         '        if os.fork() == 0:',
-        '            time.sleep(0.2); os._exit(0)',  // grandchild: orphaned, reparented to PID 1
+        '            time.sleep(0.2); os._exit(0)', // grandchild: orphaned, reparented to PID 1
         '        os._exit(0)',
         'for _ in range(20): os.wait()',
         'time.sleep(1.5)',
@@ -297,7 +311,12 @@ describe('attack suite', () => {
     const r = await sh('env; cat /proc/1/environ | tr "\\0" "\\n"; cat /proc/self/environ | tr "\\0" "\\n"');
     expect(r.stdout).not.toContain(SECRET);
     expect(r.stdout).not.toMatch(/NATS_URL|DRAEL_|SANDBOX_|DOCKER/);
-    const names = new Set(r.stdout.split('\n').filter(Boolean).map((l) => l.split('=')[0]));
+    const names = new Set(
+      r.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split('=')[0]),
+    );
     for (const n of names) expect(['PATH', 'LANG', 'HOME', 'PYTHONDONTWRITEBYTECODE', 'TMPDIR', 'HOSTNAME', 'PWD', 'SHLVL', '_']).toContain(n);
   });
 

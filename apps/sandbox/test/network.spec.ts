@@ -94,7 +94,7 @@ const probe = (targets: Array<[string, number]>) =>
     'import socket, sys, threading',
     'lock = threading.Lock()',
     'def say(line):',
-    '    with lock: sys.stdout.write(line + "\\n"); sys.stdout.flush()',  // one whole line at a time
+    '    with lock: sys.stdout.write(line + "\\n"); sys.stdout.flush()', // one whole line at a time
     'def one(host, port):',
     '    s = socket.socket(); s.settimeout(2)',
     '    try:',
@@ -108,7 +108,14 @@ const probe = (targets: Array<[string, number]>) =>
 
 describe('network', () => {
   it('network off by default: only lo, every destination unreachable', async () => {
-    const r = await sbx.run({ tenant: 'n', runtime: 'python', code: `print(open("/proc/net/dev").read().count(":"))\n${probe([[OUTSIDE_IP, PORT], [HOST_SIDE_IP, hostPort]])}` });
+    const r = await sbx.run({
+      tenant: 'n',
+      runtime: 'python',
+      code: `print(open("/proc/net/dev").read().count(":"))\n${probe([
+        [OUTSIDE_IP, PORT],
+        [HOST_SIDE_IP, hostPort],
+      ])}`,
+    });
     expect(r.stdout.split('\n')[0]).toBe('1');
     expect(r.stdout).not.toContain('CONNECTED');
     expect(r.stdout.match(/Network is unreachable/g)?.length).toBe(2);
@@ -123,12 +130,7 @@ describe('network', () => {
         .flat()
         .filter((a) => a && a.family === 'IPv4' && !a.internal)
         .map((a) => a!.address);
-      const targets: Array<[string, number]> = [
-        [OUTSIDE_IP, PORT],
-        [PRIVATE_IP, PORT],
-        [HOST_SIDE_IP, hostPort],
-        ...hostIps.map((a): [string, number] => [a, hostPort]),
-      ];
+      const targets: Array<[string, number]> = [[OUTSIDE_IP, PORT], [PRIVATE_IP, PORT], [HOST_SIDE_IP, hostPort], ...hostIps.map((a): [string, number] => [a, hostPort])];
       const r = await sbx.run({
         tenant: 'n',
         runtime: 'python',
@@ -169,7 +171,7 @@ describe('network', () => {
         'import os, socket, time',
         'me = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); me.connect((' + JSON.stringify(OUTSIDE_IP) + ', 9)); myip = me.getsockname()[0]',
         's = socket.socket(); s.bind(("0.0.0.0", 8080)); s.listen(8); s.settimeout(0.5)',
-        'c = socket.create_connection((myip, 8080), 3); a, _ = s.accept(); a.close(); c.close()',  // control: the listener works
+        'c = socket.create_connection((myip, 8080), 3); a, _ = s.accept(); a.close(); c.close()', // control: the listener works
         'open("ip.txt", "w").write(myip)',
         'foreign = 0; end = time.time() + 40',
         'while time.time() < end and not os.path.exists("done"):',

@@ -145,9 +145,7 @@ describe('sessions per tenant (SANDBOX_MAX_SESSIONS_PER_TENANT)', () => {
     const tenant = 'racer';
     const attempts = 8;
     const results = await Promise.allSettled(
-      Array.from({ length: attempts }, (_, i) =>
-        sbx.call(sandboxCatalog.filesWrite, { tenant, session: `race-${i}`, path: 'f.txt', content_base64: b64(String(i)) }),
-      ),
+      Array.from({ length: attempts }, (_, i) => sbx.call(sandboxCatalog.filesWrite, { tenant, session: `race-${i}`, path: 'f.txt', content_base64: b64(String(i)) })),
     );
     const created = results.filter((r) => r.status === 'fulfilled');
     const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as RpcError] : []));

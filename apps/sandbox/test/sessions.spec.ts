@@ -185,7 +185,10 @@ describe('runs and session files', () => {
     const scope = { tenant: 'acme', session: 'pieces' };
     const piece = (c: string) => Buffer.alloc(MAX_FILE_TRANSFER_BYTES, c).toString('base64');
     expect(await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'big.bin', content_base64: piece('a') })).toEqual({ path: 'big.bin', size: MAX_FILE_TRANSFER_BYTES });
-    expect(await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'big.bin', content_base64: piece('b'), append: true })).toEqual({ path: 'big.bin', size: 2 * MAX_FILE_TRANSFER_BYTES });
+    expect(await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'big.bin', content_base64: piece('b'), append: true })).toEqual({
+      path: 'big.bin',
+      size: 2 * MAX_FILE_TRANSFER_BYTES,
+    });
     const r = await sbx.run({ ...scope, runtime: 'bash', code: 'wc -c < big.bin; head -c 1 big.bin; tail -c 1 big.bin' });
     expect(r.stdout).toBe(`${2 * MAX_FILE_TRANSFER_BYTES}\nab`);
     // Read back in pieces from an offset.
@@ -194,7 +197,7 @@ describe('runs and session files', () => {
     const first = await sbx.call(sandboxCatalog.filesRead, { ...scope, path: 'big.bin', offset: MAX_FILE_TRANSFER_BYTES - 1, max_bytes: 2 });
     expect(first).toMatchObject({ content_base64: b64('ab'), truncated: true });
     expect(await sbx.call(sandboxCatalog.filesRead, { ...scope, path: 'big.bin', offset: 5 * MAX_FILE_TRANSFER_BYTES })).toMatchObject({ content_base64: '', truncated: false });
-        // Without append a write replaces the file.
+    // Without append a write replaces the file.
     expect(await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'big.bin', content_base64: b64('x') })).toEqual({ path: 'big.bin', size: 1 });
   });
 
@@ -208,9 +211,7 @@ describe('runs and session files', () => {
       expect((await sbx.errorOf(sandboxCatalog.run, { tenant: 'acme', runtime: 'bash', code: 'true', timeout_s })).code).toBe('invalid_timeout');
     }
     // NaN cannot travel as JSON (it becomes null), and null is not a number: still refused.
-    expect((await sbx.errorOf(sandboxCatalog.run, { tenant: 'acme', runtime: 'bash', code: 'true', timeout_s: Number.NaN })).code).toMatch(
-      /invalid_timeout|bad_request/,
-    );
+    expect((await sbx.errorOf(sandboxCatalog.run, { tenant: 'acme', runtime: 'bash', code: 'true', timeout_s: Number.NaN })).code).toMatch(/invalid_timeout|bad_request/);
     expect((await sbx.errorOf(sandboxCatalog.run, { tenant: 'acme', runtime: 'ruby' as 'bash', code: 'true' })).code).toBe('bad_request');
   });
 

@@ -48,12 +48,7 @@ export class SearchModule implements OnApplicationShutdown {
               {
                 onionEngines: config.SEARCH_ONION_ENGINES,
                 verifier: config.SEARCH_VERIFY
-                  ? new SnippetVerifier(
-                      new FetchServicePageReader(rpc),
-                      config.SEARCH_VERIFY_BUDGET_MS,
-                      config.SEARCH_VERIFY_CONCURRENCY,
-                      config.SEARCH_VERIFY_MAX_IN_FLIGHT,
-                    )
+                  ? new SnippetVerifier(new FetchServicePageReader(rpc), config.SEARCH_VERIFY_BUDGET_MS, config.SEARCH_VERIFY_CONCURRENCY, config.SEARCH_VERIFY_MAX_IN_FLIGHT)
                   : undefined,
               },
               createLogger('search', config.LOG_LEVEL),

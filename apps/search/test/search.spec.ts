@@ -96,7 +96,9 @@ describe('search.query.v1 against searx', () => {
   describe('freshness', () => {
     it('maps day|week|month|year to the engines time range', async () => {
       const ages = async (freshness?: 'day' | 'week' | 'month' | 'year') =>
-        ok(await search.query({ query: 'zzfresh', freshness })).results.map((r) => r.title.replace('zzfresh story from ', '')).sort();
+        ok(await search.query({ query: 'zzfresh', freshness }))
+          .results.map((r) => r.title.replace('zzfresh story from ', ''))
+          .sort();
       expect(await ages('day')).toEqual(['this hour']);
       expect(await ages('week')).toEqual(['this hour', 'this week']);
       expect(await ages('month')).toEqual(['this hour', 'this month', 'this week']);
@@ -136,7 +138,7 @@ describe('search.query.v1 against searx', () => {
       expect(hit.results).toEqual(miss.results);
       expect(hit.sources_tried).toEqual(miss.sources_tried);
     });
-    it("says how long SearXNG took (searx_ms) when it was asked, and not for a cached answer", async () => {
+    it('says how long SearXNG took (searx_ms) when it was asked, and not for a cached answer', async () => {
       const miss = ok(await search.query({ query: 'drael searx ms', limit: 2 }));
       expect(miss.searx_ms).toEqual(expect.any(Number));
       expect(miss.searx_ms!).toBeGreaterThan(0);

@@ -6,12 +6,18 @@ import { COMMENTS, COMMENT_NAMES, HEADLINES, NAV, STANDFIRSTS, FOREIGN_HEADLINES
 /** A small deterministic generator, so the corpus is the same on every run. */
 export function rng(seed) {
   let s = seed >>> 0 || 1;
-  const next = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const next = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
   return { next, pick: (xs) => xs[Math.floor(next() * xs.length)], int: (a, b) => a + Math.floor(next() * (b - a + 1)) };
 }
 
 export const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-const slug = (s) => s.toLowerCase().normalize('NFKD').replace(/[^\p{L}\p{N}]+/gu, '-').replace(/^-|-$/g, '').slice(0, 60) || 'x';
+const slug = (s) =>
+  s
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^\p{L}\p{N}]+/gu, '-')
+    .replace(/^-|-$/g, '')
+    .slice(0, 60) || 'x';
 
 /** Content blocks as HTML; `style` varies the markup the way different CMSs write it. */
 export function blocks(list, style = {}) {
@@ -25,7 +31,8 @@ export function blocks(list, style = {}) {
       if (b.ol) return `<ol>${b.ol.map((i) => `<li>${esc(i)}</li>`).join('')}</ol>`;
       if (b.quote) return `<blockquote><p>${esc(b.quote)}</p></blockquote>`;
       if (b.code) return `<pre><code>${esc(b.code)}</code></pre>`;
-      if (b.table) return `<table><tbody>${b.table.map((r, i) => `<tr>${r.map((c) => (i === 0 && style.th !== false ? `<th>${esc(c)}</th>` : `<td>${esc(c)}</td>`)).join('')}</tr>`).join('')}</tbody></table>`;
+      if (b.table)
+        return `<table><tbody>${b.table.map((r, i) => `<tr>${r.map((c) => (i === 0 && style.th !== false ? `<th>${esc(c)}</th>` : `<td>${esc(c)}</td>`)).join('')}</tr>`).join('')}</tbody></table>`;
       if (b.caption) return `<figure><img src="/img/${slug(b.caption)}.jpg" alt=""><figcaption>${esc(b.caption)}</figcaption></figure>`;
       if (b.html) return b.html; // furniture placed inside the body (ads, inline links): not content
       throw new Error(`unknown block ${JSON.stringify(b)}`);
@@ -52,8 +59,12 @@ export function expectedText(list) {
 export const inBody = {
   ad: (r) => ({ html: `<div class="ad-slot ad-inline" data-slot="mid-${r.int(1, 9)}"><span class="ad-label">Advertisement</span><div class="ad-container"></div></div>` }),
   readMore: (r) => ({ html: `<p class="read-more"><strong>Read more:</strong> <a href="/news/${r.int(1000, 9999)}">${esc(r.pick(HEADLINES))}</a></p>` }),
-  relatedBox: (r) => ({ html: `<aside class="related-inline"><h4>Related</h4><ul>${[0, 1, 2].map(() => `<li><a href="/news/${r.int(1000, 9999)}">${esc(r.pick(HEADLINES))}</a></li>`).join('')}</ul></aside>` }),
-  newsletter: () => ({ html: `<div class="newsletter-signup"><h3>Get the morning briefing</h3><p>The day’s top stories in your inbox every morning at seven.</p><form><input type="email" placeholder="Your email"><button>Sign up</button></form></div>` }),
+  relatedBox: (r) => ({
+    html: `<aside class="related-inline"><h4>Related</h4><ul>${[0, 1, 2].map(() => `<li><a href="/news/${r.int(1000, 9999)}">${esc(r.pick(HEADLINES))}</a></li>`).join('')}</ul></aside>`,
+  }),
+  newsletter: () => ({
+    html: `<div class="newsletter-signup"><h3>Get the morning briefing</h3><p>The day’s top stories in your inbox every morning at seven.</p><form><input type="email" placeholder="Your email"><button>Sign up</button></form></div>`,
+  }),
   video: () => ({ html: `<div class="video-player"><div class="vp-title">Watch: our reporter explains what happens next</div><div class="vp-duration">2:14</div></div>` }),
 };
 
@@ -98,8 +109,15 @@ export const shareBar = (style = 0) =>
 
 export function footer(r, lang, { columns = 4, links = 8, cls = 'site-footer', legal = 'All rights reserved.' } = {}) {
   const labels = NAV[lang] ?? NAV.en;
-  const cols = Array.from({ length: columns }, (_, c) => `<div class="footer-col"><h4>${esc(labels[c % labels.length])}</h4><ul>${Array.from({ length: links }, (_, i) => `<li><a href="/f/${c}/${i}">${esc(labels[(c + i) % labels.length])} ${i + 1}</a></li>`).join('')}</ul></div>`).join('');
-  const extra = lang === 'en' ? '<ul class="legal"><li><a href="/about">About us</a></li><li><a href="/contact">Contact</a></li><li><a href="/terms">Terms and conditions</a></li><li><a href="/privacy">Privacy notice</a></li><li><a href="/cookies">Cookie policy</a></li><li><a href="/accessibility">Accessibility</a></li></ul>' : '';
+  const cols = Array.from(
+    { length: columns },
+    (_, c) =>
+      `<div class="footer-col"><h4>${esc(labels[c % labels.length])}</h4><ul>${Array.from({ length: links }, (_, i) => `<li><a href="/f/${c}/${i}">${esc(labels[(c + i) % labels.length])} ${i + 1}</a></li>`).join('')}</ul></div>`,
+  ).join('');
+  const extra =
+    lang === 'en'
+      ? '<ul class="legal"><li><a href="/about">About us</a></li><li><a href="/contact">Contact</a></li><li><a href="/terms">Terms and conditions</a></li><li><a href="/privacy">Privacy notice</a></li><li><a href="/cookies">Cookie policy</a></li><li><a href="/accessibility">Accessibility</a></li></ul>'
+      : '';
   return `<footer class="${cls}"><div class="footer-inner">${cols}</div>${extra}<p class="copyright">© 2024 ${legal}</p></footer>`;
 }
 
@@ -115,7 +133,8 @@ export function comments(r, n, style = 0) {
     return `<div class="c-item"><div class="c-head"><span class="c-user">${name}</span><span class="c-date">${1 + (i % 23)}h</span></div><div class="c-text">${text}</div><div class="c-actions"><button>Like</button><button>Report</button></div></div>`;
   };
   const list = Array.from({ length: n }, (_, i) => one(i)).join('');
-  if (style === 0) return `<div id="comments" class="comments-area"><h2 class="comments-title">${n} thoughts on this post</h2><ol class="comment-list">${list}</ol><div id="respond" class="comment-respond"><h3>Leave a Reply</h3><form><textarea></textarea><button>Post Comment</button></form></div></div>`;
+  if (style === 0)
+    return `<div id="comments" class="comments-area"><h2 class="comments-title">${n} thoughts on this post</h2><ol class="comment-list">${list}</ol><div id="respond" class="comment-respond"><h3>Leave a Reply</h3><form><textarea></textarea><button>Post Comment</button></form></div></div>`;
   if (style === 1) return `<div id="disqus_thread"><div class="thread-header">${n} Comments</div><div class="posts">${list}</div></div>`;
   return `<section class="reader-responses"><h3>Reader responses (${n})</h3>${list}</section>`;
 }

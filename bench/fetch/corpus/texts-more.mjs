@@ -23,7 +23,13 @@ export const POSTS = {
       'Dropping the hydration to about 68 per cent while I learned to handle the dough made a huge difference. I have crept back up since, but only as far as my hands can manage.',
       { h2: 'Ignoring the starter' },
       'A weak starter makes weak bread. I used to feed Gerald whenever I remembered, which was not often, and then wonder why the loaves did not rise. Now he gets fed twice a day for two days before a bake, and the difference is obvious.',
-      { ul: ['Feed at the same times each day.', 'Use a straight-sided jar with a rubber band to mark the level.', 'Use it at its peak, when it has doubled and just started to dome.'] },
+      {
+        ul: [
+          'Feed at the same times each day.',
+          'Use a straight-sided jar with a rubber band to mark the level.',
+          'Use it at its peak, when it has doubled and just started to dome.',
+        ],
+      },
       'I still make mistakes, and I still get the occasional flat loaf. But most weeks the bread is better than anything I can buy, and Gerald is thriving.',
     ],
   },
@@ -57,12 +63,27 @@ export const POSTS = {
 export const FORUM = {
   title: 'Boiler loses pressure overnight – any ideas?',
   posts: [
-    { user: 'frank_h', text: 'Our combi boiler has started losing pressure overnight. It is at 1.5 bar when I go to bed and down to about 0.5 by the morning, and then the heating will not come on. No visible leaks anywhere that I can find. The boiler is about eight years old and was serviced in the spring. Any ideas where to look before I call someone out?' },
-    { user: 'plumbdave', text: 'Most common cause is the pressure relief valve letting by. Check the copper pipe that goes out through the wall near the boiler, if it is dripping or there is a damp patch outside under it, that is your culprit. Second most common is the expansion vessel losing its charge.' },
+    {
+      user: 'frank_h',
+      text: 'Our combi boiler has started losing pressure overnight. It is at 1.5 bar when I go to bed and down to about 0.5 by the morning, and then the heating will not come on. No visible leaks anywhere that I can find. The boiler is about eight years old and was serviced in the spring. Any ideas where to look before I call someone out?',
+    },
+    {
+      user: 'plumbdave',
+      text: 'Most common cause is the pressure relief valve letting by. Check the copper pipe that goes out through the wall near the boiler, if it is dripping or there is a damp patch outside under it, that is your culprit. Second most common is the expansion vessel losing its charge.',
+    },
     { user: 'frank_h', text: 'Thanks Dave. Just checked and there is a small damp patch under the pipe outside, not dripping though. Is that something I can fix myself?' },
-    { user: 'plumbdave', text: 'Replacing the valve means draining the system and working on the boiler itself, so it needs a registered engineer. But it is a cheap part and a short job. Ask them to check the expansion vessel at the same time, because a flat vessel can make the relief valve open every time the system heats up.' },
-    { user: 'mrs_b', text: 'We had exactly the same thing last winter. It was the expansion vessel in our case, the engineer pumped it back up with a bicycle pump, which I thought was a joke at first. Cost us less than the callout fee.' },
-    { user: 'frank_h', text: 'Update for anyone who finds this later: engineer came today, the vessel was completely flat and the relief valve was worn. Both sorted, pressure has held at 1.4 bar for two days now. Thanks all.' },
+    {
+      user: 'plumbdave',
+      text: 'Replacing the valve means draining the system and working on the boiler itself, so it needs a registered engineer. But it is a cheap part and a short job. Ask them to check the expansion vessel at the same time, because a flat vessel can make the relief valve open every time the system heats up.',
+    },
+    {
+      user: 'mrs_b',
+      text: 'We had exactly the same thing last winter. It was the expansion vessel in our case, the engineer pumped it back up with a bicycle pump, which I thought was a joke at first. Cost us less than the callout fee.',
+    },
+    {
+      user: 'frank_h',
+      text: 'Update for anyone who finds this later: engineer came today, the vessel was completely flat and the relief valve was worn. Both sorted, pressure has held at 1.4 bar for two days now. Thanks all.',
+    },
   ],
 };
 
@@ -75,7 +96,9 @@ export const QA = {
   answers: [
     [
       'Pass chunksize to read_csv. It then returns an iterator of data frames instead of one frame, and you can combine partial results as you go:',
-      { code: "import pandas as pd\n\ntotals = None\nfor chunk in pd.read_csv('events.csv', chunksize=1_000_000):\n    part = chunk.groupby('user_id')['amount'].sum()\n    totals = part if totals is None else totals.add(part, fill_value=0)" },
+      {
+        code: "import pandas as pd\n\ntotals = None\nfor chunk in pd.read_csv('events.csv', chunksize=1_000_000):\n    part = chunk.groupby('user_id')['amount'].sum()\n    totals = part if totals is None else totals.add(part, fill_value=0)",
+      },
       'This works because a sum can be computed in parts and added up. For a median or another statistic that cannot be split this way, you need a different approach.',
     ],
     [
@@ -83,10 +106,14 @@ export const QA = {
     ],
     [
       'For this size of data it may be worth looking at a tool that works out of core. DuckDB can run the group-by directly on the CSV file without loading it into memory, and it is usually much faster than looping over chunks.',
-      { code: "import duckdb\nduckdb.sql(\"SELECT user_id, sum(amount) FROM 'events.csv' GROUP BY user_id\").df()" },
+      { code: 'import duckdb\nduckdb.sql("SELECT user_id, sum(amount) FROM \'events.csv\' GROUP BY user_id").df()' },
     ],
   ],
-  comments: ['Thanks, chunksize did the trick.', 'Worth mentioning that add() with fill_value keeps users that only appear in some chunks.', 'DuckDB was about ten times faster for me on a similar file.'],
+  comments: [
+    'Thanks, chunksize did the trick.',
+    'Worth mentioning that add() with fill_value keeps users that only appear in some chunks.',
+    'DuckDB was about ten times faster for me on a similar file.',
+  ],
 };
 
 export const DOCS = {
@@ -97,7 +124,15 @@ export const DOCS = {
       { h2: 'Minimal example' },
       { code: 'listen: 0.0.0.0:8080\nstorage:\n  path: /var/lib/app\n  max_size: 10GiB\nlog:\n  level: info' },
       { h2: 'Options' },
-      { table: [['Key', 'Default', 'Description'], ['listen', '127.0.0.1:8080', 'Address and port the server binds to.'], ['storage.path', './data', 'Directory for stored objects.'], ['storage.max_size', 'unlimited', 'Upper bound on the total size of stored objects.'], ['log.level', 'info', 'One of debug, info, warn and error.']] },
+      {
+        table: [
+          ['Key', 'Default', 'Description'],
+          ['listen', '127.0.0.1:8080', 'Address and port the server binds to.'],
+          ['storage.path', './data', 'Directory for stored objects.'],
+          ['storage.max_size', 'unlimited', 'Upper bound on the total size of stored objects.'],
+          ['log.level', 'info', 'One of debug, info, warn and error.'],
+        ],
+      },
       { h3: 'Environment variables' },
       'Every option can also be set through an environment variable named after its key, in upper case, with dots replaced by underscores and an APP_ prefix: APP_STORAGE_PATH for storage.path. Environment variables take precedence over the file.',
       { h2: 'Reloading' },
@@ -109,7 +144,9 @@ export const DOCS = {
     blocks: [
       'Packages are published for Debian, Ubuntu and Fedora. On other distributions, use the static binary from the releases page.',
       { h2: 'Debian and Ubuntu' },
-      { code: 'curl -fsSL https://packages.example.org/key.asc | sudo tee /etc/apt/keyrings/example.asc\necho "deb [signed-by=/etc/apt/keyrings/example.asc] https://packages.example.org/apt stable main" | sudo tee /etc/apt/sources.list.d/example.list\nsudo apt update && sudo apt install example' },
+      {
+        code: 'curl -fsSL https://packages.example.org/key.asc | sudo tee /etc/apt/keyrings/example.asc\necho "deb [signed-by=/etc/apt/keyrings/example.asc] https://packages.example.org/apt stable main" | sudo tee /etc/apt/sources.list.d/example.list\nsudo apt update && sudo apt install example',
+      },
       { h2: 'Fedora' },
       { code: 'sudo dnf config-manager --add-repo https://packages.example.org/rpm/example.repo\nsudo dnf install example' },
       { h2: 'Checking the installation' },
@@ -122,9 +159,23 @@ export const DOCS = {
       'Uploads a file to a bucket and returns the stored object’s metadata.',
       { code: 'client.upload(bucket: str, key: str, data: bytes | BinaryIO, *, content_type: str | None = None, overwrite: bool = False) -> ObjectInfo' },
       { h2: 'Parameters' },
-      { ul: ['bucket: name of an existing bucket.', 'key: the object’s key, up to 1024 bytes of UTF-8.', 'data: the content, as bytes or an open binary file.', 'content_type: stored with the object and sent back on download; guessed from the key when omitted.', 'overwrite: replace an existing object with the same key instead of raising ObjectExists.'] },
+      {
+        ul: [
+          'bucket: name of an existing bucket.',
+          'key: the object’s key, up to 1024 bytes of UTF-8.',
+          'data: the content, as bytes or an open binary file.',
+          'content_type: stored with the object and sent back on download; guessed from the key when omitted.',
+          'overwrite: replace an existing object with the same key instead of raising ObjectExists.',
+        ],
+      },
       { h2: 'Raises' },
-      { ul: ['BucketNotFound if the bucket does not exist.', 'ObjectExists if the key is taken and overwrite is false.', 'QuotaExceeded if the upload would take the account over its storage quota.'] },
+      {
+        ul: [
+          'BucketNotFound if the bucket does not exist.',
+          'ObjectExists if the key is taken and overwrite is false.',
+          'QuotaExceeded if the upload would take the account over its storage quota.',
+        ],
+      },
       { h2: 'Example' },
       { code: "with open('report.pdf', 'rb') as f:\n    info = client.upload('reports', '2024/q3.pdf', f)\nprint(info.size, info.etag)" },
     ],
@@ -132,21 +183,45 @@ export const DOCS = {
   faq: {
     title: 'Frequently asked questions',
     qa: [
-      ['Can I change my plan later?', 'Yes. You can move to a larger or smaller plan at any time from the billing page. The change takes effect at once and the price is adjusted for the rest of the month.'],
+      [
+        'Can I change my plan later?',
+        'Yes. You can move to a larger or smaller plan at any time from the billing page. The change takes effect at once and the price is adjusted for the rest of the month.',
+      ],
       ['Do you offer discounts for charities?', 'Registered charities and schools get half off any plan. Write to us from your organisation’s address with proof of status.'],
       ['Where is my data stored?', 'In two data centres in the European Union. Backups are kept for thirty days and are encrypted.'],
-      ['How do I cancel?', 'Open the billing page and choose cancel. Your account stays active until the end of the period you have paid for, and you can export your data at any time before then.'],
+      [
+        'How do I cancel?',
+        'Open the billing page and choose cancel. Your account stays active until the end of the period you have paid for, and you can export your data at any time before then.',
+      ],
     ],
   },
   changelog: {
     title: 'Release notes',
     blocks: [
       { h2: 'Version 4.2.0' },
-      { ul: ['Added support for importing calendars in the iCalendar format.', 'The search box now matches words in attachments.', 'Fixed a crash when opening a note with a very long title.', 'Improved start-up time on older phones by about a third.'] },
+      {
+        ul: [
+          'Added support for importing calendars in the iCalendar format.',
+          'The search box now matches words in attachments.',
+          'Fixed a crash when opening a note with a very long title.',
+          'Improved start-up time on older phones by about a third.',
+        ],
+      },
       { h2: 'Version 4.1.3' },
-      { ul: ['Fixed sync getting stuck after a device had been offline for more than a week.', 'Fixed dates in reminders showing in the wrong time zone after a daylight saving change.'] },
+      {
+        ul: [
+          'Fixed sync getting stuck after a device had been offline for more than a week.',
+          'Fixed dates in reminders showing in the wrong time zone after a daylight saving change.',
+        ],
+      },
       { h2: 'Version 4.1.0' },
-      { ul: ['New dark theme that follows the system setting.', 'Notes can now be pinned to the top of a folder.', 'Removed the legacy export format; use the JSON export instead.'] },
+      {
+        ul: [
+          'New dark theme that follows the system setting.',
+          'Notes can now be pinned to the top of a folder.',
+          'Removed the legacy export format; use the JSON export instead.',
+        ],
+      },
     ],
   },
   short: {
@@ -170,7 +245,14 @@ export const PRODUCTS = {
     title: 'Trail hiking boots, waterproof',
     blocks: [
       'Lightweight hiking boots with a waterproof membrane and a grippy rubber sole for mixed terrain. Built on a wider last for comfort on long days.',
-      { table: [['Weight', '540 g per boot'], ['Upper', 'Suede and recycled polyester'], ['Sole', 'Rubber, 4 mm lugs'], ['Drop', '12 mm']] },
+      {
+        table: [
+          ['Weight', '540 g per boot'],
+          ['Upper', 'Suede and recycled polyester'],
+          ['Sole', 'Rubber, 4 mm lugs'],
+          ['Drop', '12 mm'],
+        ],
+      },
       'Break them in on short walks before taking them on a long route.',
     ],
   },
@@ -186,7 +268,8 @@ export const REVIEWS = [
 
 export const LISTICLE = {
   title: 'Ten houseplants that are almost impossible to kill',
-  intro: 'Not everyone has green fingers. If your windowsill is a graveyard of good intentions, these plants will put up with low light, missed waterings and the occasional holiday.',
+  intro:
+    'Not everyone has green fingers. If your windowsill is a graveyard of good intentions, these plants will put up with low light, missed waterings and the occasional holiday.',
   items: [
     ['Snake plant', 'Thick, upright leaves that store water, so it copes with weeks of neglect. Happy in a dim corner, though it grows faster in brighter light.'],
     ['ZZ plant', 'Glossy leaves and a root system that holds water like a camel. Water once a month and otherwise leave it alone.'],
@@ -207,7 +290,16 @@ export const RECIPE = {
     'This is the cake my aunt made every September when the plum tree in her garden went mad and everyone in the family went home with bags of fruit. It is not fancy, but it is the best thing I know to do with a glut of plums.',
     'The batter is simple and very forgiving. You can swap the plums for apricots or apples, and the almonds for hazelnuts.',
   ],
-  ingredients: ['175 g butter, softened', '175 g caster sugar', '3 eggs', '100 g self-raising flour', '100 g ground almonds', '1 tsp baking powder', '8 ripe plums, halved and stoned', '2 tbsp flaked almonds'],
+  ingredients: [
+    '175 g butter, softened',
+    '175 g caster sugar',
+    '3 eggs',
+    '100 g self-raising flour',
+    '100 g ground almonds',
+    '1 tsp baking powder',
+    '8 ripe plums, halved and stoned',
+    '2 tbsp flaked almonds',
+  ],
   steps: [
     'Heat the oven to 180°C and line a 23 cm round tin with baking paper.',
     'Beat the butter and sugar until pale, then beat in the eggs one at a time.',
@@ -263,7 +355,13 @@ export const JOB = {
     { h2: 'What you will do' },
     { ul: ['Design and build services for payment routing and reconciliation.', 'Work with the risk team on fraud detection.', 'Help the team improve its on-call practices.'] },
     { h2: 'What we are looking for' },
-    { ul: ['Several years of experience building backend services in a typed language.', 'Experience with relational databases and message queues.', 'Clear written communication.'] },
+    {
+      ul: [
+        'Several years of experience building backend services in a typed language.',
+        'Experience with relational databases and message queues.',
+        'Clear written communication.',
+      ],
+    },
     'The role is remote within the EU, with a team meeting in person once a quarter.',
   ],
 };
@@ -273,7 +371,14 @@ export const PODCAST = {
   blocks: [
     'Less than a third of the ocean floor has been mapped in detail. This week we talk to a hydrographer who spends six months a year at sea, and to the engineer building uncrewed boats that could finish the job.',
     { h2: 'In this episode' },
-    { ul: ['00:02 Why the sea floor matters for cables, fisheries and tsunami warnings', '00:15 A day on a survey ship', '00:31 Uncrewed boats and what they cannot do yet', '00:48 Who owns the data'] },
+    {
+      ul: [
+        '00:02 Why the sea floor matters for cables, fisheries and tsunami warnings',
+        '00:15 A day on a survey ship',
+        '00:31 Uncrewed boats and what they cannot do yet',
+        '00:48 Who owns the data',
+      ],
+    },
     'Our guests were speaking in a personal capacity.',
   ],
 };

@@ -115,7 +115,15 @@ export const ARTICLES = {
     blocks: [
       'Rents for new tenancies rose by 9.2 per cent in the year to September, the fastest rate in a decade, according to a survey of letting agents published on Monday.',
       'The survey found that demand from tenants had outstripped the supply of homes to let in every region, with the gap widest in university towns and in commuter belts around the largest cities.',
-      { table: [['Region', 'Annual change'], ['North', '7.4%'], ['Midlands', '8.8%'], ['South', '9.9%'], ['Capital', '11.2%']] },
+      {
+        table: [
+          ['Region', 'Annual change'],
+          ['North', '7.4%'],
+          ['Midlands', '8.8%'],
+          ['South', '9.9%'],
+          ['Capital', '11.2%'],
+        ],
+      },
       'Landlords cited higher mortgage costs and new energy efficiency rules as reasons for leaving the market. The number of properties listed for rent was 14 per cent lower than a year earlier.',
       'Tenant groups called for limits on rent increases within tenancies, which the government has so far ruled out.',
     ],
@@ -231,7 +239,23 @@ export const COMMENTS = [
   'Saved this for later. The list at the end is exactly what I needed.',
 ];
 
-export const COMMENT_NAMES = ['mike_r', 'Sarah K.', 'old_engine_driver', 'Priya', 'Tom from Leeds', 'gardenerjo', 'anon', 'B. Martins', 'kestrel42', 'Liz', 'DaveS', 'northern_lights', 'Chen W.', 'Ruth', 'pj_harvey_fan'];
+export const COMMENT_NAMES = [
+  'mike_r',
+  'Sarah K.',
+  'old_engine_driver',
+  'Priya',
+  'Tom from Leeds',
+  'gardenerjo',
+  'anon',
+  'B. Martins',
+  'kestrel42',
+  'Liz',
+  'DaveS',
+  'northern_lights',
+  'Chen W.',
+  'Ruth',
+  'pj_harvey_fan',
+];
 
 // Non-English articles.
 export const FOREIGN = {
@@ -355,11 +379,50 @@ export const NAV = {
 
 // Headlines for the rails of foreign pages.
 export const FOREIGN_HEADLINES = {
-  de: ['Bahnstreik: Was Pendler jetzt wissen müssen', 'Wetter: Der Herbst kommt mit Sturm', 'Neue Kita eröffnet im Westend', 'Mietspiegel: Preise steigen weiter', 'Kommentar: Mehr Mut bei der Verkehrswende', 'Feuerwehr rückt zu Großeinsatz aus', 'Stadtfest lockt Tausende an', 'Schwimmbad bleibt bis Mai geschlossen'],
-  fr: ['Grève des transports : les perturbations prévues', 'Météo : un week-end pluvieux sur la région', 'Le marché de Noël ouvre ses portes', 'Immobilier : les prix se stabilisent', 'Tribune : sauvons nos petites librairies', 'Un incendie ravage un entrepôt', 'Le club de rugby en finale', 'La piscine fermée pour travaux'],
-  es: ['Huelga de transporte: los servicios mínimos', 'El tiempo: lluvias en el norte', 'La feria del libro abre sus puertas', 'El precio de la vivienda sigue al alza', 'Opinión: el agua es de todos', 'Un incendio obliga a desalojar un edificio', 'El equipo local asciende de categoría'],
-  it: ['Sciopero dei treni: le fasce garantite', 'Meteo: arriva il maltempo', 'Apre il mercatino di Natale', 'Case, i prezzi crescono ancora', 'Incendio in un capannone', 'La squadra vince il derby'],
-  pt: ['Greve de ônibus: veja as linhas afetadas', 'Previsão: semana de chuva forte', 'Feira do livro começa hoje', 'Preço dos aluguéis sobe de novo', 'Incêndio atinge galpão na zona norte'],
+  de: [
+    'Bahnstreik: Was Pendler jetzt wissen müssen',
+    'Wetter: Der Herbst kommt mit Sturm',
+    'Neue Kita eröffnet im Westend',
+    'Mietspiegel: Preise steigen weiter',
+    'Kommentar: Mehr Mut bei der Verkehrswende',
+    'Feuerwehr rückt zu Großeinsatz aus',
+    'Stadtfest lockt Tausende an',
+    'Schwimmbad bleibt bis Mai geschlossen',
+  ],
+  fr: [
+    'Grève des transports : les perturbations prévues',
+    'Météo : un week-end pluvieux sur la région',
+    'Le marché de Noël ouvre ses portes',
+    'Immobilier : les prix se stabilisent',
+    'Tribune : sauvons nos petites librairies',
+    'Un incendie ravage un entrepôt',
+    'Le club de rugby en finale',
+    'La piscine fermée pour travaux',
+  ],
+  es: [
+    'Huelga de transporte: los servicios mínimos',
+    'El tiempo: lluvias en el norte',
+    'La feria del libro abre sus puertas',
+    'El precio de la vivienda sigue al alza',
+    'Opinión: el agua es de todos',
+    'Un incendio obliga a desalojar un edificio',
+    'El equipo local asciende de categoría',
+  ],
+  it: [
+    'Sciopero dei treni: le fasce garantite',
+    'Meteo: arriva il maltempo',
+    'Apre il mercatino di Natale',
+    'Case, i prezzi crescono ancora',
+    'Incendio in un capannone',
+    'La squadra vince il derby',
+  ],
+  pt: [
+    'Greve de ônibus: veja as linhas afetadas',
+    'Previsão: semana de chuva forte',
+    'Feira do livro começa hoje',
+    'Preço dos aluguéis sobe de novo',
+    'Incêndio atinge galpão na zona norte',
+  ],
   nl: ['Staking in het openbaar vervoer', 'Weer: storm op komst', 'Nieuwe bibliotheek open', 'Huizenprijzen stijgen verder', 'Brand in bedrijfspand'],
   pl: ['Strajk w komunikacji miejskiej', 'Pogoda: nadchodzą przymrozki', 'Nowa biblioteka otwarta', 'Ceny mieszkań dalej rosną', 'Pożar hali magazynowej'],
   ja: ['台風接近、週末は大雨に警戒', '駅前再開発の計画まとまる', '市長選、三人が立候補表明', '新しい給食センター完成', '秋祭りに三万人'],

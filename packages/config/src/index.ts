@@ -12,9 +12,7 @@ export class ConfigError extends Error {
 export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
   const parsed = schema.safeParse(env);
   if (parsed.success) return parsed.data;
-  throw new ConfigError(
-    parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`),
-  );
+  throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
 }
 
 /**
@@ -40,9 +38,15 @@ export type NatsSecurityEnv = z.output<typeof natsSecurityEnv>;
 /** Variables every service shares: where NATS is, how subjects are namespaced, how much to log. */
 export const baseEnvShape = {
   ...natsSecurityEnvShape,
-  NATS_URL: z.string().regex(/^(nats|tls|ws|wss):\/\/[^\s]+$/, 'must be a nats:// URL').default('nats://127.0.0.1:4222'),
+  NATS_URL: z
+    .string()
+    .regex(/^(nats|tls|ws|wss):\/\/[^\s]+$/, 'must be a nats:// URL')
+    .default('nats://127.0.0.1:4222'),
   // Lets several Drael installations (or parallel test runs) share one NATS cluster.
-  DRAEL_NATS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]*$/, 'letters, digits, _ and - only').default(''),
+  DRAEL_NATS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]*$/, 'letters, digits, _ and - only')
+    .default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // A NATS-only service's HTTP health port (GET /healthz, /readyz) for Kubernetes httpGet probes;
   // unset: none (several services share one machine in local bring-up). The gateway ignores it.
@@ -68,9 +72,7 @@ export function tracingOf(config: { OTEL_EXPORTER_OTLP_ENDPOINT?: string | undef
 }
 
 /** Strict boolean variables: "true"/"false"/"1"/"0" only, so a typo never silently means false. */
-export const envBoolean = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((v) => v === 'true' || v === '1');
+export const envBoolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 export const envInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 

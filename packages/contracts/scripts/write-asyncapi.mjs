@@ -6,6 +6,7 @@ import { stringify } from 'yaml';
 import { asyncApiDocument } from '../dist/index.js';
 
 const target = new URL('../../../docs/asyncapi.yaml', import.meta.url);
-const header = '# Generated from packages/contracts (asyncApiDocument): do not edit by hand.\n# Rewrite: pnpm --filter @drael/contracts build && pnpm --filter @drael/contracts asyncapi\n';
+const header =
+  '# Generated from packages/contracts (asyncApiDocument): do not edit by hand.\n# Rewrite: pnpm --filter @drael/contracts build && pnpm --filter @drael/contracts asyncapi\n';
 writeFileSync(target, header + stringify(asyncApiDocument(), { aliasDuplicateObjects: false, lineWidth: 0 }));
 console.log(`wrote ${target.pathname}`);

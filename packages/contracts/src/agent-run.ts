@@ -59,17 +59,7 @@ export function toolsBeyondLevel(level: ToolLevel, tools: readonly string[]): st
  * `cancelling`: cancel was asked while the run was executing; its operation in flight is being
  * stopped and it ends `cancelled` (a queued run is cancelled at once).
  */
-export const RUN_STATUSES = [
-  'queued',
-  'running',
-  'cancelling',
-  'succeeded',
-  'failed',
-  'budget_exceeded',
-  'step_limit_reached',
-  'timed_out',
-  'cancelled',
-] as const;
+export const RUN_STATUSES = ['queued', 'running', 'cancelling', 'succeeded', 'failed', 'budget_exceeded', 'step_limit_reached', 'timed_out', 'cancelled'] as const;
 export const RunStatusSchema = z.enum(RUN_STATUSES);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter((s) => s !== 'queued' && s !== 'running' && s !== 'cancelling');
@@ -221,7 +211,11 @@ export const agentRunCatalog = {
     RunSchema,
   ),
   getRun: entry('agent-run.runs.get.v1', z.object(RunRef), RunSchema),
-  listRuns: entry('agent-run.runs.list.v1', z.object({ ...Scope, ...CursorPageShape, agent_id: AgentIdSchema.optional() }), z.object({ runs: z.array(RunSchema), has_more: z.boolean() })),
+  listRuns: entry(
+    'agent-run.runs.list.v1',
+    z.object({ ...Scope, ...CursorPageShape, agent_id: AgentIdSchema.optional() }),
+    z.object({ runs: z.array(RunSchema), has_more: z.boolean() }),
+  ),
   listSteps: entry('agent-run.runs.steps.v1', z.object(RunRef), z.object({ steps: z.array(RunStepSchema) })),
   listReceipts: entry('agent-run.runs.receipts.v1', z.object(RunRef), RunReceiptsSchema),
   // Answers at once: a queued run `cancelled`, a running one `cancelling` (its operation in flight

@@ -8,11 +8,7 @@ export type ServiceName = (typeof SERVICE_NAMES)[number];
  * One message of a service: a versioned subject, its request and reply schemas, the error codes
  * it may answer with, and how long a caller waits by default. Types are inferred from the schemas.
  */
-export interface RpcEntry<
-  Req extends z.ZodType = z.ZodType,
-  Res extends z.ZodType = z.ZodType,
-  Code extends string = string,
-> {
+export interface RpcEntry<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType, Code extends string = string> {
   readonly subject: string;
   readonly service: ServiceName;
   readonly request: Req;
@@ -42,9 +38,7 @@ export type ErrorCodeOf<E extends RpcEntry> = E['errors'][number];
 
 const SUBJECT = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9_-]*)+\.v[0-9]+$/;
 
-export function defineEntry<Req extends z.ZodType, Res extends z.ZodType, Code extends string>(
-  entry: RpcEntry<Req, Res, Code>,
-): RpcEntry<Req, Res, Code> {
+export function defineEntry<Req extends z.ZodType, Res extends z.ZodType, Code extends string>(entry: RpcEntry<Req, Res, Code>): RpcEntry<Req, Res, Code> {
   if (!SUBJECT.test(entry.subject)) throw new Error(`subject ${entry.subject} is not <service>.<name>.v<N>`);
   if (!entry.subject.startsWith(`${entry.service}.`)) {
     throw new Error(`subject ${entry.subject} does not start with its service name ${entry.service}`);

@@ -15,18 +15,7 @@ export const FreshnessSchema = z.enum(['day', 'week', 'month', 'year']);
 export type Freshness = z.infer<typeof FreshnessSchema>;
 
 /** What the query asks for, from a small rule-based classifier (apps/search README). */
-export const SEARCH_INTENTS = [
-  'currency',
-  'weather',
-  'time',
-  'definition',
-  'how_to',
-  'code',
-  'news',
-  'navigational',
-  'question',
-  'general',
-] as const;
+export const SEARCH_INTENTS = ['currency', 'weather', 'time', 'definition', 'how_to', 'code', 'news', 'navigational', 'question', 'general'] as const;
 export const SearchIntentSchema = z.enum(SEARCH_INTENTS);
 export type SearchIntent = z.infer<typeof SearchIntentSchema>;
 
@@ -35,7 +24,10 @@ export const SearchQueryRequestSchema = z.object({
   limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).optional(),
   onion: z.boolean().optional(),
   freshness: FreshnessSchema.optional(),
-  language: z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/).optional(),
+  language: z
+    .string()
+    .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/)
+    .optional(),
   /** Check each snippet on the live page (through fetch.page.v1) when the service has it enabled. */
   verify: z.boolean().optional(),
 });

@@ -17,10 +17,7 @@ export type WireError = z.infer<typeof WireErrorSchema>;
 
 /** A reply is either the result or a typed error, never both. */
 export function replyEnvelope<T extends z.ZodType>(result: T) {
-  return z.union([
-    z.object({ result }).strict(),
-    z.object({ error: WireErrorSchema }).strict(),
-  ]);
+  return z.union([z.object({ result }).strict(), z.object({ error: WireErrorSchema }).strict()]);
 }
 
 /** The OpenAI error envelope, the one shape every HTTP error leaves the gateway in. */

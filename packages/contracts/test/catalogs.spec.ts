@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  BACKEND_SERVICES,
-  CATALOGS,
-  catalogEntries,
-  defineEntry,
-  healthEntry,
-  replyEnvelope,
-  SERVICE_NAMES,
-  type RpcEntry,
-} from '../src/index.js';
+import { BACKEND_SERVICES, CATALOGS, catalogEntries, defineEntry, healthEntry, replyEnvelope, SERVICE_NAMES, type RpcEntry } from '../src/index.js';
 
 const allEntries: RpcEntry[] = Object.values(CATALOGS).flatMap((c) => catalogEntries(c));
 

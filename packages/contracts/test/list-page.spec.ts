@@ -10,7 +10,12 @@ const items: Item[] = [
   { id: 'a', at: 2 },
   { id: 'z', at: 1 },
   { id: 'c', at: 3 },
-].sort(byCreation((i) => i.at, (i) => i.id));
+].sort(
+  byCreation(
+    (i) => i.at,
+    (i) => i.id,
+  ),
+);
 const q = (page: object = {}) => ListPageQuerySchema.parse(page);
 const ids = (page: { data: Item[] }) => page.data.map((i) => i.id);
 

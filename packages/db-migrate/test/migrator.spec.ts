@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parseDatabaseUrl, readMigrations } from '../src/index.js';
 
 describe('parseDatabaseUrl', () => {
-  it('splits Prisma\'s ?schema= off the URL, defaulting to public', () => {
+  it("splits Prisma's ?schema= off the URL, defaulting to public", () => {
     expect(parseDatabaseUrl('postgresql://u@h:5432/db?schema=billing&sslmode=disable')).toEqual({
       url: 'postgresql://u@h:5432/db?sslmode=disable',
       schema: 'billing',

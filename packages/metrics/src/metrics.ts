@@ -153,7 +153,9 @@ export class Metrics {
       buckets: [...(def.buckets ?? DURATION_BUCKETS)],
       registers: [this.registry],
     });
-    const bound = new Bound<L, { observe(n: number): void }>(def.name, def.labels, (v) => (def.labels && Object.keys(def.labels).length > 0 ? h.labels(v as LabelValues<string>) : h));
+    const bound = new Bound<L, { observe(n: number): void }>(def.name, def.labels, (v) =>
+      def.labels && Object.keys(def.labels).length > 0 ? h.labels(v as LabelValues<string>) : h,
+    );
     const observe = (labels: LabelSet<L>, value: number) => {
       if (!enabled) return;
       bound.child(labels).observe(value);

@@ -239,9 +239,7 @@ export class DrainingNatsServer extends ServerNats {
   private refuseUnanswerable(channel: string): void {
     this.refusedLogged++;
     if (this.refusedLogged <= 10 || this.refusedLogged % 1000 === 0) {
-      this.logger.warn(
-        `refused a message on ${channel} without a reply subject (not executed; every Drael subject is a request, send it as one) [${this.refusedLogged} so far]`,
-      );
+      this.logger.warn(`refused a message on ${channel} without a reply subject (not executed; every Drael subject is a request, send it as one) [${this.refusedLogged} so far]`);
     }
   }
 

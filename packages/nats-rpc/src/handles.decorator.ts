@@ -49,31 +49,36 @@ export function Handles(entry: RpcEntry): MethodDecorator {
       let outcome = 'internal';
       try {
         const traced = { kind: 'server', parent: headerOf(ctx, TRACEPARENT_HEADER), attributes: { 'rpc.system': 'nats', 'rpc.service': entry.service } } as const;
-        const reply: { result?: unknown; error?: { code: string } } = await withRequestId(requestIdOf(ctx), () => inSpan(entry.subject, traced, async (span) => {
-          const parsed = entry.request.safeParse(payload);
-          if (!parsed.success) {
-            const issue = parsed.error.issues[0];
-            span.setAttributes({ 'rpc.error_code': 'bad_request' });
-            return {
-              error: new RpcError('bad_request', `${issue?.path.join('.') || 'payload'}: ${issue?.message ?? 'invalid'}`, false, {
-                param: issue?.path.join('.') || null,
-              }).toWire(),
-            };
-          }
-          try {
-            return { result: await original.call(this, parsed.data, ctx) };
-          } catch (err) {
-            // A typed error of a declared code is an answer, not a failure of the span; anything else is both.
-            if (err instanceof RpcError && declared.has(err.code)) {
-              span.setAttributes({ 'rpc.error_code': err.code });
-              return { error: err.toWire() };
+        const reply: { result?: unknown; error?: { code: string } } = await withRequestId(requestIdOf(ctx), () =>
+          inSpan(entry.subject, traced, async (span) => {
+            const parsed = entry.request.safeParse(payload);
+            if (!parsed.success) {
+              const issue = parsed.error.issues[0];
+              span.setAttributes({ 'rpc.error_code': 'bad_request' });
+              return {
+                error: new RpcError('bad_request', `${issue?.path.join('.') || 'payload'}: ${issue?.message ?? 'invalid'}`, false, {
+                  param: issue?.path.join('.') || null,
+                }).toWire(),
+              };
             }
-            span.fail(err);
-            const undeclared = err instanceof RpcError ? { undeclared_code: err.code } : {};
-            handlerLogger?.error({ err, subject: entry.subject, ...undeclared }, err instanceof RpcError ? 'handler threw a code its subject does not declare' : 'handler failed');
-            return { error: new RpcError('internal', 'internal error', true).toWire() };
-          }
-        }));
+            try {
+              return { result: await original.call(this, parsed.data, ctx) };
+            } catch (err) {
+              // A typed error of a declared code is an answer, not a failure of the span; anything else is both.
+              if (err instanceof RpcError && declared.has(err.code)) {
+                span.setAttributes({ 'rpc.error_code': err.code });
+                return { error: err.toWire() };
+              }
+              span.fail(err);
+              const undeclared = err instanceof RpcError ? { undeclared_code: err.code } : {};
+              handlerLogger?.error(
+                { err, subject: entry.subject, ...undeclared },
+                err instanceof RpcError ? 'handler threw a code its subject does not declare' : 'handler failed',
+              );
+              return { error: new RpcError('internal', 'internal error', true).toWire() };
+            }
+          }),
+        );
         outcome = reply.error ? reply.error.code : 'ok';
         return reply;
       } finally {

@@ -85,12 +85,7 @@ export class NatsRpcClient {
       // request() turns every failure into an RpcError and drops that stack, so skip the cost.
       noAsyncTraces: true,
     });
-    return new NatsRpcClient(
-      connection,
-      options.prefix ?? '',
-      options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
-      options.livenessMs ?? DEFAULT_LIVENESS_MS,
-    );
+    return new NatsRpcClient(connection, options.prefix ?? '', options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS, options.livenessMs ?? DEFAULT_LIVENESS_MS);
   }
 
   get isConnected(): boolean {

@@ -41,9 +41,7 @@ function undeclaredThrows(catalog: Catalog, typedErrors: readonly string[], file
     for (const m of text.matchAll(/@Handles\(\s*\w+\.(\w+)\s*\)/g)) handled.add(m[1]!);
   }
   const bySubjectKey = new Map(Object.entries(catalog));
-  const declared = new Set<string>(
-    [...handled].flatMap((key) => bySubjectKey.get(key)?.errors ?? []),
-  );
+  const declared = new Set<string>([...handled].flatMap((key) => bySubjectKey.get(key)?.errors ?? []));
   // A service with only the boot-added health subject still declares the common codes through it.
   for (const e of entries) if (e.subject.endsWith('.health.v1')) for (const c of e.errors) declared.add(c);
 

@@ -78,8 +78,7 @@ describe('NATS micro registration', () => {
   });
 
   it('$SRV.STATS counts a request and an error reply (as Go micro counts it), with its processing time', async () => {
-    const statsOf = async (subject: string) =>
-      (await srv<{ endpoints: EndpointStats[] }>('STATS')).endpoints.find((e) => e.subject === wireSubject(subject, prefix))!;
+    const statsOf = async (subject: string) => (await srv<{ endpoints: EndpointStats[] }>('STATS')).endpoints.find((e) => e.subject === wireSubject(subject, prefix))!;
     const echoBefore = await statsOf('search.echo.v1');
     const failBefore = await statsOf('search.fail.v1');
     await client.request(testCatalog.echo, { text: 'counted', delay_ms: 20 });

@@ -168,8 +168,7 @@ describe('typed NATS request/reply', () => {
   });
 
   it('plain JSON gets typed errors: a thrown RpcError and an unexpected crash', async () => {
-    const ask = async (kind: string) =>
-      (await raw.request(wireSubject('search.fail.v1', prefix), JSON.stringify({ kind }), { timeout: 2000 })).json<Record<string, unknown>>();
+    const ask = async (kind: string) => (await raw.request(wireSubject('search.fail.v1', prefix), JSON.stringify({ kind }), { timeout: 2000 })).json<Record<string, unknown>>();
     expect(await ask('typed')).toEqual({ error: { code: 'timeout', message: 'upstream was slow', retryable: true, details: { after_ms: 5 } } });
     expect(await ask('crash')).toEqual({ error: { code: 'internal', message: 'internal error', retryable: true } });
   });

@@ -39,16 +39,20 @@ describe('billing receipt signer (pinned vectors)', () => {
   it('signs the pinned receipt, chain head and run end exactly as agent-run verifies them', () => {
     const r0 = signer.signReceipt(payload(0, null));
     expect(r0.hash).toBe('b93a07c90de287f29e0ea4d3003d60e5dfba911b6a39fa1cacba7a756a17d50e');
-    expect(r0.signature).toBe(
-      'fc264c508328e67074a75b20dc10789c943775523ffe62726cab0021f813b8cfe5fee9365a7982c1ded7b0e1f0ed67d7bf250a7cf043989a3daeb1ba0a0d1307',
-    );
+    expect(r0.signature).toBe('fc264c508328e67074a75b20dc10789c943775523ffe62726cab0021f813b8cfe5fee9365a7982c1ded7b0e1f0ed67d7bf250a7cf043989a3daeb1ba0a0d1307');
     const r1 = signer.signReceipt(payload(1, r0.hash));
     const r2 = signer.signReceipt(payload(2, r1.hash));
     expect(chainHead([r0.hash, r1.hash, r2.hash])).toBe('43c9ee25cf2b15474cff4b4b7d9ea854db9559a8b1a2cc2c1685bb11b821a749');
     expect(chainHead([])).toBe(ZERO_HEAD);
     expect(chainHead(['11'.repeat(32), '22'.repeat(32), '33'.repeat(32)])).toBe('5a3b4d09b2e1fe30db21b27d24d3b9bac1e0535b827f64897009b2347cc48700');
     const end = signer.signRunEnd('run_test', 3, chainHead([r0.hash, r1.hash, r2.hash]));
-    expect(end.payload).toEqual({ version: 1, type: 'run_end', run_id: 'run_test', receipt_count: 3, receipt_head: '43c9ee25cf2b15474cff4b4b7d9ea854db9559a8b1a2cc2c1685bb11b821a749' });
+    expect(end.payload).toEqual({
+      version: 1,
+      type: 'run_end',
+      run_id: 'run_test',
+      receipt_count: 3,
+      receipt_head: '43c9ee25cf2b15474cff4b4b7d9ea854db9559a8b1a2cc2c1685bb11b821a749',
+    });
     expect(end.signature).toMatch(/^[0-9a-f]{128}$/);
   });
 });

@@ -70,10 +70,18 @@ function ownServer(what: string, url: (port: number) => string, argv: (port: num
 
 /** redis-server without persistence: a restart loses every key (as a Redis without AOF/RDB does). */
 export function startOwnRedis(): Promise<OwnServer> {
-  return ownServer('redis', (p) => `redis://127.0.0.1:${p}`, (port, dir) => ['redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]]);
+  return ownServer(
+    'redis',
+    (p) => `redis://127.0.0.1:${p}`,
+    (port, dir) => ['redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]],
+  );
 }
 
 /** nats-server with JetStream, its store in a directory of its own. */
 export function startOwnNats(): Promise<OwnServer> {
-  return ownServer('nats', (p) => `nats://127.0.0.1:${p}`, (port, dir) => ['nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir]]);
+  return ownServer(
+    'nats',
+    (p) => `nats://127.0.0.1:${p}`,
+    (port, dir) => ['nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir]],
+  );
 }

@@ -153,10 +153,7 @@ describe('sandbox over plain JSON', () => {
   it('a reply-less run is refused and writes nothing', async () => {
     const subject = wireSubject('sandbox.run.v1', prefix);
     raw.publish(subject, JSON.stringify({ tenant, session, runtime: 'python', code: "open('ghost.txt','w').write('x')" }));
-    raw.publish(
-      subject,
-      JSON.stringify({ pattern: 'sandbox.run.v1', id: 'no-reply', data: { tenant, session, runtime: 'python', code: "open('ghost2.txt','w').write('x')" } }),
-    );
+    raw.publish(subject, JSON.stringify({ pattern: 'sandbox.run.v1', id: 'no-reply', data: { tenant, session, runtime: 'python', code: "open('ghost2.txt','w').write('x')" } }));
     await raw.flush();
     await refusalLogged(sandbox, 'sandbox.run.v1', 2);
     const listed = await plain<{ result: { files: { path: string }[] } }>('sandbox.files.list.v1', { tenant, session });
@@ -168,7 +165,10 @@ describe('sandbox over plain JSON', () => {
 // the NATS text protocol over a socket with Python's standard library alone (no nats-py).
 const PYTHON_CLIENT = new URL('../python/drael_request.py', import.meta.url).pathname;
 
-function python(subject: string, body: string): Promise<{ status: number | null; reply: { result?: Record<string, unknown>; error?: { code: string; message: string; retryable: boolean } } }> {
+function python(
+  subject: string,
+  body: string,
+): Promise<{ status: number | null; reply: { result?: Record<string, unknown>; error?: { code: string; message: string; retryable: boolean } } }> {
   return new Promise((resolve, reject) => {
     const child = spawn('python3', [PYTHON_CLIENT, subject, body], {
       env: { PATH: process.env.PATH ?? '', NATS_URL, DRAEL_NATS_PREFIX: prefix },

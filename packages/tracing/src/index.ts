@@ -59,7 +59,6 @@ export interface TracingOptions {
   readonly scheduleDelayMs?: number;
 }
 
-
 let backend: TracerBackend | undefined;
 
 /** True once `startTracing` loaded the SDK (an endpoint was configured). */
@@ -97,17 +96,19 @@ export function startSpan(name: string, options: SpanOptions = {}): TraceSpan {
 export function inSpan<T>(name: string, options: SpanOptions, fn: (span: TraceSpan) => Promise<T>): Promise<T> {
   if (!backend) return fn(NO_SPAN);
   const span = backend.start(name, options);
-  return span.run(() => fn(span)).then(
-    (value) => {
-      span.end();
-      return value;
-    },
-    (err: unknown) => {
-      span.fail(err);
-      span.end();
-      throw err;
-    },
-  );
+  return span
+    .run(() => fn(span))
+    .then(
+      (value) => {
+        span.end();
+        return value;
+      },
+      (err: unknown) => {
+        span.fail(err);
+        span.end();
+        throw err;
+      },
+    );
 }
 
 /** The current span (the no-op one when off or outside any span). */

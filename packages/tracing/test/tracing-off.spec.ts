@@ -8,7 +8,11 @@ describe('tracing off', () => {
     await startTracing({ service: 'test', endpoint: '' });
     expect(tracingEnabled()).toBe(false);
     // @opentelemetry/api keeps its registrations (context manager, tracer provider) under this global.
-    expect(Object.getOwnPropertySymbols(globalThis).map(String).filter((s) => s.includes('opentelemetry'))).toEqual([]);
+    expect(
+      Object.getOwnPropertySymbols(globalThis)
+        .map(String)
+        .filter((s) => s.includes('opentelemetry')),
+    ).toEqual([]);
     const listener = () => {};
     expect(traceRequests(listener)).toBe(listener);
   });
@@ -17,7 +21,7 @@ describe('tracing off', () => {
     const span = startSpan('x', { kind: 'client' });
     expect(span.traceparent).toBeUndefined();
     expect(span).toBe(currentSpan());
-    expect(await inSpan('y', {}, async (s) => (s === span ? currentTraceId() ?? 'no trace' : 'other'))).toBe('no trace');
+    expect(await inSpan('y', {}, async (s) => (s === span ? (currentTraceId() ?? 'no trace') : 'other'))).toBe('no trace');
     await expect(inSpan('z', {}, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
   });
 });

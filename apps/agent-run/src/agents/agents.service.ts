@@ -106,11 +106,9 @@ export function assertToolsAllowed(level: ToolLevel, tools: readonly string[], p
   if (beyond.length === 0) return;
   const first = beyond[0] as AgentTool;
   const index = tools.indexOf(first);
-  throw new AgentRunError(
-    'tool_not_allowed',
-    `this key's tool level ${level} does not allow ${first} (it needs ${AGENT_TOOL_LEVEL[first] ?? 'a known tool'})`,
-    { param: param === 'tools' ? `tools[${index}]` : param },
-  );
+  throw new AgentRunError('tool_not_allowed', `this key's tool level ${level} does not allow ${first} (it needs ${AGENT_TOOL_LEVEL[first] ?? 'a known tool'})`, {
+    param: param === 'tools' ? `tools[${index}]` : param,
+  });
 }
 
 const notFound = (id: string) => new AgentRunError('agent_not_found', `no agent ${id} in this account`);

@@ -23,7 +23,12 @@ exit 0: valid (or --help); 1: not valid; 2: usage, unreadable file, or no key`;
 
 /** The receipt key billing answers with (billing.receipts.key.v1): the one that signs receipts and run ends. */
 async function keyFromBilling(): Promise<string> {
-  const client = await NatsRpcClient.connect({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix: process.env.DRAEL_NATS_PREFIX ?? '', name: 'drael-receipts', security: parseEnv(natsSecurityEnv, process.env) });
+  const client = await NatsRpcClient.connect({
+    servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+    prefix: process.env.DRAEL_NATS_PREFIX ?? '',
+    name: 'drael-receipts',
+    security: parseEnv(natsSecurityEnv, process.env),
+  });
   try {
     return (await client.request(billingCatalog.receiptKey, {})).public_key;
   } finally {

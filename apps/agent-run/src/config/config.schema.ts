@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { baseEnvShape, databaseTimeoutsEnvShape, envInt } from '@drael/config';
 
-
 /** USD per million tokens for a model alias; '*' is the price of every alias not listed. */
 const PricesSchema = z.record(z.string(), z.object({ input_per_mtok_usd: z.number().nonnegative(), output_per_mtok_usd: z.number().positive() }));
 
@@ -13,7 +12,10 @@ export const configSchema = z.object({
   ...databaseTimeoutsEnvShape,
   REDIS_URL: z.string().startsWith('redis').default('redis://127.0.0.1:6379'),
   // Namespaces the BullMQ keys, so several installations (or parallel test runs) share one Redis.
-  AGENT_RUN_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_:-]+$/).default('drael'),
+  AGENT_RUN_QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_:-]+$/)
+    .default('drael'),
   AGENT_RUN_CONCURRENCY: envInt(1, 200).default(10),
   // Receipts are signed by billing (BILLING_RECEIPT_KEY), which settles each step's money.
   // AES-256-GCM data keys for encryption at rest: "id:base64key,id2:base64key"; new values use the active one.

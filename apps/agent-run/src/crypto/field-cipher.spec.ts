@@ -42,7 +42,13 @@ describe('FieldCipher (AES-256-GCM at rest)', () => {
 
   it('rotates: old values open with the key they name, new values use the active key', () => {
     const old = cipher.encrypt('sealed under k1', ref);
-    const rotated = new FieldCipher(new Map([['k1', k1], ['k2', k2]]), 'k2');
+    const rotated = new FieldCipher(
+      new Map([
+        ['k1', k1],
+        ['k2', k2],
+      ]),
+      'k2',
+    );
     expect(rotated.decrypt(old, ref)).toBe('sealed under k1');
     const fresh = rotated.encrypt('sealed under k2', ref);
     expect(FieldCipher.keyIdOf(fresh)).toBe('k2');

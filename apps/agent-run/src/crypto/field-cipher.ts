@@ -42,7 +42,10 @@ export class FieldCipher {
   /** Parses `id:base64key,id2:base64key`. */
   static fromConfig(keyList: string, activeKeyId: string): FieldCipher {
     const keys = new Map<string, Buffer>();
-    for (const part of keyList.split(',').map((p) => p.trim()).filter(Boolean)) {
+    for (const part of keyList
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)) {
       const at = part.indexOf(':');
       if (at <= 0) throw new Error('data keys are written id:base64key, comma separated');
       keys.set(part.slice(0, at), Buffer.from(part.slice(at + 1), 'base64'));

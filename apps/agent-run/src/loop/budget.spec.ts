@@ -42,7 +42,7 @@ describe('budget reservations (spec 03)', () => {
 
   it('keeps spend within the budget over a seeded random sequence of operations', () => {
     let seed = 42;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let trial = 0; trial < 200; trial++) {
       const budget = Math.floor(rand() * 50_000) + 1;
       let spent = 0;

@@ -93,12 +93,15 @@ export class RunExecutor {
     this.active.set(runId, controller);
     const startedAt = row.startedAt?.getTime() ?? Date.now();
     const wallClock = setTimeout(() => controller.abort('wall_clock' satisfies StopReason), Math.max(0, startedAt + this.config.AGENT_RUN_WALL_CLOCK_MS - Date.now()));
-    const heartbeat = setInterval(() => {
-      this.runs.heartbeat(claim, this.config.AGENT_RUN_LEASE_MS).then(
-        (held) => held || controller.abort('claim_lost' satisfies StopReason),
-        (err: unknown) => this.log.warn({ err, run_id: runId }, 'heartbeat failed'),
-      );
-    }, Math.max(50, Math.floor(this.config.AGENT_RUN_LEASE_MS / 3)));
+    const heartbeat = setInterval(
+      () => {
+        this.runs.heartbeat(claim, this.config.AGENT_RUN_LEASE_MS).then(
+          (held) => held || controller.abort('claim_lost' satisfies StopReason),
+          (err: unknown) => this.log.warn({ err, run_id: runId }, 'heartbeat failed'),
+        );
+      },
+      Math.max(50, Math.floor(this.config.AGENT_RUN_LEASE_MS / 3)),
+    );
     // A cancel handled by another replica reaches this one through the database: polled, so the
     // operation in flight (a sandbox execution of up to 30 s) is stopped within a poll.
     const cancelPoll = setInterval(() => {
@@ -186,7 +189,14 @@ export class RunExecutor {
         status: 'ok',
         cost,
         hold,
-        detail: { model: reply.model, prompt_tokens: reply.usage.prompt_tokens, completion_tokens: reply.usage.completion_tokens, max_tokens: reservation.maxTokens, finish_reason: reply.finish_reason, attempts },
+        detail: {
+          model: reply.model,
+          prompt_tokens: reply.usage.prompt_tokens,
+          completion_tokens: reply.usage.completion_tokens,
+          max_tokens: reservation.maxTokens,
+          finish_reason: reply.finish_reason,
+          attempts,
+        },
         usage: { model: reply.model, prompt_tokens: reply.usage.prompt_tokens, completion_tokens: reply.usage.completion_tokens, max_tokens: reservation.maxTokens },
         input: requestJson,
         output: JSON.stringify(reply.message),
@@ -217,14 +227,26 @@ export class RunExecutor {
     const tool = allowed.find((t) => t.functionName === call.function.name);
     if (!tool) {
       const known = this.tools.byFunctionName(call.function.name);
-      return this.toolRefused(claim, state, call.function.name, known ? 'tool_not_allowed' : 'unknown_tool', known ? `this agent may not use ${call.function.name}` : `there is no tool ${call.function.name}`);
+      return this.toolRefused(
+        claim,
+        state,
+        call.function.name,
+        known ? 'tool_not_allowed' : 'unknown_tool',
+        known ? `this agent may not use ${call.function.name}` : `there is no tool ${call.function.name}`,
+      );
     }
     let args: unknown;
     try {
       args = tool.args.parse(JSON.parse(call.function.arguments || '{}'));
     } catch (err) {
       const issue = (err as { issues?: Array<{ path: PropertyKey[]; message: string }> }).issues?.[0];
-      return this.toolRefused(claim, state, tool.functionName, 'invalid_arguments', issue ? `${issue.path.join('.') || 'arguments'}: ${issue.message}` : 'arguments are not valid JSON');
+      return this.toolRefused(
+        claim,
+        state,
+        tool.functionName,
+        'invalid_arguments',
+        issue ? `${issue.path.join('.') || 'arguments'}: ${issue.message}` : 'arguments are not valid JSON',
+      );
     }
     const reservation = reserveSandbox(state.remaining, tool.timeoutS, this.config.AGENT_RUN_SANDBOX_USD_PER_SECOND * 1_000_000);
     if (reservation === null) return budgetExceeded(`the remaining budget cannot cover ${tool.functionName}'s full ${tool.timeoutS} s timeout`);
@@ -301,7 +323,17 @@ export class RunExecutor {
   private async record(
     claim: Claim,
     state: RunState,
-    s: { kind: string; isModelCall: boolean; status: 'ok' | 'error'; cost: number; hold?: SpendHold; detail: Record<string, unknown>; usage?: ReceiptPayload['usage']; input?: string; output?: string },
+    s: {
+      kind: string;
+      isModelCall: boolean;
+      status: 'ok' | 'error';
+      cost: number;
+      hold?: SpendHold;
+      detail: Record<string, unknown>;
+      usage?: ReceiptPayload['usage'];
+      input?: string;
+      output?: string;
+    },
   ): Promise<void> {
     let receipt;
     let newHead = state.head;
@@ -320,7 +352,15 @@ export class RunExecutor {
       newHead = extendHead(state.head, signed.hash);
       receipt = { sequence: state.receiptSeq, hash: signed.hash, payload: signed.payload as unknown as object, keyId: signed.key_id, signature: signed.signature, newHead };
     }
-    const step = { runId: state.row.id, sequence: state.stepSeq, kind: s.kind, status: s.status, costMicros: cost, detail: { ...s.detail, cost_micros: cost }, createdAt: new Date() };
+    const step = {
+      runId: state.row.id,
+      sequence: state.stepSeq,
+      kind: s.kind,
+      status: s.status,
+      costMicros: cost,
+      detail: { ...s.detail, cost_micros: cost },
+      createdAt: new Date(),
+    };
     await this.runs.recordStep(claim, {
       ...step,
       isModelCall: s.isModelCall,
@@ -342,7 +382,8 @@ export class RunExecutor {
   private endingFor(err: unknown, signal: AbortSignal): Ending {
     const reason = signal.aborted ? (signal.reason as StopReason) : undefined;
     if (err instanceof ClaimLostError || reason === 'claim_lost') return { status: 'failed', errorCode: 'claim_lost' };
-    if (reason === 'wall_clock') return { status: 'timed_out', errorCode: 'timed_out', errorMessage: `the run passed its ${this.config.AGENT_RUN_WALL_CLOCK_MS} ms wall-clock limit` };
+    if (reason === 'wall_clock')
+      return { status: 'timed_out', errorCode: 'timed_out', errorMessage: `the run passed its ${this.config.AGENT_RUN_WALL_CLOCK_MS} ms wall-clock limit` };
     if (reason === 'shutdown') return { status: 'failed', errorCode: 'interrupted', errorMessage: 'the service shut down during the run' };
     if (reason === 'cancelled') return CANCELLED;
     if (isRpcError(err)) return { status: 'failed', errorCode: err.code, errorMessage: err.message };

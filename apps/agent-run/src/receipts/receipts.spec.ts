@@ -7,8 +7,7 @@ import { verifyReceipts } from './receipt-verifier.js';
 // RFC 8032 section 7.1, test 1.
 const RFC_SECRET = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
 const RFC_PUBLIC = 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a';
-const RFC_SIG_EMPTY =
-  'e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b';
+const RFC_SIG_EMPTY = 'e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b';
 
 const signer = new ReceiptSigner(RFC_SECRET, 'k1');
 
@@ -68,9 +67,7 @@ describe('receipt primitives (pinned vectors)', () => {
   it('pins a receipt hash, signature and a three-receipt head', () => {
     const { receipts, head } = chain(3);
     expect(receipts[0]!.hash).toBe('b93a07c90de287f29e0ea4d3003d60e5dfba911b6a39fa1cacba7a756a17d50e');
-    expect(receipts[0]!.signature).toBe(
-      'fc264c508328e67074a75b20dc10789c943775523ffe62726cab0021f813b8cfe5fee9365a7982c1ded7b0e1f0ed67d7bf250a7cf043989a3daeb1ba0a0d1307',
-    );
+    expect(receipts[0]!.signature).toBe('fc264c508328e67074a75b20dc10789c943775523ffe62726cab0021f813b8cfe5fee9365a7982c1ded7b0e1f0ed67d7bf250a7cf043989a3daeb1ba0a0d1307');
     expect(receipts[1]!.payload.run.previous_receipt_hash).toBe(receipts[0]!.hash);
     expect(head).toBe('43c9ee25cf2b15474cff4b4b7d9ea854db9559a8b1a2cc2c1685bb11b821a749');
   });

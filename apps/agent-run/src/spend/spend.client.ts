@@ -52,9 +52,7 @@ export class SpendClient {
   }
 
   signRunEnd(accountId: string, runId: string, receiptCount: number, receiptHead: string): Promise<RunEnd> {
-    return retryingLost(() =>
-      this.rpc.request(billingCatalog.signRunEnd, { account_id: accountId, run_id: runId, receipt_count: receiptCount, receipt_head: receiptHead }),
-    );
+    return retryingLost(() => this.rpc.request(billingCatalog.signRunEnd, { account_id: accountId, run_id: runId, receipt_count: receiptCount, receipt_head: receiptHead }));
   }
 
   /** Billing's receipt key, asked once per process (a failed ask is asked again next time). */

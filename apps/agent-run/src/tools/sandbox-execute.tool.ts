@@ -19,8 +19,7 @@ type Args = z.infer<typeof Args>;
 export class SandboxExecuteTool implements AgentToolDefinition<Args> {
   readonly registryName = 'sandbox.execute' as const;
   readonly functionName = 'sandbox_execute';
-  readonly description =
-    'Execute Python or Node.js code in an isolated sandbox with no network access, a 30 second limit and capped output. Returns exit code, stdout and stderr.';
+  readonly description = 'Execute Python or Node.js code in an isolated sandbox with no network access, a 30 second limit and capped output. Returns exit code, stdout and stderr.';
   readonly parameters = {
     type: 'object',
     properties: {
@@ -57,7 +56,13 @@ export class SandboxExecuteTool implements AgentToolDefinition<Args> {
         stdout: r.stdout.slice(0, MAX_STDOUT_CHARS),
         stderr: r.stderr.slice(0, MAX_STDERR_CHARS),
       });
-      return { content, ok: status === 'ok', ran: true, durationS: r.duration_s, usage: { runtime: args.runtime, exit_code: r.exit_code, duration_ms: Math.round(r.duration_s * 1000) } };
+      return {
+        content,
+        ok: status === 'ok',
+        ran: true,
+        durationS: r.duration_s,
+        usage: { runtime: args.runtime, exit_code: r.exit_code, duration_ms: Math.round(r.duration_s * 1000) },
+      };
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       // The sandbox refused or could not run it: a tool error for the model, and nothing to bill.

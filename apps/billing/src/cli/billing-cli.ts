@@ -43,7 +43,11 @@ const OPTIONS = {
 } as const;
 type OptionName = keyof typeof OPTIONS;
 type Values = Partial<Record<OptionName, string | boolean>>;
-const STRING_OPTIONS = new Set(Object.entries(OPTIONS).filter(([, o]) => o.type === 'string').map(([k]) => k));
+const STRING_OPTIONS = new Set(
+  Object.entries(OPTIONS)
+    .filter(([, o]) => o.type === 'string')
+    .map(([k]) => k),
+);
 
 /** What a command sends: one request on one subject, and a note for the operator afterwards. */
 interface Call {
@@ -112,10 +116,7 @@ const COMMANDS: Command[] = [
       ['account', 'ID         account id (required)'],
       ['tool-level', `L       ${TOOL_LEVELS.join('|')} (default: ${DEFAULT_TOOL_LEVEL})`],
       ['per-minute', `N       requests a minute, 1-${MAX_PER_MINUTE.toLocaleString('en')} (default: ${DEFAULT_PER_MINUTE})`],
-      [
-        'per-hour',
-        `N         requests an hour, up to ${MAX_PER_HOUR.toLocaleString('en')} (default: 60 x --per-minute; never less than that: a smaller one is refused)`,
-      ],
+      ['per-hour', `N         requests an hour, up to ${MAX_PER_HOUR.toLocaleString('en')} (default: 60 x --per-minute; never less than that: a smaller one is refused)`],
       ['key-name', 'NAME       a label for the key (default: none)'],
     ],
     build: (v) => {
@@ -287,7 +288,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return 0;
   }
   if (!command) {
-    io.err(`${BIN}: ${name === '' ? 'no command given' : isGroup ? `${JSON.stringify(name)} needs a subcommand` : `unknown command ${JSON.stringify(name)}`}\n\n${overview(isGroup ? name : undefined)}`);
+    io.err(
+      `${BIN}: ${name === '' ? 'no command given' : isGroup ? `${JSON.stringify(name)} needs a subcommand` : `unknown command ${JSON.stringify(name)}`}\n\n${overview(isGroup ? name : undefined)}`,
+    );
     return 2;
   }
 
@@ -305,7 +308,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 
   let client: NatsRpcClient | undefined;
   try {
-    client = await NatsRpcClient.connect({ servers: io.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix: io.env.DRAEL_NATS_PREFIX ?? '', name: 'drael-billing-cli', security: parseEnv(natsSecurityEnv, io.env) });
+    client = await NatsRpcClient.connect({
+      servers: io.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+      prefix: io.env.DRAEL_NATS_PREFIX ?? '',
+      name: 'drael-billing-cli',
+      security: parseEnv(natsSecurityEnv, io.env),
+    });
     io.out(JSON.stringify(await client.request(call.entry, call.payload), null, 2));
     if (call.note) io.err(call.note);
     return 0;

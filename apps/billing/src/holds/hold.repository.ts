@@ -16,14 +16,7 @@ interface HoldFnRow {
   expires_at: Date | null;
 }
 
-export type HoldOutcome =
-  | 'created'
-  | 'existing'
-  | 'conflict'
-  | 'weekly_allowance_reached'
-  | 'daily_ceiling_reached'
-  | 'account_not_found'
-  | 'plan_required';
+export type HoldOutcome = 'created' | 'existing' | 'conflict' | 'weekly_allowance_reached' | 'daily_ceiling_reached' | 'account_not_found' | 'plan_required';
 export type ResolveOutcome = 'resolved' | 'resolved_before' | 'not_found';
 
 export interface HoldInput {
@@ -96,13 +89,7 @@ export class HoldRepository {
   }
 
   /** Settles (units capped at the hold), releases or expires; exactly one resolution ever wins. */
-  async resolve(
-    holdId: string,
-    accountId: string,
-    status: 'settled' | 'released' | 'expired',
-    units: number,
-    now: Date,
-  ): Promise<{ outcome: ResolveOutcome; hold?: Hold }> {
+  async resolve(holdId: string, accountId: string, status: 'settled' | 'released' | 'expired', units: number, now: Date): Promise<{ outcome: ResolveOutcome; hold?: Hold }> {
     const { rows } = await this.db.pool.query<HoldFnRow>({ ...RESOLVE_SQL, values: [holdId, accountId, status, units, now] });
     const row = rows[0];
     if (!row) throw new Error('billing_resolve returned no row');

@@ -8,6 +8,5 @@ export const RECEIPT_SIGNER = Symbol('RECEIPT_SIGNER');
 export const receiptSignerProvider: Provider = {
   provide: RECEIPT_SIGNER,
   inject: [BILLING_CONFIG],
-  useFactory: (config: BillingConfig): ReceiptSigner | null =>
-    config.BILLING_RECEIPT_KEY ? new ReceiptSigner(config.BILLING_RECEIPT_KEY, config.BILLING_RECEIPT_KEY_ID) : null,
+  useFactory: (config: BillingConfig): ReceiptSigner | null => (config.BILLING_RECEIPT_KEY ? new ReceiptSigner(config.BILLING_RECEIPT_KEY, config.BILLING_RECEIPT_KEY_ID) : null),
 };

@@ -72,10 +72,16 @@ export class SpendRepository {
   constructor(private readonly db: PrismaService) {}
 
   async reserve(r: ReserveInput): Promise<{ outcome: ReserveOutcome; retryAfterMs?: number; hold?: SpendHold }> {
-    const { rows } = await this.db.pool.query<SpendFnRow>(
-      'SELECT * FROM spend_reserve($1::uuid, $2::uuid, $3, $4, $5, $6::bigint, $7::timestamptz, $8::int)',
-      [r.id, r.accountId, r.idempotencyKey, r.runId, r.kind, r.amountMicros, r.now, r.ttlS],
-    );
+    const { rows } = await this.db.pool.query<SpendFnRow>('SELECT * FROM spend_reserve($1::uuid, $2::uuid, $3, $4, $5, $6::bigint, $7::timestamptz, $8::int)', [
+      r.id,
+      r.accountId,
+      r.idempotencyKey,
+      r.runId,
+      r.kind,
+      r.amountMicros,
+      r.now,
+      r.ttlS,
+    ]);
     const row = rows[0];
     if (!row) throw new Error('spend_reserve returned no row');
     return { outcome: row.outcome as ReserveOutcome, retryAfterMs: row.retry_after_ms ?? undefined, hold: toHold(r.accountId, row) };
@@ -83,10 +89,18 @@ export class SpendRepository {
 
   /** Settles with the actual cost and the step's receipt, in one round trip; exactly one resolution wins. */
   async settle(i: SettleInput): Promise<{ outcome: SpendSettleOutcome; hold?: SpendHold; receipt?: unknown }> {
-    const { rows } = await this.db.pool.query<SpendFnRow>(
-      'SELECT * FROM spend_settle($1::uuid, $2::uuid, $3, $4, $5::bigint, $6::timestamptz, $7::int, $8, $9, $10::jsonb)',
-      [i.holdId, i.accountId, i.runId, i.kind, i.amountMicros, i.now, i.sequence, i.previous, i.hash, JSON.stringify(i.receipt)],
-    );
+    const { rows } = await this.db.pool.query<SpendFnRow>('SELECT * FROM spend_settle($1::uuid, $2::uuid, $3, $4, $5::bigint, $6::timestamptz, $7::int, $8, $9, $10::jsonb)', [
+      i.holdId,
+      i.accountId,
+      i.runId,
+      i.kind,
+      i.amountMicros,
+      i.now,
+      i.sequence,
+      i.previous,
+      i.hash,
+      JSON.stringify(i.receipt),
+    ]);
     const row = rows[0];
     if (!row) throw new Error('spend_settle returned no row');
     return { outcome: row.outcome as SpendSettleOutcome, hold: toHold(i.accountId, row), receipt: row.receipt ?? undefined };
@@ -94,12 +108,7 @@ export class SpendRepository {
 
   /** Releases or expires; exactly one resolution ever wins. */
   async resolve(holdId: string, accountId: string, status: 'released' | 'expired', now: Date): Promise<{ outcome: SpendResolveOutcome; hold?: SpendHold }> {
-    const { rows } = await this.db.pool.query<SpendFnRow>('SELECT * FROM spend_resolve($1::uuid, $2::uuid, $3::"HoldStatus", $4::timestamptz)', [
-      holdId,
-      accountId,
-      status,
-      now,
-    ]);
+    const { rows } = await this.db.pool.query<SpendFnRow>('SELECT * FROM spend_resolve($1::uuid, $2::uuid, $3::"HoldStatus", $4::timestamptz)', [holdId, accountId, status, now]);
     const row = rows[0];
     if (!row) throw new Error('spend_resolve returned no row');
     return { outcome: row.outcome as SpendResolveOutcome, hold: toHold(accountId, row) };
@@ -129,9 +138,13 @@ export class SpendRepository {
    * already used by the account nothing is added: the first top-up's request hash and stored
    * answer come back for the caller to compare.
    */
-  async credit(
-    c: { id: string; accountId: string; amountMicros: number; idempotencyKey?: string; requestHash?: string },
-  ): Promise<{ outcome: 'credited' | 'account_not_found' } | { outcome: 'repeat'; requestHash: string | null; response: unknown }> {
+  async credit(c: {
+    id: string;
+    accountId: string;
+    amountMicros: number;
+    idempotencyKey?: string;
+    requestHash?: string;
+  }): Promise<{ outcome: 'credited' | 'account_not_found' } | { outcome: 'repeat'; requestHash: string | null; response: unknown }> {
     const client = await this.db.pool.connect();
     try {
       await client.query('BEGIN');
@@ -151,10 +164,13 @@ export class SpendRepository {
           return { outcome: 'repeat', requestHash: rows[0].request_hash, response: rows[0].response };
         }
       }
-      await client.query(
-        `INSERT INTO "wallet_credits" ("id", "account_id", "amount_micros", "idempotency_key", "request_hash") VALUES ($1::uuid, $2::uuid, $3::bigint, $4, $5)`,
-        [c.id, c.accountId, c.amountMicros, c.idempotencyKey ?? null, c.requestHash ?? null],
-      );
+      await client.query(`INSERT INTO "wallet_credits" ("id", "account_id", "amount_micros", "idempotency_key", "request_hash") VALUES ($1::uuid, $2::uuid, $3::bigint, $4, $5)`, [
+        c.id,
+        c.accountId,
+        c.amountMicros,
+        c.idempotencyKey ?? null,
+        c.requestHash ?? null,
+      ]);
       await client.query(`UPDATE "accounts" SET "balance_micros" = "balance_micros" + $2::bigint WHERE "id" = $1::uuid`, [c.accountId, c.amountMicros]);
       await client.query('COMMIT');
       return { outcome: 'credited' };

@@ -1,6 +1,18 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { idempotencyRequest, ReceiptSchema, WalletSchema, type ParsedRequestOf, type Receipt, type ReceiptPayload, type ReplyOf, type RunEnd, type SpendHold, type Wallet, type billingCatalog } from '@drael/contracts';
+import {
+  idempotencyRequest,
+  ReceiptSchema,
+  WalletSchema,
+  type ParsedRequestOf,
+  type Receipt,
+  type ReceiptPayload,
+  type ReplyOf,
+  type RunEnd,
+  type SpendHold,
+  type Wallet,
+  type billingCatalog,
+} from '@drael/contracts';
 import { BillingError, billingError, isUuid } from '../billing-error.js';
 import { Clock } from '../clock/clock.js';
 import { RECEIPT_SIGNER } from '../receipts/receipt-signer.provider.js';
@@ -153,7 +165,9 @@ export class SpendService {
     const requestHash =
       req.idempotency_key === undefined
         ? undefined
-        : createHash('sha256').update(idempotencyRequest('POST', `/admin/accounts/${req.account_id}/wallet/credit`, { amount_micros: req.amount_micros })).digest('hex');
+        : createHash('sha256')
+            .update(idempotencyRequest('POST', `/admin/accounts/${req.account_id}/wallet/credit`, { amount_micros: req.amount_micros }))
+            .digest('hex');
     const id = randomUUID();
     const res = await this.spend.credit({ id, accountId: req.account_id, amountMicros: req.amount_micros, idempotencyKey: req.idempotency_key, requestHash });
     if (res.outcome === 'account_not_found') throw billingError('account_not_found', 'no such account');

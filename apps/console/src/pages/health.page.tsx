@@ -50,8 +50,7 @@ export function HealthPage() {
       {r && (
         <article class="card" aria-labelledby="ready-h">
           <h2 id="ready-h" data-testid="readiness">
-            Gateway:{' '}
-            {r.status === 'ready' ? 'ready' : r.status === 'degraded' ? `degraded (${(r.degraded ?? []).join(', ')} down)` : `not ready (${(r.failing ?? []).join(', ')})`}
+            Gateway: {r.status === 'ready' ? 'ready' : r.status === 'degraded' ? `degraded (${(r.degraded ?? []).join(', ')} down)` : `not ready (${(r.failing ?? []).join(', ')})`}
           </h2>
           <table>
             <thead>

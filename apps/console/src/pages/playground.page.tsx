@@ -133,9 +133,7 @@ function LiveAnswer({ state }: { state: StreamState }) {
         {!state.done && <span> · streaming…</span>}
       </p>
       {state.error && <ErrorBanner error={new ApiFailure(state.error.message, 0, state.error.code ?? null, state.error.type ?? null, null)} />}
-      <div class="cards">
-        {state.cards.map((c) => (c.kind === 'tool' ? <ToolCardView key={c.id} card={c} /> : <SubAgentCardView key={c.id} card={c} />))}
-      </div>
+      <div class="cards">{state.cards.map((c) => (c.kind === 'tool' ? <ToolCardView key={c.id} card={c} /> : <SubAgentCardView key={c.id} card={c} />))}</div>
       {!state.done && state.text && (
         <div class="msg assistant">
           <span class="label">Assistant</span>

@@ -142,8 +142,8 @@ function ReceiptsCheck({ runId, finished, receiptCount }: { runId: string; finis
     <article class="card" aria-labelledby="receipts-h">
       <h2 id="receipts-h">Receipts, verified in this browser</h2>
       <p class="note">
-        Ed25519 signatures checked by the browser's WebCrypto against the key from /v1/receipts/public-key; each receipt's keccak256 hash and the chain head recomputed
-        here from the receipts' own bytes. {receiptCount} receipt(s) so far.
+        Ed25519 signatures checked by the browser's WebCrypto against the key from /v1/receipts/public-key; each receipt's keccak256 hash and the chain head recomputed here from
+        the receipts' own bytes. {receiptCount} receipt(s) so far.
       </p>
       <button type="button" onClick={() => void check()} disabled={busy}>
         {busy ? 'Verifying…' : 'Verify again'}

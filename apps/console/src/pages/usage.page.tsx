@@ -28,13 +28,29 @@ export function UsagePage() {
             <p class="big" data-testid="plan">
               {plan?.name ?? u.plan}
             </p>
-            {plan && <p>{usd(plan.price_usd_per_month)} a month · paid tools: {plan.tools.join(', ') || 'none'}</p>}
+            {plan && (
+              <p>
+                {usd(plan.price_usd_per_month)} a month · paid tools: {plan.tools.join(', ') || 'none'}
+              </p>
+            )}
             <p class="note">Account {u.account_id}</p>
           </article>
           <article class="card" aria-labelledby="allow-h">
             <h2 id="allow-h">Weekly allowances</h2>
-            <MeterBar label="Images" used={u.allowances.images.used} held={u.allowances.images.held} total={u.allowances.images.allowance} detail={`${u.allowances.images.extra} extra this week`} />
-            <MeterBar label="Lookups" used={u.allowances.lookups.used} held={u.allowances.lookups.held} total={u.allowances.lookups.allowance} detail={`${u.allowances.lookups.extra} extra this week`} />
+            <MeterBar
+              label="Images"
+              used={u.allowances.images.used}
+              held={u.allowances.images.held}
+              total={u.allowances.images.allowance}
+              detail={`${u.allowances.images.extra} extra this week`}
+            />
+            <MeterBar
+              label="Lookups"
+              used={u.allowances.lookups.used}
+              held={u.allowances.lookups.held}
+              total={u.allowances.lookups.allowance}
+              detail={`${u.allowances.lookups.extra} extra this week`}
+            />
             <p class="note" data-testid="reset">
               Resets {when(reset)} (Monday 00:00 UTC)
             </p>
@@ -59,7 +75,12 @@ export function UsagePage() {
               <dd>{u.agent_spend.steps_per_minute} a minute</dd>
             </dl>
             {u.agent_spend.monthly_budget_usd !== null && (
-              <MeterBar label="Monthly budget" used={Math.round(u.agent_spend.spent_this_month_usd * 100)} total={Math.round(u.agent_spend.monthly_budget_usd * 100)} detail="in cents" />
+              <MeterBar
+                label="Monthly budget"
+                used={Math.round(u.agent_spend.spent_this_month_usd * 100)}
+                total={Math.round(u.agent_spend.monthly_budget_usd * 100)}
+                detail="in cents"
+              />
             )}
           </article>
         </div>

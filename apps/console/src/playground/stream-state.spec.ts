@@ -33,7 +33,9 @@ describe('the playground stream state', () => {
     expect(s.cards[0]).toMatchObject({ tool: 'run_code', status: 'done', ok: true, durationMs: 120, result: '{"ok":true}' });
     const sub = s.cards[1]!;
     expect(sub).toMatchObject({ kind: 'subagent', status: 'done', ok: true, preview: 'found', turns: 1 });
-    expect(sub.kind === 'subagent' && sub.tools).toEqual([{ id: 'w', tool: 'web_search', arguments: '{}', turn: 1, status: 'done', ok: false, durationMs: 3, result: '{"ok":false}' }]);
+    expect(sub.kind === 'subagent' && sub.tools).toEqual([
+      { id: 'w', tool: 'web_search', arguments: '{}', turn: 1, status: 'done', ok: false, durationMs: 3, result: '{"ok":false}' },
+    ]);
   });
 
   it('ends on an error event with its envelope, and ignores what it cannot parse', () => {

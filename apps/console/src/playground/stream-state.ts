@@ -59,7 +59,8 @@ export function applyChunk(s: StreamState, data: string): StreamState {
   } catch {
     return s;
   }
-  if (chunk?.error) return { ...s, error: { message: String(chunk.error.message ?? 'The stream failed'), code: chunk.error.code ?? null, type: chunk.error.type ?? null }, done: true };
+  if (chunk?.error)
+    return { ...s, error: { message: String(chunk.error.message ?? 'The stream failed'), code: chunk.error.code ?? null, type: chunk.error.type ?? null }, done: true };
   let next = s;
   if (chunk?.usage) next = { ...next, usage: chunk.usage as Usage };
   const choice = chunk?.choices?.[0];

@@ -58,7 +58,9 @@ describe('verifyChain (the console, in the browser)', () => {
 
     const cut = bundle();
     cut.receipts.pop();
-    expect((await verifyChain(cut, signer.publicKey)).firstBroken).toBe('Run end: it was signed for 3 receipts, 2 are present; its signed head does not match the head recomputed from the receipts');
+    expect((await verifyChain(cut, signer.publicKey)).firstBroken).toBe(
+      'Run end: it was signed for 3 receipts, 2 are present; its signed head does not match the head recomputed from the receipts',
+    );
 
     const other = new ReceiptSigner('11'.repeat(32), 'k2');
     expect((await verifyChain(bundle(), other.publicKey)).firstBroken).toMatch(/^Receipt 0: its signature is not valid/);

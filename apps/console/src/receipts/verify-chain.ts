@@ -64,7 +64,8 @@ export async function verifyChain(bundle: ReceiptBundle, publicKeyHex: string): 
     if (actual && !(await verifyEd25519(publicKeyHex, canonicalBytes(r.payload), r.signature))) problems.push('its signature is not valid');
     if (r.payload?.run?.id !== bundle.run_id) problems.push(`it belongs to run ${String(r.payload?.run?.id)}`);
     if (r.payload?.run?.sequence !== index) problems.push(`it carries sequence ${String(r.payload?.run?.sequence)}`);
-    if ((r.payload?.run?.previous_receipt_hash ?? null) !== previous) problems.push(index === 0 ? 'it links to a receipt before the first' : `it does not link to receipt ${index - 1}`);
+    if ((r.payload?.run?.previous_receipt_hash ?? null) !== previous)
+      problems.push(index === 0 ? 'it links to a receipt before the first' : `it does not link to receipt ${index - 1}`);
     links.push({ index, ok: problems.length === 0, problems });
     previous = actual || r.hash;
     head = extendHead(head, previous);

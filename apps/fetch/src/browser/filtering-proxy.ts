@@ -18,8 +18,7 @@ export interface ProxyCredentials {
   password: string;
 }
 
-const PROXY_AUTH_REQUIRED =
-  'HTTP/1.1 407 Proxy Authentication Required\r\nproxy-authenticate: Basic realm="drael-fetch"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n';
+const PROXY_AUTH_REQUIRED = 'HTTP/1.1 407 Proxy Authentication Required\r\nproxy-authenticate: Basic realm="drael-fetch"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n';
 
 const HOP_BY_HOP = new Set(['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive', 'te', 'trailer', 'upgrade']);
 

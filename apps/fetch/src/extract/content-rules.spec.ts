@@ -14,7 +14,11 @@ const story = [
 ];
 const paras = story.map((t) => `<p>${t}</p>`).join('');
 const teasers = (n: number) =>
-  Array.from({ length: n }, (_, i) => `<div class="card"><h3><a href="/s/${i}">Another story from the quay, number ${i}, with a long headline</a></h3><p>A summary of story ${i}: the council, the port and the weather again this week.</p></div>`).join('');
+  Array.from(
+    { length: n },
+    (_, i) =>
+      `<div class="card"><h3><a href="/s/${i}">Another story from the quay, number ${i}, with a long headline</a></h3><p>A summary of story ${i}: the council, the port and the weather again this week.</p></div>`,
+  ).join('');
 // A subscription prompt after the body, named nothing that marks it as furniture.
 const wall = `<div class="x2"><h2>Continue reading</h2><p>Subscribe today for unlimited access to award-winning journalism, the daily puzzles, and our archive going back to 1890.</p></div>`;
 const page = (body: string, head = '') => `<!doctype html><html lang="en"><head><title>Silo lease approved</title>${head}</head><body>${body}</body></html>`;
@@ -30,7 +34,10 @@ describe('content rules', () => {
   it('declaredBody: JSON-LD articleBody locates the visible paragraphs and never adds its own text', () => {
     const hidden = 'Only subscribers read this sentence, which the page does not show.';
     const ld = JSON.stringify({ '@context': 'https://schema.org', '@graph': [{ '@type': 'WebPage' }, { '@type': 'NewsArticle', articleBody: `${story.join(' ')} ${hidden}` }] });
-    const html = page(`<div class="col">${teasers(6)}</div><article><h1>Silo lease approved</h1><div class="x1">${paras}</div>${wall}</article>`, `<script type="application/ld+json">${ld}</script>`);
+    const html = page(
+      `<div class="col">${teasers(6)}</div><article><h1>Silo lease approved</h1><div class="x1">${paras}</div>${wall}</article>`,
+      `<script type="application/ld+json">${ld}</script>`,
+    );
     const got = all.extract(html, url).markdown;
     expect(got).toBe(story.join('\n\n'));
     expect(got).not.toContain('subscribers');
@@ -64,7 +71,9 @@ describe('content rules', () => {
   });
 
   it('namedBoilerplate: a generated two-letter class "ad" is not an advert', () => {
-    const html = page(`<article><h1>Silo lease approved</h1>${story.map((t) => `<p class="pw-post-body-paragraph ab ad fr">${t}</p>`).join('')}<div class="ad-slot">Advertisement</div></article>`);
+    const html = page(
+      `<article><h1>Silo lease approved</h1>${story.map((t) => `<p class="pw-post-body-paragraph ab ad fr">${t}</p>`).join('')}<div class="ad-slot">Advertisement</div></article>`,
+    );
     expect(all.extract(html, url).markdown).toBe(story.join('\n\n'));
   });
 

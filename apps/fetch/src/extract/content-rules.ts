@@ -121,20 +121,70 @@ export function readLdArticleBodies(scripts: Element[]): string[] {
 // "article", "content", "main" or "body" ("article-share", "content-related").
 const FURNITURE_WORDS = [
   // sharing and following
-  'share', 'sharing', 'sharedaddy', 'social', 'follow',
+  'share',
+  'sharing',
+  'sharedaddy',
+  'social',
+  'follow',
   // links to other pages
-  'related', 'relatedposts', 'recommended', 'recommendations', 'trending', 'popular', 'most-read', 'most-popular',
-  'more-news', 'more-stories', 'more-on', 'more-from', 'read-more', 'read-next', 'also-like', 'editors-picks',
-  'breadcrumb', 'breadcrumbs', 'pagination', 'pager', 'post-navigation', 'tags', 'tag-list', 'topics',
+  'related',
+  'relatedposts',
+  'recommended',
+  'recommendations',
+  'trending',
+  'popular',
+  'most-read',
+  'most-popular',
+  'more-news',
+  'more-stories',
+  'more-on',
+  'more-from',
+  'read-more',
+  'read-next',
+  'also-like',
+  'editors-picks',
+  'breadcrumb',
+  'breadcrumbs',
+  'pagination',
+  'pager',
+  'post-navigation',
+  'tags',
+  'tag-list',
+  'topics',
   // people and meta lines
-  'byline', 'author-bio', 'author-box', 'about-author', 'entry-meta', 'post-meta', 'article-meta', 'credit', 'rating', 'reviews',
+  'byline',
+  'author-bio',
+  'author-box',
+  'about-author',
+  'entry-meta',
+  'post-meta',
+  'article-meta',
+  'credit',
+  'rating',
+  'reviews',
   // selling and signing up
-  'newsletter', 'subscribe', 'subscription', 'signup', 'promo', 'affiliate', 'sponsored',
-  'advert', 'advertisement',
+  'newsletter',
+  'subscribe',
+  'subscription',
+  'signup',
+  'promo',
+  'affiliate',
+  'sponsored',
+  'advert',
+  'advertisement',
   // consent
-  'cookie', 'cookies', 'consent', 'gdpr',
+  'cookie',
+  'cookies',
+  'consent',
+  'gdpr',
   // conversation under the article
-  'comments', 'comment-list', 'commentlist', 'comments-area', 'disqus', 'respond', 'responses',
+  'comments',
+  'comment-list',
+  'commentlist',
+  'comments-area',
+  'disqus',
+  'respond',
+  'responses',
 ];
 const FURNITURE = new RegExp(`(?:^|[-_])(?:${FURNITURE_WORDS.map((w) => w.replace(/-/g, '[-_]')).join('|')})(?:$|[-_])`, 'i');
 // "ad" only as part of a compound ("ad-slot", "top_ads"): alone, two letters are as likely one of
@@ -143,7 +193,31 @@ const AD_PART = /^ads?[-_]|[-_]ads?(?:$|[-_])/i;
 const FURNITURE_ROLES = new Set(['navigation', 'complementary', 'contentinfo', 'banner', 'dialog', 'alertdialog', 'search']);
 const FURNITURE_TAGS = new Set(['nav', 'footer', 'form', 'button', 'select', 'dialog']);
 // Elements never removed by name: the page's structure and inline text.
-const STRUCTURE = new Set(['html', 'body', 'main', 'article', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'a', 'b', 'i', 'em', 'strong', 'code', 'pre', 'li', 'td', 'th', 'tr', 'tbody', 'table']);
+const STRUCTURE = new Set([
+  'html',
+  'body',
+  'main',
+  'article',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'a',
+  'b',
+  'i',
+  'em',
+  'strong',
+  'code',
+  'pre',
+  'li',
+  'td',
+  'th',
+  'tr',
+  'tbody',
+  'table',
+]);
 
 /**
  * Removes the page's named furniture, except what holds the content: an element is kept when it

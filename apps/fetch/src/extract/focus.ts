@@ -1,8 +1,6 @@
 // Keeps the parts of a markdown page that are about `focus`, in page order.
 
-const STOPWORDS = new Set(
-  'a an and are as at be by for from has have how in is it its of on or that the this to was were what when where which who why with'.split(' '),
-);
+const STOPWORDS = new Set('a an and are as at be by for from has have how in is it its of on or that the this to was were what when where which who why with'.split(' '));
 
 interface Block {
   index: number;

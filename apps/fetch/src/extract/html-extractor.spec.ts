@@ -174,7 +174,10 @@ describe('HtmlExtractor', () => {
   });
 
   it('reads pages without a <body> tag (valid HTML), fragments, plain text and an empty body', () => {
-    const noBody = extractor.extract('<!doctype html><html lang="de"><title>Ohne Body</title><meta name="description" content="Kurz"><p>Ein <b>Absatz</b> ohne body.</p></html>', 'https://x.example/');
+    const noBody = extractor.extract(
+      '<!doctype html><html lang="de"><title>Ohne Body</title><meta name="description" content="Kurz"><p>Ein <b>Absatz</b> ohne body.</p></html>',
+      'https://x.example/',
+    );
     expect(noBody).toMatchObject({ title: 'Ohne Body', description: 'Kurz', lang: 'de' });
     expect(noBody.markdown).toBe('Ein **Absatz** ohne body.');
     expect(extractor.extract('<p>Nur ein <b>Fragment</b>.</p>', 'https://x.example/').markdown).toBe('Nur ein **Fragment**.');

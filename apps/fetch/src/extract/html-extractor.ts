@@ -67,10 +67,12 @@ export class HtmlExtractor {
     // and, for the absent ones, walks the whole page (half a dozen walks on a 100 KB page).
     const heads = elementsByTag(document, ['title', 'meta', 'link', 'base', 'script'], tagsSeen(document));
     const first = (tag: string, test: (el: Element) => boolean = () => true) => heads.find((el) => el.localName === tag && test(el));
-    const attrIs = (name: string, value: string, caseInsensitive = false) => (el: Element) => {
-      const v = el.getAttribute(name);
-      return v !== null && (caseInsensitive ? v.toLowerCase() === value : v === value);
-    };
+    const attrIs =
+      (name: string, value: string, caseInsensitive = false) =>
+      (el: Element) => {
+        const v = el.getAttribute(name);
+        return v !== null && (caseInsensitive ? v.toLowerCase() === value : v === value);
+      };
     const meta = (attr: string, value: string, caseInsensitive = false) => clean(first('meta', attrIs(attr, value, caseInsensitive))?.getAttribute('content'));
 
     // Readability resolves relative links against these; linkedom leaves them unset.
@@ -259,7 +261,9 @@ function makeReader(document: Document): Readability<Node> {
   // say "visible"; the original check runs only where there is a style to read.
   const isProbablyVisible = internals._isProbablyVisible.bind(reader);
   internals._isProbablyVisible = (node) =>
-    node.hasAttribute('style') ? isProbablyVisible(node) : !node.hasAttribute('hidden') && (node.getAttribute('aria-hidden') !== 'true' || (typeof node.className === 'string' && node.className.includes('fallback-image')));
+    node.hasAttribute('style')
+      ? isProbablyVisible(node)
+      : !node.hasAttribute('hidden') && (node.getAttribute('aria-hidden') !== 'true' || (typeof node.className === 'string' && node.className.includes('fallback-image')));
   return reader;
 }
 

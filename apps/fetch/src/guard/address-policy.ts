@@ -5,9 +5,7 @@ type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
 // ipaddr.js labels these 'unicast' although they reach (or may reach) internal hosts, so they are
 // closed here by hand: IPv4-compatible IPv6 (::a.b.c.d, deprecated but still routed by some
 // stacks), the local-use NAT64 prefix (RFC 8215), and the ORCHID/documentation blocks it misses.
-const EXTRA_BLOCKED: Cidr[] = ['::/96', '64:ff9b:1::/48', '2001:10::/28', '2001:20::/28', '5f00::/16', '3fff::/20'].map(
-  (c) => ipaddr.parseCIDR(c),
-);
+const EXTRA_BLOCKED: Cidr[] = ['::/96', '64:ff9b:1::/48', '2001:10::/28', '2001:20::/28', '5f00::/16', '3fff::/20'].map((c) => ipaddr.parseCIDR(c));
 
 export interface AddressVerdict {
   allowed: boolean;

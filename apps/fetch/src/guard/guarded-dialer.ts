@@ -30,7 +30,10 @@ export class GuardedDialer {
   ) {}
 
   async dial({ host, port, url, signal }: DialRequest): Promise<Socket> {
-    const bare = host.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+    const bare = host
+      .replace(/^\[|\]$/g, '')
+      .replace(/\.$/, '')
+      .toLowerCase();
     const where = url ?? `${bare}:${port}`;
     if (bare.endsWith('.onion')) {
       if (!this.tor) throw fetchError('onion_unreachable', 'Tor is not configured on this installation', { url: where });
@@ -82,10 +85,7 @@ export class GuardedDialer {
       const onError = (err: NodeJS.ErrnoException) =>
         done(fetchError('connection_failed', `could not connect to ${address}:${port} (${err.code ?? err.message})`, { address, port }, true));
       const onAbort = () => done(fetchError('fetch_timeout', 'fetch timed out', { address, port }, true));
-      const timer = setTimeout(
-        () => done(fetchError('fetch_timeout', `connecting to ${address}:${port} timed out`, { address, port }, true)),
-        this.connectTimeoutMs,
-      );
+      const timer = setTimeout(() => done(fetchError('fetch_timeout', `connecting to ${address}:${port} timed out`, { address, port }, true)), this.connectTimeoutMs);
       signal?.addEventListener('abort', onAbort, { once: true });
       socket.once('error', onError);
       socket.once('connect', () => done());

@@ -32,7 +32,10 @@ export function parseTarget(raw: string, policy: AddressPolicy): FetchTarget {
   if (url.username !== '' || url.password !== '') {
     throw fetchError('bad_request', 'credentials in the URL are not allowed', { url: redact(url) });
   }
-  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  const host = url.hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
   if (host === '') throw fetchError('bad_request', 'url has no host', { url: raw });
   url.hash = '';
   const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;

@@ -9,6 +9,5 @@ import { FetchRuntime } from '../fetch.runtime.js';
 export const fetchHealthChecks: Provider = {
   provide: HEALTH_CHECKS,
   inject: [FetchRuntime],
-  useFactory: (runtime: FetchRuntime): HealthCheck[] =>
-    runtime.browser ? [{ name: 'chromium', critical: false, check: () => runtime.browser!.check() }] : [],
+  useFactory: (runtime: FetchRuntime): HealthCheck[] => (runtime.browser ? [{ name: 'chromium', critical: false, check: () => runtime.browser!.check() }] : []),
 };

@@ -1,15 +1,5 @@
 /** spec 04: HTML, XHTML, plain text, Markdown, JSON and XML (with +json / +xml) are accepted. */
-const ACCEPTED = new Set([
-  'text/html',
-  'application/xhtml+xml',
-  'text/plain',
-  'text/markdown',
-  'text/x-markdown',
-  'application/json',
-  'text/json',
-  'application/xml',
-  'text/xml',
-]);
+const ACCEPTED = new Set(['text/html', 'application/xhtml+xml', 'text/plain', 'text/markdown', 'text/x-markdown', 'application/json', 'text/json', 'application/xml', 'text/xml']);
 
 export type ContentKind = 'html' | 'text' | 'markdown' | 'json' | 'xml';
 
@@ -23,7 +13,11 @@ export function parseContentType(header: string | undefined): ParsedContentType 
   const [mimePart, ...params] = header.split(';');
   const mime = (mimePart ?? '').trim().toLowerCase();
   const charsetParam = params.map((p) => p.trim()).find((p) => p.toLowerCase().startsWith('charset='));
-  const charset = charsetParam?.slice('charset='.length).replace(/^["']|["']$/g, '').trim().toLowerCase();
+  const charset = charsetParam
+    ?.slice('charset='.length)
+    .replace(/^["']|["']$/g, '')
+    .trim()
+    .toLowerCase();
   return { mime, charset: charset || undefined };
 }
 

@@ -66,9 +66,7 @@ export class HttpFetcher {
   }
 
   async fetch(target: FetchTarget, outerSignal?: AbortSignal): Promise<HttpPage> {
-    const signal = outerSignal
-      ? AbortSignal.any([outerSignal, AbortSignal.timeout(this.limits.timeoutMs)])
-      : AbortSignal.timeout(this.limits.timeoutMs);
+    const signal = outerSignal ? AbortSignal.any([outerSignal, AbortSignal.timeout(this.limits.timeoutMs)]) : AbortSignal.timeout(this.limits.timeoutMs);
     try {
       return await this.follow(target, signal);
     } catch (err) {

@@ -56,10 +56,7 @@ export class Socks5hDialer {
         socket.destroy();
         reject(err);
       };
-      const timer = setTimeout(
-        () => fail(fetchError('onion_unreachable', `Tor did not connect to ${host} in time`, { host }, true)),
-        timeoutMs,
-      );
+      const timer = setTimeout(() => fail(fetchError('onion_unreachable', `Tor did not connect to ${host} in time`, { host }, true)), timeoutMs);
       const onAbort = () => fail(fetchError('fetch_timeout', 'fetch timed out', { host }, true));
       signal?.addEventListener('abort', onAbort, { once: true });
       const cleanup = () => {
@@ -68,8 +65,7 @@ export class Socks5hDialer {
         socket.off('data', onData);
         socket.off('error', onError);
       };
-      const onError = (err: Error) =>
-        fail(fetchError('onion_unreachable', `Tor's SOCKS port is not reachable: ${err.message}`, { host }, true));
+      const onError = (err: Error) => fail(fetchError('onion_unreachable', `Tor's SOCKS port is not reachable: ${err.message}`, { host }, true));
       const onData = (chunk: Buffer) => {
         buf = Buffer.concat([buf, chunk]);
         if (stage === 'greeting') {
@@ -87,9 +83,7 @@ export class Socks5hDialer {
           const rep = buf[1]!;
           if (rep !== 0x00) {
             const reason = SOCKS_REPLIES[rep] ?? `SOCKS reply ${rep}`;
-            return fail(
-              fetchError('onion_unreachable', `Tor could not reach ${host}: ${reason}`, { host, socks_reply: rep, reason }, rep !== 0xf6),
-            );
+            return fail(fetchError('onion_unreachable', `Tor could not reach ${host}: ${reason}`, { host, socks_reply: rep, reason }, rep !== 0xf6));
           }
           const atyp = buf[3];
           const addrLen = atyp === 0x01 ? 4 : atyp === 0x04 ? 16 : 1 + buf[4]!;

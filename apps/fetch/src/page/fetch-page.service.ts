@@ -160,6 +160,9 @@ function fenced(lang: string, body: string): string {
 function boundBytes(text: string, maxBytes: number): { text: string; truncated: boolean } {
   if (Buffer.byteLength(text, 'utf8') <= maxBytes) return { text, truncated: false };
   // Cut on a character boundary: decode the first maxBytes and drop a split trailing character.
-  const cut = Buffer.from(text, 'utf8').subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '');
+  const cut = Buffer.from(text, 'utf8')
+    .subarray(0, maxBytes)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
   return { text: cut, truncated: true };
 }

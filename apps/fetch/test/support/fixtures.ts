@@ -98,10 +98,7 @@ export interface SocksRecorder {
  * for, answers `replyFor(host)` (0 = granted; Tor's 0xF0.. codes for onion failures), and then
  * serves HTTP itself on the tunnel, as the onion service would.
  */
-export async function startSocksRecorder(
-  replyFor: (host: string) => number,
-  page: (host: string, path: string) => string,
-): Promise<SocksRecorder> {
+export async function startSocksRecorder(replyFor: (host: string) => number, page: (host: string, path: string) => string): Promise<SocksRecorder> {
   const requests: SocksRequest[] = [];
   const sockets = new Set<Socket>();
   const httpServer = createServer((req, res) => {

@@ -53,7 +53,10 @@ export class AgentsController {
   async listAgents(@CallerIdentity() caller: KeyIdentity, @Query() query: unknown) {
     const { agent_id: _, ...page } = validateBody(AgentListQuerySchema, query ?? {});
     const { agents, has_more } = await this.call('listAgents', { account_id: caller.account_id, ...page });
-    return listObject(agents.map((a) => withObject('agent', a)), has_more);
+    return listObject(
+      agents.map((a) => withObject('agent', a)),
+      has_more,
+    );
   }
 
   @Get('agents/:agent_id')
@@ -80,12 +83,7 @@ export class AgentsController {
    */
   @Post('agents/:agent_id/runs')
   @HttpCode(202)
-  async createRun(
-    @CallerIdentity() caller: KeyIdentity,
-    @Param('agent_id') agentId: string,
-    @Body() body: unknown,
-    @Headers('idempotency-key') idempotencyKey?: string,
-  ) {
+  async createRun(@CallerIdentity() caller: KeyIdentity, @Param('agent_id') agentId: string, @Body() body: unknown, @Headers('idempotency-key') idempotencyKey?: string) {
     const { task } = validateBody(RunCreateBodySchema, body ?? {});
     // Refused here, before a task of megabytes is sent over NATS (spec 03: 1–50,000 characters).
     const problem = taskProblem(task);

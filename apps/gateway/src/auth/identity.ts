@@ -37,11 +37,7 @@ export function callerOf(identity: Caller): Caller {
 }
 
 /** `@CallerIdentity() id: KeyIdentity` in a controller method: the whole identity (agents, billing). */
-export const CallerIdentity = createParamDecorator((_data: unknown, ctx: ExecutionContext) =>
-  identityOf(ctx.switchToHttp().getRequest<FastifyRequest>()),
-);
+export const CallerIdentity = createParamDecorator((_data: unknown, ctx: ExecutionContext) => identityOf(ctx.switchToHttp().getRequest<FastifyRequest>()));
 
 /** `@RequestCaller() caller: Caller` in a controller method: account, tool level, plan. */
-export const RequestCaller = createParamDecorator((_data: unknown, ctx: ExecutionContext) =>
-  callerOf(identityOf(ctx.switchToHttp().getRequest<FastifyRequest>())),
-);
+export const RequestCaller = createParamDecorator((_data: unknown, ctx: ExecutionContext) => callerOf(identityOf(ctx.switchToHttp().getRequest<FastifyRequest>())));

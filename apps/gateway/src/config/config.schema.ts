@@ -36,7 +36,12 @@ export const configSchema = z.object({
   DRAEL_BACKEND_SERVICES: z
     .string()
     .default(BACKEND_SERVICES.join(','))
-    .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.enum(BACKEND_SERVICES))),
   READY_TIMEOUT_MS: envInt(50, 10_000).default(1_000),
   // Time allowed for the upstream to send response headers (first byte for non-streaming answers).

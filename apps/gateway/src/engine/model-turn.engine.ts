@@ -11,8 +11,7 @@ export const MAX_TURNS = 6;
 
 // spec 01: on the last turn the server's tools are withdrawn and the model is told, in the
 // conversation, to answer with what it has and to say plainly what it could not check.
-export const FINAL_TURN_INSTRUCTION =
-  'Tools are no longer available for this request. Answer now with what you have, and say plainly what you could not check.';
+export const FINAL_TURN_INSTRUCTION = 'Tools are no longer available for this request. Answer now with what you have, and say plainly what you could not check.';
 
 /** Where a loop stands: `turn` counts from 1; the `last` turn runs without the server's tools. */
 export interface TurnInfo {

@@ -35,13 +35,18 @@ class ReplyPort extends WebToolsPort {
 describe('one tool-result cut for chat and Responses', () => {
   it('a field over 8 KiB reads the same, note included, from a chat tool and a hosted Responses tool', async () => {
     const chat = JSON.parse(renderResult(shapeSearch(reply))) as { results: Array<{ snippet: string }> };
-    const hosted = await runWebSearch('long', WebSearchToolSchema.parse({ type: 'web_search' }), {
-      accountId: 'acct',
-      toolLevel: 'l4_browser',
-      allowedDomains: [],
-      signal: new AbortController().signal,
-      requestId: 'req',
-    }, new ReplyPort());
+    const hosted = await runWebSearch(
+      'long',
+      WebSearchToolSchema.parse({ type: 'web_search' }),
+      {
+        accountId: 'acct',
+        toolLevel: 'l4_browser',
+        allowedDomains: [],
+        signal: new AbortController().signal,
+        requestId: 'req',
+      },
+      new ReplyPort(),
+    );
     const hostedSnippet = (hosted.forModel.results as Array<{ snippet: string }>)[0]!.snippet;
 
     expect(hostedSnippet).toBe(chat.results[0]!.snippet);

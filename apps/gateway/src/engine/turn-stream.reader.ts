@@ -130,11 +130,7 @@ interface Completion {
  * needs no upstream stream): the same answer, tool calls, usage and errors as readTurnStream, the
  * text handed on once, whole.
  */
-export async function readTurnJson(
-  body: { text(): Promise<string> },
-  signal: AbortSignal,
-  onText?: (deltas: readonly string[]) => void | Promise<void>,
-): Promise<TurnAnswer> {
+export async function readTurnJson(body: { text(): Promise<string> }, signal: AbortSignal, onText?: (deltas: readonly string[]) => void | Promise<void>): Promise<TurnAnswer> {
   let text: string;
   try {
     text = await body.text();

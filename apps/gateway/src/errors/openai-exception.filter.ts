@@ -21,6 +21,10 @@ export class OpenAIExceptionFilter implements ExceptionFilter {
       writeErrorResponse(reply.raw, error, String(reply.request.id));
       return;
     }
-    void reply.status(error.status).headers(error.headers ?? {}).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(error.toEnvelope()));
+    void reply
+      .status(error.status)
+      .headers(error.headers ?? {})
+      .header('content-type', 'application/json; charset=utf-8')
+      .send(JSON.stringify(error.toEnvelope()));
   }
 }

@@ -69,7 +69,9 @@ export class ReadinessService {
     ]);
     const keyVerification = services[KEY_VERIFICATION] === 'ok';
     const failing = [...(nats ? [] : ['nats']), ...(keyVerification ? [] : [KEY_VERIFICATION])];
-    const degraded = Object.keys(services).filter((s) => services[s] !== 'ok' && s !== KEY_VERIFICATION).sort();
+    const degraded = Object.keys(services)
+      .filter((s) => services[s] !== 'ok' && s !== KEY_VERIFICATION)
+      .sort();
     return { ready: failing.length === 0, nats, key_verification: keyVerification, services, unavailable, degraded, redis, failing, deployments: this.router.report() };
   }
 }

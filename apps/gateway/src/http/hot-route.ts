@@ -59,9 +59,7 @@ export class KeyedJsonPostRoute implements HotRoute {
     // Only the canonical spelling of the path: any other (`/%761/...`, `//v1/...`, a query string,
     // a trailing slash) and any Content-Encoding go to Fastify, whose route access hook and checks
     // decide on the route it matches.
-    return (
-      req.url === this.path && req.method === 'POST' && isPlainJson(req.headers['content-type']) && req.headers['content-encoding'] === undefined
-    );
+    return req.url === this.path && req.method === 'POST' && isPlainJson(req.headers['content-type']) && req.headers['content-encoding'] === undefined;
   }
 
   async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -84,9 +82,7 @@ export class KeyedJsonPostRoute implements HotRoute {
       // requests); otherwise the verdict's round trip comes first (once per key per cache period).
       const identity: KeyIdentity = gate.admitNow(req.headers, res, head) ?? (await gate.admitInto(req.headers, res, head));
       const body = await readJsonBody(req, bodyLimit);
-      await withRequestId(requestId, () =>
-        this.handle({ body: body.parsed, rawBody: body.raw, headers: req.headers, requestId, res, identity, head }),
-      );
+      await withRequestId(requestId, () => this.handle({ body: body.parsed, rawBody: body.raw, headers: req.headers, requestId, res, identity, head }));
     } catch (exception) {
       const error = apiErrorOf(exception);
       withRequestId(requestId, () => logServerError(logger, exception, error));

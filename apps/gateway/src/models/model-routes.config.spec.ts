@@ -21,7 +21,7 @@ describe('DRAEL_MODELS', () => {
     expect(r.data!['org/model']!.deployments[0]!.name).toBe('org-model-0');
   });
 
-  it('a list of deployments: defaults, own prices over the alias\'s, limits and timeouts kept', () => {
+  it("a list of deployments: defaults, own prices over the alias's, limits and timeouts kept", () => {
     const r = parse({
       chat: {
         strategy: 'least_busy',
@@ -44,7 +44,9 @@ describe('DRAEL_MODELS', () => {
   });
 
   it('refuses what cannot be routed: duplicate names, an unknown fallback, an empty list, unknown fields, bad weights', () => {
-    expect(parse({ a: { deployments: [{ name: 'x', base_url: 'http://a/v1', model: 'm' }] }, b: { deployments: [{ name: 'x', base_url: 'http://b/v1', model: 'm' }] } }).success).toBe(false);
+    expect(
+      parse({ a: { deployments: [{ name: 'x', base_url: 'http://a/v1', model: 'm' }] }, b: { deployments: [{ name: 'x', base_url: 'http://b/v1', model: 'm' }] } }).success,
+    ).toBe(false);
     expect(parse({ a: { context_fallback: 'nope', deployments: [{ base_url: 'http://a/v1', model: 'm' }] } }).success).toBe(false);
     expect(parse({ a: { deployments: [] } }).success).toBe(false);
     expect(parse({ a: { deployments: [{ base_url: 'http://a/v1', model: 'm', wieght: 2 }] } }).success).toBe(false);

@@ -80,42 +80,42 @@ export interface ModelAliasConfig {
  * unchanged) or a list of deployments (`{deployments: [...], strategy, context_fallback, ...}`).
  * Both come out as a list of deployments; a single upstream is one deployment named after its alias.
  */
-export const modelsEnvSchema = envJson(
-  z.record(z.string().regex(ALIAS, 'alias: letters, digits and ._:/- only'), z.union([RoutedAliasSchema, SingleUpstreamSchema])),
-).transform((aliases, ctx): Record<string, ModelAliasConfig> => {
-  const out: Record<string, ModelAliasConfig> = {};
-  const names = new Set<string>();
-  for (const [alias, entry] of Object.entries(aliases)) {
-    const list = 'deployments' in entry ? entry.deployments : [{ ...entry, name: undefined, weight: 1, priority: 0 }];
-    const deployments = list.map((d, i): DeploymentConfig => {
-      const name = d.name ?? (list.length === 1 && DEPLOYMENT_NAME.test(alias) ? alias : `${alias.replace(/[^A-Za-z0-9._:-]/g, '-').slice(0, 56)}-${i}`);
-      if (names.has(name)) ctx.addIssue({ code: 'custom', message: `deployment name ${JSON.stringify(name)} is used twice`, path: [alias] });
-      names.add(name);
-      const { name: _n, input_per_1m, output_per_1m, ...rest } = d as typeof d & { name?: string };
-      return {
-        ...rest,
-        name,
+export const modelsEnvSchema = envJson(z.record(z.string().regex(ALIAS, 'alias: letters, digits and ._:/- only'), z.union([RoutedAliasSchema, SingleUpstreamSchema]))).transform(
+  (aliases, ctx): Record<string, ModelAliasConfig> => {
+    const out: Record<string, ModelAliasConfig> = {};
+    const names = new Set<string>();
+    for (const [alias, entry] of Object.entries(aliases)) {
+      const list = 'deployments' in entry ? entry.deployments : [{ ...entry, name: undefined, weight: 1, priority: 0 }];
+      const deployments = list.map((d, i): DeploymentConfig => {
+        const name = d.name ?? (list.length === 1 && DEPLOYMENT_NAME.test(alias) ? alias : `${alias.replace(/[^A-Za-z0-9._:-]/g, '-').slice(0, 56)}-${i}`);
+        if (names.has(name)) ctx.addIssue({ code: 'custom', message: `deployment name ${JSON.stringify(name)} is used twice`, path: [alias] });
+        names.add(name);
+        const { name: _n, input_per_1m, output_per_1m, ...rest } = d as typeof d & { name?: string };
+        return {
+          ...rest,
+          name,
+          alias,
+          input_per_1m: input_per_1m ?? entry.input_per_1m ?? 0,
+          output_per_1m: output_per_1m ?? entry.output_per_1m ?? 0,
+        };
+      });
+      const routed = 'deployments' in entry ? entry : undefined;
+      out[alias] = {
         alias,
-        input_per_1m: input_per_1m ?? entry.input_per_1m ?? 0,
-        output_per_1m: output_per_1m ?? entry.output_per_1m ?? 0,
+        deployments,
+        strategy: routed?.strategy ?? 'weighted',
+        ...(routed?.context_fallback ? { context_fallback: routed.context_fallback } : {}),
+        ...(routed?.max_attempts ? { max_attempts: routed.max_attempts } : {}),
       };
-    });
-    const routed = 'deployments' in entry ? entry : undefined;
-    out[alias] = {
-      alias,
-      deployments,
-      strategy: routed?.strategy ?? 'weighted',
-      ...(routed?.context_fallback ? { context_fallback: routed.context_fallback } : {}),
-      ...(routed?.max_attempts ? { max_attempts: routed.max_attempts } : {}),
-    };
-  }
-  for (const [alias, cfg] of Object.entries(out)) {
-    if (cfg.context_fallback !== undefined && !out[cfg.context_fallback]) {
-      ctx.addIssue({ code: 'custom', message: `context_fallback ${JSON.stringify(cfg.context_fallback)} is not a configured alias`, path: [alias] });
     }
-  }
-  return out;
-});
+    for (const [alias, cfg] of Object.entries(out)) {
+      if (cfg.context_fallback !== undefined && !out[cfg.context_fallback]) {
+        ctx.addIssue({ code: 'custom', message: `context_fallback ${JSON.stringify(cfg.context_fallback)} is not a configured alias`, path: [alias] });
+      }
+    }
+    return out;
+  },
+);
 
 /** The router's part of the gateway's environment (README "Model routing"). */
 export const routerConfigShape = {

@@ -4,9 +4,24 @@ import { isCertainlyValidChatRequest } from './chat-completion.lean.js';
 
 const VALID: Record<string, unknown>[] = [
   { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
-  { model: 'bench', messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hi' }], stream: false, max_tokens: 64, temperature: 0 },
+  {
+    model: 'bench',
+    messages: [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'hi' },
+    ],
+    stream: false,
+    max_tokens: 64,
+    temperature: 0,
+  },
   { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true }, n: 1, top_p: 1 },
-  { model: 'm', messages: [{ role: 'developer', content: [{ type: 'text', text: 'x' }] }, { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:' } }] }] },
+  {
+    model: 'm',
+    messages: [
+      { role: 'developer', content: [{ type: 'text', text: 'x' }] },
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:' } }] },
+    ],
+  },
   {
     model: 'm',
     messages: [

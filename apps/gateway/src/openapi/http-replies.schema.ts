@@ -77,7 +77,13 @@ export const InputItemResourceSchema = z.looseObject({ id: z.string(), type: z.s
 
 export const DeletedSchema = (object: string) => z.object({ id: z.string(), object: z.literal(object), deleted: z.boolean() });
 
-export const SessionObjectSchema = z.object({ id: z.string(), object: z.literal('session'), bytes: z.number().int(), created_at: z.number().int(), last_used_at: z.number().int() });
+export const SessionObjectSchema = z.object({
+  id: z.string(),
+  object: z.literal('session'),
+  bytes: z.number().int(),
+  created_at: z.number().int(),
+  last_used_at: z.number().int(),
+});
 
 export const FileListingSchema = z.object({
   object: z.literal('list'),

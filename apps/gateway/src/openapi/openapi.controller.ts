@@ -23,12 +23,14 @@ export class OpenApiController {
   @Get('docs')
   docs(@Res() reply: FastifyReply) {
     this.page ??= referencePage(openApiDocument());
-    return reply
-      .header('content-type', 'text/html; charset=utf-8')
-      .header('cache-control', 'public, max-age=300')
-      // The page is static: no script, no remote resource.
-      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-      .header('x-content-type-options', 'nosniff')
-      .send(this.page);
+    return (
+      reply
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('cache-control', 'public, max-age=300')
+        // The page is static: no script, no remote resource.
+        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+        .header('x-content-type-options', 'nosniff')
+        .send(this.page)
+    );
   }
 }

@@ -59,7 +59,10 @@ function responseOf(body: Body, op: HttpOperation): Record<string, unknown> {
     case 'json': {
       const content: Record<string, unknown> = { 'application/json': { schema: schemaOf(body.schema, 'output') } };
       // A streamed answer shares the status: `stream: true` on the routes that take it.
-      if (UPSTREAM_ROUTES.has(op.route)) content['text/event-stream'] = { schema: { type: 'string', description: 'OpenAI-style server-sent events, ending with `data: [DONE]` (chat) or the terminal response event (Responses).' } };
+      if (UPSTREAM_ROUTES.has(op.route))
+        content['text/event-stream'] = {
+          schema: { type: 'string', description: 'OpenAI-style server-sent events, ending with `data: [DONE]` (chat) or the terminal response event (Responses).' },
+        };
       return { description: body.description, content };
     }
     case 'sse':
@@ -135,7 +138,10 @@ export function openApiDocument(version = '0.1.0'): OpenApiDocument {
         adminToken: { type: 'http', scheme: 'bearer', description: 'The operator’s `DRAEL_ADMIN_TOKEN`.' },
       },
       responses: {
-        Error: { description: 'The OpenAI error envelope (the code names the cause; see the README’s error table).', content: { 'application/json': { schema: schemaOf(OpenAIErrorEnvelopeSchema, 'output') } } },
+        Error: {
+          description: 'The OpenAI error envelope (the code names the cause; see the README’s error table).',
+          content: { 'application/json': { schema: schemaOf(OpenAIErrorEnvelopeSchema, 'output') } },
+        },
       },
     },
   };

@@ -59,7 +59,9 @@ export function referencePage(doc: OpenApiDocument): string {
       if (op.parameters?.length) {
         out.push('<table><tr><th>parameter</th><th>in</th><th>required</th><th>schema / description</th></tr>');
         for (const p of op.parameters) {
-          out.push(`<tr><td><code>${escape(p.name)}</code></td><td>${p.in}</td><td>${p.required ? 'yes' : 'no'}</td><td>${p.description ? inline(p.description) : ''} <code>${escape(JSON.stringify(p.schema))}</code></td></tr>`);
+          out.push(
+            `<tr><td><code>${escape(p.name)}</code></td><td>${p.in}</td><td>${p.required ? 'yes' : 'no'}</td><td>${p.description ? inline(p.description) : ''} <code>${escape(JSON.stringify(p.schema))}</code></td></tr>`,
+          );
         }
         out.push('</table>');
       }

@@ -234,10 +234,7 @@ export class RateLimiter implements OnApplicationShutdown {
 
   /** Redis unreachable: the same windows counted in this replica only, one request at a time. */
   private async consumeInProcess(keyId: string, limits: KeyLimits): Promise<RateDecision> {
-    const [m, h] = await Promise.all([
-      consumeMemory(this.memoryLimiter(MINUTE_S, limits.per_minute), keyId),
-      consumeMemory(this.memoryLimiter(HOUR_S, limits.per_hour), keyId),
-    ]);
+    const [m, h] = await Promise.all([consumeMemory(this.memoryLimiter(MINUTE_S, limits.per_minute), keyId), consumeMemory(this.memoryLimiter(HOUR_S, limits.per_hour), keyId)]);
     return decide([m.consumedPoints, m.msBeforeNext, h.consumedPoints, h.msBeforeNext], limits);
   }
 

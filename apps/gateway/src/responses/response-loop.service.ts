@@ -244,8 +244,7 @@ export class ResponseLoopService {
           call,
           kind: hosted,
           item,
-          run: () =>
-            Promise.resolve(query ? runToolSearch(query, notYetLoaded) : failedOutcome('invalid_arguments', 'tool_search needs a non-empty "query" string')),
+          run: () => Promise.resolve(query ? runToolSearch(query, notYetLoaded) : failedOutcome('invalid_arguments', 'tool_search needs a non-empty "query" string')),
         };
       }
       case undefined:
@@ -380,4 +379,3 @@ function addUsage(response: ResponseObject, u: { prompt_tokens: number; completi
   usage.total_tokens = usage.input_tokens + usage.output_tokens;
   response.usage = usage;
 }
-

@@ -3,7 +3,10 @@ import { envInt } from '@drael/config';
 
 /** The Responses API's part of the gateway's environment (joined into the gateway's config schema). */
 export const responsesConfigShape = {
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').default('redis://127.0.0.1:6379'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .default('redis://127.0.0.1:6379'),
   /** Every stored-response key starts with this, then the account id (tests use one per run). */
   RESPONSES_KEY_PREFIX: z.string().default('drael:responses:'),
   /** How long a stored response can be read or continued (30 days, as OpenAI keeps them). */

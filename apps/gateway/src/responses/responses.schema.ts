@@ -82,13 +82,7 @@ export type ToolSearchTool = z.infer<typeof ToolSearchToolSchema>;
 export const DatetimeToolSchema = z.strictObject({ type: z.literal('datetime'), timezone: z.string().min(1).default('UTC') });
 export type DatetimeTool = z.infer<typeof DatetimeToolSchema>;
 
-export const ToolSchema = z.discriminatedUnion('type', [
-  FunctionToolSchema,
-  WebSearchToolSchema,
-  WebFetchToolSchema,
-  ToolSearchToolSchema,
-  DatetimeToolSchema,
-]);
+export const ToolSchema = z.discriminatedUnion('type', [FunctionToolSchema, WebSearchToolSchema, WebFetchToolSchema, ToolSearchToolSchema, DatetimeToolSchema]);
 export type ResponseTool = z.infer<typeof ToolSchema>;
 
 export const ToolChoiceSchema = z.union([

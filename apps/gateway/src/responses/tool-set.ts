@@ -39,9 +39,7 @@ const HOSTED_DEFINITIONS: Record<HostedKind, (t: ToolSetDeclarations) => ChatFun
     type: 'function',
     function: {
       name: HOSTED_FUNCTION.tool_search,
-      description:
-        t.toolSearch?.description ??
-        'Find more tools by describing what you need; matching tools become available to call. Use it when no visible tool fits.',
+      description: t.toolSearch?.description ?? 'Find more tools by describing what you need; matching tools become available to call. Use it when no visible tool fits.',
       parameters: QUERY_PARAMS('Keywords describing the tool you need.'),
     },
   }),
@@ -127,11 +125,7 @@ export class ToolSet {
     for (const kind of Object.keys(HOSTED_FUNCTION) as HostedKind[]) {
       const name = HOSTED_FUNCTION[kind];
       if (declared(hosted, kind) && (functions.has(name) || deferred.has(name))) {
-        throw new ApiError(
-          'invalid_request',
-          `The request lists both the hosted '${kind}' tool and a function named '${name}'; rename the function or drop one of them`,
-          'tools',
-        );
+        throw new ApiError('invalid_request', `The request lists both the hosted '${kind}' tool and a function named '${name}'; rename the function or drop one of them`, 'tools');
       }
     }
     return new ToolSet(hosted, functions, deferred);

@@ -89,21 +89,12 @@ export class SessionFilesService {
     return this.writePieces(workspace.use(), path, content, options);
   }
 
-  private async writePieces(
-    scope: FileOwner,
-    path: string,
-    content: Buffer,
-    options: { signal?: AbortSignal; requestId?: string } = {},
-  ): Promise<{ path: string; size: number }> {
+  private async writePieces(scope: FileOwner, path: string, content: Buffer, options: { signal?: AbortSignal; requestId?: string } = {}): Promise<{ path: string; size: number }> {
     let written = { path, size: 0 };
     for (let at = 0; at === 0 || at < content.length; at += MAX_FILE_TRANSFER_BYTES) {
       const piece = content.subarray(at, at + MAX_FILE_TRANSFER_BYTES);
       try {
-        written = await this.rpc.request(
-          sandboxCatalog.filesWrite,
-          { ...scope, path, content_base64: piece.toString('base64'), ...(at > 0 ? { append: true } : {}) },
-          options,
-        );
+        written = await this.rpc.request(sandboxCatalog.filesWrite, { ...scope, path, content_base64: piece.toString('base64'), ...(at > 0 ? { append: true } : {}) }, options);
       } catch (err) {
         // The first piece replaced the file: what is there now is neither the old file nor the new one.
         if (at > 0) await this.rpc.request(sandboxCatalog.filesDelete, { ...scope, path }, { requestId: options.requestId }).catch(() => undefined);
@@ -119,7 +110,11 @@ export class SessionFilesService {
     const replaced = listing.files.find((f) => f.path === path.replace(/^\.?\/+/, ''))?.size ?? 0;
     const room = (listing.free_bytes ?? listing.quota_bytes - listing.used_bytes) + replaced;
     if (size > room) {
-      throw new ApiError('quota_exceeded', `The file (${size} bytes) does not fit in the session: it has room for ${Math.max(0, room)} bytes (quota ${listing.quota_bytes}). Nothing was written; delete files to make room.`, 'body');
+      throw new ApiError(
+        'quota_exceeded',
+        `The file (${size} bytes) does not fit in the session: it has room for ${Math.max(0, room)} bytes (quota ${listing.quota_bytes}). Nothing was written; delete files to make room.`,
+        'body',
+      );
     }
   }
 

@@ -34,11 +34,7 @@ export class SessionsController {
   @Get(':id/files/*')
   async read(@Param('id') id: string, @RequestCaller() caller: Caller, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const file = await this.files.open(caller, checkSessionId(id, 'id'), filePathOf(req));
-    void reply
-      .header('content-type', 'application/octet-stream')
-      .header('content-length', String(file.size))
-      .header('x-drael-file-size', String(file.size))
-      .send(file.body);
+    void reply.header('content-type', 'application/octet-stream').header('content-length', String(file.size)).header('x-drael-file-size', String(file.size)).send(file.body);
   }
 
   @Put(':id/files/*')

@@ -12,7 +12,7 @@ describe('Workspace', () => {
     expect(ws.needsDiscard).toBe(false);
   });
 
-  it("without: a request-scoped workspace with a fresh unguessable id, discarded only once something used it", () => {
+  it('without: a request-scoped workspace with a fresh unguessable id, discarded only once something used it', () => {
     const a = Workspace.of(caller, undefined);
     const b = Workspace.of(caller, undefined);
     expect(a.ref.scope).toBe('request');

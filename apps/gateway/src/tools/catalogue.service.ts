@@ -26,7 +26,15 @@ export interface ServedCatalogue {
 export class ToolCatalogue {
   private readonly all: readonly ServerTool[];
 
-  constructor(runCode: RunCodeTool, webSearch: WebSearchTool, webFetch: WebFetchTool, image: GenerateImageTool, breach: BreachLookupTool, contact: ContactLookupTool, spawnAgent: SpawnAgentTool) {
+  constructor(
+    runCode: RunCodeTool,
+    webSearch: WebSearchTool,
+    webFetch: WebFetchTool,
+    image: GenerateImageTool,
+    breach: BreachLookupTool,
+    contact: ContactLookupTool,
+    spawnAgent: SpawnAgentTool,
+  ) {
     this.all = [runCode, webSearch, webFetch, image, breach, contact, spawnAgent];
     // spec 01: a hard ceiling of eight; adding a tool is an architecture decision, not a commit.
     if (this.all.length > MAX_CATALOGUE_TOOLS) throw new Error(`the catalogue has ${this.all.length} tools; the ceiling is ${MAX_CATALOGUE_TOOLS}`);

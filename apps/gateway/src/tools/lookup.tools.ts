@@ -114,9 +114,7 @@ export class ContactLookupTool extends ProviderTool<LookupProvider, ContactArgs>
 
   protected async call(provider: LookupProvider, args: ContactArgs, signal: AbortSignal): Promise<PaidOutcome> {
     const limit = args.limit ?? DEFAULT_CONTACTS;
-    const answer = ContactAnswerSchema.safeParse(
-      await postJson(provider.url, provider.api_key, { query: args.query, limit }, { signal, timeoutMs: provider.timeout_ms }),
-    );
+    const answer = ContactAnswerSchema.safeParse(await postJson(provider.url, provider.api_key, { query: args.query, limit }, { signal, timeoutMs: provider.timeout_ms }));
     if (!answer.success) return { result: failed('provider_bad_answer', 'the contact provider answered in an unknown shape'), units: 0 };
     // Never more than asked for: the hold covered `limit` contacts.
     const contacts = answer.data.contacts.slice(0, limit);

@@ -69,11 +69,7 @@ export class RunCodeTool implements ServerTool {
     ctx.signal.addEventListener('abort', cancel, { once: true });
     let reply: SandboxRunReply;
     try {
-      reply = await this.rpc.request(
-        sandboxCatalog.run,
-        { ...workspace, ...parsed.value, run_id: runId },
-        { signal: ctx.signal, requestId: ctx.requestId },
-      );
+      reply = await this.rpc.request(sandboxCatalog.run, { ...workspace, ...parsed.value, run_id: runId }, { signal: ctx.signal, requestId: ctx.requestId });
     } catch (err) {
       return failureOf(err, 'sandbox_failed');
     } finally {

@@ -5,7 +5,21 @@ import { shapeSearch } from './web-search.tool.js';
 import { shapeFetch } from './web-fetch.tool.js';
 import { allowedTools, lowerLevel } from './tool-levels.js';
 
-const fetchReply = { url: 'u', final_url: 'https://e.test/', title: 'T', byline: null, description: null, canonical: null, lang: null, content_type: 'text/html', content: '', chars: 0, truncated: false, took_ms: 1, cached: false };
+const fetchReply = {
+  url: 'u',
+  final_url: 'https://e.test/',
+  title: 'T',
+  byline: null,
+  description: null,
+  canonical: null,
+  lang: null,
+  content_type: 'text/html',
+  content: '',
+  chars: 0,
+  truncated: false,
+  took_ms: 1,
+  cached: false,
+};
 
 describe('inline data in page content', () => {
   it('a base64 image in fetched markdown becomes its type and size, the omission stated; the text around it stays', () => {
@@ -84,11 +98,28 @@ describe('result shapes', () => {
       found: false,
       note: 'all 2 engines answered; nothing',
     });
-    expect(shapeSearch({ ok: false, code: 'all_engines_failed', reason: 'every engine failed', ...base })).toEqual({ ok: false, error: 'all_engines_failed', why: 'every engine failed' });
+    expect(shapeSearch({ ok: false, code: 'all_engines_failed', reason: 'every engine failed', ...base })).toEqual({
+      ok: false,
+      error: 'all_engines_failed',
+      why: 'every engine failed',
+    });
   });
 
   it('web_fetch: a page without text is found:false, not an empty success', () => {
-    const page = { url: 'u', final_url: 'https://e.test/', title: 'T', byline: null, description: null, canonical: null, lang: null, content_type: 'text/html', chars: 0, truncated: false, took_ms: 1, cached: false };
+    const page = {
+      url: 'u',
+      final_url: 'https://e.test/',
+      title: 'T',
+      byline: null,
+      description: null,
+      canonical: null,
+      lang: null,
+      content_type: 'text/html',
+      chars: 0,
+      truncated: false,
+      took_ms: 1,
+      cached: false,
+    };
     expect(shapeFetch({ ...page, content: '  ' })).toMatchObject({ ok: true, found: false });
     expect(shapeFetch({ ...page, content: '# Hi' })).toEqual({ ok: true, url: 'https://e.test/', title: 'T', content: '# Hi' });
   });

@@ -18,7 +18,10 @@ export function cutText(text: string, max = MAX_FIELD_BYTES): { text: string; cu
   const note = `\n[cut: the first ${max} of ${bytes.length} bytes are shown; the rest was dropped]`;
   const keep = max - Buffer.byteLength(note);
   // A cut inside a multi-byte character leaves a replacement character at the end: drop it.
-  const head = bytes.subarray(0, keep).toString('utf8').replace(/\uFFFD+$/, '');
+  const head = bytes
+    .subarray(0, keep)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '');
   return { text: head + note, cut: true };
 }
 

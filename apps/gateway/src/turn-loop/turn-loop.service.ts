@@ -136,7 +136,7 @@ export class TurnLoopService {
     } catch (err) {
       if (abort.signal.aborted || res.destroyed) return;
       if (writer?.hasStarted) {
-        writer.fail(err instanceof ApiError ? err : ApiError.fromRpc(err) ?? new ApiError('internal', 'The turn loop failed'));
+        writer.fail(err instanceof ApiError ? err : (ApiError.fromRpc(err) ?? new ApiError('internal', 'The turn loop failed')));
         return;
       }
       throw err;

@@ -28,7 +28,11 @@ export class ModelRouter implements OnModuleInit, OnApplicationShutdown {
     private readonly models: ModelRegistry,
     @Inject(GATEWAY_CONFIG) readonly config: GatewayConfig,
   ) {
-    for (const route of models.all()) this.byAlias.set(route.alias, route.deployments.map((d) => new Deployment(d)));
+    for (const route of models.all())
+      this.byAlias.set(
+        route.alias,
+        route.deployments.map((d) => new Deployment(d)),
+      );
     this.store = new CooldownStore(
       [...this.byAlias.values()].flat(),
       {

@@ -21,14 +21,14 @@ describe('statusFailure', () => {
     expect(f.error.headers).toBeUndefined();
   });
 
-  it('a 5xx is retryable; its type is never the caller\'s invalid request', () => {
+  it("a 5xx is retryable; its type is never the caller's invalid request", () => {
     const f = statusFailure(503, {}, envelope('overloaded', null), NOW);
     expect(f.kind).toBe('server_error');
     expect(isRetryable(f.kind)).toBe(true);
     expect(f.error.toEnvelope().error).toMatchObject({ code: 'upstream_error', type: 'api_error', message: 'overloaded' });
   });
 
-  it('a 400 is the request\'s fault and not retried; its envelope passes through', () => {
+  it("a 400 is the request's fault and not retried; its envelope passes through", () => {
     const f = statusFailure(400, {}, envelope('bad temperature', 'invalid_value'), NOW);
     expect(f.kind).toBe('client_error');
     expect(isRetryable(f.kind)).toBe(false);

@@ -3,7 +3,10 @@ import { z } from 'zod';
 import { baseEnvShape, envInt } from '@drael/config';
 
 // JetStream bucket names: letters, digits, - and _.
-const bucketName = z.string().regex(/^[A-Za-z0-9_-]{0,64}$/, 'letters, digits, - and _').default('');
+const bucketName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{0,64}$/, 'letters, digits, - and _')
+  .default('');
 
 export const configSchema = z.object({
   ...baseEnvShape,
@@ -11,7 +14,10 @@ export const configSchema = z.object({
   // Built by infra/sandbox-image/build.sh (provision and bring-up).
   SANDBOX_IMAGE: z.string().min(1).default('drael-sandbox:latest'),
   // Labels this installation's containers, so a restart removes its own leftovers and no others.
-  SANDBOX_INSTANCE: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lowercase letters, digits and -').default('default'),
+  SANDBOX_INSTANCE: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lowercase letters, digits and -')
+    .default('default'),
   // Session volumes and per-run program files live here; root-only.
   SANDBOX_STATE_DIR: z.string().startsWith('/', 'must be absolute').default('/var/lib/drael/sandbox'),
   // Runs at once: near the core count, since a run may use a whole CPU.
@@ -38,13 +44,25 @@ export const configSchema = z.object({
   SANDBOX_MAX_SESSIONS_PER_TENANT: envInt(1, 1_000_000).default(50),
   // The throwaway workspace of a run without a session (a tmpfs, counted in the run's memory).
   SANDBOX_SCRATCH_MB: envInt(1, 4096).default(64),
-  SANDBOX_EGRESS_NETWORK: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]+$/).default('drael-sandbox-egress'),
+  SANDBOX_EGRESS_NETWORK: z
+    .string()
+    .regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]+$/)
+    .default('drael-sandbox-egress'),
   // Linux interface names are at most 15 characters.
-  SANDBOX_EGRESS_BRIDGE: z.string().regex(/^[a-z0-9-]{1,15}$/).default('drael-sbx0'),
-  SANDBOX_EGRESS_SUBNET: z.string().regex(/^\d+\.\d+\.\d+\.\d+\/\d+$/).default('172.30.250.0/24'),
+  SANDBOX_EGRESS_BRIDGE: z
+    .string()
+    .regex(/^[a-z0-9-]{1,15}$/)
+    .default('drael-sbx0'),
+  SANDBOX_EGRESS_SUBNET: z
+    .string()
+    .regex(/^\d+\.\d+\.\d+\.\d+\/\d+$/)
+    .default('172.30.250.0/24'),
   // The engine's OCI runtime for run containers (e.g. `runsc`, gVisor, registered with the engine
   // as `dockerd --add-runtime`); empty: the engine's default (runc).
-  SANDBOX_OCI_RUNTIME: z.string().regex(/^[a-zA-Z0-9_.-]*$/, 'a runtime name').default(''),
+  SANDBOX_OCI_RUNTIME: z
+    .string()
+    .regex(/^[a-zA-Z0-9_.-]*$/, 'a runtime name')
+    .default(''),
   // Containers prepared (created and started, waiting for their run) ahead of demand, per runtime:
   // this many for session-less runs and this many with a fresh tmpfs workspace for a request's
   // first run; a workspace also gets one prepared for its next run. 0 turns all of it off.
@@ -52,7 +70,10 @@ export const configSchema = z.object({
   // Sessions across replicas (placement/): this replica's name in the placement KV and on its
   // per-replica subjects. Empty: SANDBOX_INSTANCE plus a random suffix, new at every start (a
   // restarted process is a new replica: it restores what it is asked for, never trusts its disk).
-  SANDBOX_REPLICA_ID: z.string().regex(/^([a-z0-9][a-z0-9-]{0,62})?$/, 'lowercase letters, digits and -').default(''),
+  SANDBOX_REPLICA_ID: z
+    .string()
+    .regex(/^([a-z0-9][a-z0-9-]{0,62})?$/, 'lowercase letters, digits and -')
+    .default(''),
   // A replica whose heartbeat is older than this is dead: its sessions are taken over (restored
   // from the Object Store) by the next replica that receives one. Heartbeats go every third of it.
   SANDBOX_REPLICA_TTL_S: envInt(2, 300).default(10),
@@ -64,7 +85,10 @@ export const configSchema = z.object({
   SANDBOX_WORKSPACE_BUCKET: bucketName,
   // JetStream replicas of those buckets when they are created: 1 on a single NATS server; 3 on a
   // NATS cluster, so the saved workspaces outlive the loss of a NATS node too.
-  SANDBOX_STORE_REPLICAS: z.coerce.number().pipe(z.union([z.literal(1), z.literal(3), z.literal(5)])).default(1),
+  SANDBOX_STORE_REPLICAS: z.coerce
+    .number()
+    .pipe(z.union([z.literal(1), z.literal(3), z.literal(5)]))
+    .default(1),
 });
 export type SandboxConfig = z.infer<typeof configSchema>;
 export const SANDBOX_CONFIG = Symbol('SANDBOX_CONFIG');

@@ -196,5 +196,4 @@ async function guard<T>(rel: string, fn: () => Promise<T>): Promise<T> {
 
 const refused = (rel: string, why: string) => new SandboxError('invalid_path', `${rel}: ${why}`, false, { param: 'path' });
 const notFound = (rel: string) => new SandboxError('file_not_found', `${rel}: no such file in this session`, false, { param: 'path' });
-const quotaExceeded = (quota: number) =>
-  new SandboxError('quota_exceeded', `the session workspace quota (${quota} bytes) is used up`, false, { quota_bytes: quota });
+const quotaExceeded = (quota: number) => new SandboxError('quota_exceeded', `the session workspace quota (${quota} bytes) is used up`, false, { quota_bytes: quota });

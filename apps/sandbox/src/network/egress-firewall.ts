@@ -35,7 +35,17 @@ export class EgressFirewall {
       ['iptables', 'INPUT', '-i', this.bridge, '-j', 'DROP', '-m', 'comment', '--comment', 'drael-sandbox: no sandbox reaches the host'],
       ...BLOCKED_DESTINATIONS.map((cidr) => [
         'iptables',
-        'DOCKER-USER', '-i', this.bridge, '-d', cidr, '-j', 'DROP', '-m', 'comment', '--comment', 'drael-sandbox: egress to the outside only',
+        'DOCKER-USER',
+        '-i',
+        this.bridge,
+        '-d',
+        cidr,
+        '-j',
+        'DROP',
+        '-m',
+        'comment',
+        '--comment',
+        'drael-sandbox: egress to the outside only',
       ]),
     ];
   }

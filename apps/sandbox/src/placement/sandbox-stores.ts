@@ -46,8 +46,7 @@ export async function openSandboxStores(config: SandboxConfig): Promise<SandboxS
     const kvm = new Kvm(nc);
     // history 1: only the current record matters; revisions still advance for compare-and-set.
     // An existing bucket (made by another replica, maybe with other settings) is used as it is.
-    const openKv = (name: string, opts: { history: number; ttl?: number }) =>
-      kvm.create(name, { ...opts, replicas: config.SANDBOX_STORE_REPLICAS }).catch(() => kvm.open(name));
+    const openKv = (name: string, opts: { history: number; ttl?: number }) => kvm.create(name, { ...opts, replicas: config.SANDBOX_STORE_REPLICAS }).catch(() => kvm.open(name));
     const placement = await openKv(bucketNameOf(config.SANDBOX_PLACEMENT_BUCKET, prefix, 'placement'), { history: 1 });
     const replicas = await openKv(bucketNameOf(config.SANDBOX_REPLICAS_BUCKET, prefix, 'replicas'), { history: 1, ttl: ttlMs });
     const objm = new Objm(nc);

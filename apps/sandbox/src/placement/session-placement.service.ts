@@ -74,7 +74,10 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
   async onApplicationBootstrap(): Promise<void> {
     if (this.heartbeat) return;
     await this.beat();
-    this.heartbeat = setInterval(() => void this.beat().catch((err: unknown) => this.logger.warn({ err }, 'replica heartbeat failed')), Math.max(500, Math.floor(this.stores.ttlMs / 3)));
+    this.heartbeat = setInterval(
+      () => void this.beat().catch((err: unknown) => this.logger.warn({ err }, 'replica heartbeat failed')),
+      Math.max(500, Math.floor(this.stores.ttlMs / 3)),
+    );
     this.heartbeat.unref();
     const every = Math.min(Math.max(this.shortestIdleMs() / 4, 1_000), 10 * 60_000);
     if (Number.isFinite(every)) {
@@ -229,12 +232,18 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
         if (record && this.workspaces.keyOf({ tenant, session: record.id }) === key) found.push(record);
       }),
     );
-    found.sort(byCreation((s) => s.created_at_ms, (s) => s.id));
+    found.sort(
+      byCreation(
+        (s) => s.created_at_ms,
+        (s) => s.id,
+      ),
+    );
     let page;
     try {
       page = pageOf(found, query, (s) => s.id);
     } catch (err) {
-      if (err instanceof UnknownCursorError) throw new SandboxError('bad_request', `No session '${err.after}' to list after (it does not exist, or expired)`, false, { param: 'after' });
+      if (err instanceof UnknownCursorError)
+        throw new SandboxError('bad_request', `No session '${err.after}' to list after (it does not exist, or expired)`, false, { param: 'after' });
       throw err;
     }
     return {

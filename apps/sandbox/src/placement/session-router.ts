@@ -1,7 +1,16 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { SandboxError } from '../sandbox-error.js';
 import { headers as natsHeaders, type Msg, type Subscription } from '@nats-io/transport-node';
-import { replyEnvelope, sandboxCatalog, sandboxInstanceSubject, SANDBOX_ROUTED_ENTRIES, type ParsedRequestOf, type ReplyOf, type RpcEntry, type WorkspaceScope } from '@drael/contracts';
+import {
+  replyEnvelope,
+  sandboxCatalog,
+  sandboxInstanceSubject,
+  SANDBOX_ROUTED_ENTRIES,
+  type ParsedRequestOf,
+  type ReplyOf,
+  type RpcEntry,
+  type WorkspaceScope,
+} from '@drael/contracts';
 import { createLogger, currentRequestId, newRequestId, withRequestId } from '@drael/logger';
 import { inFlight, REQUEST_ID_HEADER, RpcError, wireSubject } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';

@@ -44,7 +44,13 @@ export class RunCancelListener implements OnApplicationBootstrap, OnApplicationS
   }
 
   private async start(): Promise<void> {
-    const connection = await connect({ servers: this.config.NATS_URL, name: 'sandbox-run-cancel', maxReconnectAttempts: -1, reconnectTimeWait: 500, ...natsConnectOptions(this.config) });
+    const connection = await connect({
+      servers: this.config.NATS_URL,
+      name: 'sandbox-run-cancel',
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      ...natsConnectOptions(this.config),
+    });
     this.connection = connection;
     connection.subscribe(wireSubject(sandboxCatalog.runCancel.subject, this.config.DRAEL_NATS_PREFIX), {
       callback: (err, msg) => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { RunRegistry } from './run-registry.js';
 
 describe('RunRegistry', () => {
-  it('a cancel stops the tenant\'s own run only, and says whether this replica ran it', () => {
+  it("a cancel stops the tenant's own run only, and says whether this replica ran it", () => {
     const runs = new RunRegistry();
     const run = runs.track('owner', 'job-1');
     expect(runs.cancel('intruder', 'job-1')).toBe(false);
@@ -14,7 +14,7 @@ describe('RunRegistry', () => {
     expect(runs.cancel('owner', 'job-1')).toBe(false);
   });
 
-  it('a run that arrives after its own cancel starts cancelled; another tenant\'s cancel does not touch it', () => {
+  it("a run that arrives after its own cancel starts cancelled; another tenant's cancel does not touch it", () => {
     const runs = new RunRegistry();
     expect(runs.cancel('owner', 'late')).toBe(false);
     expect(runs.cancel('intruder', 'other')).toBe(false);

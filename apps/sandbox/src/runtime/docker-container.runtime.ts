@@ -104,7 +104,14 @@ export class DockerContainerRuntime implements ContainerRuntime {
       all: true,
       filters: { label: [`${LABEL}=1`, `${LABEL_INSTANCE}=${this.config.SANDBOX_INSTANCE}`] },
     });
-    await Promise.all(leftovers.map((c) => this.docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
+    await Promise.all(
+      leftovers.map((c) =>
+        this.docker
+          .getContainer(c.Id)
+          .remove({ force: true, v: true })
+          .catch(() => undefined),
+      ),
+    );
     // Fresh workspaces' tmpfs slots never taken (their containers are gone now).
     await mkdir(this.slotsDir, { recursive: true, mode: 0o700 });
     for (const mountPoint of await mountsUnder(this.slotsDir)) await unmountSlot(mountPoint);
@@ -427,7 +434,12 @@ export class DockerContainerRuntime implements ContainerRuntime {
     };
     const created = await new Promise<{ Id: string; Warnings?: string[] | null }>((resolve, reject) => {
       this.docker.modem.dial(
-        { path: '/containers/create?', method: 'POST', options: body, statusCodes: { 200: true, 201: true, 400: 'bad parameter', 404: 'no such image', 409: 'conflict', 500: 'server error' } },
+        {
+          path: '/containers/create?',
+          method: 'POST',
+          options: body,
+          statusCodes: { 200: true, 201: true, 400: 'bad parameter', 404: 'no such image', 409: 'conflict', 500: 'server error' },
+        },
         (err: unknown, data: unknown) =>
           err ? reject(err instanceof Error ? err : new Error('container create failed')) : resolve(data as { Id: string; Warnings?: string[] | null }),
       );

@@ -224,10 +224,7 @@ export class WorkspaceService implements OnApplicationShutdown {
    * acquire and release marks the volume used (its image's mtime), which is what the idle sweep
    * reads: a session only read from is as alive as one written to.
    */
-  async acquire(
-    ref: WorkspaceRef,
-    options: { create: boolean; fresh?: () => Promise<string | undefined> },
-  ): Promise<SessionWorkspace | undefined> {
+  async acquire(ref: WorkspaceRef, options: { create: boolean; fresh?: () => Promise<string | undefined> }): Promise<SessionWorkspace | undefined> {
     assertSessionId(ref.session);
     const { dir, image, mountPoint, record } = this.locate(ref);
     let e!: Entry;

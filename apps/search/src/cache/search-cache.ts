@@ -122,14 +122,7 @@ export class RedisSearchCache implements SearchCache {
   }
 
   keyOf(key: SearchCacheKey): string {
-    const canonical = JSON.stringify([
-      normaliseQuery(key.query),
-      key.limit,
-      key.onion,
-      key.freshness,
-      key.language?.toLowerCase() ?? null,
-      key.verify,
-    ]);
+    const canonical = JSON.stringify([normaliseQuery(key.query), key.limit, key.onion, key.freshness, key.language?.toLowerCase() ?? null, key.verify]);
     return `${this.prefix}v2:${createHash('sha256').update(canonical).digest('hex')}`;
   }
 

@@ -19,7 +19,10 @@ export const configSchema = z.object({
   SEARXNG_TIMEOUT_MS: envInt(500, 60_000).default(10_000),
   /** Hidden-service engines asked for onion: true, by SearXNG engine name. Empty: onion search is refused. */
   SEARCH_ONION_ENGINES: engineList,
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').default('redis://127.0.0.1:6379'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .default('redis://127.0.0.1:6379'),
   /** Every cache key starts with this (tests use one per run). */
   SEARCH_CACHE_PREFIX: z.string().default('drael:search:'),
   // spec 04: searches are cached for 10 minutes.

@@ -1,9 +1,4 @@
-import {
-  DEFAULT_SEARCH_LIMIT,
-  type SearchQueryReply,
-  type SearchQueryRequest,
-  type SearchResult,
-} from '@drael/contracts';
+import { DEFAULT_SEARCH_LIMIT, type SearchQueryReply, type SearchQueryRequest, type SearchResult } from '@drael/contracts';
 import type { Logger } from '@drael/logger';
 import { SearxUnreachableError, type SearxClient, type SearxEngineInfo } from '../searx/searx.client.js';
 import { isOnionUrl, toResult } from './searx-result.mapper.js';

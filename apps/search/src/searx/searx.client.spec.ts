@@ -86,7 +86,8 @@ describe('SearxClient.search over HTTP', () => {
       seen = { url: req.url, accept: req.headers.accept };
       const body = JSON.stringify({ results: [{ url: 'https://a.example/', title: 'A', content: 'a', engines: ['one'] }], unresponsive_engines: [['two', 'timeout']] });
       if (mode === 'ok') res.writeHead(200, { 'content-type': 'application/json' }).end(body);
-      else if (mode === 'stall-body') res.writeHead(200, { 'content-type': 'application/json' }).write(body.slice(0, 10)); // never ends
+      else if (mode === 'stall-body')
+        res.writeHead(200, { 'content-type': 'application/json' }).write(body.slice(0, 10)); // never ends
       else {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) }).write(body.slice(0, 10));
         setTimeout(() => res.destroy(), 20);
@@ -135,4 +136,3 @@ describe('SearxClient.search over HTTP', () => {
     await expect(client.search({ query: 'x' })).rejects.toThrow(/SearXNG at .* is unreachable/);
   });
 });
-

@@ -68,6 +68,14 @@ describe('SnippetVerifier, process-wide bound', () => {
     // a page that never answers: the reader gives up at its timeout, as fetch.page.v1's client does
     const hang = (_url: string, timeoutMs: number) => new Promise<string>((_res, rej) => setTimeout(() => rej(new Error('timeout')), timeoutMs));
     const v = new SnippetVerifier({ read: hang }, 50, 2, 1);
-    expect(await v.verify([{ url: '1', snippet: 'alpha beta gamma' }, { url: '2', snippet: 'alpha beta gamma' }], 2)).toEqual(['unknown', 'unknown']);
+    expect(
+      await v.verify(
+        [
+          { url: '1', snippet: 'alpha beta gamma' },
+          { url: '2', snippet: 'alpha beta gamma' },
+        ],
+        2,
+      ),
+    ).toEqual(['unknown', 'unknown']);
   });
 });

@@ -33,7 +33,9 @@ describe('the map of the code', () => {
 
   it('every relative link in docs/ and the READMEs points at a file that exists', () => {
     const pages = [
-      ...readdirSync(join(root, 'docs'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md')).map((f) => join(root, 'docs', f)),
+      ...readdirSync(join(root, 'docs'), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => join(root, 'docs', f)),
       join(root, 'README.md'),
       ...['apps', 'packages'].flatMap((d) => dirsOf(join(root, d)).map((p) => join(root, d, p, 'README.md'))).filter((f) => existsSync(f)),
     ];

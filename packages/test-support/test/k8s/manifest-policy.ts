@@ -198,7 +198,12 @@ export function policyViolations(ms: Manifest[], readme: string): string[] {
     if (!byKind('PodDisruptionBudget').some((p) => sameNs(p) && selectorMatches(p.spec.selector, labels))) v.push(`${id}: no PodDisruptionBudget`);
     if (!byKind('NetworkPolicy').some((p) => sameNs(p) && selectorMatches(p.spec.podSelector, labels))) v.push(`${id}: no NetworkPolicy of its own`);
     // (checked where the rendering holds the namespace itself: k8s/deps alone relies on base's)
-    if (byKind('Namespace').some((n) => n.metadata.name === ns(w)) && !byKind('NetworkPolicy').some((p) => sameNs(p) && Object.keys(p.spec.podSelector ?? {}).length === 0 && p.spec.policyTypes?.includes('Egress') && !p.spec.egress && !p.spec.ingress))
+    if (
+      byKind('Namespace').some((n) => n.metadata.name === ns(w)) &&
+      !byKind('NetworkPolicy').some(
+        (p) => sameNs(p) && Object.keys(p.spec.podSelector ?? {}).length === 0 && p.spec.policyTypes?.includes('Egress') && !p.spec.egress && !p.spec.ingress,
+      )
+    )
       v.push(`${id}: its namespace has no default-deny NetworkPolicy`);
 
     // replicas > 1 (or an autoscaler that may make it so): spread over nodes

@@ -158,7 +158,12 @@ describe('SearXNG and Tor', () => {
     expect(env.find((e: any) => e.name === 'SEARXNG_URL').value).toBe(`http://searxng:${svc.spec.ports[0].port}`);
     const parsed = parseAllDocuments(settings)[0]!.toJS();
     const hidden = parsed.engines.filter((e: any) => e.categories === 'hidden');
-    expect(env.find((e: any) => e.name === 'SEARCH_ONION_ENGINES').value.split(',').sort()).toEqual(hidden.map((e: any) => e.name).sort());
+    expect(
+      env
+        .find((e: any) => e.name === 'SEARCH_ONION_ENGINES')
+        .value.split(',')
+        .sort(),
+    ).toEqual(hidden.map((e: any) => e.name).sort());
     for (const e of hidden) expect(e.proxies['all://']).toBe(`socks5h://${socks}`);
   });
 
@@ -175,21 +180,41 @@ describe('the policy itself', () => {
 
   it.each([
     ['a container without a memory limit', (ms: Manifest[]) => delete gateway(ms).containers[0].resources.limits, /gateway container gateway: no memory limit/],
-    ['a hostPath volume outside the sandbox tier', (ms: Manifest[]) => gateway(ms).volumes.push({ name: 'h', hostPath: { path: '/' } }), /hostPath volume outside the sandbox tier/],
+    [
+      'a hostPath volume outside the sandbox tier',
+      (ms: Manifest[]) => gateway(ms).volumes.push({ name: 'h', hostPath: { path: '/' } }),
+      /hostPath volume outside the sandbox tier/,
+    ],
     ['a privileged container outside the sandbox tier', (ms: Manifest[]) => (gateway(ms).containers[0].securityContext.privileged = true), /privileged outside the sandbox tier/],
     ['host networking', (ms: Manifest[]) => (gateway(ms).hostNetwork = true), /host namespaces/],
     ['an image without a tag', (ms: Manifest[]) => (gateway(ms).containers[0].image = 'drael/gateway'), /has no tag or digest/],
     ['an image tagged latest', (ms: Manifest[]) => (gateway(ms).containers[0].image = 'drael/gateway:latest'), /has no tag or digest/],
-    ['an undocumented Secret key', (ms: Manifest[]) => gateway(ms).containers[0].env.push({ name: 'X', valueFrom: { secretKeyRef: { name: 'drael-models', key: 'NOT_DOCUMENTED' } } }), /drael-models\.NOT_DOCUMENTED is not documented/],
-    ['a mounted ServiceAccount token', (ms: Manifest[]) => (gateway(ms).automountServiceAccountToken = true) && (find(ms, 'ServiceAccount', 'gateway')!.automountServiceAccountToken = true), /token is mounted/],
+    [
+      'an undocumented Secret key',
+      (ms: Manifest[]) => gateway(ms).containers[0].env.push({ name: 'X', valueFrom: { secretKeyRef: { name: 'drael-models', key: 'NOT_DOCUMENTED' } } }),
+      /drael-models\.NOT_DOCUMENTED is not documented/,
+    ],
+    [
+      'a mounted ServiceAccount token',
+      (ms: Manifest[]) => (gateway(ms).automountServiceAccountToken = true) && (find(ms, 'ServiceAccount', 'gateway')!.automountServiceAccountToken = true),
+      /token is mounted/,
+    ],
     ['the default ServiceAccount', (ms: Manifest[]) => delete gateway(ms).serviceAccountName, /default ServiceAccount/],
     ['no readiness probe', (ms: Manifest[]) => delete gateway(ms).containers[0].readinessProbe, /no readiness probe/],
-    ['no seccomp profile', (ms: Manifest[]) => delete gateway(ms).securityContext.seccompProfile && delete gateway(ms).containers[0].securityContext.seccompProfile, /seccomp profile is not RuntimeDefault/],
+    [
+      'no seccomp profile',
+      (ms: Manifest[]) => delete gateway(ms).securityContext.seccompProfile && delete gateway(ms).containers[0].securityContext.seccompProfile,
+      /seccomp profile is not RuntimeDefault/,
+    ],
     ['a writable root filesystem', (ms: Manifest[]) => (gateway(ms).containers[0].securityContext.readOnlyRootFilesystem = false), /root filesystem is writable/],
     ['no PodDisruptionBudget', (ms: Manifest[]) => ms.splice(ms.indexOf(find(ms, 'PodDisruptionBudget', 'gateway')!), 1), /gateway: no PodDisruptionBudget/],
     ['no NetworkPolicy of its own', (ms: Manifest[]) => ms.splice(ms.indexOf(find(ms, 'NetworkPolicy', 'gateway')!), 1), /gateway: no NetworkPolicy of its own/],
     ['several replicas without spread', (ms: Manifest[]) => delete gateway(ms).topologySpreadConstraints, /no topology spread/],
-    ['a restricted namespace made baseline', (ms: Manifest[]) => (find(ms, 'Namespace', 'drael')!.metadata.labels['pod-security.kubernetes.io/enforce'] = 'baseline'), /only drael-sandbox may be less than restricted/],
+    [
+      'a restricted namespace made baseline',
+      (ms: Manifest[]) => (find(ms, 'Namespace', 'drael')!.metadata.labels['pod-security.kubernetes.io/enforce'] = 'baseline'),
+      /only drael-sandbox may be less than restricted/,
+    ],
     ['a schema error', (ms: Manifest[]) => (gateway(ms).containers[0].ports[0].containerPort = 'eighty'), /containerPort/],
     ['a kind without a model', (ms: Manifest[]) => ms.push({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' } }), /no Kubernetes model for v1 Pod/],
   ])('finds %s', (_what, mutate, expected) => {
@@ -218,13 +243,18 @@ describe('monitoring (k8s/monitoring, in the production overlay)', () => {
       expect(pm, app).toBeDefined();
       const pod = podOf(ms, app);
       const c = pod.containers.find((x: any) => x.name === app);
-      expect(c.ports.map((p: any) => p.name), app).toContain(pm.spec.podMetricsEndpoints[0].port);
+      expect(
+        c.ports.map((p: any) => p.name),
+        app,
+      ).toContain(pm.spec.podMetricsEndpoints[0].port);
       expect(pm.metadata.namespace, app).toBe(find(ms, 'Deployment', app)!.metadata.namespace);
     }
   });
 
   it('the alerts carry a runbook and a severity, and the dashboard is a ConfigMap for Grafana', () => {
-    const rules = find(ms, 'PrometheusRule', 'drael')!.spec.groups.flatMap((g: any) => g.rules).filter((r: any) => r.alert);
+    const rules = find(ms, 'PrometheusRule', 'drael')!
+      .spec.groups.flatMap((g: any) => g.rules)
+      .filter((r: any) => r.alert);
     expect(rules.length).toBeGreaterThanOrEqual(10);
     for (const r of rules) {
       expect(String(r.annotations.runbook).length, r.alert).toBeGreaterThan(80); // says what to look at and what to do

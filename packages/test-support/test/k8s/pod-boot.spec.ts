@@ -130,7 +130,10 @@ async function health(b: Booted, app: string, timeoutMs = 90_000, readyTries = 1
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (b.child.exitCode !== null) throw new Error(`${app} exited with ${b.child.exitCode}:\n${b.output()}`);
-    const live = await fetch(`http://127.0.0.1:${b.port}/healthz`).then((r) => r.status, () => 0);
+    const live = await fetch(`http://127.0.0.1:${b.port}/healthz`).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (live === 200) {
       for (let i = 1; ; i++) {
         const r = await fetch(`http://127.0.0.1:${b.port}/readyz`);
@@ -153,13 +156,17 @@ afterAll(async () => {
 }, 120_000);
 
 describe('each app boots as its pod runs it (uid/gid, read-only root, declared volumes, env from the ConfigMap and Secrets)', () => {
-  it.each(['billing', 'search', 'fetch', 'agent-run'])('%s answers /healthz on its health port, and /readyz names its dependencies', async (app) => {
-    const b = await boot(app);
-    const r = await health(b, app);
-    expect(r.body.service, app).toBe(app);
-    expect(r.body.checks.nats, `${app}: ${JSON.stringify(r.body)}`).toBe('ok');
-    expect(r.status, `${app}: ${JSON.stringify(r.body)}\n${b.output()}`).toBe(200);
-  }, 120_000);
+  it.each(['billing', 'search', 'fetch', 'agent-run'])(
+    '%s answers /healthz on its health port, and /readyz names its dependencies',
+    async (app) => {
+      const b = await boot(app);
+      const r = await health(b, app);
+      expect(r.body.service, app).toBe(app);
+      expect(r.body.checks.nats, `${app}: ${JSON.stringify(r.body)}`).toBe('ok');
+      expect(r.status, `${app}: ${JSON.stringify(r.body)}\n${b.output()}`).toBe(200);
+    },
+    120_000,
+  );
 
   it('gateway answers /healthz on its HTTP port, and /readyz reports NATS and the backends', async () => {
     const b = await boot('gateway');

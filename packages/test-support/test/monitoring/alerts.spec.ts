@@ -14,7 +14,12 @@ import { Metrics, metricNames } from '@drael/metrics';
 const repo = resolve(new URL('../../../..', import.meta.url).pathname);
 const ruleDoc = parse(readFileSync(join(repo, 'k8s', 'monitoring', 'prometheusrule.yaml'), 'utf8'));
 const groups: any[] = ruleDoc.spec.groups;
-const alerts = new Map<string, any>(groups.flatMap((g) => g.rules).filter((r: any) => r.alert).map((r: any) => [r.alert, r]));
+const alerts = new Map<string, any>(
+  groups
+    .flatMap((g) => g.rules)
+    .filter((r: any) => r.alert)
+    .map((r: any) => [r.alert, r]),
+);
 const dir = mkdtempSync(join(tmpdir(), 'drael-rules-'));
 const rulesFile = join(dir, 'rules.yml');
 writeFileSync(rulesFile, stringify({ groups }));
@@ -76,8 +81,21 @@ const CASES: Case[] = [
   },
   {
     alert: 'DraelSandboxBusyRefusals',
-    fire: { series: [s('drael_sandbox_run_duration_seconds_count{runtime="python",outcome="busy"}', '0+10x30'), s('drael_sandbox_run_duration_seconds_count{runtime="python",outcome="ok"}', '0+90x30')], at: '15m', labels: {} },
-    quiet: { series: [s('drael_sandbox_run_duration_seconds_count{runtime="python",outcome="busy"}', '0+1x30'), s('drael_sandbox_run_duration_seconds_count{runtime="python",outcome="ok"}', '0+99x30')], at: '15m' },
+    fire: {
+      series: [
+        s('drael_sandbox_run_duration_seconds_count{runtime="python",outcome="busy"}', '0+10x30'),
+        s('drael_sandbox_run_duration_seconds_count{runtime="python",outcome="ok"}', '0+90x30'),
+      ],
+      at: '15m',
+      labels: {},
+    },
+    quiet: {
+      series: [
+        s('drael_sandbox_run_duration_seconds_count{runtime="python",outcome="busy"}', '0+1x30'),
+        s('drael_sandbox_run_duration_seconds_count{runtime="python",outcome="ok"}', '0+99x30'),
+      ],
+      at: '15m',
+    },
   },
   {
     alert: 'DraelSandboxQueueDepth',
@@ -210,7 +228,10 @@ describe('the dashboard and the rules name only metrics that exist', () => {
 
   it('alert and recording rules', async () => {
     const known = await definedMetrics();
-    const unknown = groups.flatMap((g) => g.rules).flatMap((r: any) => usedMetrics(String(r.expr))).filter((n: string) => !known.has(n));
+    const unknown = groups
+      .flatMap((g) => g.rules)
+      .flatMap((r: any) => usedMetrics(String(r.expr)))
+      .filter((n: string) => !known.has(n));
     expect(unknown).toEqual([]);
   });
 });

@@ -88,7 +88,10 @@ export function hostAllowed(host: string, allowedDomains: readonly string[]): bo
   if (allowedDomains.length === 0) return true;
   const h = host.toLowerCase().replace(/\.$/, '');
   return allowedDomains.some((d) => {
-    const domain = d.toLowerCase().replace(/^\*?\./, '').replace(/\.$/, '');
+    const domain = d
+      .toLowerCase()
+      .replace(/^\*?\./, '')
+      .replace(/\.$/, '');
     return h === domain || h.endsWith(`.${domain}`);
   });
 }

@@ -28,7 +28,13 @@ describe('platform tool_search', () => {
 describe('datetime', () => {
   it('computes the local time of the IANA zone in-process', () => {
     const now = new Date('2026-03-10T20:30:00Z');
-    expect(runDatetime('Asia/Hong_Kong', now).forModel).toMatchObject({ date: '2026-03-11', time: '04:30:00', weekday: 'Wednesday', utc_offset: '+08:00', iso: '2026-03-11T04:30:00+08:00' });
+    expect(runDatetime('Asia/Hong_Kong', now).forModel).toMatchObject({
+      date: '2026-03-11',
+      time: '04:30:00',
+      weekday: 'Wednesday',
+      utc_offset: '+08:00',
+      iso: '2026-03-11T04:30:00+08:00',
+    });
     expect(runDatetime('UTC', now).forModel).toMatchObject({ date: '2026-03-10', time: '20:30:00', utc_offset: '+00:00', iso: '2026-03-10T20:30:00Z' });
   });
 });

@@ -13,12 +13,7 @@ const RESULTS_FOR_CONTEXT = { low: 3, medium: 5, high: 10 } as const;
  * engine the constraints allow. An empty search is a valid answer (found: false), not an error
  * and not a reason to try another engine.
  */
-export async function runWebSearch(
-  query: string,
-  declaration: WebSearchTool,
-  ctx: HostedCallContext,
-  web: WebToolsPort,
-): Promise<ToolOutcome> {
+export async function runWebSearch(query: string, declaration: WebSearchTool, ctx: HostedCallContext, web: WebToolsPort): Promise<ToolOutcome> {
   const engine = pickSearchEngine(declaration.engine, { allowedDomains: ctx.allowedDomains, toolLevel: ctx.toolLevel });
   if (engine instanceof EngineRefusal) return failedOutcome(engine.code, engine.message);
 
