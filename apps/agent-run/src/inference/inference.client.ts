@@ -42,10 +42,14 @@ export class InferenceClient {
   }
 }
 
-/** "No responders" on the alias's routed subject: no gateway serves that alias (or none is up). */
+/**
+ * "No responders" on the alias's routed subject: no gateway serves that alias (or none is up).
+ * It is the gateway's own answer to an unknown alias (gateway.inference.v1 declares
+ * model_not_found), so it is built as that reply, not as an error of agent-run's.
+ */
 function noGatewayServes(err: unknown, model: string): unknown {
   if (!(isRpcError(err) && err.code === 'unavailable' && err.details?.reason === 'no_responders')) return err;
-  return new RpcError('model_not_found', `no gateway serves the model alias "${model}"`, false, { model });
+  return RpcError.fromWire({ code: 'model_not_found', message: `no gateway serves the model alias "${model}"`, retryable: false, details: { model } });
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
