@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import {
   cleanSandboxInstance,
+  busySandboxContainers,
   createTestKey,
   parseSse,
   startGatewayProcess,
@@ -19,7 +18,6 @@ import {
   type TestKeyOptions,
 } from '@drael/test-support';
 
-const exec = promisify(execFile);
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SEARXNG_URL = process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890';
@@ -177,9 +175,9 @@ export async function requestWorkspaces(instance: string): Promise<string[]> {
 }
 
 /** Running containers of a sandbox instance. */
-export async function runningContainers(instance: string): Promise<string[]> {
-  const { stdout } = await exec('docker', ['ps', '-q', '--no-trunc', '--filter', `label=drael.sandbox.instance=${instance}`, '--filter', 'status=running']);
-  return stdout.split('\n').filter(Boolean);
+/** The instance's containers running a program (one started ahead, waiting for its run, is not). */
+export function runningContainers(instance: string): Promise<string[]> {
+  return busySandboxContainers(instance);
 }
 
 /** A streamed answer: every data payload, the chunks, and the text they add up to. */

@@ -8,7 +8,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { NatsRpcClient, RpcError } from '@drael/nats-rpc';
-import { startServiceProcess, testPrefix, type ServiceProcess } from '@drael/test-support';
+import { busySandboxContainers, startServiceProcess, testPrefix, type ServiceProcess } from '@drael/test-support';
 
 export const exec = promisify(execFile);
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -126,15 +126,8 @@ export async function containersOf(instance: string, status?: 'running'): Promis
  * run and wait, with only their init and the launcher (`read -r _ ...`) alive, for the line that
  * begins it; such a waiting container runs nothing of anyone's.
  */
-export async function busyContainersOf(instance: string): Promise<string[]> {
-  const busy: string[] = [];
-  for (const id of await containersOf(instance, 'running')) {
-    const top = await exec('docker', ['top', id]).catch(() => undefined);
-    if (!top) continue; // gone between the listing and the look
-    const processes = top.stdout.split('\n').slice(1).filter(Boolean);
-    if (processes.some((line) => !line.includes('read -r _'))) busy.push(id);
-  }
-  return busy;
+export function busyContainersOf(instance: string): Promise<string[]> {
+  return busySandboxContainers(instance);
 }
 
 async function removeContainers(instance: string): Promise<void> {

@@ -27,6 +27,8 @@ export const OpenAIErrorEnvelopeSchema = z.object({
     type: z.string(),
     param: z.string().nullable(),
     code: z.string().nullable(),
+    // Some errors name what they are about (e.g. upstream_error: the page's status and URL).
+    details: z.record(z.string(), z.unknown()).optional(),
   }),
 });
 export type OpenAIErrorEnvelope = z.infer<typeof OpenAIErrorEnvelopeSchema>;

@@ -20,3 +20,22 @@ export async function cleanSandboxInstance(instance: string, stateDir: string): 
   for (const m of mounts) await exec('umount', ['-l', m]).catch(() => undefined);
   await rm(stateDir, { recursive: true, force: true });
 }
+
+/**
+ * The containers of a test's sandbox instance that run something. Containers are started ahead of
+ * their run (issue 20) and wait, with only their init and the launcher (`read -r _ ...`) alive, for
+ * the line that begins it; such a waiting container runs nothing of anyone's and is not counted.
+ */
+export async function busySandboxContainers(instance: string): Promise<string[]> {
+  const { stdout } = await exec('docker', ['ps', '-q', '--no-trunc', '--filter', `label=drael.sandbox.instance=${instance}`, '--filter', 'status=running']).catch(() => ({
+    stdout: '',
+  }));
+  const busy: string[] = [];
+  for (const id of stdout.split('\n').filter(Boolean)) {
+    const top = await exec('docker', ['top', id]).catch(() => undefined);
+    if (!top) continue; // gone between the listing and the look
+    const processes = top.stdout.split('\n').slice(1).filter(Boolean);
+    if (processes.some((line) => !line.includes('read -r _'))) busy.push(id);
+  }
+  return busy;
+}
