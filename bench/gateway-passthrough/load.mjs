@@ -7,7 +7,7 @@
 // tokens): whole-process CPU per request of the target and of the upstream, in rounds that take
 // turns; the medians of the rounds and the ratio to the naive proxy of the same run.
 // Usage: node bench/gateway-passthrough/load.mjs [--amount 5000] [--connections 10] [--rounds 3]
-//        [--warmup 1000] [--tokens 20,200] [--targets naive,proxy,catalogue]
+//        [--warmup 1000] [--tokens 20,200] [--targets naive,proxy,catalogue] [--modes non-streaming,streaming]
 import { fork } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +26,10 @@ const ROUNDS = Number(opt('rounds', 3));
 const WARMUP = Number(opt('warmup', 1000));
 const TOKENS = opt('tokens', '20,200').split(',').map(Number);
 const TARGETS = opt('targets', 'naive,proxy,catalogue').split(',');
+// `--modes non-streaming` or `--modes streaming`: one of the two only (a profile of one path).
+const STREAM_MODES = opt('modes', 'non-streaming,streaming')
+  .split(',')
+  .map((m) => m === 'streaming');
 
 const children = [];
 process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
@@ -61,7 +65,7 @@ const targets = TARGETS.map((t) => targetDefs[t]);
 for (const n of TOKENS) {
   const want = Array.from({ length: n }, (_, i) => `tok${i} `).join('');
   for (const t of targets) {
-    for (const stream of [false, true]) {
+    for (const stream of STREAM_MODES) {
       const r = await fetch(t.url, { method: 'POST', headers: t.headers, body: bodyOf(n, stream) });
       const text = await r.text();
       const got = stream
@@ -82,7 +86,7 @@ console.log(
 );
 const rows = [];
 for (const n of TOKENS) {
-  for (const stream of [false, true]) {
+  for (const stream of STREAM_MODES) {
     const body = bodyOf(n, stream);
     const acc = new Map(targets.map((t) => [t.name, { cpu: [], up: [], rps: [], p50: [] }]));
     for (const t of targets) await gen.run({ url: t.url, headers: t.headers, body, amount: WARMUP, connections: CONNECTIONS });

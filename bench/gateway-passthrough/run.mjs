@@ -226,13 +226,18 @@ for (const stream of [false, true]) {
   const acc = new Map(targets.map((t) => [t.name, { cpu: 0, wall: 0, ttfbs: [] }]));
   for (const t of targets) await load(t.port, stream, t.headers, WARMUP, CONCURRENCY);
   for (let round = 0; round < ROUNDS; round++) {
-    for (const t of targets) {
+    // Every other round in reverse order: no target always runs right after another.
+    for (const t of round % 2 ? [...targets].reverse() : targets) {
       const a = acc.get(t.name);
       const cpu0 = t.pid ? cpuSeconds(t.pid) : 0;
       const started = process.hrtime.bigint();
       await load(t.port, stream, t.headers, Math.ceil(CPU_REQUESTS / ROUNDS), CONCURRENCY);
       a.wall += Number(process.hrtime.bigint() - started) / 1e9;
-      if (t.pid) a.cpu += cpuSeconds(t.pid) - cpu0;
+      if (t.pid) {
+        const spent = cpuSeconds(t.pid) - cpu0;
+        a.cpu += spent;
+        (a.rounds ??= []).push(spent);
+      }
       a.ttfbs.push(...(await load(t.port, stream, t.headers, Math.ceil(TTFB_REQUESTS / ROUNDS), 1)).map((r) => r.ttfbMs));
     }
   }
@@ -242,6 +247,7 @@ for (const stream of [false, true]) {
     rows.push({
       mode: stream ? 'streaming' : 'non-streaming',
       target: t.name,
+      rounds: a.rounds,
       cpuPerReqUs: t.pid ? (a.cpu / n) * 1e6 : undefined,
       rps: n / a.wall,
       ttfbMedian: median(a.ttfbs),
@@ -256,11 +262,13 @@ const models = new Map(gateways.map((t) => [t.name, { cpu: 0, lat: [] }]));
 const modelsOf = (t) => () => getModels(t.port, t.headers);
 for (const t of gateways) await load(t.port, false, t.headers, WARMUP, CONCURRENCY, modelsOf(t));
 for (let round = 0; round < ROUNDS; round++) {
-  for (const t of gateways) {
+  for (const t of round % 2 ? [...gateways].reverse() : gateways) {
     const m = models.get(t.name);
     const cpu0 = cpuSeconds(t.pid);
     await load(t.port, false, t.headers, Math.ceil(CPU_REQUESTS / ROUNDS), CONCURRENCY, modelsOf(t));
-    m.cpu += cpuSeconds(t.pid) - cpu0;
+    const spent = cpuSeconds(t.pid) - cpu0;
+    m.cpu += spent;
+    (m.rounds ??= []).push(spent);
     m.lat.push(...(await load(t.port, false, t.headers, Math.ceil(TTFB_REQUESTS / ROUNDS), 1, modelsOf(t))).map((r) => r.ttfbMs));
   }
 }
@@ -283,6 +291,22 @@ for (const mode of ['non-streaming', 'streaming']) {
     `${mode}: gateway CPU/request = ${ratio.toFixed(2)}x naive proxy (target <= 1.5x ${ratio <= 1.5 ? 'MET' : 'MISSED'}); ` +
       `added TTFB median = ${addedTtfb.toFixed(3)} ms over direct (naive proxy adds ${naiveAdded.toFixed(3)} ms; target <= 1 ms ${addedTtfb <= 1 ? 'MET' : 'MISSED'})`,
   );
+}
+// A/B: the ratio gateway ÷ gateway B of each round's CPU, both measured in the same round; its
+// median and quartiles say how far apart the builds are and how much the machine's noise spreads
+// it (an A/A run, GATEWAY_B_DIR=$PWD/apps/gateway, shows the noise alone).
+const pairedRatios = (a, b) => a.map((x, i) => x / b[i]).sort((x, y) => x - y);
+const quartiles = (xs) => [xs[Math.floor((xs.length - 1) / 4)], median(xs), xs[Math.ceil(((xs.length - 1) * 3) / 4)]].map((x) => x.toFixed(3));
+for (const mode of ['non-streaming', 'streaming']) {
+  const a = rows.find((r) => r.mode === mode && r.target === 'gateway');
+  const b = rows.find((r) => r.mode === mode && r.target === 'gateway B');
+  if (!b) continue;
+  const r = quartiles(pairedRatios(a.rounds, b.rounds));
+  console.log(`${mode}: per-round CPU ratio gateway / gateway B: median ${r[1]} (q1 ${r[0]}, q3 ${r[2]}) over ${ROUNDS} rounds`);
+}
+if (models.has('gateway B')) {
+  const r = quartiles(pairedRatios(models.get('gateway').rounds, models.get('gateway B').rounds));
+  console.log(`GET /v1/models: per-round CPU ratio gateway / gateway B: median ${r[1]} (q1 ${r[0]}, q3 ${r[2]}) over ${ROUNDS} rounds`);
 }
 for (const t of gateways) {
   const m = models.get(t.name);

@@ -87,7 +87,18 @@ export async function startGatewayStack({
     DRAEL_BACKEND_SERVICES: 'sandbox,search,fetch',
   };
   const child = spawn(process.execPath, [...nodeArgs, 'dist/main.js'], { cwd: resolve(gatewayDir ?? resolve(root, 'apps/gateway')), env, stdio: ['ignore', 'ignore', 'inherit'] });
-  stops.push(() => child.kill('SIGTERM'));
+  // Waited for (10 s at most): a profiled gateway (GATEWAY_NODE_ARGS=--cpu-prof) writes its profile as it exits.
+  stops.push(() => {
+    if (child.exitCode !== null) return;
+    child.kill('SIGTERM');
+    return new Promise((done) => {
+      const timer = setTimeout(done, 10_000);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        done();
+      });
+    });
+  });
   await waitHttp(`http://127.0.0.1:${port}/healthz`);
   return {
     url: `http://127.0.0.1:${port}`,

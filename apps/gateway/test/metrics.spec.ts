@@ -50,6 +50,31 @@ afterAll(async () => {
 }, 60_000);
 
 describe('GET /metrics after real requests', () => {
+  it('a proxied stream counts as open while it streams, and not once it ended or its client left', async () => {
+    const openProxy = async () => sampleValue(await scrapeMetrics(urlOf(ports.gateway)), 'drael_gateway_open_streams', { mode: 'proxy' });
+    const before = await openProxy();
+    const proxied = { 'x-drael-server-tools': '0' };
+    const body = { messages: [{ role: 'user', content: 'hi' }], stream: true };
+
+    h.script([{ type: 'text', content: 'one two three', pauseAfterChunks: 1 }]);
+    const ends = await h.chat(body, proxied);
+    const reader = ends.body!.getReader();
+    await reader.read(); // the head and the first chunk are out: the stream is open
+    expect(await openProxy()).toBe(before + 1);
+    h.upstream.resume();
+    while (!(await reader.read()).done);
+    expect(await openProxy()).toBe(before);
+
+    h.script([{ type: 'text', content: 'one two three', pauseAfterChunks: 1 }]);
+    const leaves = new AbortController();
+    const left = await h.chat(body, proxied, leaves.signal);
+    await left.body!.getReader().read();
+    expect(await openProxy()).toBe(before + 1);
+    leaves.abort();
+    await expect.poll(openProxy).toBe(before);
+    h.upstream.resume();
+  });
+
   it('a chat with a tool call: the request, its mode, both upstream turns, tokens and cost, the tool call, the RPC on both sides', async () => {
     h.script([
       { type: 'tool_calls', calls: [call('c1', 'run_code', { runtime: 'python', code: 'print(6*7)' })], usage: { prompt_tokens: 100, completion_tokens: 20 } },

@@ -52,3 +52,45 @@ describe('Metrics', () => {
     for (const n of ['nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes', 'nodejs_gc_duration_seconds']) expect(names).toContain(n);
   });
 });
+
+describe('the exposition', () => {
+  it('renders counters, gauges and histograms exactly as prom-client renders its own metrics', async () => {
+    const { Counter, Gauge, Histogram, Registry } = await import('prom-client');
+    const reference = new Registry();
+    const c = new Counter({ name: 't_calls_total', help: 'calls', labelNames: ['outcome'], registers: [reference] });
+    const g = new Gauge({ name: 't_open', help: 'open', labelNames: ['mode'], registers: [reference] });
+    const h = new Histogram({ name: 't_wait_seconds', help: 'wait', labelNames: ['kind'], buckets: [0.1, 1, 10], registers: [reference] });
+    const n = new Counter({ name: 't_plain_total', help: 'plain', registers: [reference] });
+    n.inc(0);
+
+    const m = new Metrics();
+    const mc = m.counter({ name: 't_calls_total', help: 'calls', labels: { outcome: ['ok', 'failed'] } });
+    const mg = m.gauge({ name: 't_open', help: 'open', labels: { mode: ['proxy'] } });
+    const mh = m.histogram({ name: 't_wait_seconds', help: 'wait', labels: { kind: ['a', 'b'] }, buckets: [0.1, 1, 10] });
+    m.counter({ name: 't_plain_total', help: 'plain' });
+
+    for (const [outcome, by] of [
+      ['ok', 1],
+      ['failed', 2],
+      ['ok', 3],
+    ] as const) {
+      c.inc({ outcome }, by);
+      mc.inc({ outcome }, by);
+    }
+    g.inc({ mode: 'proxy' }, 3);
+    g.dec({ mode: 'proxy' });
+    mg.inc({ mode: 'proxy' }, 3);
+    mg.dec({ mode: 'proxy' });
+    // Below the first bucket, on a bound, between bounds, above the last (only +Inf counts it).
+    for (const [kind, v] of [
+      ['a', 0.05],
+      ['a', 1],
+      ['b', 5],
+      ['a', 50],
+    ] as const) {
+      h.observe({ kind }, v);
+      mh.observe({ kind }, v);
+    }
+    expect((await m.render()).body).toBe(await reference.metrics());
+  });
+});

@@ -6,7 +6,7 @@ import { UpstreamClient, type RoutedSink } from '../upstream/upstream.client.js'
 import { answerFailure } from '../upstream/upstream-failure.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { DeploymentConfig } from '../models/model-routes.config.js';
-import { trackOpenStream } from '../metrics/gateway.metrics.js';
+import { streamClosed, streamOpened } from '../metrics/gateway.metrics.js';
 
 export interface ProxyCall {
   readonly route: ResolvedModel;
@@ -69,7 +69,12 @@ class ProxyHandler implements RoutedSink {
   private streaming = false;
   private settled = false;
   private upstreamName = '';
+  /** Counted in the open-streams gauge: from the stream's head until the response closes. */
+  private countedOpen = false;
+  private closed = false;
   private readonly onClose = () => {
+    this.closed = true;
+    this.uncountStream();
     if (!this.call.res.writableFinished) this.controller?.abort(new ClientGone());
     this.finish();
   };
@@ -102,7 +107,10 @@ class ProxyHandler implements RoutedSink {
       head['x-request-id'] = this.call.requestId;
       head['x-drael-upstream'] = deployment.name;
       this.call.res.writeHead(statusCode, head);
-      trackOpenStream(this.call.res, 'proxy');
+      if (!this.closed) {
+        this.countedOpen = true;
+        streamOpened('proxy');
+      }
     }
   }
 
@@ -150,7 +158,15 @@ class ProxyHandler implements RoutedSink {
     this.fail(error);
   }
 
+  /** The stream no longer counts as open: its answer ended (or failed) or its client went away. */
+  private uncountStream(): void {
+    if (!this.countedOpen) return;
+    this.countedOpen = false;
+    streamClosed('proxy');
+  }
+
   private finish(): void {
+    this.uncountStream();
     if (this.settled) return;
     this.settled = true;
     this.call.res.off('close', this.onClose);
@@ -159,6 +175,7 @@ class ProxyHandler implements RoutedSink {
   }
 
   private fail(err: unknown): void {
+    this.uncountStream();
     if (this.settled) return;
     this.settled = true;
     this.call.res.off('close', this.onClose);

@@ -43,6 +43,13 @@ export function trackOpenStream(res: ServerResponse, mode: GatewayMode): void {
   res.once('close', () => openStreams.dec({ mode }));
 }
 
+/**
+ * The same count for an owner that already listens for its response's close (the proxy): one
+ * listener less per streamed request. `streamClosed` must follow every `streamOpened`.
+ */
+export const streamOpened = (mode: GatewayMode) => openStreams.inc({ mode });
+export const streamClosed = (mode: GatewayMode) => openStreams.dec({ mode });
+
 const upstream = { alias: 100, deployment: 200 } as const;
 const upstreamAttempts = metrics.counter({ name: 'drael_gateway_upstream_attempts_total', help: 'Attempts on a model deployment, by alias and deployment', labels: upstream });
 const upstreamFailures = metrics.counter({

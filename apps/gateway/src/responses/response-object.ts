@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { CreateResponseRequest } from './responses.schema.js';
+import { randomId } from '../ids.js';
 
 export type OutputItem = { type: string; id: string } & Record<string, unknown>;
 
@@ -41,7 +41,7 @@ export interface ResponseObject {
 
 /** Ids in OpenAI's style: a type prefix and random hex. */
 export function newId(prefix: string): string {
-  return `${prefix}_${randomBytes(16).toString('hex')}`;
+  return `${prefix}_${randomId()}`;
 }
 
 export function newResponse(request: CreateResponseRequest): ResponseObject {

@@ -18,7 +18,7 @@ describe('Workspace', () => {
     expect(a.ref.scope).toBe('request');
     expect(a.ref.tenant).toBe('acct_1');
     expect(a.ref.session).not.toBe(b.ref.session);
-    expect(a.ref.session).toMatch(/^req_[A-Za-z0-9_-]{22}$/);
+    expect(a.ref.session).toMatch(/^req_[0-9a-f]{32}$/);
     expect(SessionIdSchema.safeParse(a.ref.session).success).toBe(true);
     expect(a.clientSession).toBeUndefined();
     // Nothing created it: nothing to delete.

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { WorkspaceScope } from '@drael/contracts';
 import type { Caller } from '../auth/identity.js';
+import { randomId } from '../ids.js';
 
 /** The sandbox fields that name a workspace (run and file subjects). */
 export interface WorkspaceFields {
@@ -29,7 +29,7 @@ export class Workspace {
   static of(caller: Caller, session: string | undefined): Workspace {
     if (session !== undefined) return new Workspace({ tenant: caller.account_id, session, scope: 'session' });
     // 128 random bits in the session id alphabet ([A-Za-z0-9_-]).
-    return new Workspace({ tenant: caller.account_id, session: `req_${randomBytes(16).toString('base64url')}`, scope: 'request' });
+    return new Workspace({ tenant: caller.account_id, session: `req_${randomId()}`, scope: 'request' });
   }
 
   /** The fields naming it for a run or a file call; marks it used (the sandbox creates it on first use). */

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { MAX_TIMEOUT_S, sandboxCatalog, type SandboxRunReply } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
@@ -7,6 +6,7 @@ import { ServiceHealth } from './service-health.js';
 import { parseArguments } from './tool-arguments.js';
 import { cutText, failureOf, type ToolResult } from './tool-result.js';
 import type { FunctionToolDefinition, ServerTool, ToolContext } from './server-tool.js';
+import { randomId } from '../ids.js';
 
 const ArgsSchema = z.object({
   runtime: z.enum(['python', 'bash']),
@@ -60,7 +60,7 @@ export class RunCodeTool implements ServerTool {
     const parsed = parseArguments(ArgsSchema, args);
     if (!parsed.ok) return parsed.result;
     // A named run can be stopped: when the client goes away mid-loop its container is killed.
-    const runId = `run_${randomBytes(9).toString('base64url')}`;
+    const runId = `run_${randomId()}`;
     const workspace = ctx.workspace.use();
     // A broadcast: the replica running it answers, the others stay silent; nobody waits for it.
     const cancel = () => {

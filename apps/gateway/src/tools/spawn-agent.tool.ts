@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { ToolLevel } from '@drael/contracts';
 import type { Caller } from '../auth/identity.js';
 import { levelAtLeast, lowerLevel } from './tool-levels.js';
 import type { FunctionToolDefinition, ServerTool, SubAgentAnswer, ToolContext } from './server-tool.js';
 import type { ToolResult } from './tool-result.js';
+import { randomId } from '../ids.js';
 
 /** A sub-agent role: the model picks the role, the gateway picks tool level and step budget (spec 04). */
 export interface SubAgentRole {
@@ -90,7 +90,7 @@ export class SpawnAgentTool implements ServerTool {
     if (runner.ceilingReached) return { error: 'request_cost_ceiling' };
 
     const role = SUB_AGENT_ROLES[parsed.role];
-    const id = `sub_${randomBytes(6).toString('hex')}`;
+    const id = `sub_${randomId().slice(0, 12)}`;
     await runner.frame({ event: 'subagent_started', id, role: parsed.role, task: parsed.task });
     const answer: SubAgentAnswer = await runner.run({
       id,

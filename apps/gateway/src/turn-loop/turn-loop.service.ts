@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { inSpan } from '@drael/tracing';
-import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Caller } from '../auth/identity.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
@@ -17,6 +16,7 @@ import type { SubAgentAnswer, SubAgentRunner, SubAgentSpec, ToolContext } from '
 import { measureToolCall, recordSpawnedAgent, recordTurns } from '../metrics/gateway.metrics.js';
 import { ChatStreamWriter, type DraelFrame } from './chat-stream.writer.js';
 import { CostMeter } from './cost-meter.js';
+import { randomId } from '../ids.js';
 
 /** Client parameters that belong to the client's own tool loop, or to the stream we write ourselves. */
 const NOT_FORWARDED = ['model', 'messages', 'stream', 'stream_options', 'tools', 'tool_choice', 'parallel_tool_calls', 'functions', 'function_call', 'n'];
@@ -92,7 +92,7 @@ export class TurnLoopService {
     };
     res.once('close', onClose);
 
-    const id = `chatcmpl-${randomBytes(12).toString('base64url')}`;
+    const id = `chatcmpl-${randomId()}`;
     const created = Math.floor(Date.now() / 1000);
     const stream = request.stream === true;
     const writer = stream ? new ChatStreamWriter(res, { id, model: request.model, created, requestId: input.requestId }) : undefined;
@@ -239,7 +239,7 @@ export class TurnLoopService {
       workspace: run.workspace,
       requestId: run.requestId,
       signal: run.signal,
-      callId: `${call.id || 'call'}:${index}:${randomBytes(4).toString('hex')}`,
+      callId: `${call.id || 'call'}:${index}:${randomId().slice(0, 8)}`,
       ordinal,
       // Only the request's own loop starts sub-agents (spec 04: children never spawn).
       ...(run.agent ? {} : { subAgents: this.subAgentsOf(run) }),
