@@ -85,6 +85,40 @@ describe('catalogue mode', () => {
     expect(body.usage).toEqual({ prompt_tokens: 14, completion_tokens: 3, total_tokens: 17 });
   });
 
+  it('every answer carries x-request-id, the six rate-limit headers and the serving deployment: streamed, not streamed, and an upstream error', async () => {
+    const expectHead = (r: Response) => {
+      expect(r.headers.get('x-request-id')).toBeTruthy();
+      for (const name of [
+        'x-ratelimit-limit',
+        'x-ratelimit-remaining',
+        'x-ratelimit-reset',
+        'x-ratelimit-limit-requests',
+        'x-ratelimit-remaining-requests',
+        'x-ratelimit-reset-requests',
+      ]) {
+        expect(r.headers.get(name), name).not.toBeNull();
+      }
+    };
+    h.script([{ type: 'text', content: 'ok' }]);
+    const streamed = await h.chat({ messages: ask, stream: true });
+    expectHead(streamed);
+    expect(streamed.headers.get('content-type')).toContain('text/event-stream');
+    expect(streamed.headers.get('x-drael-upstream')).toBeTruthy();
+    await readStream(streamed);
+
+    h.script([{ type: 'text', content: 'ok' }]);
+    const whole = await h.chat({ messages: ask });
+    expectHead(whole);
+    expect(whole.headers.get('x-drael-upstream')).toBeTruthy();
+    expect(Number(whole.headers.get('content-length'))).toBe(Buffer.byteLength(await whole.text()));
+
+    h.script([{ type: 'error', status: 400, message: 'bad' }]);
+    const failed = await h.chat({ messages: ask });
+    expect(failed.status).toBe(400);
+    expectHead(failed);
+    await failed.text();
+  });
+
   it('a model that calls tools forever gets six turns; the sixth has no catalogue and is told to answer', async () => {
     const forever = { type: 'tool_calls' as const, content: 'again ', calls: [{ name: 'web_search', arguments: '{"query":"x"}' }] };
     // Seven tool-call turns scripted: only the gateway's ceiling can stop at six.

@@ -6,7 +6,6 @@ import { sessionOf } from '../sessions/session-id.js';
 import { ChatCompletionRequestSchema } from '../openai/chat-completion.schema.js';
 import { validateBody } from '../openai/validate.js';
 import { isCertainlyValidChatRequest } from '../openai/chat-completion.lean.js';
-import { setHeaders } from '../rate-limit/rate-limit-headers.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { ChatProxyService } from './chat-proxy.service.js';
 import { markMode } from '../metrics/gateway.metrics.js';
@@ -56,8 +55,8 @@ export class ChatCompletionsService {
     const route = this.models.resolve(request.model);
     if (mode === 'loop') {
       markMode(call.res, 'catalogue');
-      if (call.head) setHeaders(call.res, call.head);
       return this.loop.handle({
+        head: call.head ?? {},
         request,
         route,
         caller: callerOf(call.identity),

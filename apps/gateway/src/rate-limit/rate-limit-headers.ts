@@ -34,16 +34,12 @@ export function putRateLimitHeaders(head: Record<string, string>, d: RateDecisio
  * byte).
  */
 export function setRateLimitHeaders(res: ServerResponse, d: RateDecision): void {
-  setHeaders(res, rateLimitHeadersOf(d));
+  const head = rateLimitHeadersOf(d);
+  for (const name in head) res.setHeader(name, head[name]!);
 }
 
 export function rateLimitHeadersOf(d: RateDecision): Record<string, string> {
   const head: Record<string, string> = {};
   putRateLimitHeaders(head, d);
   return head;
-}
-
-/** Headers collected for a head not written yet, set on the response (for a writer that writes its own head). */
-export function setHeaders(res: ServerResponse, head: Readonly<Record<string, string>>): void {
-  for (const name in head) res.setHeader(name, head[name]!);
 }

@@ -30,7 +30,8 @@ export class ChatStreamWriter {
 
   constructor(
     private readonly res: ServerResponse,
-    private readonly meta: { id: string; model: string; created: number; requestId: string },
+    /** `head`: the request's own headers (x-request-id, rate limits, x-drael-upstream), in the stream's one writeHead. */
+    private readonly meta: { id: string; model: string; created: number; requestId: string; head?: Record<string, string> },
   ) {
     // Every chunk shares its head; only the choices differ (no per-chunk object building).
     this.prefix = `data: {"id":${JSON.stringify(meta.id)},"object":"chat.completion.chunk","created":${meta.created},"model":${JSON.stringify(meta.model)},`;
@@ -76,12 +77,12 @@ export class ChatStreamWriter {
   private start(): void {
     if (this.started) return;
     this.started = true;
-    this.res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-      'x-request-id': this.meta.requestId,
-    });
+    const head = this.meta.head ?? {};
+    head['content-type'] = 'text/event-stream; charset=utf-8';
+    head['cache-control'] = 'no-cache';
+    head['x-accel-buffering'] = 'no';
+    head['x-request-id'] = this.meta.requestId;
+    this.res.writeHead(200, head);
     this.res.write(this.choice('{"role":"assistant","content":""}', null));
     trackOpenStream(this.res, 'catalogue');
   }

@@ -32,6 +32,12 @@ export interface LoopRequest {
   readonly session: string | undefined;
   readonly requestId: string;
   readonly res: ServerResponse;
+  /**
+   * Headers every answer of this request carries (x-request-id, the rate-limit headers), written
+   * in the answer's one writeHead: separate setHeader calls put Node's writeHead on its slow path.
+   * An error thrown before the answer started is written with it too (by the route).
+   */
+  readonly head: Record<string, string>;
   /** `x-drael-tool-events: 1`: stream each turn and tool call as a frame (streamed requests only). */
   readonly toolEvents?: boolean;
 }
@@ -95,7 +101,7 @@ export class TurnLoopService {
     const id = `chatcmpl-${randomId()}`;
     const created = Math.floor(Date.now() / 1000);
     const stream = request.stream === true;
-    const writer = stream ? new ChatStreamWriter(res, { id, model: request.model, created, requestId: input.requestId }) : undefined;
+    const writer = stream ? new ChatStreamWriter(res, { id, model: request.model, created, requestId: input.requestId, head: input.head }) : undefined;
     const meter = new CostMeter(this.config.DRAEL_REQUEST_COST_CEILING_USD);
     // Created by the sandbox at the first run_code; deleted below however the request ends.
     const workspace = Workspace.of(input.caller, input.session);
@@ -113,7 +119,7 @@ export class TurnLoopService {
         signal: abort.signal,
         meter,
         onUpstream: (name: string) => {
-          if (!res.headersSent) res.setHeader('x-drael-upstream', name);
+          input.head['x-drael-upstream'] = name;
         },
         ...(writer ? { onText: (t: string) => writer.text(t), onFrame: (f: DraelFrame) => writer.frame(f) } : {}),
         ...(writer && input.toolEvents ? { onTrace: (f: DraelFrame) => writer.frame(f) } : {}),
@@ -130,7 +136,11 @@ export class TurnLoopService {
           choices: [{ index: 0, message: { role: 'assistant', content: result.content, refusal: null }, logprobs: null, finish_reason: result.finishReason }],
           usage: { ...meter.usage, total_tokens: meter.usage.prompt_tokens + meter.usage.completion_tokens },
         });
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': input.requestId });
+        const head: Record<string, string | number> = input.head;
+        head['content-type'] = 'application/json';
+        head['content-length'] = Buffer.byteLength(body);
+        head['x-request-id'] = input.requestId;
+        res.writeHead(200, head);
         res.end(body);
       }
     } catch (err) {
