@@ -91,7 +91,14 @@ function once(port, stream, headers) {
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers },
       },
       (res) => {
-        if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
+        if (res.statusCode !== 200) {
+          // Say which target failed and how (its error envelope): a bench that stops on "status 500" alone explains nothing.
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c) => (text += c));
+          res.on('end', () => reject(new Error(`POST /v1/chat/completions on port ${port} (stream ${stream}): status ${res.statusCode} ${res.headers['x-request-id'] ?? ''} ${text.slice(0, 500)}`)));
+          return;
+        }
         res.on('data', (c) => {
           if (ttfb === undefined) ttfb = Number(process.hrtime.bigint() - t0) / 1e6;
           bytes += c.length;
@@ -111,7 +118,7 @@ function getModels(port, headers) {
     const t0 = process.hrtime.bigint();
     http
       .get({ host: '127.0.0.1', port, path: '/v1/models', agent, headers }, (res) => {
-        if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
+        if (res.statusCode !== 200) reject(new Error(`GET /v1/models on port ${port}: status ${res.statusCode}`));
         res.resume();
         res.on('end', () => resolveP({ ttfbMs: Number(process.hrtime.bigint() - t0) / 1e6 }));
       })
