@@ -137,6 +137,10 @@ describe('incremental session saves', () => {
     await client.request(sandboxCatalog.run, { ...ws, runtime: 'bash', code: 'echo bye > small.txt' });
     expect((await objectsOf(ws.tenant, ws.session)).has(`${key}/c/${sha256('bye\n')}`)).toBe(true);
     await expect.poll(async () => (await objectsOf(ws.tenant, ws.session)).has(`${key}/c/${sha256('hi\n')}`), { timeout: 20_000 }).toBe(false);
+
+    // Deleted, the session leaves nothing in the store.
+    expect(await client.request(sandboxCatalog.workspaceDelete, ws)).toEqual({ deleted: true });
+    await expect.poll(async () => [...(await objectsOf(ws.tenant, ws.session)).keys()], { timeout: 20_000 }).toEqual([]);
   });
 
   it('after a takeover the files are as last answered: a deleted file stays deleted; contents, modes, owners, links and holes are kept', async () => {
