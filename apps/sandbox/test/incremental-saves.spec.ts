@@ -78,8 +78,10 @@ async function objectsOf(tenant: string, session: string): Promise<Map<string, O
 
 /** The content objects a saved manifest names. */
 async function contentsNamedBy(object: string, key: string): Promise<string[]> {
-  const manifest = JSON.parse(new TextDecoder().decode((await store.getBlob(object))!)) as { entries: { t: string; h?: string }[] };
-  return [...new Set(manifest.entries.filter((e) => e.t === 'f').map((e) => `${key}/c/${e.h!}`))];
+  const bytes = await store.getBlob(object);
+  if (!bytes) throw new Error(`no saved manifest ${object}`);
+  const manifest = JSON.parse(Buffer.from(bytes).toString('utf8')) as { entries: { t: string; h?: string }[] };
+  return [...new Set(manifest.entries.filter((e) => e.t === 'f').map((e) => `${key}/c/${e.h}`))];
 }
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');

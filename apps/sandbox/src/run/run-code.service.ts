@@ -10,7 +10,6 @@ import { assertCodeSize, resolveTimeoutS } from './run-limits.js';
 import { RunSlots } from './run-slots.js';
 import { RunWorkspaces, type RunWorkspace } from './run-workspace.js';
 import { measureRun, watchSandbox } from '../sandbox.metrics.js';
-import { SandboxError } from '../sandbox-error.js';
 
 /** The answer of a run cancelled before its container started: it did not run. */
 const NOT_RUN: SandboxRunReply = {
