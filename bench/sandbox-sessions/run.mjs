@@ -1,14 +1,15 @@
 // bench/sandbox-sessions: what saving a session to the JetStream Object Store adds to a call.
-// Interleaved in one run (same machine load): a 1 KiB file write (the session's files are tarred
-// and saved before the answer) beside a read of that file (no save), on a session holding
-// almost nothing, then on one holding --mib MiB. Loopback, the local NATS (JetStream on) and
-// Docker only; starts its own sandbox process (own prefix, label, state dir, buckets) and
-// removes its buckets at the end.
+// Interleaved in one run (same machine load): a 1 KiB file write (the session is saved before the
+// answer) beside a read of that file (no save), on a session holding almost nothing, then on one
+// holding --mib MiB. Loopback, the local NATS (JetStream on) and Docker only; starts its own
+// sandbox process (own prefix, label, state dir, buckets) and removes its buckets at the end.
+// SANDBOX_DIR_B=<another build's apps/sandbox>: the same calls on that build too, interleaved (A/B).
 // Usage: node bench/sandbox-sessions/run.mjs [--n 20] [--mib 32]
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { rm } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { NatsRpcClient } from '../../packages/nats-rpc/dist/index.js';
 import { sandboxCatalog, healthEntry } from '../../packages/contracts/dist/index.js';
 
@@ -21,31 +22,29 @@ const N = Math.min(arg('n', 20), 100);
 const MIB = Math.min(arg('mib', 32), 200);
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const repo = fileURLToPath(new URL('../..', import.meta.url));
-const prefix = `bench-${randomBytes(4).toString('hex')}`;
-const instance = `bench-${randomBytes(3).toString('hex')}`;
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
 
-const svc = spawn(process.execPath, ['dist/main.js'], {
-  cwd: `${repo}/apps/sandbox`,
-  env: {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME ?? '/root',
-    LOG_LEVEL: 'warn',
-    NATS_URL,
-    DRAEL_NATS_PREFIX: prefix,
-    SANDBOX_INSTANCE: instance,
-    SANDBOX_STATE_DIR: `/var/lib/drael/sandbox-bench/${instance}`,
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SANDBOX_'))),
-  },
-  stdio: ['ignore', 'inherit', 'inherit'],
-});
-const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
-const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
-const timed = async (fn) => {
-  const t = performance.now();
-  await fn();
-  return performance.now() - t;
-};
-try {
+async function startService(dir, label) {
+  const prefix = `bench-${randomBytes(4).toString('hex')}`;
+  const instance = `bench-${randomBytes(3).toString('hex')}`;
+  const svc = spawn(process.execPath, ['dist/main.js'], {
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME ?? '/root',
+      LOG_LEVEL: 'warn',
+      NATS_URL,
+      DRAEL_NATS_PREFIX: prefix,
+      SANDBOX_INSTANCE: instance,
+      SANDBOX_STATE_DIR: `/var/lib/drael/sandbox-bench/${instance}`,
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SANDBOX_') && k !== 'SANDBOX_DIR_B')),
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
   for (let i = 0; ; i++) {
     try {
       await client.request(healthEntry('sandbox'), {}, { timeoutMs: 500 });
@@ -55,50 +54,74 @@ try {
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  const rows = [];
+  return { label, prefix, instance, svc, client };
+}
+
+async function stopService(s) {
+  await s.client.close();
+  s.svc.kill('SIGTERM');
+  await new Promise((r) => s.svc.once('exit', r));
+  // Its buckets (named after the prefix), through the JetStream API subject (no library needed).
+  const nc = (await NatsRpcClient.connect({ servers: NATS_URL })).connection;
+  const p = s.prefix.replace(/[^A-Za-z0-9_-]/g, '_');
+  for (const stream of [`KV_${p}_sandbox_placement`, `KV_${p}_sandbox_replicas`, `OBJ_${p}_sandbox_workspaces`]) {
+    await nc.request(`$JS.API.STREAM.DELETE.${stream}`, '', { timeout: 5000 }).catch(() => undefined);
+  }
+  await nc.close();
+  await rm(`/var/lib/drael/sandbox-bench/${s.instance}`, { recursive: true, force: true });
+}
+
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const timed = async (fn) => {
+  const t = performance.now();
+  await fn();
+  return performance.now() - t;
+};
+
+const services = [];
+const rows = [];
+const loadAtStart = load();
+try {
+  services.push(await startService(`${repo}/apps/sandbox`, 'A'));
+  if (process.env.SANDBOX_DIR_B) services.push(await startService(process.env.SANDBOX_DIR_B, 'B'));
   for (const [label, session, fill] of [
     ['empty session', 'small', 0],
     [`session holding ${MIB} MiB`, 'big', MIB],
   ]) {
     const ws = { tenant: 'bench', session };
-    if (fill > 0) {
-      const r = await client.request(sandboxCatalog.run, { ...ws, runtime: 'bash', code: `head -c ${fill * 1024 * 1024} /dev/urandom > fill.bin` });
-      if (!r.ok) throw new Error(`fill failed: ${r.stderr}`);
-    }
     const content = Buffer.alloc(1024, 7).toString('base64');
-    const write = () => client.request(sandboxCatalog.filesWrite, { ...ws, path: 'note.bin', content_base64: content }, { timeoutMs: 120_000 });
-    const read = () => client.request(sandboxCatalog.filesRead, { ...ws, path: 'note.bin' }, { timeoutMs: 120_000 });
-    await write();
-    await read();
-    const w = [];
-    const r = [];
-    for (let i = 0; i < N; i++) {
-      w.push(await timed(write));
-      r.push(await timed(read));
+    const calls = services.map((s) => ({
+      s,
+      w: [],
+      r: [],
+      // A fresh 1 KiB each time (a counter in it): content-addressed saves gain nothing from repeats.
+      write: (i) =>
+        s.client.request(sandboxCatalog.filesWrite, { ...ws, path: 'note.bin', content_base64: Buffer.from(`${i}`.padEnd(1024, '.')).toString('base64') }, { timeoutMs: 120_000 }),
+      read: () => s.client.request(sandboxCatalog.filesRead, { ...ws, path: 'note.bin' }, { timeoutMs: 120_000 }),
+    }));
+    for (const c of calls) {
+      if (fill > 0) {
+        const r = await c.s.client.request(sandboxCatalog.run, { ...ws, runtime: 'bash', code: `head -c ${fill * 1024 * 1024} /dev/urandom > fill.bin` }, { timeoutMs: 300_000 });
+        if (!r.ok) throw new Error(`fill failed: ${r.stderr}`);
+      }
+      await c.s.client.request(sandboxCatalog.filesWrite, { ...ws, path: 'note.bin', content_base64: content }, { timeoutMs: 120_000 });
+      await c.read();
     }
-    rows.push({ label, w, r });
-  }
-  const load = (await import('node:os'))
-    .loadavg()
-    .map((x) => x.toFixed(1))
-    .join(' ');
-  console.log(`n=${N} per size, load average ${load}`);
-  console.log('| workspace | write (saved) p50 | p95 | read (not saved) p50 | p95 | save ≈ p50 difference |');
-  console.log('|---|---|---|---|---|---|');
-  for (const { label, w, r } of rows) {
-    const f = (x) => `${x.toFixed(0)} ms`;
-    console.log(`| ${label} | ${f(pct(w, 50))} | ${f(pct(w, 95))} | ${f(pct(r, 50))} | ${f(pct(r, 95))} | ${f(pct(w, 50) - pct(r, 50))} |`);
+    for (let i = 0; i < N; i++) {
+      for (const c of calls) {
+        c.w.push(await timed(() => c.write(i)));
+        c.r.push(await timed(c.read));
+      }
+    }
+    for (const c of calls) rows.push({ label: services.length > 1 ? `${c.s.label}: ${label}` : label, w: c.w, r: c.r });
   }
 } finally {
-  await client.close();
-  svc.kill('SIGTERM');
-  await new Promise((r) => svc.once('exit', r));
-  // Its buckets (named after the prefix), through the JetStream API subject (no library needed).
-  const nc = (await NatsRpcClient.connect({ servers: NATS_URL })).connection;
-  const p = prefix.replace(/[^A-Za-z0-9_-]/g, '_');
-  for (const s of [`KV_${p}_sandbox_placement`, `KV_${p}_sandbox_replicas`, `OBJ_${p}_sandbox_workspaces`]) {
-    await nc.request(`$JS.API.STREAM.DELETE.${s}`, '', { timeout: 5000 }).catch(() => undefined);
-  }
-  await nc.close();
-  await rm(`/var/lib/drael/sandbox-bench/${instance}`, { recursive: true, force: true });
+  for (const s of services) await stopService(s);
+}
+console.log(`n=${N} per size, load average ${loadAtStart} at start, ${load()} at end; ${new Date().toISOString()}`);
+console.log('| workspace | write (saved) p50 | p95 | read (not saved) p50 | p95 | save ≈ p50 difference |');
+console.log('|---|---|---|---|---|---|');
+for (const { label, w, r } of rows) {
+  const f = (x) => `${x.toFixed(0)} ms`;
+  console.log(`| ${label} | ${f(pct(w, 50))} | ${f(pct(w, 95))} | ${f(pct(r, 50))} | ${f(pct(r, 95))} | ${f(pct(w, 50) - pct(r, 50))} |`);
 }

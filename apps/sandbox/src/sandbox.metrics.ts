@@ -36,7 +36,11 @@ metrics.gauge({
   help: 'Runs that may wait before sandbox_busy (SANDBOX_MAX_QUEUE)',
   collect: (set) => sources.slots && set({}, sources.slots().queueMax),
 });
-metrics.gauge({ name: 'drael_sandbox_warm_pool_size', help: 'Containers created ahead of demand, not yet taken', collect: (set) => sources.warm && set({}, sources.warm()) });
+metrics.gauge({
+  name: 'drael_sandbox_warm_pool_size',
+  help: 'Containers created ahead of demand (the pool of fresh workspaces, for runs and for requests), not yet taken',
+  collect: (set) => sources.warm && set({}, sources.warm()),
+});
 metrics.gauge({
   name: 'drael_sandbox_sessions_held',
   help: 'Session volumes this replica holds (mounted, held, or being worked on)',

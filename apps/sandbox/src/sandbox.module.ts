@@ -7,6 +7,7 @@ import { FilesController } from './files/files.controller.js';
 import { SessionFilesService } from './files/session-files.service.js';
 import { EgressGuard } from './network/egress-guard.js';
 import { RunCodeService } from './run/run-code.service.js';
+import { RunWorkspaces } from './run/run-workspace.js';
 import { RunCancelListener } from './run/run-cancel.listener.js';
 import { RunController } from './run/run.controller.js';
 import { RunRegistry } from './run/run-registry.js';
@@ -36,6 +37,7 @@ export class SandboxModule {
         SessionRouter,
         EgressGuard,
         RunCodeService,
+        RunWorkspaces,
         RunRegistry,
         RunCancelListener,
         SessionFilesService,

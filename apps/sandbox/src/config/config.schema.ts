@@ -42,7 +42,8 @@ export const configSchema = z.object({
   // Session workspaces one tenant may hold (each up to SANDBOX_SESSION_QUOTA_MB of disk); one more
   // is refused with session_limit_reached. Request workspaces do not count.
   SANDBOX_MAX_SESSIONS_PER_TENANT: envInt(1, 1_000_000).default(50),
-  // The throwaway workspace of a run without a session (a tmpfs, counted in the run's memory).
+  // The workspace of a run that names none: its container's own tmpfs, counted in the run's memory
+  // and gone with it (run/run-workspace.ts).
   SANDBOX_SCRATCH_MB: envInt(1, 4096).default(64),
   SANDBOX_EGRESS_NETWORK: z
     .string()
@@ -63,9 +64,10 @@ export const configSchema = z.object({
     .string()
     .regex(/^[a-zA-Z0-9_.-]*$/, 'a runtime name')
     .default(''),
-  // Containers prepared (created and started, waiting for their run) ahead of demand, per runtime:
-  // this many for session-less runs and this many with a fresh tmpfs workspace for a request's
-  // first run; a workspace also gets one prepared for its next run. 0 turns all of it off.
+  // The pool of fresh workspaces (run/run-workspace.ts): containers prepared (created and started,
+  // waiting for their run) ahead of demand, each on an empty workspace, per runtime: this many for
+  // runs without a session and this many for a request's first run; a workspace also gets one
+  // prepared for its next run. 0 turns all of it off.
   SANDBOX_WARM_POOL: envInt(0, 32).default(2),
   // Sessions across replicas (placement/): this replica's name in the placement KV and on its
   // per-replica subjects. Empty: SANDBOX_INSTANCE plus a random suffix, new at every start (a

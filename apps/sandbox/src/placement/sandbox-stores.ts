@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';
+import { jetstreamManager } from '@nats-io/jetstream';
 import type { SandboxConfig } from '../config/config.schema.js';
 
 /** Where sessions live across replicas: the one place the JetStream libraries are used. */
@@ -13,8 +14,13 @@ export interface SandboxStores {
   readonly placement: KV;
   /** replicaId → heartbeat; the bucket's max age drops the entry of a replica that stopped beating. */
   readonly replicas: KV;
-  /** The saved workspaces (a tar of each), named in their session's record. */
+  /** The saved workspaces (a manifest and contents each, workspace-store.ts), named in their session's record. */
   readonly workspaces: ObjectStore;
+  /**
+   * Deletes an object and its tombstone: the library's delete leaves a small "deleted" entry per
+   * name forever, and content-addressed names are many (one per content a session ever saved).
+   */
+  removeObject(name: string): Promise<void>;
   readonly ttlMs: number;
   close(): Promise<void>;
 }
@@ -52,12 +58,20 @@ export async function openSandboxStores(config: SandboxConfig): Promise<SandboxS
     const objm = new Objm(nc);
     const objects = bucketNameOf(config.SANDBOX_WORKSPACE_BUCKET, prefix, 'workspaces');
     const workspaces = await objm.create(objects, { replicas: config.SANDBOX_STORE_REPLICAS }).catch(() => objm.open(objects));
+    const jsm = await jetstreamManager(nc);
+    // The Object Store's layout on its stream (NATS ADR-20): OBJ_<bucket>, an object's metadata
+    // on $O.<bucket>.M.<name in padded base64url>.
+    const metaSubjectOf = (name: string) => `$O.${objects}.M.${Buffer.from(name, 'latin1').toString('base64').replace(/\+/g, '-').replace(/\//g, '_')}`;
     return {
       replicaId,
       nc,
       placement,
       replicas,
       workspaces,
+      removeObject: async (name) => {
+        await workspaces.delete(name);
+        await jsm.streams.purge(`OBJ_${objects}`, { filter: metaSubjectOf(name) });
+      },
       ttlMs,
       close: async () => {
         if (!nc.isClosed()) await nc.drain().catch(() => undefined);

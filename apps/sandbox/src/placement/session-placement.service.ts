@@ -17,8 +17,11 @@ export const SessionRecordSchema = z.object({
   created_at_ms: z.number().nonnegative(),
   last_used_ms: z.number().nonnegative(),
   bytes: z.number().int().nonnegative(),
-  // The Object Store name of the latest save; absent until the first one.
+  // The Object Store name of the latest saved copy (its manifest, workspace-store.ts); absent until the first save.
   object: z.string().optional(),
+  // The manifest of a save begun and not (yet) committed: if its replica died midway, the next
+  // save collects what it uploaded (nothing else names it).
+  pending: z.string().optional(),
 });
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;
 
@@ -55,6 +58,9 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
   private readonly chains = new Map<string, Promise<unknown>>();
   private heartbeat?: NodeJS.Timeout;
   private sweeper?: NodeJS.Timeout;
+  // Removes a forgotten workspace's saved copies: set at boot by the WorkspaceStore, the one place
+  // that knows their layout in the Object Store.
+  private discardCopies: (key: string, record: SessionRecord) => Promise<void> = () => Promise.resolve();
 
   constructor(
     @Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig,
@@ -155,28 +161,60 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
     throw new SandboxError('unavailable', 'the session is being moved between replicas; retry', true);
   }
 
+  /** Set once at boot by the WorkspaceStore: how a deleted or expired workspace's saved copies go. */
+  onDiscard(fn: (key: string, record: SessionRecord) => Promise<void>): void {
+    this.discardCopies = fn;
+  }
+
+  /** The saved copy named in the record this replica holds (undefined: not held here). */
+  savedCopyOf(key: string): { object?: string | undefined } | undefined {
+    const held = this.held.get(key);
+    return held ? { object: held.record.object } : undefined;
+  }
+
+  /**
+   * Notes in the record that a save to `manifest` begins (compare-and-set, like every change), and
+   * returns the record as it was: its `pending` names what an interrupted save may have left.
+   * 'gone': deleted meanwhile. Fails (typed, retryable) if the record moved to another replica.
+   */
+  async recordPending(key: string, manifest: string): Promise<SessionRecord | 'gone'> {
+    return this.inChain(key, async () => {
+      const held = this.held.get(key);
+      if (!held) return 'gone';
+      const before = held.record;
+      return (await this.updateHeld(key, held, { ...before, pending: manifest })) === 'gone' ? 'gone' : before;
+    });
+  }
+
   /**
    * Notes a call's end on a record this replica holds: last use, and after a change its new saved
-   * copy and size. Fails (typed, retryable) if the record moved to another replica meanwhile: the
-   * change made here is not the session's any more.
+   * copy (the save begun with recordPending is then no longer pending) and size. Fails (typed,
+   * retryable) if the record moved to another replica meanwhile: the change made here is not the
+   * session's any more.
    */
-  async recordUse(key: string, change?: { object: string; bytes: number }): Promise<'kept' | 'gone'> {
+  async recordUse(key: string, change?: { object?: string; bytes: number }): Promise<'kept' | 'gone'> {
     return this.inChain(key, async () => {
       const held = this.held.get(key);
       if (!held) return 'gone';
       const next: SessionRecord = { ...held.record, last_used_ms: Date.now(), ...(change ?? {}) };
-      try {
-        const revision = await this.stores.placement.update(key, JSON.stringify(next), held.revision);
-        this.held.set(key, { revision, record: next });
-        return 'kept';
-      } catch (err) {
-        this.held.delete(key);
-        const now = await this.stores.placement.get(key);
-        if (!now || now.operation !== 'PUT') return 'gone';
-        this.logger.warn({ key, err }, 'session record moved while a call ran here');
-        throw new SandboxError('unavailable', 'the session moved to another replica while this call ran; its changes were not kept, retry', true);
-      }
+      if (change?.object !== undefined) delete next.pending;
+      return this.updateHeld(key, held, next);
     });
+  }
+
+  /** Replaces the held record at the revision this process wrote last (compare-and-set); in the key's chain. */
+  private async updateHeld(key: string, held: Held, next: SessionRecord): Promise<'kept' | 'gone'> {
+    try {
+      const revision = await this.stores.placement.update(key, JSON.stringify(next), held.revision);
+      this.held.set(key, { revision, record: next });
+      return 'kept';
+    } catch (err) {
+      this.held.delete(key);
+      const now = await this.stores.placement.get(key);
+      if (!now || now.operation !== 'PUT') return 'gone';
+      this.logger.warn({ key, err }, 'session record moved while a call ran here');
+      throw new SandboxError('unavailable', 'the session moved to another replica while this call ran; its changes were not kept, retry', true);
+    }
   }
 
   /** Forgets that this process holds the record: the next call claims it again (and restores). */
@@ -203,8 +241,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
       return; // changed meanwhile (used again, or taken over): not ours to delete
     }
     this.held.delete(key);
-    if (record.object) await this.stores.workspaces.delete(record.object).catch(() => undefined);
-    await this.stores.workspaces.delete(objectNameOf(key, this.replicaId)).catch(() => undefined);
+    await this.discardCopies(key, record).catch((err: unknown) => this.logger.warn({ err, key }, "a deleted session's saved copies could not all be removed"));
   }
 
   /** Sessions (not request workspaces) a tenant holds, across every replica. */
@@ -301,11 +338,6 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
     await this.stores.replicas.delete(this.replicaId).catch(() => undefined);
     await this.stores.close();
   }
-}
-
-/** The Object Store name of a workspace's copy saved by one replica (one per holder, so a stale holder never overwrites the new one's). */
-export function objectNameOf(key: string, replicaId: string): string {
-  return `${key}/${replicaId}`;
 }
 
 function parseRecord(text: string): SessionRecord | undefined {

@@ -99,7 +99,7 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
       if (placed.where === 'here' && placed.takenOver && route.needsFiles) {
         try {
           // Never saved (its holder died during its first call): it starts empty, as that call's changes are lost.
-          await this.store.restore(ref, placed.restoreFrom ?? '', placed.restoreFrom === undefined);
+          await this.store.restore(ref, placed.key, placed.restoreFrom);
         } catch (err) {
           // Not restored: the next call restores again instead of serving a stale or empty copy.
           this.placement.unhold(placed.key);

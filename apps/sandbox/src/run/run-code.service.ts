@@ -2,14 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import { MAX_STREAM_BYTES, type SandboxRunReply, type SandboxRunRequest } from '@drael/contracts';
 import { inSpan } from '@drael/tracing';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
-import { CONTAINER_RUNTIME, type ContainerRuntime, type WorkspaceMount } from '../runtime/container-runtime.js';
+import { CONTAINER_RUNTIME, type ContainerRuntime } from '../runtime/container-runtime.js';
 import { decodeOutput } from '../runtime/output-capture.js';
 import { EgressGuard } from '../network/egress-guard.js';
-import { assertSessionId, QUOTA_HEADROOM_BYTES, WorkspaceService, type SessionWorkspace } from '../workspace/workspace.service.js';
+import { assertSessionId, WorkspaceService } from '../workspace/workspace.service.js';
 import { assertCodeSize, resolveTimeoutS } from './run-limits.js';
 import { RunSlots } from './run-slots.js';
+import { RunWorkspaces, type RunWorkspace } from './run-workspace.js';
 import { measureRun, watchSandbox } from '../sandbox.metrics.js';
-import { SandboxError } from '../sandbox-error.js';
 
 /** The answer of a run cancelled before its container started: it did not run. */
 const NOT_RUN: SandboxRunReply = {
@@ -29,15 +29,14 @@ export class RunCodeService {
   readonly slots: RunSlots;
 
   constructor(
-    @Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig,
+    @Inject(SANDBOX_CONFIG) config: SandboxConfig,
     @Inject(CONTAINER_RUNTIME) private readonly runtime: ContainerRuntime,
-    private readonly workspaces: WorkspaceService,
+    workspaces: WorkspaceService,
+    private readonly runWorkspaces: RunWorkspaces,
     private readonly egress: EgressGuard,
   ) {
     this.slots = new RunSlots(config.SANDBOX_MAX_CONCURRENT, config.SANDBOX_MAX_QUEUE);
     watchSandbox({ slots: () => this.slots.stats, sessions: () => workspaces.trackedVolumes });
-    // A container prepared on a workspace goes before the workspace is unmounted.
-    workspaces.onBeforeUnmount((dir) => runtime.releaseDir(dir));
   }
 
   run(req: SandboxRunRequest, signal?: AbortSignal): Promise<SandboxRunReply> {
@@ -52,36 +51,20 @@ export class RunCodeService {
     if (req.network) await this.egress.assertReady();
 
     const release = await this.slots.acquire();
-    let ws: SessionWorkspace | undefined;
+    let ws: RunWorkspace | undefined;
     try {
       // Cancelled while it waited for a slot (or before it arrived): no container is started.
       if (signal?.aborted) return NOT_RUN;
-      let workspace: WorkspaceMount;
-      if (req.session !== undefined) {
-        // A new request workspace comes ready-made: a tmpfs with a container already started on it.
-        const fresh = req.scope === 'request' && req.network !== true ? () => this.runtime.takeFreshWorkspace(req.runtime) : undefined;
-        ws = await this.workspaces.acquire({ tenant: req.tenant, session: req.session, scope: req.scope }, { create: true, fresh });
-        if (!ws) throw new Error('workspace missing after create');
-        if ((await ws.usage()).freeBytes < QUOTA_HEADROOM_BYTES) {
-          throw new SandboxError('quota_exceeded', `the session workspace quota (${this.workspaces.quotaBytes} bytes) is used up; delete files first`, false, {
-            quota_bytes: this.workspaces.quotaBytes,
-          });
-        }
-        workspace = { kind: 'host-dir', path: ws.path };
-      } else {
-        // spec 01: no session, a workspace for this request alone (a tmpfs gone with the container).
-        workspace = { kind: 'scratch', bytes: this.config.SANDBOX_SCRATCH_MB * 1024 * 1024 };
-      }
-      const spec = { runtime: req.runtime, code: req.code, workspace, network: req.network === true, timeoutMs: timeoutS * 1000, maxStreamBytes: MAX_STREAM_BYTES };
+      ws = await this.runWorkspaces.acquire(req);
+      const spec = { runtime: req.runtime, code: req.code, workspace: ws.mount, network: req.network === true, timeoutMs: timeoutS * 1000, maxStreamBytes: MAX_STREAM_BYTES };
       // The container's own span (take a prepared one or create it, run, wait, remove), after the slot and workspace.
       const r = await inSpan('container run', { attributes: { 'drael.sandbox.runtime': req.runtime, 'drael.sandbox.network': spec.network } }, async (span) => {
         const result = await this.runtime.run(spec, signal);
         span.setAttributes({ 'process.exit.code': result.exitCode ?? undefined, 'drael.sandbox.timed_out': result.timedOut, 'drael.sandbox.oom_killed': result.oomKilled });
         return result;
       });
-      // The workspace's next run finds its container ready (prepared while the workspace is
-      // held, so it cannot be unmounted under the preparation).
-      if (ws) this.runtime.prepareFor(ws.path, req.runtime);
+      // The workspace's next run finds its container ready.
+      ws.prepareNext();
       return {
         ok: r.exitCode === 0 && !r.timedOut && !r.oomKilled,
         exit_code: r.exitCode,

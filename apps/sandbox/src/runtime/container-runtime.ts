@@ -1,7 +1,20 @@
 import type { Runtime } from '../run/runtimes.js';
 
-/** Where a run's /work comes from: a session volume mounted on the host, or a throwaway tmpfs. */
-export type WorkspaceMount = { kind: 'host-dir'; path: string } | { kind: 'scratch'; bytes: number };
+/**
+ * A run's /work, as the container engine sees it (which workspace a run gets is decided in
+ * run/run-workspace.ts):
+ * - `held`: a directory on the host the caller holds while the run lasts, bound at /work (a
+ *   session's volume, a request's workspace);
+ * - `own`: an empty tmpfs of the container's own (SANDBOX_SCRATCH_MB), gone with it: the files
+ *   of a run that names no workspace are nobody's after it.
+ */
+export type WorkspaceMount = { kind: 'held'; path: string } | { kind: 'own' };
+
+/**
+ * Who a fresh workspace from the pool is for: one run (its container's own tmpfs), or a request,
+ * whose workspace outlives the run (a tmpfs mounted on the host, handed to the workspace service).
+ */
+export type FreshFor = 'run' | 'request';
 
 /** Everything the engine needs to run one program in one fresh container. */
 export interface ContainerRunSpec {
@@ -37,14 +50,16 @@ export interface ContainerRuntime {
   /** Health: the engine answers (and still has the run image). */
   ping(): Promise<void>;
   /**
-   * Prepares containers ahead of demand (created, started, waiting for their run; each runs one
-   * program at most): for session-less runs, and for first runs of a request's workspace.
+   * Fills the pool of fresh workspaces: containers prepared ahead of demand (created, started,
+   * waiting for their run; each runs one program at most), each on an empty workspace of its own,
+   * per runtime and for each of `FreshFor`. A run with an `own` workspace takes one of the pool's
+   * `run` entries (or is prepared on the spot when none is ready, or it needs the network).
    */
   warmUp(): void;
   /**
-   * A fresh, empty, size-bounded workspace directory (a tmpfs on the host) with a container
-   * already prepared on it for `runtime`; the caller owns the directory (unmounts it) from then
-   * on, for the workspace's whole life. Undefined when none is ready.
+   * A fresh, empty, size-bounded workspace directory for a request (a tmpfs on the host) with a
+   * container already prepared on it for `runtime`, from the pool; the caller owns the directory
+   * (unmounts it) from then on, for the workspace's whole life. Undefined when none is ready.
    */
   takeFreshWorkspace(runtime: Runtime): Promise<string | undefined>;
   /** Prepares a container for the next run in this workspace dir (call while the dir is held). */

@@ -51,7 +51,7 @@ describe('DockerContainerRuntime against an engine that drops a limit', () => {
     const run = runtime.run({
       runtime: 'python',
       code: 'print(1)',
-      workspace: { kind: 'scratch', bytes: 1 << 20 },
+      workspace: { kind: 'own' },
       network: false,
       timeoutMs: 5_000,
       maxStreamBytes: 1024,

@@ -10,7 +10,7 @@ import type { SandboxConfig } from '../config/config.schema.js';
 import { RUNTIMES, type Runtime } from '../run/runtimes.js';
 import { runHostCommand } from '../workspace/host-command.js';
 import { mountsUnder } from '../workspace/session-volume.js';
-import type { ContainerRunResult, ContainerRunSpec, ContainerRuntime } from './container-runtime.js';
+import type { ContainerRunResult, ContainerRunSpec, ContainerRuntime, FreshFor } from './container-runtime.js';
 import { demuxDockerStream } from './docker-stream-demux.js';
 import { OutputCapture } from './output-capture.js';
 import { recordContainerStart, watchSandbox } from '../sandbox.metrics.js';
@@ -50,6 +50,8 @@ interface Prepared {
   slotDir?: string;
 }
 
+const FRESH_FOR: readonly FreshFor[] = ['run', 'request'];
+
 /**
  * dockerode lives here and nowhere else. One fresh container per run: created, attached and
  * started ahead of its run where it can be (the run then only sends the line that begins it),
@@ -58,12 +60,10 @@ interface Prepared {
 export class DockerContainerRuntime implements ContainerRuntime {
   private readonly docker: Docker;
   private readonly runsDir: string;
-  // Session-less, network-less containers prepared ahead of demand (started, waiting for their
-  // run; never reused), keyed by runtime.
-  private readonly warm = new Map<Runtime, Promise<Prepared | undefined>[]>();
-  // Containers with a fresh, empty, size-bounded tmpfs of their own at /work, for the first run
-  // of a request's workspace (takeFreshWorkspace), keyed by runtime.
-  private readonly fresh = new Map<Runtime, Promise<Prepared | undefined>[]>();
+  // The pool of fresh workspaces: network-less containers prepared ahead of demand (started,
+  // waiting for their run; never reused), each on an empty workspace of its own, keyed by who it
+  // is for (a run's own tmpfs, or a request's, on the host) and runtime.
+  private readonly pool = new Map<`${FreshFor}:${Runtime}`, Promise<Prepared | undefined>[]>();
   // Containers prepared for the next run in a workspace (its host dir bound at /work), keyed by
   // that dir, then runtime. Disposed before the workspace is unmounted (releaseDir).
   private readonly forDirs = new Map<string, Map<Runtime, Promise<Prepared | undefined>>>();
@@ -78,7 +78,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
   ) {
     this.docker = new Docker({ socketPath: config.DOCKER_SOCKET });
     this.runsDir = join(config.SANDBOX_STATE_DIR, 'runs', config.SANDBOX_INSTANCE);
-    watchSandbox({ warm: () => [...this.warm.values()].reduce((n, list) => n + list.length, 0) });
+    watchSandbox({ warm: () => [...this.pool.values()].reduce((n, list) => n + list.length, 0) });
     this.slotsDir = join(config.SANDBOX_STATE_DIR, 'slots', config.SANDBOX_INSTANCE);
   }
 
@@ -143,7 +143,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
   }
 
   async run(spec: ContainerRunSpec, signal?: AbortSignal): Promise<ContainerRunResult> {
-    const warm = spec.workspace.kind === 'scratch' ? await this.takeWarm(spec) : await this.takeForDir(spec);
+    const warm = spec.workspace.kind === 'own' ? await this.takeOwn(spec) : await this.takeForDir(spec);
     if (warm) {
       try {
         return await this.runPrepared(warm, spec, signal);
@@ -200,9 +200,8 @@ export class DockerContainerRuntime implements ContainerRuntime {
 
   async close(): Promise<void> {
     this.closed = true;
-    const pending = [...this.warm.values(), ...this.fresh.values(), ...[...this.forDirs.values()].map((m) => [...m.values()])].flat();
-    this.warm.clear();
-    this.fresh.clear();
+    const pending = [...this.pool.values(), ...[...this.forDirs.values()].map((m) => [...m.values()])].flat();
+    this.pool.clear();
     this.forDirs.clear();
     await Promise.all([
       ...pending.map(async (p) => {
@@ -213,23 +212,29 @@ export class DockerContainerRuntime implements ContainerRuntime {
     ]);
   }
 
-  /** Fills the warm pools for every runtime (called at boot and after each take). */
+  /** Fills the pool for every runtime and who it is for (called at boot and after each take). */
   warmUp(): void {
     if (this.closed || this.config.SANDBOX_WARM_POOL === 0) return;
-    const logged = (what: string) => (err: unknown) => {
-      this.logger.warn({ err }, `${what} failed`);
-      return undefined;
-    };
     for (const runtime of Object.keys(RUNTIMES) as Runtime[]) {
-      const list = this.warm.get(runtime) ?? [];
-      while (list.length < this.config.SANDBOX_WARM_POOL) {
-        list.push(this.prepare(runtime, { workspace: { kind: 'scratch', bytes: this.config.SANDBOX_SCRATCH_MB << 20 }, network: false }).catch(logged('warm container create')));
+      for (const freshFor of FRESH_FOR) {
+        const list = this.pool.get(`${freshFor}:${runtime}`) ?? [];
+        while (list.length < this.config.SANDBOX_WARM_POOL) {
+          list.push(
+            this.prepareFresh(runtime, freshFor).catch((err: unknown) => {
+              this.logger.warn({ err, for: freshFor }, 'fresh workspace container create failed');
+              return undefined;
+            }),
+          );
+        }
+        this.pool.set(`${freshFor}:${runtime}`, list);
       }
-      this.warm.set(runtime, list);
-      const fresh = this.fresh.get(runtime) ?? [];
-      while (fresh.length < this.config.SANDBOX_WARM_POOL) fresh.push(this.prepareFresh(runtime).catch(logged('fresh workspace container create')));
-      this.fresh.set(runtime, fresh);
     }
+  }
+
+  /** The pool's next fresh workspace for `freshFor` and `runtime`; undefined if none (or its create failed). */
+  private async takeFresh(freshFor: FreshFor, runtime: Runtime): Promise<Prepared | undefined> {
+    const next = this.pool.get(`${freshFor}:${runtime}`)?.shift();
+    return next ? await next : undefined;
   }
 
   /**
@@ -245,8 +250,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
   }
 
   async takeFreshWorkspace(runtime: Runtime): Promise<string | undefined> {
-    const next = this.fresh.get(runtime)?.shift();
-    const p = next ? await next : undefined;
+    const p = await this.takeFresh('request', runtime);
     if (!p?.slotDir || p.exited) {
       if (p) this.defer(this.dispose(p));
       return undefined;
@@ -266,7 +270,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
     if (byRuntime.size === 0 && this.forDirs.size >= MAX_PREPARED_FOR_DIRS) return;
     byRuntime.set(
       runtime,
-      this.prepare(runtime, { workspace: { kind: 'host-dir', path: dir }, network: false }).catch((err: unknown) => {
+      this.prepare(runtime, { workspace: { kind: 'held', path: dir }, network: false }).catch((err: unknown) => {
         this.logger.warn({ err }, 'workspace container create failed');
         return undefined;
       }),
@@ -287,7 +291,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
   }
 
   private async takeForDir(spec: ContainerRunSpec): Promise<Prepared | undefined> {
-    if (spec.network || spec.workspace.kind !== 'host-dir') return undefined;
+    if (spec.network || spec.workspace.kind !== 'held') return undefined;
     const byRuntime = this.forDirs.get(spec.workspace.path);
     const next = byRuntime?.get(spec.runtime);
     if (!byRuntime || !next) return undefined;
@@ -296,8 +300,13 @@ export class DockerContainerRuntime implements ContainerRuntime {
     return await next;
   }
 
-  /** A container with an empty tmpfs of its own at /work, the size of a session's quota. */
-  private async prepareFresh(runtime: Runtime): Promise<Prepared> {
+  /**
+   * A container on a fresh, empty workspace: for a run, its own tmpfs (inside the container); for a
+   * request, a tmpfs the size of a session's quota mounted on the host (the request's workspace
+   * keeps it after the run) and bound at /work.
+   */
+  private async prepareFresh(runtime: Runtime, freshFor: FreshFor): Promise<Prepared> {
+    if (freshFor === 'run') return this.prepare(runtime, { workspace: { kind: 'own' }, network: false });
     const slotDir = join(this.slotsDir, randomBytes(12).toString('hex'));
     await mkdir(slotDir, { mode: 0o700 });
     const quota = this.config.SANDBOX_SESSION_QUOTA_MB;
@@ -315,7 +324,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
       throw err;
     }
     try {
-      const p = await this.prepare(runtime, { workspace: { kind: 'host-dir', path: slotDir }, network: false });
+      const p = await this.prepare(runtime, { workspace: { kind: 'held', path: slotDir }, network: false });
       p.slotDir = slotDir;
       return p;
     } catch (err) {
@@ -324,11 +333,10 @@ export class DockerContainerRuntime implements ContainerRuntime {
     }
   }
 
-  private async takeWarm(spec: ContainerRunSpec): Promise<Prepared | undefined> {
-    if (spec.network || spec.workspace.kind !== 'scratch' || spec.workspace.bytes !== this.config.SANDBOX_SCRATCH_MB << 20) return undefined;
-    const next = this.warm.get(spec.runtime)?.shift();
-    // A failed warm create resolves to undefined (logged): the run then creates its own.
-    return next ? await next : undefined;
+  /** A pooled container for a run with its own workspace (the pool's are network-less). */
+  private takeOwn(spec: ContainerRunSpec): Promise<Prepared | undefined> {
+    // A failed create resolves to undefined (logged): the run then creates its own.
+    return spec.network ? Promise.resolve(undefined) : this.takeFresh('run', spec.runtime);
   }
 
   private async prepare(runtime: Runtime, spec: Pick<ContainerRunSpec, 'workspace' | 'network'>): Promise<Prepared> {
@@ -376,8 +384,8 @@ export class DockerContainerRuntime implements ContainerRuntime {
       '/tmp': `rw,nosuid,nodev,size=${c.SANDBOX_TMP_MB}m,nr_inodes=4096,mode=1777`,
     };
     const binds = [`${programDir}:/sandbox:ro`];
-    if (spec.workspace.kind === 'scratch') {
-      tmpfs['/work'] = `rw,nosuid,nodev,size=${spec.workspace.bytes},nr_inodes=8192,mode=0700,uid=65534,gid=65534`;
+    if (spec.workspace.kind === 'own') {
+      tmpfs['/work'] = `rw,nosuid,nodev,size=${c.SANDBOX_SCRATCH_MB * 1024 * 1024},nr_inodes=8192,mode=0700,uid=65534,gid=65534`;
     } else {
       binds.push(`${spec.workspace.path}:/work:rw`);
     }

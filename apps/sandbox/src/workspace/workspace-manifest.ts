@@ -1,0 +1,240 @@
+import { createHash } from 'node:crypto';
+import { constants, type BigIntStats } from 'node:fs';
+import { chmod, lchown, link, lstat, lutimes, mkdir, open, readdir, readlink, symlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+/*
+ * A workspace's files as a list (the manifest) plus their contents (one object per distinct
+ * content, named by its SHA-256): what workspace-store.ts saves to the Object Store. The list is
+ * the whole workspace, so a file deleted since the last save is simply absent from it, and a
+ * restore (a fresh volume filled from the list) never brings it back.
+ *
+ * Kept: regular files (content, sparse holes restored as holes), directories, symlinks (never
+ * followed, here or anywhere on the volume), hard links (as links), and for each its mode, owner
+ * and mtime. Not kept: FIFOs, sockets and device nodes (the volume is nodev; a FIFO is a
+ * rendezvous between processes, all of which ended with their run).
+ */
+
+// A path inside the workspace as the manifest writes it: `.` (the workspace root) or relative
+// segments, none empty, `.` or `..`: checked again on restore, so a damaged or forged manifest
+// cannot name anything outside the fresh volume it fills.
+const RelPath = z
+  .string()
+  .max(4096)
+  .refine((p) => p === '.' || (!p.includes('\0') && p.split('/').every((s) => s !== '' && s !== '.' && s !== '..')), 'a relative path inside the workspace');
+const Owner = { u: z.number().int().nonnegative(), g: z.number().int().nonnegative() };
+const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
+
+const EntrySchema = z.discriminatedUnion('t', [
+  z.object({ t: z.literal('d'), p: RelPath, m: z.number().int(), mt: z.number(), ...Owner }),
+  z.object({ t: z.literal('f'), p: RelPath, m: z.number().int(), mt: z.number(), s: z.number().int().nonnegative(), h: Sha256Hex, ...Owner }),
+  z.object({ t: z.literal('l'), p: RelPath, to: z.string().max(4096), mt: z.number(), ...Owner }),
+  // A second name of a regular file listed before it (a hard link), restored as a link to it.
+  z.object({ t: z.literal('h'), p: RelPath, to: RelPath }),
+]);
+type ManifestEntry = z.infer<typeof EntrySchema>;
+
+export const ManifestSchema = z.object({ v: z.literal(1), entries: z.array(EntrySchema) });
+export type Manifest = z.infer<typeof ManifestSchema>;
+
+export const EMPTY_MANIFEST: Manifest = { v: 1, entries: [] };
+
+/**
+ * What this replica last saw of a file: its inode, ctime (which no program can set back) and size,
+ * with the content's hash. Same fingerprint, same content: its hash is reused without reading it.
+ */
+export type Fingerprints = Map<string, { fp: string; h: string }>;
+
+// The kernel stamps ctime from a clock that advances by ticks (1-10 ms): a file changed again
+// within the tick of the change a listing saw keeps its ctime. So a fingerprint taken less than
+// this long after its file's ctime is not kept (the file is hashed again next time), as git does
+// with its "racily clean" entries.
+const RACY_MS = 100;
+
+function fingerprintOf(st: BigIntStats, takenAtMs: number): string | undefined {
+  return takenAtMs - Number(st.ctimeNs / 1_000_000n) > RACY_MS ? `${st.ino}:${st.ctimeNs}:${st.size}` : undefined;
+}
+
+/** The content hashes a manifest refers to (each is one object in the store). */
+export function contentsOf(manifest: Manifest): Set<string> {
+  const hashes = new Set<string>();
+  for (const e of manifest.entries) if (e.t === 'f') hashes.add(e.h);
+  return hashes;
+}
+
+export function sameManifest(a: Manifest, b: Manifest): boolean {
+  return JSON.stringify(a.entries) === JSON.stringify(b.entries);
+}
+
+/** A file of the scan whose content is to be read again for upload (its hash is not saved yet). */
+export interface ScannedFile {
+  abs: string;
+  ino: bigint;
+}
+
+/**
+ * Lists the workspace under `root` (never following a link), hashing the files whose fingerprint
+ * changed since `known`. Returns the manifest, the new fingerprints, and where each content is.
+ */
+export async function scanWorkspace(root: string, known: Fingerprints): Promise<{ manifest: Manifest; fingerprints: Fingerprints; files: Map<string, ScannedFile> }> {
+  const entries: ManifestEntry[] = [];
+  const fingerprints: Fingerprints = new Map();
+  const files = new Map<string, ScannedFile>();
+  const firstNameOf = new Map<bigint, string>();
+  // Before any stat: a change after it is always later than this.
+  const takenAtMs = Date.now();
+  const visit = async (rel: string, abs: string): Promise<void> => {
+    const st = await lstat(abs, { bigint: true });
+    // Keys in the schema's order: a manifest read back compares equal to a listing (sameManifest).
+    const mt = Number(st.mtimeMs);
+    const owner = { u: Number(st.uid), g: Number(st.gid) };
+    if (st.isDirectory()) {
+      entries.push({ t: 'd', p: rel, m: Number(st.mode & 0o7777n), mt, ...owner });
+      const names = (await readdir(abs)).sort();
+      for (const name of names) await visit(rel === '.' ? name : `${rel}/${name}`, join(abs, name));
+    } else if (st.isSymbolicLink()) {
+      entries.push({ t: 'l', p: rel, to: await readlink(abs), mt, ...owner });
+    } else if (st.isFile()) {
+      const first = st.nlink > 1n ? firstNameOf.get(st.ino) : undefined;
+      if (first !== undefined) {
+        entries.push({ t: 'h', p: rel, to: first });
+        return;
+      }
+      firstNameOf.set(st.ino, rel);
+      const fp = fingerprintOf(st, takenAtMs);
+      const seen = known.get(rel);
+      const h = fp !== undefined && seen?.fp === fp ? seen.h : await hashFile(abs, st.ino);
+      if (fp !== undefined) fingerprints.set(rel, { fp, h });
+      if (!files.has(h)) files.set(h, { abs, ino: st.ino });
+      entries.push({ t: 'f', p: rel, m: Number(st.mode & 0o7777n), mt, s: Number(st.size), h, ...owner });
+    }
+    // FIFOs, sockets, devices: not kept (see above).
+  };
+  await visit('.', root);
+  return { manifest: { v: 1, entries }, fingerprints, files };
+}
+
+/**
+ * Opens a regular file of the workspace for reading without following a link or blocking on a
+ * FIFO planted in its place, and checks it is still the file the scan saw.
+ */
+export async function openScanned(abs: string, ino: bigint): Promise<FileHandle> {
+  const fh = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  const st = await fh.stat({ bigint: true });
+  if (!st.isFile() || st.ino !== ino) {
+    await fh.close();
+    throw new Error(`${abs} was replaced while the workspace was saved`);
+  }
+  return fh;
+}
+
+const READ_BYTES = 1 << 20;
+
+async function hashFile(abs: string, ino: bigint): Promise<string> {
+  const fh = await openScanned(abs, ino);
+  try {
+    const sha = createHash('sha256');
+    for await (const chunk of readChunks(fh)) sha.update(chunk);
+    return sha.digest('hex');
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The file's bytes from its start, in pieces of at most 1 MiB (each a fresh buffer). */
+export async function* readChunks(fh: FileHandle): AsyncGenerator<Uint8Array> {
+  let position = 0;
+  for (;;) {
+    const buf = Buffer.allocUnsafe(READ_BYTES);
+    const { bytesRead } = await fh.read(buf, 0, READ_BYTES, position);
+    if (bytesRead === 0) return;
+    position += bytesRead;
+    yield buf.subarray(0, bytesRead);
+  }
+}
+
+// Runs of zeros this long (and aligned) are left as holes on restore: a sparse file of the
+// quota's size (allowed: only its blocks count) must fit back into the volume it came from.
+const HOLE_BYTES = 64 * 1024;
+const ZEROS = Buffer.alloc(HOLE_BYTES);
+
+/**
+ * Fills the empty volume at `root` from `manifest`, reading each content from `contentOf`, `parallel`
+ * at a time. Returns the fingerprints of what it wrote (for the next save's change detection).
+ */
+export async function writeWorkspace(
+  root: string,
+  manifest: Manifest,
+  contentOf: (hash: string) => Promise<AsyncIterable<Uint8Array> | Iterable<Uint8Array>>,
+  parallel = 4,
+): Promise<Fingerprints> {
+  const entries = ManifestSchema.parse(manifest).entries;
+  const abs = (p: string) => (p === '.' ? root : join(root, p));
+  // Directories first (parents before children: the list is in walk order), then contents.
+  for (const e of entries) if (e.t === 'd' && e.p !== '.') await mkdir(abs(e.p), { mode: 0o700 });
+  const regular = entries.filter((e) => e.t === 'f');
+  let next = 0;
+  const worker = async () => {
+    while (next < regular.length) {
+      const e = regular[next++]!;
+      const fh = await open(abs(e.p), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+      try {
+        await writeSparse(fh, await contentOf(e.h), e.s);
+      } finally {
+        await fh.close();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, regular.length) }, worker));
+  for (const e of entries) {
+    if (e.t === 'l') await symlink(e.to, abs(e.p));
+    else if (e.t === 'h') await link(abs(e.to), abs(e.p));
+  }
+  // Owners, modes and times last, children before their directory (writing into a directory
+  // moves its mtime).
+  for (const e of [...entries].reverse()) {
+    if (e.t === 'h') continue;
+    const path = abs(e.p);
+    await lchown(path, e.u, e.g);
+    if (e.t !== 'l') await chmod(path, e.m);
+    // Half a millisecond in: seconds as a float do not land on the exact millisecond, and the next
+    // listing (which floors to milliseconds) must read the same mtime back.
+    const t = (e.mt + 0.5) / 1000;
+    await lutimes(path, t, t);
+  }
+  // Fingerprints taken a tick after the last change (nothing else changes the fresh volume
+  // meanwhile), so that the next save reads none of these files again.
+  if (regular.length > 0) await new Promise((r) => setTimeout(r, RACY_MS + 10));
+  const fingerprints: Fingerprints = new Map();
+  const takenAtMs = Date.now();
+  for (const e of regular) {
+    const fp = fingerprintOf(await lstat(abs(e.p), { bigint: true }), takenAtMs);
+    if (fp !== undefined) fingerprints.set(e.p, { fp, h: e.h });
+  }
+  return fingerprints;
+}
+
+async function writeSparse(fh: FileHandle, content: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, size: number): Promise<void> {
+  let position = 0;
+  let pending: Buffer = Buffer.alloc(0);
+  const flush = async (buf: Buffer) => {
+    for (let at = 0; at < buf.length; at += HOLE_BYTES) {
+      const piece = buf.subarray(at, Math.min(at + HOLE_BYTES, buf.length));
+      if (piece.length !== HOLE_BYTES || !piece.equals(ZEROS)) await fh.write(piece, 0, piece.length, position);
+      position += piece.length;
+    }
+  };
+  for await (const chunk of content) {
+    pending = pending.length ? Buffer.concat([pending, chunk]) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const whole = pending.length - (pending.length % HOLE_BYTES);
+    if (whole > 0) {
+      await flush(pending.subarray(0, whole));
+      pending = pending.subarray(whole);
+    }
+  }
+  if (pending.length) await flush(pending);
+  if (position !== size) throw new Error(`saved content of ${size} bytes came back with ${position}`);
+  // A trailing hole: the size is set, the blocks are not written.
+  await fh.truncate(size);
+}
