@@ -75,8 +75,8 @@ describe('agent-run metrics after real runs', () => {
     const acct = await stack.account();
     const poor = await stack.account(0.0002);
     const before = stack.upstream.requests.length;
-    // 500 µ$ cannot pay the prompt's estimated input plus 64 tokens at 4 µ$ each.
-    const tight = await stack.createAgent(acct, { tools: [], limits: { step_limit: 5, budget_usd: 0.0005 } });
+    // 100 µ$ cannot pay 64 output tokens at 4 µ$ each, whatever the prompt.
+    const tight = await stack.createAgent(acct, { tools: [], limits: { step_limit: 5, budget_usd: 0.0001 } });
     const agent = await stack.createAgent(poor, { tools: [] });
     const d = await delta(
       async () => {
