@@ -108,7 +108,7 @@ describe('GET /metrics after real requests', () => {
     expect(gw('drael_gateway_tokens_total', { alias: 'gpt-test', direction: 'out' })).toBe(10);
   });
 
-  describe('proxy mode (the client brings its own tools or asks for none): tokens read from the answer\'s last bytes', () => {
+  describe("proxy mode (the client brings its own tools or asks for none): tokens read from the answer's last bytes", () => {
     const proxied = (body: Record<string, unknown>) => h.chat({ messages: [{ role: 'user', content: 'hi' }], ...body }, { 'x-drael-server-tools': '0' });
 
     it('a non-streamed answer: its usage counted by alias, with its cost', async () => {

@@ -123,7 +123,10 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
   it('a Responses request: its turns, upstream calls and hosted tool call are spans of the trace, each under the right parent', async () => {
     const clientTrace = hex(16);
     const clientSpan = hex(8);
-    h.script([{ type: 'tool_calls', calls: [call('d1', 'datetime', {})] }, { type: 'text', content: 'It is now.' }]);
+    h.script([
+      { type: 'tool_calls', calls: [call('d1', 'datetime', {})] },
+      { type: 'text', content: 'It is now.' },
+    ]);
     const r = await fetch(`${h.gateway.url}/v1/responses`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${h.apiKey}`, traceparent: `00-${clientTrace}-${clientSpan}-01` },
