@@ -21,7 +21,7 @@ rows = [
   ("Tokens and cost", [
     ("Tokens/s by alias and direction", 'sum by (alias, direction) (rate(drael_gateway_tokens_total[5m]))', "short"),
     ("Spend USD/h by alias", 'sum by (alias) (rate(drael_gateway_cost_usd_total[1h])) * 3600', "currencyUSD"),
-    ("Turns per request p90", 'histogram_quantile(0.9, sum by (le) (rate(drael_gateway_turns_per_request_bucket[15m])))', "short"),
+    ("Turns per request p90 by mode", 'histogram_quantile(0.9, sum by (le, mode) (rate(drael_gateway_turns_per_request_bucket[15m])))', "short"),
     ("spawn_agent children/s by outcome", 'sum by (outcome) (rate(drael_gateway_spawned_agents_total[5m]))', "short"),
   ]),
   ("Tools", [

@@ -26,7 +26,7 @@ beforeAll(async () => {
   for (const k of Object.keys(ports) as (keyof typeof ports)[]) ports[k] = await freePort();
   h = await startLoopHarness({
     services: ['sandbox'],
-    env: { METRICS_PORT: String(ports.gateway) },
+    env: { METRICS_PORT: String(ports.gateway), RESPONSES_KEY_PREFIX: `test:metrics-${process.pid}:responses:` },
     serviceEnv: { sandbox: { HEALTH_PORT: String(ports.sandbox) }, billing: { HEALTH_PORT: String(ports.billing) } },
   });
   fetchService = await startServiceProcess(
@@ -109,6 +109,68 @@ describe('GET /metrics after real requests', () => {
         timeout: 30_000,
       })
       .toBeGreaterThanOrEqual(1);
+  });
+
+  it('a Responses request: its turns under mode responses, its hosted tool call, its tokens', async () => {
+    h.script([
+      { type: 'tool_calls', calls: [call('d1', 'datetime', {})], usage: { prompt_tokens: 40, completion_tokens: 6 } },
+      { type: 'text', content: 'It is now.', usage: { prompt_tokens: 60, completion_tokens: 4 } },
+    ]);
+    const gw = await delta(ports.gateway, async () => {
+      const r = await fetch(`${h.gateway.url}/v1/responses`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${h.apiKey}` },
+        body: JSON.stringify({ model: 'gpt-test', input: 'What time is it?', tools: [{ type: 'datetime' }], store: false }),
+      });
+      expect(r.status).toBe(200);
+      expect(((await r.json()) as { status: string }).status).toBe('completed');
+    });
+    expect(gw('drael_gateway_http_request_duration_seconds_count', { route: '/v1/responses', method: 'POST', status_class: '2xx', mode: 'responses' })).toBe(1);
+    expect(gw('drael_gateway_turns_per_request_count', { mode: 'responses' })).toBe(1);
+    expect(gw('drael_gateway_turns_per_request_sum', { mode: 'responses' })).toBe(2);
+    expect(gw('drael_gateway_turns_per_request_count', { mode: 'catalogue' })).toBe(0);
+    expect(gw('drael_gateway_tokens_total', { alias: 'gpt-test', direction: 'in' })).toBe(100);
+    expect(gw('drael_gateway_tokens_total', { alias: 'gpt-test', direction: 'out' })).toBe(10);
+  });
+
+  describe("proxy mode (the client brings its own tools or asks for none): tokens read from the answer's last bytes", () => {
+    const proxied = (body: Record<string, unknown>) => h.chat({ messages: [{ role: 'user', content: 'hi' }], ...body }, { 'x-drael-server-tools': '0' });
+
+    it('a non-streamed answer: its usage counted by alias, with its cost', async () => {
+      h.script([{ type: 'text', content: 'hello', usage: { prompt_tokens: 17, completion_tokens: 29 } }]);
+      const gw = await delta(ports.gateway, async () => {
+        const r = await proxied({});
+        expect(r.status).toBe(200);
+        expect(((await r.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens).toBe(17);
+      });
+      expect(gw('drael_gateway_http_request_duration_seconds_count', { route: '/v1/chat/completions', method: 'POST', status_class: '2xx', mode: 'proxy' })).toBe(1);
+      expect(gw('drael_gateway_tokens_total', { alias: 'gpt-test', direction: 'in' })).toBe(17);
+      expect(gw('drael_gateway_tokens_total', { alias: 'gpt-test', direction: 'out' })).toBe(29);
+      expect(gw('drael_gateway_cost_usd_total', { alias: 'gpt-test' })).toBeCloseTo((17 * 1 + 29 * 2) / 1e6, 12);
+    });
+
+    it('a stream whose client asked for its usage event (stream_options.include_usage): counted from its last chunks', async () => {
+      h.script([{ type: 'text', content: ['one ', 'two ', 'three'], usage: { prompt_tokens: 23, completion_tokens: 31 } }]);
+      const gw = await delta(ports.gateway, async () => {
+        const r = await proxied({ stream: true, stream_options: { include_usage: true } });
+        expect(r.status).toBe(200);
+        expect(await r.text()).toContain('"prompt_tokens":23');
+      });
+      expect(gw('drael_gateway_tokens_total', { alias: 'gpt-test', direction: 'in' })).toBe(23);
+      expect(gw('drael_gateway_tokens_total', { alias: 'gpt-test', direction: 'out' })).toBe(31);
+    });
+
+    it('a stream without a usage event: nothing is counted (the upstream reported none)', async () => {
+      h.script([{ type: 'text', content: ['one ', 'two'], usage: { prompt_tokens: 23, completion_tokens: 31 } }]);
+      const gw = await delta(ports.gateway, async () => {
+        const r = await proxied({ stream: true });
+        expect(r.status).toBe(200);
+        expect(await r.text()).not.toContain('prompt_tokens');
+      });
+      expect(gw('drael_gateway_http_request_duration_seconds_count', { route: '/v1/chat/completions', method: 'POST', status_class: '2xx', mode: 'proxy' })).toBe(1);
+      expect(gw('drael_gateway_tokens_total', { alias: 'gpt-test', direction: 'in' })).toBe(0);
+      expect(gw('drael_gateway_tokens_total', { alias: 'gpt-test', direction: 'out' })).toBe(0);
+    });
   });
 
   it('a sandbox timeout: the run counts as timeout, the tool call as failed', async () => {

@@ -120,6 +120,38 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     expect(openTelemetryModulesLoaded(h.gateway.output()).some((u) => u.includes('/@opentelemetry/sdk-trace/'))).toBe(true);
   });
 
+  it('a Responses request: its turns, upstream calls and hosted tool call are spans of the trace, each under the right parent', async () => {
+    const clientTrace = hex(16);
+    const clientSpan = hex(8);
+    h.script([
+      { type: 'tool_calls', calls: [call('d1', 'datetime', {})] },
+      { type: 'text', content: 'It is now.' },
+    ]);
+    const r = await fetch(`${h.gateway.url}/v1/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${h.apiKey}`, traceparent: `00-${clientTrace}-${clientSpan}-01` },
+      body: JSON.stringify({ model: 'gpt-test', input: 'What time is it?', tools: [{ type: 'datetime' }], store: false }),
+    });
+    expect(r.status).toBe(200);
+    await r.json();
+    const spans = (
+      await receiver.waitFor((all) => {
+        const mine = all.filter((s) => s.traceId === clientTrace);
+        return mine.some((s) => s.kind === 'server') && mine.filter((s) => s.name === 'turn').length === 2 && mine.some((s) => s.name === 'tool datetime');
+      }, 60_000)
+    ).filter((s) => s.traceId === clientTrace);
+    const http = one(spans, (s) => s.service === 'drael-gateway' && s.kind === 'server', 'the HTTP span');
+    expect(http.name).toBe('POST /v1/responses');
+    expect(http.parentSpanId).toBe(clientSpan);
+    const turns = spans.filter((s) => s.name === 'turn').sort((a, b) => Number(a.attributes['drael.turn']) - Number(b.attributes['drael.turn']));
+    for (const t of turns) expect(t.parentSpanId).toBe(http.spanId);
+    const tool = one(spans, (s) => s.name === 'tool datetime', 'the hosted tool span');
+    expect(tool.parentSpanId).toBe(turns[0]!.spanId);
+    expect(tool.attributes['drael.tool']).toBe('datetime');
+    const upstreamCalls = spans.filter((s) => s.name === 'upstream gpt-test');
+    expect(upstreamCalls.map((u) => u.parentSpanId).sort()).toEqual(turns.map((t) => t.spanId).sort());
+  });
+
   it('starts a new trace when the client sends none (or a malformed one)', async () => {
     h.script([
       { type: 'tool_calls', calls: [call('code', 'run_code', { runtime: 'bash', code: 'echo hi' })] },
@@ -137,6 +169,72 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     const http = one(spans, (s) => s.service === 'drael-gateway' && s.kind === 'server', 'the HTTP span');
     expect(http.parentSpanId).toBe('');
     expect(spans.find((s) => s.name === 'container run')!.traceId).toBe(http.traceId);
+  });
+});
+
+describe('sampling (OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0)', () => {
+  let receiver: OtlpReceiver;
+  let upstream: ScriptedUpstream;
+  let gateway: GatewayProcess;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    upstream = await startScriptedUpstream({ turns: [{ type: 'text', content: 'hello' }], whenExhausted: 'repeat' });
+    gateway = await startGatewayProcess(
+      {
+        NATS_URL,
+        DRAEL_NATS_PREFIX: testPrefix('sampling'),
+        DRAEL_BACKEND_SERVICES: 'agent-run',
+        LOG_LEVEL: 'warn',
+        SHUTDOWN_GRACE_MS: '3000',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: '200',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0',
+        DRAEL_MODELS: JSON.stringify({ 'gpt-test': { model: 'upstream-model', base_url: upstream.baseUrl } }),
+      },
+      { readyTimeoutMs: 90_000 },
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await gateway?.stop();
+    await upstream?.close();
+    await receiver?.close();
+  }, 60_000);
+
+  /** A proxied completion with these headers; the traceparent the model upstream received for it. */
+  async function complete(headers: Record<string, string>): Promise<string> {
+    const before = upstream.requests.length;
+    const r = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...gateway.authHeaders, 'x-drael-server-tools': '0', ...headers },
+      body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(r.status).toBe(200);
+    await r.json();
+    expect(upstream.requests.length).toBe(before + 1);
+    return String(upstream.requests.at(-1)!.headers.traceparent);
+  }
+
+  it("ratio 0 records no new trace, yet the context is propagated; a sampled client's trace is recorded and propagated as sampled", async () => {
+    // A new trace, sampled out: not recorded, but the upstream still gets a traceparent (flags 00).
+    const fresh = /^00-([0-9a-f]{32})-[0-9a-f]{16}-00$/.exec(await complete({}));
+    expect(fresh).not.toBeNull();
+    // A client's trace it decided not to sample: followed, and passed on unsampled.
+    const unsampledTrace = hex(16);
+    expect(await complete({ traceparent: `00-${unsampledTrace}-${hex(8)}-00` })).toMatch(new RegExp(`^00-${unsampledTrace}-[0-9a-f]{16}-00$`));
+    // A client's sampled trace: the parent decides, so it is recorded and passed on sampled.
+    const sampledTrace = hex(16);
+    const clientSpan = hex(8);
+    const sent = await complete({ traceparent: `00-${sampledTrace}-${clientSpan}-01` });
+    expect(sent).toMatch(new RegExp(`^00-${sampledTrace}-[0-9a-f]{16}-01$`));
+    const spans = await receiver.waitFor((all) => all.some((s) => s.traceId === sampledTrace && s.kind === 'server'), 60_000);
+    const http = spans.find((s) => s.traceId === sampledTrace && s.kind === 'server')!;
+    expect(http.parentSpanId).toBe(clientSpan);
+    expect(spans.find((s) => s.traceId === sampledTrace && s.name === 'upstream gpt-test')?.spanId).toBe(sent.split('-')[2]);
+    // The sampled request's spans left after any of the two before would have (one batch
+    // processor, spans queued as they end): every span received is of the sampled trace.
+    expect([...new Set(receiver.spans.map((s) => s.traceId))]).toEqual([sampledTrace]);
   });
 });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TRACES_SAMPLERS, type TracesSampler } from '@drael/tracing';
 
 /** A configuration error names every bad variable, so boot stops with a message an operator can act on. */
 export class ConfigError extends Error {
@@ -61,14 +62,30 @@ export const baseEnvShape = {
   OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess((v) => (v === '' ? undefined : v), z.url({ protocol: /^https?$/ }).optional()),
   // OpenTelemetry's batch delay: finished spans are sent at least this often (ms).
   OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).max(600_000).default(5000),
+  // OpenTelemetry's sampler variables, with their meaning (docs/operations.md "Sampling"). Unlike
+  // the SDK, which falls back to its default on a name it does not know, a typo stops boot: a
+  // misspelt sampler would otherwise record every trace the operator meant to thin out.
+  OTEL_TRACES_SAMPLER: z.preprocess((v) => (v === '' ? undefined : v), z.enum(TRACES_SAMPLERS).default('parentbased_always_on')),
+  // The ratio of the *traceidratio samplers, 0..1 (unset: 1).
+  OTEL_TRACES_SAMPLER_ARG: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().min(0).max(1).optional()),
 };
 
 /** The tracing settings of a parsed base configuration, as @drael/tracing's startTracing takes them. */
-export function tracingOf(config: { OTEL_EXPORTER_OTLP_ENDPOINT?: string | undefined; OTEL_BSP_SCHEDULE_DELAY: number }): {
+export function tracingOf(config: {
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string | undefined;
+  OTEL_BSP_SCHEDULE_DELAY: number;
+  OTEL_TRACES_SAMPLER: TracesSampler['name'];
+  OTEL_TRACES_SAMPLER_ARG?: number | undefined;
+}): {
   endpoint: string | undefined;
   scheduleDelayMs: number;
+  sampler: TracesSampler;
 } {
-  return { endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY };
+  return {
+    endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+    scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY,
+    sampler: { name: config.OTEL_TRACES_SAMPLER, ratio: config.OTEL_TRACES_SAMPLER_ARG },
+  };
 }
 
 /** Strict boolean variables: "true"/"false"/"1"/"0" only, so a typo never silently means false. */

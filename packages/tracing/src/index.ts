@@ -11,17 +11,20 @@ import { NO_SPAN } from './no-span.js';
  * (./otel-tracer.js) is loaded by `startTracing` only when there is somewhere to send spans.
  */
 
-export type SpanKindName = 'internal' | 'server' | 'client';
+export type SpanKindName = 'internal' | 'server' | 'client' | 'consumer';
 export type SpanAttributes = Record<string, string | number | boolean | undefined>;
 
 export interface SpanOptions {
-  /** 'server' for work a remote caller asked for (HTTP request, NATS handler), 'client' for a call out. */
+  /**
+   * 'server' for work a remote caller asked for (HTTP request, NATS handler), 'client' for a call
+   * out, 'consumer' for queued work picked up later (an agent run's execution).
+   */
   readonly kind?: SpanKindName;
   readonly attributes?: SpanAttributes;
   /**
-   * A server span's remote parent: the W3C `traceparent` the caller sent (HTTP or NATS header).
-   * Absent or malformed: the span starts a new trace. Ignored for other kinds, whose parent is
-   * the current span.
+   * A server or consumer span's remote parent: the W3C `traceparent` the caller sent (HTTP or
+   * NATS header) or the producer stored with the work. Absent or malformed: the span starts a new
+   * trace. Ignored for other kinds, whose parent is the current span.
    */
   readonly parent?: string | undefined;
 }
@@ -50,6 +53,21 @@ export interface TracerBackend {
   shutdown(): Promise<void>;
 }
 
+/**
+ * OpenTelemetry's standard samplers, by their OTEL_TRACES_SAMPLER names (the SDK's own classes
+ * behind each). `parentbased_*`: a trace the caller started (its `traceparent`) is recorded as
+ * the caller's sampled flag says, and only a new trace is decided by the rest of the name.
+ * `traceidratio`: a share of traces by trace id, OTEL_TRACES_SAMPLER_ARG (0..1, default 1).
+ */
+export const TRACES_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+export type TracesSamplerName = (typeof TRACES_SAMPLERS)[number];
+
+export interface TracesSampler {
+  readonly name: TracesSamplerName;
+  /** The ratio of `*traceidratio` (0..1); ignored by the others. */
+  readonly ratio?: number | undefined;
+}
+
 export interface TracingOptions {
   /** Names the process in every span (resource `service.name`). */
   readonly service: string;
@@ -57,6 +75,8 @@ export interface TracingOptions {
   readonly endpoint: string | undefined;
   /** OTEL_BSP_SCHEDULE_DELAY: how long finished spans wait to be sent in one batch (ms). */
   readonly scheduleDelayMs?: number;
+  /** OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG; OpenTelemetry's default (parentbased_always_on) when absent. */
+  readonly sampler?: TracesSampler;
 }
 
 let backend: TracerBackend | undefined;

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { InferenceMessage, Receipt, ReceiptPayload, RunStatus, SpendHold, StepKind } from '@drael/contracts';
+import type { InferenceChatReply, InferenceMessage, Receipt, ReceiptPayload, RunStatus, SpendHold, StepKind } from '@drael/contracts';
 import { isRpcError } from '@drael/nats-rpc';
 import { createLogger, type Logger } from '@drael/logger';
+import { inSpan, type TraceSpan } from '@drael/tracing';
 import { AGENT_RUN_CONFIG, type AgentRunConfig } from '../config/config.schema.js';
 import { FieldCipher } from '../crypto/field-cipher.js';
 import { AgentRepository } from '../agents/agent.repository.js';
@@ -88,7 +89,15 @@ export class RunExecutor {
     const claim: Claim = { runId, token: randomUUID() };
     const row = await this.runs.claim(claim, this.config.AGENT_RUN_LEASE_MS);
     if (!row) return (await this.reapIfLost(runId)) ? 'reaped' : 'not_claimed';
+    // One span per execution, in the trace of the request that created the run (its stored
+    // traceparent), or a new trace when that request was not traced; each step is its child.
+    return inSpan('agent run', { kind: 'consumer', parent: row.traceparent ?? undefined, attributes: { 'drael.agent_run.id': runId } }, (span) =>
+      this.executeClaimed(claim, row, span),
+    );
+  }
 
+  private async executeClaimed(claim: Claim, row: RunRow, span: TraceSpan): Promise<ExecuteResult> {
+    const runId = row.id;
     const controller = new AbortController();
     this.active.set(runId, controller);
     const startedAt = row.startedAt?.getTime() ?? Date.now();
@@ -122,8 +131,10 @@ export class RunExecutor {
       if (ending.errorCode === 'claim_lost') {
         this.log.warn({ run_id: runId }, 'claim lost: this worker stops writing');
         recordLeaseLoss('worker');
+        span.setAttributes({ 'drael.agent_run.status': 'claim_lost' });
         return 'claim_lost';
       }
+      span.setAttributes({ 'drael.agent_run.status': ending.status, 'drael.agent_run.steps': state.stepSeq });
       await this.runs.finish(claim, {
         status: ending.status,
         output: ending.output === undefined ? null : this.cipher.encrypt(ending.output, { table: 'runs', id: runId, column: 'output' }),
@@ -163,44 +174,12 @@ export class RunExecutor {
       const stop = await this.checkBeforeOperation(claim, state, signal);
       if (stop) return stop;
 
-      const requestBody = { messages, tools: functions.length ? functions : undefined };
-      const requestJson = JSON.stringify(requestBody);
-      const reservation = reserveModelCall(state.remaining, inputTokenBound(requestJson, messages.length), price, this.config.AGENT_RUN_MAX_OUTPUT_TOKENS);
-      if (!reservation) return budgetExceeded('the remaining budget cannot pay for 64 output tokens of the next model call');
-
-      // The account's money next (spec 03: its balance, monthly budget and rate limit apply).
-      const hold = await this.reserveSpend(state, 'inference.chat', reservation.ceilingMicros);
-      if (!('hold_id' in hold)) return hold;
-      let reply, attempts;
-      try {
-        ({ reply, attempts } = await this.inference.chat(
-          { account_id: row.accountId, model: row.model, ...requestBody, max_tokens: reservation.maxTokens, origin: { kind: 'agent_run', run_id: row.id, step: state.stepSeq } },
-          signal,
-        ));
-      } catch (err) {
-        await this.releaseSpend(state, hold);
-        throw err;
-      }
-      // One charge for the call however many attempts it took: failed attempts produced no output.
-      const cost = chargeModelCall(reply.usage, price, reservation);
-      await this.record(claim, state, {
-        kind: 'inference.chat',
-        isModelCall: true,
-        status: 'ok',
-        cost,
-        hold,
-        detail: {
-          model: reply.model,
-          prompt_tokens: reply.usage.prompt_tokens,
-          completion_tokens: reply.usage.completion_tokens,
-          max_tokens: reservation.maxTokens,
-          finish_reason: reply.finish_reason,
-          attempts,
-        },
-        usage: { model: reply.model, prompt_tokens: reply.usage.prompt_tokens, completion_tokens: reply.usage.completion_tokens, max_tokens: reservation.maxTokens },
-        input: requestJson,
-        output: JSON.stringify(reply.message),
-      });
+      // One span per step (spec 03: a step is one operation): the model call with its record.
+      const model = await inSpan('step inference.chat', { attributes: stepAttributes(state, 'inference.chat') }, (span) =>
+        this.modelStep(claim, state, messages, functions, price, signal).then((r) => endedIn(span, r)),
+      );
+      if ('status' in model) return model;
+      const { reply } = model;
 
       const calls = reply.message.tool_calls ?? [];
       if (calls.length === 0) return { status: 'succeeded', output: reply.message.content ?? '' };
@@ -209,11 +188,66 @@ export class RunExecutor {
       for (const call of calls) {
         const stopTool = await this.checkBeforeOperation(claim, state, signal);
         if (stopTool) return stopTool;
-        const content = await this.runTool(claim, state, allowed, call, signal);
+        const tool = this.tools.byFunctionName(call.function.name);
+        const kind = tool?.registryName ?? 'unknown';
+        const content = await inSpan('step tool', { attributes: { ...stepAttributes(state, kind), 'drael.agent_run.tool': tool?.functionName ?? 'unknown' } }, (span) =>
+          this.runTool(claim, state, allowed, call, signal).then((r) => endedIn(span, r)),
+        );
         if (typeof content !== 'string') return content;
         messages.push({ role: 'tool', tool_call_id: call.id, content });
       }
     }
+  }
+
+  /** One model call: its budget and the account's money reserved, the call through the gateway's inference subject, its step and receipt recorded. */
+  private async modelStep(
+    claim: Claim,
+    state: RunState,
+    messages: InferenceMessage[],
+    functions: ReturnType<ToolRegistry['functionDefinitions']>,
+    price: ReturnType<typeof priceOf>,
+    signal: AbortSignal,
+  ): Promise<Ending | { reply: InferenceChatReply }> {
+    const row = state.row;
+    const requestBody = { messages, tools: functions.length ? functions : undefined };
+    const requestJson = JSON.stringify(requestBody);
+    const reservation = reserveModelCall(state.remaining, inputTokenBound(requestJson, messages.length), price, this.config.AGENT_RUN_MAX_OUTPUT_TOKENS);
+    if (!reservation) return budgetExceeded('the remaining budget cannot pay for 64 output tokens of the next model call');
+
+    // The account's money next (spec 03: its balance, monthly budget and rate limit apply).
+    const hold = await this.reserveSpend(state, 'inference.chat', reservation.ceilingMicros);
+    if (!('hold_id' in hold)) return hold;
+    let reply, attempts;
+    try {
+      ({ reply, attempts } = await this.inference.chat(
+        { account_id: row.accountId, model: row.model, ...requestBody, max_tokens: reservation.maxTokens, origin: { kind: 'agent_run', run_id: row.id, step: state.stepSeq } },
+        signal,
+      ));
+    } catch (err) {
+      await this.releaseSpend(state, hold);
+      throw err;
+    }
+    // One charge for the call however many attempts it took: failed attempts produced no output.
+    const cost = chargeModelCall(reply.usage, price, reservation);
+    await this.record(claim, state, {
+      kind: 'inference.chat',
+      isModelCall: true,
+      status: 'ok',
+      cost,
+      hold,
+      detail: {
+        model: reply.model,
+        prompt_tokens: reply.usage.prompt_tokens,
+        completion_tokens: reply.usage.completion_tokens,
+        max_tokens: reservation.maxTokens,
+        finish_reason: reply.finish_reason,
+        attempts,
+      },
+      usage: { model: reply.model, prompt_tokens: reply.usage.prompt_tokens, completion_tokens: reply.usage.completion_tokens, max_tokens: reservation.maxTokens },
+      input: requestJson,
+      output: JSON.stringify(reply.message),
+    });
+    return { reply };
   }
 
   /** One tool call: a tool error for the model, or the result; an Ending when the budget refuses it. */
@@ -420,3 +454,16 @@ const ACCOUNT_REFUSALS = new Set(['insufficient_balance', 'monthly_budget_reache
 const CANCELLED: Ending = { status: 'cancelled', errorCode: 'cancelled', errorMessage: 'the run was cancelled' };
 
 const budgetExceeded = (message: string): Ending => ({ status: 'budget_exceeded', errorCode: 'budget_exceeded', errorMessage: message });
+
+/** A step span's attributes: its sequence in the run and its kind (inference.chat or the tool's registry name). */
+function stepAttributes(state: RunState, kind: string): Record<string, string | number> {
+  return { 'drael.agent_run.step': state.stepSeq, 'drael.agent_run.step_kind': kind };
+}
+
+/** Passes a step's result through; one that ends the run (a budget refusal) is named on the step's span. */
+function endedIn<T>(span: TraceSpan, result: T): T {
+  if (isEnding(result)) span.setAttributes({ 'drael.agent_run.ending': result.status });
+  return result;
+}
+
+const isEnding = (v: unknown): v is Ending => typeof v === 'object' && v !== null && 'status' in v;

@@ -48,6 +48,8 @@ export interface RunCreate {
   salt: Uint8Array<ArrayBuffer>;
   idempotencyKey?: string;
   idempotencyHash?: string;
+  /** The creating request's span (W3C traceparent), restored when the run executes; none when tracing was off. */
+  traceparent?: string;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { currentSpan } from '@drael/tracing';
 import { Inject, Injectable } from '@nestjs/common';
 import {
   idempotencyRequest,
@@ -72,6 +73,8 @@ export class RunsService {
       salt: new Uint8Array(randomBytes(32)),
       idempotencyKey,
       idempotencyHash: requestHash,
+      // The run executes later, in a worker: its steps join the trace of the request that created it.
+      traceparent: currentSpan().traceparent,
     });
     if (!created) return this.repeated(run, requestHash!);
     // Enqueued after the row exists (the job says only "run R is waiting"; the claim decides).

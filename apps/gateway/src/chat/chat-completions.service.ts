@@ -71,6 +71,7 @@ export class ChatCompletionsService {
       route,
       bodyFor: upstreamBodyFor(call, request.model),
       stream: request.stream === true,
+      streamReportsUsage: request.stream_options?.include_usage === true,
       requestId: call.requestId,
       res: call.res,
       head: call.head,

@@ -6,13 +6,17 @@ import { UpstreamClient, type RoutedSink } from '../upstream/upstream.client.js'
 import { answerFailure } from '../upstream/upstream-failure.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { DeploymentConfig } from '../models/model-routes.config.js';
-import { streamClosed, streamOpened } from '../metrics/gateway.metrics.js';
+import { metricsEnabled } from '@drael/metrics';
+import { streamClosed, streamOpened, upstreamMetrics } from '../metrics/gateway.metrics.js';
+import { usageFromTail } from './usage-tail.js';
 
 export interface ProxyCall {
   readonly route: ResolvedModel;
   /** The request body as a deployment gets it, given its upstream model name. */
   readonly bodyFor: (upstreamModel: string) => string | Buffer;
   readonly stream: boolean;
+  /** The client asked for a stream's usage event (`stream_options.include_usage`): its tokens can be counted. */
+  readonly streamReportsUsage: boolean;
   readonly requestId: string;
   readonly res: ServerResponse;
   /** Headers not set on `res` (request id, rate limits), written with the answer's head. */
@@ -31,6 +35,10 @@ class ClientGone extends Error {
  * Streaming answers are written to the client chunk by chunk as they arrive, without parsing
  * or re-encoding them (CPU per request is a judged figure); the upstream is paused while the
  * client's socket is full. A client that goes away aborts the upstream request.
+ *
+ * Tokens and cost are counted from the answer's `usage` without parsing it (usage-tail.ts): a
+ * non-streamed body's last bytes, or a stream's last chunks when the client asked for its usage
+ * event; a stream without one reports no tokens, and none are counted.
  *
  * The answer's `model` field stays the upstream's: OpenAI itself answers `gpt-4o` requests with
  * a dated name, so clients (the SDKs included) never rely on it echoing the request, and
@@ -68,10 +76,15 @@ class ProxyHandler implements RoutedSink {
   private chunks: Buffer[] = [];
   private streaming = false;
   private settled = false;
-  private upstreamName = '';
   /** Counted in the open-streams gauge: from the stream's head until the response closes. */
   private countedOpen = false;
   private closed = false;
+  private deployment: DeploymentConfig | undefined;
+  /** Metrics on and a usage event to expect: the stream's last three chunks are kept (references, no copy). */
+  private readonly keepTail: boolean;
+  private tail0: Buffer | undefined;
+  private tail1: Buffer | undefined;
+  private tail2: Buffer | undefined;
   private readonly onClose = () => {
     this.closed = true;
     this.uncountStream();
@@ -86,6 +99,7 @@ class ProxyHandler implements RoutedSink {
     private readonly reject: (err: unknown) => void,
   ) {
     call.res.once('close', this.onClose);
+    this.keepTail = call.stream && call.streamReportsUsage && metricsEnabled();
   }
 
   onAttempt(controller: Dispatcher.DispatchController): void {
@@ -95,7 +109,7 @@ class ProxyHandler implements RoutedSink {
 
   onAccepted(deployment: DeploymentConfig, _controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.status = statusCode;
-    this.upstreamName = deployment.name;
+    this.deployment = deployment;
     const ct = headers['content-type'];
     this.contentType = Array.isArray(ct) ? ct[0] : ct;
     if (this.call.stream) {
@@ -116,6 +130,11 @@ class ProxyHandler implements RoutedSink {
 
   onData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.streaming) {
+      if (this.keepTail) {
+        this.tail0 = this.tail1;
+        this.tail1 = this.tail2;
+        this.tail2 = chunk;
+      }
       if (!this.call.res.write(chunk)) {
         controller.pause();
         this.call.res.once('drain', this.onDrain);
@@ -129,6 +148,7 @@ class ProxyHandler implements RoutedSink {
     const { res } = this.call;
     if (this.streaming) {
       res.end();
+      if (this.keepTail) this.countUsage([this.tail0, this.tail1, this.tail2]);
       return this.finish();
     }
     const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
@@ -136,9 +156,10 @@ class ProxyHandler implements RoutedSink {
     head['content-type'] = this.contentType ?? 'application/json';
     head['content-length'] = body.length;
     head['x-request-id'] = this.call.requestId;
-    head['x-drael-upstream'] = this.upstreamName;
+    head['x-drael-upstream'] = this.deployment!.name;
     res.writeHead(this.status, head);
     res.end(body);
+    if (metricsEnabled()) this.countUsage([body]);
     this.finish();
   }
 
@@ -147,10 +168,10 @@ class ProxyHandler implements RoutedSink {
     if (err instanceof ClientGone || res.destroyed) return this.finish();
     if (this.streaming) {
       // Headers are gone: the failure is reported in-band, as one error event, then the end (never retried).
-      res.end(`data: ${JSON.stringify(answerFailure(err, this.upstreamName || 'the upstream').toEnvelope())}\n\n`);
+      res.end(`data: ${JSON.stringify(answerFailure(err, this.deployment?.name ?? 'the upstream').toEnvelope())}\n\n`);
       return this.finish();
     }
-    this.fail(answerFailure(err, this.upstreamName || 'the upstream'));
+    this.fail(answerFailure(err, this.deployment?.name ?? 'the upstream'));
   }
 
   onFailure(error: ApiError): void {
@@ -163,6 +184,13 @@ class ProxyHandler implements RoutedSink {
     if (!this.countedOpen) return;
     this.countedOpen = false;
     streamClosed('proxy');
+  }
+
+  /** The answer's usage, from its last bytes, in the alias's token and cost series. */
+  private countUsage(tail: readonly (Buffer | undefined)[]): void {
+    const d = this.deployment;
+    const usage = d && usageFromTail(tail);
+    if (usage) upstreamMetrics.usage(d.alias, d.name, usage, d);
   }
 
   private finish(): void {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { inSpan } from '@drael/tracing';
+import { recordTurns } from '../metrics/gateway.metrics.js';
 import type { DeploymentConfig } from '../models/model-routes.config.js';
 import { failed, type ToolResult } from '../tools/tool-result.js';
 import type { ResolvedModel } from '../models/model-registry.js';
@@ -54,6 +55,11 @@ export interface LoopOptions {
    * loops decide it by this one rule.
    */
   readonly stream: boolean;
+  /**
+   * The request's own loop counts its turns in `drael_gateway_turns_per_request` under this mode
+   * (a sub-agent's loop has none: its turns are not a request's).
+   */
+  readonly countTurnsAs?: 'catalogue' | 'responses';
 }
 
 /**
@@ -74,18 +80,25 @@ export class ModelTurnEngine {
   /** Runs turns until the plan answers; undefined when the last turn still asked for more. */
   async loop<R>(plan: TurnPlan<R>, options: LoopOptions): Promise<R | undefined> {
     const maxTurns = options.maxTurns ?? MAX_TURNS;
+    // Turns that called the upstream (a turn the plan ends before calling is not one).
+    let called = 0;
     for (let turn = 1; turn <= maxTurns; turn++) {
       const info: TurnInfo = { turn, last: turn === maxTurns };
       // One span per turn (both loops): its upstream call and its tool calls are its children.
       const step = await inSpan('turn', { attributes: { 'drael.turn': turn } }, async (): Promise<{ done: R } | undefined> => {
         const request = await plan.request(info);
         if ('end' in request) return { done: request.end };
+        called = turn;
         const outcome = await this.call(options, withFinalInstruction(request, info), plan, info);
         const result = await plan.finished(outcome, info);
         return result === undefined ? undefined : { done: result };
       });
-      if (step) return step.done;
+      if (step) {
+        countTurns(options, called);
+        return step.done;
+      }
     }
+    countTurns(options, called);
     return undefined;
   }
 
@@ -112,6 +125,11 @@ export class ModelTurnEngine {
     this.upstream.recordUsage(res.deployment, answer.usage);
     return { ...answer, deployment: res.deployment };
   }
+}
+
+/** A request's loop ended (answered, stopped or out of turns) after `turns` model turns; a failed loop is not counted. */
+function countTurns(options: LoopOptions, turns: number): void {
+  if (options.countTurnsAs && turns > 0) recordTurns(options.countTurnsAs, turns);
 }
 
 /** The final-turn rule: after a first turn, the last one carries the instruction to answer now. */

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { inSpan } from '@drael/tracing';
 import type { Caller } from '../auth/identity.js';
 import { argumentsOf, ModelTurnEngine, unknownTool, type TurnInfo, type TurnOutcome, type TurnRequest } from '../engine/model-turn.engine.js';
 import type { ToolCall } from '../engine/turn-stream.reader.js';
@@ -136,7 +137,7 @@ export class ResponseLoopService {
         }
         if (p.kind === 'client_function' || p.kind === 'client_tool_search') endsHere = true;
       }
-      const outcomes = await this.engine.runToolCalls(result.toolCalls, (_call, i) => planned[i]!.run?.());
+      const outcomes = await this.engine.runToolCalls(result.toolCalls, (_call, i) => runPlanned(planned[i]!));
       if (run.signal.aborted) throw new ApiError('timeout', 'The client went away');
       planned.forEach((p, i) => {
         const outcome = outcomes[i];
@@ -171,7 +172,7 @@ export class ResponseLoopService {
         },
       },
       // The upstream streams only for a streamed response (issue 20): a non-streamed one gets each turn as one answer.
-      { route: run.route, requestId: run.requestId, signal: run.signal, stream: events.live },
+      { route: run.route, requestId: run.requestId, signal: run.signal, stream: events.live, countTurnsAs: 'responses' },
     );
     if (ended === undefined) {
       // The last turn still asked for tools: the loop ends without a final answer.
@@ -359,6 +360,21 @@ class MessageItemWriter {
     this.response.output[this.index] = done;
     this.events.emit('response.output_item.done', { output_index: this.index, item: structuredClone(done) });
   }
+}
+
+/**
+ * Runs a planned call the platform executes; a hosted tool's call is one span (the turn's child,
+ * as a chat tool's is), named by the tool's kind, a bounded set; the service call it makes is its child.
+ */
+function runPlanned(p: PlannedCall): Promise<ToolOutcome & { loaded?: FunctionTool[] }> | undefined {
+  const run = p.run;
+  if (!run) return undefined;
+  if (p.kind === 'unknown' || p.kind === 'client_function' || p.kind === 'client_tool_search') return run();
+  return inSpan(`tool ${p.kind}`, { attributes: { 'drael.tool': p.kind } }, async (span) => {
+    const outcome = await run();
+    if (outcome.failure) span.setAttributes({ 'drael.tool.error': outcome.failure.code });
+    return outcome;
+  });
 }
 
 function hasHosted(toolSet: ToolSet): boolean {

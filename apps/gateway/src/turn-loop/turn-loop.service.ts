@@ -13,7 +13,7 @@ import { Workspace } from '../sessions/workspace.js';
 import { ToolCatalogue, type ServedCatalogue } from '../tools/catalogue.service.js';
 import { cutText, failed, failureOf, renderResult, type ToolResult } from '../tools/tool-result.js';
 import type { SubAgentAnswer, SubAgentRunner, SubAgentSpec, ToolContext } from '../tools/server-tool.js';
-import { measureToolCall, recordSpawnedAgent, recordTurns } from '../metrics/gateway.metrics.js';
+import { measureToolCall, recordSpawnedAgent } from '../metrics/gateway.metrics.js';
 import { ChatStreamWriter, type DraelFrame } from './chat-stream.writer.js';
 import { CostMeter } from './cost-meter.js';
 import { randomId } from '../ids.js';
@@ -185,7 +185,6 @@ export class TurnLoopService {
           if (outcome.toolCalls.length === 0 || turn.last) {
             // Never tool_calls for Drael's own tools: a tool call on the last turn is not served.
             const finishReason = outcome.finishReason && outcome.finishReason !== 'tool_calls' && outcome.finishReason !== 'function_call' ? outcome.finishReason : 'stop';
-            if (!run.agent) recordTurns('catalogue', turn.turn);
             return { content, finishReason };
           }
           messages.push({ role: 'assistant', content: outcome.content === '' ? null : outcome.content, tool_calls: outcome.toolCalls });
@@ -202,6 +201,7 @@ export class TurnLoopService {
         // issue 20: the upstream streams only when text goes to a client as it comes (a streamed
         // request's own loop); a non-streamed request and every sub-agent get one JSON answer per turn.
         stream: run.onText !== undefined,
+        ...(run.agent ? {} : { countTurnsAs: 'catalogue' as const }),
         ...(run.maxTurns !== undefined ? { maxTurns: run.maxTurns } : {}),
       },
     );
