@@ -29,8 +29,7 @@ const [gapMin, gapMax] = gapArg > 0 ? process.argv[gapArg + 1].split(':').map(Nu
 if (!(gapMin >= 0 && gapMax >= gapMin)) throw new Error('--gap-ms MIN:MAX, 0 <= MIN <= MAX');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** The wait before event `i` of a stream's body (0: its first token). */
-const nextTurn =
-  gapMax === 0 ? () => new Promise((r) => setImmediate(r)) : (i) => sleep(i === 0 ? gapMin : gapMin + Math.random() * (gapMax - gapMin));
+const nextTurn = gapMax === 0 ? () => new Promise((r) => setImmediate(r)) : (i) => sleep(i === 0 ? gapMin : gapMin + Math.random() * (gapMax - gapMin));
 
 async function stream(res, model, pieces, toolCall, includeUsage, n) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });

@@ -10,9 +10,10 @@
 //               the model answers with text).
 // Each gateway is its own process with its own billing (for its key), so its memory and CPU are
 // its mode's alone. Figures: streams dropped (and why), time to first byte and to first token
-// p50/p99 and what the gateway adds over direct, the gateway's RSS per open stream (RSS while every
-// stream is open minus RSS idle after a warm-up, divided by the streams open), its whole-process
-// CPU per request, and its open file descriptors at the plateau.
+// p50/p99 and what the gateway adds over direct, the gateway's RSS per open stream (RSS at the
+// plateau minus RSS idle after a warm-up, divided by the streams the gateway holds by its own
+// drael_gateway_open_streams gauge, read every 500 ms), its whole-process CPU per request, and its
+// open file descriptors at the plateau.
 // Usage: node bench/load/run.mjs [--streams 500] [--tokens 30] [--gap-ms 50:100] [--duration-s 20]
 //        [--rounds 2] [--ramp-ms 2000] [--targets direct,proxy,catalogue] [--upstream-connections N]
 import { fork } from 'node:child_process';
@@ -70,7 +71,11 @@ const expectText = Array.from({ length: TOKENS }, (_, i) => `tok${i} `).join('')
 const load = (t, opts, onSample) => gen.run({ url: t.url, headers: t.headers, body, expectText, ...opts }, onSample);
 
 const openFds = (pid) => readdirSync(`/proc/${pid}/fd`).length;
-const fdLimit = (pid) => /^Max open files\s+(\S+)\s+(\S+)/m.exec(readFileSync(`/proc/${pid}/limits`, 'utf8')).slice(1, 3).join(' / ');
+const fdLimit = (pid) =>
+  /^Max open files\s+(\S+)\s+(\S+)/m
+    .exec(readFileSync(`/proc/${pid}/limits`, 'utf8'))
+    .slice(1, 3)
+    .join(' / ');
 /** drael_gateway_open_streams{mode} from the gateway's /metrics (the gateway's own count). */
 async function gatewayOpenStreams(metricsUrl, mode) {
   const text = await (await fetch(metricsUrl)).text();
@@ -91,31 +96,27 @@ const rows = new Map(targets.map((t) => [t.name, []]));
 for (let round = 1; round <= ROUNDS; round++) {
   for (const t of targets) {
     const pid = t.gateway?.pid;
-    const plateau = [];
-    let reachedAll = false;
-    let midProbe;
-    const midAt = performance.now() + DURATION_MS / 2;
+    // Every other sample (500 ms): the streams the gateway itself has open (its own gauge: a stream
+    // counts from its head on, so one waiting for an upstream connection does not), its RSS and fds.
+    const samples = [];
+    let tick = 0;
     const cpu0 = pid ? cpuSeconds(pid) : 0;
     const r = await load(t, { connections: STREAMS, durationMs: DURATION_MS, rampMs: RAMP_MS }, ({ open }) => {
-      if (!pid) return;
-      if (open >= 0.98 * STREAMS) reachedAll = true;
-      // The plateau: every stream open (the closed loop dips by the few between two requests).
-      if (!reachedAll || open < 0.95 * STREAMS) return;
-      plateau.push({ open, rss: rssBytes(pid) });
-      if (!midProbe && performance.now() >= midAt) {
-        midProbe = { open, fds: openFds(pid) };
-        void gatewayOpenStreams(t.gateway.metricsUrl, t.name).then((n) => (midProbe.gatewayOpen = n));
-      }
+      if (!pid || tick++ % 2) return;
+      void gatewayOpenStreams(t.gateway.metricsUrl, t.name).then((gatewayOpen) => samples.push({ open, gatewayOpen, rss: rssBytes(pid), fds: openFds(pid) }));
     });
     const row = { round, ...r };
     if (pid) {
       row.cpuMsPerRequest = ((cpuSeconds(pid) - cpu0) / r.requests) * 1000;
+      // The plateau: samples where the gateway holds at least 90 % of the most streams it held.
+      const most = Math.max(...samples.map((x) => x.gatewayOpen));
+      const plateau = samples.filter((x) => x.gatewayOpen >= 0.9 * most && x.gatewayOpen > 0);
       row.plateauSamples = plateau.length;
-      row.plateauRss = median(plateau.map((p) => p.rss));
-      row.maxRss = Math.max(...plateau.map((p) => p.rss));
-      row.plateauOpen = median(plateau.map((p) => p.open));
-      row.rssPerStreamKiB = (row.plateauRss - t.idleRss) / row.plateauOpen / 1024;
-      row.mid = midProbe;
+      row.plateauRss = median(plateau.map((x) => x.rss));
+      row.maxRss = Math.max(...plateau.map((x) => x.rss));
+      row.plateauOpen = median(plateau.map((x) => x.gatewayOpen));
+      row.rssPerStreamKiB = median(plateau.map((x) => (x.rss - t.idleRss) / x.gatewayOpen / 1024));
+      row.mid = { fds: median(plateau.map((x) => x.fds)), gatewayOpen: row.plateauOpen, clientOpen: median(plateau.map((x) => x.open)) };
     }
     rows.get(t.name).push(row);
     const d = Object.entries(r.dropped)
@@ -123,7 +124,9 @@ for (let round = 1; round <= ROUNDS; round++) {
       .map(([k, n]) => `${k} ${n}`);
     console.error(
       `round ${round} ${t.name}: ${r.ok}/${r.requests} ok${d.length ? ` (dropped: ${d.join(', ')})` : ''}, max open ${r.maxOpen}, ttfb p50 ${r.ttfbMs.p50.toFixed(1)} p99 ${r.ttfbMs.p99.toFixed(1)} ms, ttft p50 ${r.ttftMs.p50.toFixed(1)} p99 ${r.ttftMs.p99.toFixed(1)} ms` +
-        (pid ? `, CPU ${row.cpuMsPerRequest.toFixed(3)} ms/req, RSS ${(row.plateauRss / 2 ** 20).toFixed(1)} MiB (idle ${(t.idleRss / 2 ** 20).toFixed(1)}), ${row.rssPerStreamKiB.toFixed(1)} KiB/stream, fds ${midProbe?.fds}` : '') +
+        (pid
+          ? `, CPU ${row.cpuMsPerRequest.toFixed(3)} ms/req; plateau (${row.plateauSamples} samples): gateway holds ${row.plateauOpen} streams (client ${row.mid.clientOpen}), RSS ${(row.plateauRss / 2 ** 20).toFixed(1)} MiB (idle ${(t.idleRss / 2 ** 20).toFixed(1)}), ${row.rssPerStreamKiB.toFixed(1)} KiB/stream, fds ${row.mid.fds}`
+          : '') +
         `; load ${loadAverage()}`,
     );
     for (const e of r.examples) console.error(`  ${e}`);

@@ -69,7 +69,11 @@ describe('connections to a model upstream (UPSTREAM_CONNECTIONS)', () => {
     const answers = Array.from({ length: STREAMS }, (_, i) => chat(uncapped, i % 4 === 0 ? 'catalogue' : 'proxy'));
     // What the client got meanwhile, for the message when not every request arrives.
     const settled: string[] = [];
-    for (const a of answers) a.then((r) => settled.push(String(r.status)), (err: Error) => settled.push(`${err.message} ${String(err.cause)}`));
+    for (const a of answers)
+      a.then(
+        (r) => settled.push(String(r.status)),
+        (err: Error) => settled.push(`${err.message} ${String(err.cause)}`),
+      );
     // With a cap of 128 this stops at 128: the rest wait in the pool for an answer to end.
     await upstream.waitForRequests(before + STREAMS, 60_000).catch((err: Error) => {
       throw new Error(`${err.message}; answers so far: ${JSON.stringify(settled.reduce<Record<string, number>>((n, s) => ({ ...n, [s]: (n[s] ?? 0) + 1 }), {}))}`);
