@@ -61,7 +61,7 @@ async function streamedText(res: Response): Promise<string> {
   return objects.map((e) => e.choices?.[0]?.delta?.content ?? '').join('');
 }
 
-describe('connections to a model upstream (UPSTREAM_CONNECTIONS)', () => {
+describe('many concurrent streams of one key: upstream connections (UPSTREAM_CONNECTIONS) and key lookups', () => {
   it(`no cap by default: ${STREAMS} streams of a key not verified yet, proxy and catalogue mode: one key lookup, all reach the upstream before any ends, all end whole`, async () => {
     const lookups = async () => sampleValue(await scrapeMetrics(metricsUrl), 'drael_rpc_client_request_duration_seconds_count', { subject: 'billing.keys.verify.v1' });
     expect(await lookups()).toBe(0);
