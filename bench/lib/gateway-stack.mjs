@@ -40,7 +40,8 @@ async function waitHttp(url, timeoutMs = 60_000) {
 
 /**
  * models: alias → upstream base URL (the alias is also the upstream's model name, so proxied
- * bodies go out as they came). Returns { url, pid, headers, stop }.
+ * bodies go out as they came); env: more gateway settings (e.g. UPSTREAM_CONNECTIONS, METRICS_PORT).
+ * Returns { url, pid, headers, stop }.
  */
 export async function startGatewayStack({
   models,
@@ -48,6 +49,7 @@ export async function startGatewayStack({
   gatewayDir,
   logLevel = process.env.GATEWAY_LOG_LEVEL ?? 'info',
   nodeArgs = [],
+  env: extraEnv = {},
 }) {
   const prefix = `bench-${randomBytes(4).toString('hex')}`;
   const stops = [];
@@ -85,6 +87,7 @@ export async function startGatewayStack({
     LOG_LEVEL: logLevel,
     DRAEL_MODELS: JSON.stringify(Object.fromEntries(Object.entries(models).map(([alias, baseUrl]) => [alias, { base_url: baseUrl, model: alias }]))),
     DRAEL_BACKEND_SERVICES: 'sandbox,search,fetch',
+    ...extraEnv,
   };
   const child = spawn(process.execPath, [...nodeArgs, 'dist/main.js'], { cwd: resolve(gatewayDir ?? resolve(root, 'apps/gateway')), env, stdio: ['ignore', 'ignore', 'inherit'] });
   // Waited for (10 s at most): a profiled gateway (GATEWAY_NODE_ARGS=--cpu-prof) writes its profile as it exits.

@@ -1,6 +1,6 @@
 // Whole-process CPU time of another process, every thread (main, libuv pool, V8 helpers), in
 // seconds: /proc/<pid>/task/<tid>/schedstat counts nanoseconds, where /proc/<pid>/stat counts
-// 10 ms ticks (several % of a short round).
+// 10 ms ticks (several % of a short round). Its resident memory; percentiles.
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 
@@ -22,4 +22,18 @@ export const loadAverage = () =>
 export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+/** Resident set size of another process, in bytes (VmRSS of /proc/<pid>/status). */
+export function rssBytes(pid) {
+  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  if (kb === undefined) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(kb) * 1024;
+}
+
+/** The p-th percentile (0..100) by nearest rank; NaN for no values. */
+export const percentile = (xs, p) => {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
 };

@@ -4,7 +4,11 @@
 // The model name picks the answer's length: `t<N>` answers N tokens ("tok0 tok1 ..."), default 20.
 // `tool-t<N>`: the first turn calls web_search({"query":"bench"}); after a tool message, N tokens of text.
 // Non-streaming requests get one chat.completion object with the same text and usage.
-// Usage: node token-upstream.mjs [port]   (sends { port } over IPC when listening)
+// Paced (`--gap-ms MIN:MAX`, e.g. 50:100): a model's speed instead of the event loop's. The head and
+// the role event leave at once, the first token exactly MIN ms later (so time to first token has a
+// fixed floor to subtract), every further token, the finish and [DONE] a uniform MIN..MAX ms apart:
+// a stream stays open for its whole length, as a model's does.
+// Usage: node token-upstream.mjs [port] [--gap-ms MIN:MAX]   (sends { port } over IPC when listening)
 import http from 'node:http';
 
 const created = Math.floor(Date.now() / 1000);
@@ -20,20 +24,28 @@ const textOf = (n) =>
 const event = (model, delta, finish = null) =>
   `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":${JSON.stringify(delta)},"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)}}]}\n\n`;
 const usage = (n) => ({ prompt_tokens: 12, completion_tokens: n, total_tokens: 12 + n });
-const nextTurn = () => new Promise((r) => setImmediate(r));
+const gapArg = process.argv.indexOf('--gap-ms');
+const [gapMin, gapMax] = gapArg > 0 ? process.argv[gapArg + 1].split(':').map(Number) : [0, 0];
+if (!(gapMin >= 0 && gapMax >= gapMin)) throw new Error('--gap-ms MIN:MAX, 0 <= MIN <= MAX');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** The wait before event `i` of a stream's body (0: its first token). */
+const nextTurn = gapMax === 0 ? () => new Promise((r) => setImmediate(r)) : (i) => sleep(i === 0 ? gapMin : gapMin + Math.random() * (gapMax - gapMin));
 
 async function stream(res, model, pieces, toolCall, includeUsage, n) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   res.write(event(model, { role: 'assistant', content: '' }));
+  let i = 0;
   for (const p of pieces) {
-    await nextTurn();
+    await nextTurn(i++);
     if (res.destroyed) return;
     res.write(event(model, { content: p }));
   }
-  await nextTurn();
+  await nextTurn(i++);
+  if (res.destroyed) return;
   if (toolCall) {
     res.write(event(model, { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'web_search', arguments: '{"query":"bench"}' } }] }));
-    await nextTurn();
+    await nextTurn(i++);
+    if (res.destroyed) return;
   }
   res.write(event(model, {}, toolCall ? 'tool_calls' : 'stop'));
   if (includeUsage)
@@ -78,5 +90,6 @@ const server = http.createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 60_000;
-server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => process.send?.({ port: server.address().port }));
+const portArg = Number(process.argv[2]);
+server.listen(Number.isInteger(portArg) ? portArg : 0, '127.0.0.1', () => process.send?.({ port: server.address().port }));
 process.on('SIGTERM', () => process.exit(0));

@@ -10,6 +10,7 @@ rows = [
     ("Latency p95 by mode", 'histogram_quantile(0.95, sum by (le, mode) (rate(drael_gateway_http_request_duration_seconds_bucket[5m])))', "s"),
     ("Open streams by mode", 'sum by (mode) (drael_gateway_open_streams)', "short"),
     ("Rate-limit refusals/s", 'sum(rate(drael_gateway_rate_limit_refusals_total[5m]))', "reqps"),
+    ("Rate limits decided without Redis/s by policy", 'sum by (policy) (rate(drael_gateway_rate_limit_redis_down_decisions_total[5m]))', "reqps"),
     ("Event-loop lag p99 by job", 'max by (job) (nodejs_eventloop_lag_p99_seconds)', "s"),
   ]),
   ("Model upstreams", [

@@ -76,6 +76,8 @@ export interface RecordedRequest {
   rawBody: string;
   /** Which turn answered it (index into `turns`), or -1 when the script had run out. */
   turn: number;
+  /** The client's port: requests with the same one came over the same connection. */
+  remotePort: number;
 }
 
 export interface ScriptedUpstreamOptions {
@@ -146,7 +148,7 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions): P
       }
       let index = next < turns.length ? next++ : -1;
       if (index === -1 && options.whenExhausted === 'repeat' && turns.length > 0) index = turns.length - 1;
-      const recorded: RecordedRequest = { method: req.method ?? '', path, headers: req.headers, body, rawBody, turn: index };
+      const recorded: RecordedRequest = { method: req.method ?? '', path, headers: req.headers, body, rawBody, turn: index, remotePort: req.socket.remotePort ?? 0 };
       requests.push(recorded);
       res.on('close', () => {
         if (!res.writableFinished) aborted.push(recorded);

@@ -12,10 +12,18 @@ type Verdict = { ok: true; identity: KeyIdentity } | { ok: false };
  * Verifies API keys with billing (`billing.keys.verify.v1`), remembering answers briefly so most
  * requests cost no NATS round trip. Bad keys are remembered too (a flood of wrong keys does not
  * become a flood of lookups). A revoked key stops working once its entry expires.
+ *
+ * One lookup per key at a time: the requests of a key that arrive while its verdict is being
+ * fetched wait for that answer. Without it, every expiry of a busy key's entry (AUTH_CACHE_TTL_MS)
+ * and every cold start sent one lookup per request in flight: 500 concurrent streams of one key
+ * became a burst of lookups that a loaded billing answered past the 2 s timeout, failing streams
+ * with 504 (bench/load, test/concurrent-streams.spec.ts).
  */
 @Injectable()
 export class KeyVerifier {
   private readonly cache: KeyCache<Verdict>;
+  /** Lookups in flight, by the key's hash; each entry leaves when its answer is in. */
+  private readonly lookups = new Map<string, Promise<Verdict>>();
 
   constructor(
     @Inject(NatsRpcClient) private readonly nats: NatsRpcClient,
@@ -33,18 +41,33 @@ export class KeyVerifier {
   async verify(apiKey: string): Promise<KeyIdentity> {
     // One-shot hashing: no Hash object per request (the only hashing on the request path).
     const id = hash('sha256', apiKey, 'base64url');
-    let verdict = this.cache.get(id);
-    if (!verdict) {
-      try {
-        verdict = { ok: true, identity: await this.nats.request(billingCatalog.verifyKey, { api_key: apiKey.slice(0, 256) }) };
-      } catch (err) {
-        // Only a definite "no" is cached; billing being down is not the key's fault.
-        if (!(isRpcError(err) && err.code === 'invalid_api_key')) throw ApiError.fromRpc(err) ?? err;
-        verdict = { ok: false };
-      }
-      this.cache.set(id, verdict);
-    }
+    const verdict = this.cache.get(id) ?? (await this.lookup(id, apiKey));
     if (!verdict.ok) throw new ApiError('invalid_api_key', 'Incorrect API key provided.');
     return verdict.identity;
+  }
+
+  /** The key's verdict from billing, shared by every request of the key that asks meanwhile; cached once in. */
+  private lookup(id: string, apiKey: string): Promise<Verdict> {
+    let pending = this.lookups.get(id);
+    if (!pending) {
+      pending = this.ask(apiKey)
+        .then((verdict) => {
+          this.cache.set(id, verdict);
+          return verdict;
+        })
+        .finally(() => this.lookups.delete(id));
+      this.lookups.set(id, pending);
+    }
+    return pending;
+  }
+
+  private async ask(apiKey: string): Promise<Verdict> {
+    try {
+      return { ok: true, identity: await this.nats.request(billingCatalog.verifyKey, { api_key: apiKey.slice(0, 256) }) };
+    } catch (err) {
+      // Only a definite "no" is cached; billing being down is not the key's fault.
+      if (!(isRpcError(err) && err.code === 'invalid_api_key')) throw ApiError.fromRpc(err) ?? err;
+      return { ok: false };
+    }
   }
 }

@@ -48,7 +48,13 @@ export const configSchema = z.object({
   UPSTREAM_HEADERS_TIMEOUT_MS: envInt(100, 3_600_000).default(120_000),
   // Longest silence allowed between two body chunks of the upstream.
   UPSTREAM_BODY_TIMEOUT_MS: envInt(100, 3_600_000).default(300_000),
-  UPSTREAM_CONNECTIONS: envInt(1, 4096).default(128),
+  // Most connections the gateway opens to one upstream origin; 0 (the default) sets no cap. A
+  // streamed answer holds its HTTP/1.1 connection for its whole length, so a cap below the streams
+  // a replica serves queues the rest behind whole answers, unseen and outside the headers timeout
+  // (undici starts it once a request has a connection); bench/load measured it. The requests a
+  // replica admits already bound the connections; set a cap only for an upstream that takes fewer
+  // (README "Model routing").
+  UPSTREAM_CONNECTIONS: envInt(0, 65_536).default(0),
   BODY_LIMIT_BYTES: envInt(1024, 256 * 1024 * 1024).default(32 * 1024 * 1024),
   // How long SIGTERM lets open requests and streams finish before the process exits anyway.
   SHUTDOWN_GRACE_MS: envInt(0, 3_600_000).default(30_000),

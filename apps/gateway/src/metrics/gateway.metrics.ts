@@ -139,6 +139,14 @@ export async function measureToolCall<R extends Record<string, unknown> | string
 const rateLimited = metrics.counter({ name: 'drael_gateway_rate_limit_refusals_total', help: 'Requests refused 429 by the per-key rate limit' });
 export const recordRateLimitRefusal = () => rateLimited.inc({});
 
+const redisDownDecisions = metrics.counter({
+  name: 'drael_gateway_rate_limit_redis_down_decisions_total',
+  help: 'Requests whose rate limit was decided without Redis (its shared counters unreachable), by RATE_LIMIT_ON_REDIS_DOWN policy: fail_open counted in this replica alone, fail_closed refused 503',
+  labels: { policy: ['fail_open', 'fail_closed'] },
+});
+/** One request decided by the Redis-down policy (rate-limit.config.ts) instead of the shared counters. */
+export const recordRateLimitRedisDown = (policy: 'fail_open' | 'fail_closed') => redisDownDecisions.inc({ policy });
+
 const spawned = metrics.counter({
   name: 'drael_gateway_spawned_agents_total',
   help: 'spawn_agent children, by outcome (ok, failed, ceiling: refused at the cost ceiling)',

@@ -4,10 +4,12 @@ import { envInt } from '@drael/config';
 /**
  * What a request gets while Redis (the shared counters) cannot be reached (issue 19, item 4):
  * - `fail_open`: the same limits counted in each replica alone, so an account may get up to the
- *   limit times the number of gateway replicas until Redis is back; logged when it starts and
- *   ends, and counted (RateLimiter.redisDownDecisions).
+ *   limit times the number of gateway replicas until Redis is back.
  * - `fail_closed`: every request that needs a count is refused with 503 `service_unavailable`
  *   (retryable) until Redis is back: no request beyond the limit, no service either.
+ * Either way the outage is logged when it starts and ends, and each request it decided is counted
+ * in drael_gateway_rate_limit_redis_down_decisions_total{policy} (docs/operations.md; alert
+ * DraelRateLimitRedisDown).
  */
 export const REDIS_DOWN_POLICIES = ['fail_open', 'fail_closed'] as const;
 export type RedisDownPolicy = (typeof REDIS_DOWN_POLICIES)[number];

@@ -3,6 +3,7 @@ import { Redis, type Result } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
 import { ApiError } from '../errors/api-error.js';
+import { recordRateLimitRedisDown } from '../metrics/gateway.metrics.js';
 import type { RedisDownPolicy } from './rate-limit.config.js';
 
 /** What a request's rate-limit headers report: the tighter of the key's two windows. */
@@ -117,7 +118,6 @@ export class RateLimiter implements OnApplicationShutdown {
   private readonly logger = new Logger('rate-limit');
   /** Since when the shared counters are unreachable (undefined: they answer). */
   private redisDownSince?: number;
-  private readonly downDecisions: Record<RedisDownPolicy, number> = { fail_open: 0, fail_closed: 0 };
 
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
     this.redis = new Redis(config.REDIS_URL, {
@@ -199,16 +199,11 @@ export class RateLimiter implements OnApplicationShutdown {
   }
 
   /**
-   * How many requests were decided without Redis, by policy: a metrics exporter reads this (a
-   * counter, e.g. drael_gateway_rate_limit_redis_down_decisions_total{policy}).
+   * Redis did not count this request: the configured policy answers it, counted in
+   * drael_gateway_rate_limit_redis_down_decisions_total{policy}; the first one of an outage is logged.
    */
-  redisDownDecisions(): Readonly<Record<RedisDownPolicy, number>> {
-    return { ...this.downDecisions };
-  }
-
-  /** Redis did not count this request: the configured policy answers it; the first one of an outage is logged. */
   private redisDown(keyId: string, limits: KeyLimits, err: unknown): Promise<RateDecision> {
-    this.downDecisions[this.onRedisDown]++;
+    recordRateLimitRedisDown(this.onRedisDown);
     if (this.redisDownSince === undefined) {
       this.redisDownSince = Date.now();
       const why = err instanceof Error ? err.message : String(err);

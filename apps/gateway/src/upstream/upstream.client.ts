@@ -161,7 +161,8 @@ export class UpstreamClient implements OnApplicationShutdown {
     let pool = this.pools.get(origin);
     if (!pool) {
       pool = new Pool(origin, {
-        connections: this.config.UPSTREAM_CONNECTIONS,
+        // undici's null: no cap (UPSTREAM_CONNECTIONS=0), one connection per answer in flight.
+        connections: this.config.UPSTREAM_CONNECTIONS === 0 ? null : this.config.UPSTREAM_CONNECTIONS,
         headersTimeout: this.config.UPSTREAM_HEADERS_TIMEOUT_MS,
         bodyTimeout: this.config.UPSTREAM_BODY_TIMEOUT_MS,
         keepAliveTimeout: 30_000,

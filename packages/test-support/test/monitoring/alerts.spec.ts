@@ -119,6 +119,19 @@ const CASES: Case[] = [
     quiet: { series: [s('drael_agent_run_runs_lease_expired', '0x20')], at: '15m' },
   },
   {
+    alert: 'DraelRateLimitRedisDown',
+    fire: {
+      series: [
+        s('drael_gateway_rate_limit_redis_down_decisions_total{instance="g1",policy="fail_open"}', '0+30x20'),
+        s('drael_gateway_rate_limit_redis_down_decisions_total{instance="g2",policy="fail_open"}', '0+10x20'),
+      ],
+      at: '15m',
+      labels: { policy: 'fail_open' },
+    },
+    // An outage that ended: the counter stands still (it only moves while Redis is down).
+    quiet: { series: [s('drael_gateway_rate_limit_redis_down_decisions_total{instance="g1",policy="fail_open"}', '0 40 80 120x20')], at: '15m' },
+  },
+  {
     alert: 'DraelDependencyDown',
     fire: { series: [s('drael_dependency_up{job="billing",instance="b1",dependency="postgres"}', '0x10')], at: '5m', labels: { job: 'billing', dependency: 'postgres' } },
     // A blip shorter than `for`: quiet.
