@@ -48,7 +48,7 @@ beforeAll(async () => {
       SEARXNG_URL: process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890',
       SEARCH_CACHE_PREFIX: `test:${prefix}:`,
       SEARCH_VERIFY: 'false',
-    }),
+    }, { readyTimeoutMs: 60_000 }),
   ]);
   raw = await connect({ servers: NATS_URL });
   typed = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
@@ -258,7 +258,7 @@ describe('a stdlib-only Python client, plain JSON over the NATS text protocol', 
     const snippets = [...readFileSync(GUIDE, 'utf8').matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!);
     expect(snippets).toHaveLength(1);
     const { stdout } = await exec('python3', ['-c', `${snippets[0]}\nimport json\nprint(json.dumps(plans))`], {
-      env: { PATH: process.env.PATH ?? '', NATS_URL, DRAEL_NATS_PREFIX: prefix, PYTHONPATH: dirname(PYTHON_CLIENT) },
+      env: { PATH: process.env.PATH ?? '', NATS_URL, DRAEL_NATS_PREFIX: prefix, PYTHONPATH: dirname(PYTHON_CLIENT), PYTHONDONTWRITEBYTECODE: '1' },
     });
     expect(JSON.parse(stdout)).toEqual((await typed.request(billingCatalog.listPlans, {})).plans);
   });
