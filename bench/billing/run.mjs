@@ -33,6 +33,8 @@ const arg = (name, fallback, max) => {
   const i = process.argv.indexOf(`--${name}`);
   return Math.min(i > 0 ? Number(process.argv[i + 1]) : fallback, max);
 };
+// BILLING_DIR=<a checkout's apps/billing> measures that build as A (default: this tree's).
+const A_DIR = process.env.BILLING_DIR ? resolve(process.env.BILLING_DIR) : undefined;
 const B_DIR = process.env.BILLING_B_DIR ? resolve(process.env.BILLING_B_DIR) : undefined;
 const ROUNDTRIPS = arg('roundtrips', 1000, 10_000);
 const HOLDS = arg('holds', 5000, 50_000);
@@ -170,7 +172,7 @@ async function throughput(side, pick, holds) {
 
 const sides = [];
 try {
-  await startBilling('A (this tree)', repo);
+  await startBilling(A_DIR ? `A (${A_DIR})` : 'A (this tree)', A_DIR ? `${resolve(A_DIR, '../..')}/` : repo);
   if (B_DIR) await startBilling(`B (${B_DIR})`, `${resolve(B_DIR, '../..')}/`);
   const [a] = sides;
 
@@ -225,8 +227,7 @@ try {
     }
   }
 
-  const line = (t) =>
-    `${(t.ok / t.elapsed).toFixed(0)} (${t.ok} holds in ${t.elapsed.toFixed(2)} s, ${t.failed} failed; billing CPU ${cpu(t.serverCpu / (t.ok + t.failed))}/hold)`;
+  const line = (t) => `${(t.ok / t.elapsed).toFixed(0)} (${t.ok} holds in ${t.elapsed.toFixed(2)} s, ${t.failed} failed; billing CPU ${cpu(t.serverCpu / (t.ok + t.failed))}/hold)`;
   console.log(`billing bench (${new Date().toISOString()}, loadavg ${load()}${B_DIR ? `, A/B, throughput in ${ROUNDS} rounds each` : ''})`);
   for (const side of sides) {
     const median = pct(side.rt, 50);

@@ -5,7 +5,6 @@ import { exitOnSignals, failBoot, startService } from '@drael/nats-rpc';
 import { configSchema } from './config/config.schema.js';
 import { SandboxModule } from './sandbox.module.js';
 
-
 try {
   const config = parseEnv(configSchema);
   const running = await startService({

@@ -8,7 +8,11 @@ const HEADERS = {
   type: 'object',
   properties: {
     'x-request-id': { type: 'string', description: 'Carried into every log line of the request; one is made when absent.' },
-    traceparent: { type: 'string', description: 'W3C trace context. When the installation traces, the service span of the request is a child of this span (in the caller trace); without it the service starts a new trace.' },
+    traceparent: {
+      type: 'string',
+      description:
+        'W3C trace context. When the installation traces, the service span of the request is a child of this span (in the caller trace); without it the service starts a new trace.',
+    },
   },
 };
 

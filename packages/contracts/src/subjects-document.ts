@@ -76,7 +76,7 @@ export function subjectsMarkdown(): string {
     'sent, the reply as the envelope `{"result": …}` or `{"error": {code, message, retryable, details?}}`.',
     'The same schemas are in [asyncapi.yaml](asyncapi.yaml) and in each endpoint of `$SRV.INFO`.',
     '',
-    '- **kind**: *one replica*: a request/reply taken by one replica of the service\'s queue group',
+    "- **kind**: *one replica*: a request/reply taken by one replica of the service's queue group",
     '  (named after the service; `<prefix>.<service>` under `DRAEL_NATS_PREFIX`, which prefixes every',
     '  subject too), a `$SRV` endpoint; *every replica*: delivered to every replica outside the queue group, and',
     '  only a replica with something to do answers (expect at most one reply, maybe none; not a `$SRV`',
@@ -85,7 +85,7 @@ export function subjectsMarkdown(): string {
     '- **timeout**: the default a caller waits; *per request*: the entry computes it from the request',
     '  (`timeoutFor`), this is the longest.',
     `- **error codes**: *common* = ${COMMON_ERROR_CODES.map(code).join(', ')}, which any subject may answer;`,
-    '  the rest are listed once per service below the service\'s heading.',
+    "  the rest are listed once per service below the service's heading.",
   ];
   for (const [service, catalog] of Object.entries(CATALOGS)) {
     const entries = catalogEntries(catalog);
@@ -96,9 +96,7 @@ export function subjectsMarkdown(): string {
     lines.push('', '| subject | kind | timeout | request schema | reply schema | error codes |', '| --- | --- | --- | --- | --- | --- |');
     for (const entry of entries) {
       const paths = subjectSchemaPaths(entry.subject);
-      lines.push(
-        `| ${code(entry.subject)} | ${kindOf(entry)} | ${timeoutOf(entry)} | [request](${paths.request}) | [reply](${paths.reply}) | ${codesOf(entry, service, own)} |`,
-      );
+      lines.push(`| ${code(entry.subject)} | ${kindOf(entry)} | ${timeoutOf(entry)} | [request](${paths.request}) | [reply](${paths.reply}) | ${codesOf(entry, service, own)} |`);
     }
   }
   const routed = SANDBOX_ROUTED_ENTRIES.map((k) => code(sandboxCatalog[k].subject)).join(', ');

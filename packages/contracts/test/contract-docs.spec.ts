@@ -40,7 +40,11 @@ describe('docs/subjects.md and docs/schemas/', () => {
 
   it(`schemas/ holds exactly the generated schema files, each as generated (${REWRITE})`, () => {
     const expected = subjectSchemaFiles();
-    expect(readdirSync(new URL('schemas/', docs)).map((name) => `schemas/${name}`).sort()).toEqual(Object.keys(expected).sort());
+    expect(
+      readdirSync(new URL('schemas/', docs))
+        .map((name) => `schemas/${name}`)
+        .sort(),
+    ).toEqual(Object.keys(expected).sort());
     for (const [path, schema] of Object.entries(expected)) expect(JSON.parse(readFileSync(new URL(path, docs), 'utf8')), path).toEqual(schema);
   });
 
@@ -59,7 +63,10 @@ describe('docs/subjects.md and docs/schemas/', () => {
   });
 
   it("states each subject's kind and its codes beyond the common ones", () => {
-    const row = (subject: string) => subjectsMarkdown().split('\n').find((line) => line.startsWith(`| \`${subject}\` |`))!;
+    const row = (subject: string) =>
+      subjectsMarkdown()
+        .split('\n')
+        .find((line) => line.startsWith(`| \`${subject}\` |`))!;
     expect(row('sandbox.run.cancel.v1')).toContain('| every replica |');
     expect(row('sandbox.files.read.v1')).toContain('| one replica, idempotent |');
     expect(row('sandbox.run.v1')).toContain('| one replica | up to 330 s, per request |');

@@ -42,13 +42,17 @@ beforeAll(async () => {
       },
       { readyTimeoutMs: 60_000 },
     ),
-    startServiceProcess('search', {
-      NATS_URL,
-      DRAEL_NATS_PREFIX: prefix,
-      SEARXNG_URL: process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890',
-      SEARCH_CACHE_PREFIX: `test:${prefix}:`,
-      SEARCH_VERIFY: 'false',
-    }, { readyTimeoutMs: 60_000 }),
+    startServiceProcess(
+      'search',
+      {
+        NATS_URL,
+        DRAEL_NATS_PREFIX: prefix,
+        SEARXNG_URL: process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890',
+        SEARCH_CACHE_PREFIX: `test:${prefix}:`,
+        SEARCH_VERIFY: 'false',
+      },
+      { readyTimeoutMs: 60_000 },
+    ),
   ]);
   raw = await connect({ servers: NATS_URL });
   typed = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
