@@ -58,7 +58,7 @@ export function asyncApiDocument(version = '0.1.0'): Record<string, unknown> {
       operations[id] = {
         action: 'receive',
         title: entry.subject,
-        summary: `${service}: request/reply, default timeout ${entry.timeoutMs} ms; error codes: ${entry.errors.join(', ')}`,
+        summary: `${service}: request/reply${entry.delivery === 'every-replica' ? ' delivered to every replica (outside the queue group; only one that acts answers)' : ''}, default timeout ${entry.timeoutMs} ms; error codes: ${entry.errors.join(', ')}`,
         channel: { $ref: `#/channels/${id}` },
         messages: [{ $ref: `#/channels/${id}/messages/request` }],
         reply: {
