@@ -1,20 +1,18 @@
 import 'reflect-metadata';
 import { parseEnv, tracingOf } from '@drael/config';
-import { MAX_TIMEOUT_S, sandboxCatalog } from '@drael/contracts';
+import { MAX_TIMEOUT_S, queueGroupCatalog, sandboxCatalog } from '@drael/contracts';
 import { exitOnSignals, failBoot, startService } from '@drael/nats-rpc';
 import { configSchema } from './config/config.schema.js';
 import { SandboxModule } from './sandbox.module.js';
-
-// sandbox.run.cancel.v1 is a broadcast (run/run-cancel.listener.ts), not a queue-group handler:
-// the boot check covers the rest of the catalog.
-const { runCancel: _broadcast, ...queueGroupCatalog } = sandboxCatalog;
 
 try {
   const config = parseEnv(configSchema);
   const running = await startService({
     service: 'sandbox',
     module: SandboxModule.forRoot(config),
-    catalog: queueGroupCatalog,
+    // sandbox.run.cancel.v1 reaches every replica (run/run-cancel.listener.ts, `delivery` in its
+    // entry): the boot check and $SRV cover the queue-group rest of the catalog.
+    catalog: queueGroupCatalog(sandboxCatalog),
     natsUrl: config.NATS_URL,
     security: config,
     prefix: config.DRAEL_NATS_PREFIX,

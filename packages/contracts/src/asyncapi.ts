@@ -8,7 +8,11 @@ const HEADERS = {
   type: 'object',
   properties: {
     'x-request-id': { type: 'string', description: 'Carried into every log line of the request; one is made when absent.' },
-    traceparent: { type: 'string', description: 'W3C trace context. Accepted and passed on; services do not yet record spans from it.' },
+    traceparent: {
+      type: 'string',
+      description:
+        'W3C trace context. When the installation traces, the service span of the request is a child of this span (in the caller trace); without it the service starts a new trace.',
+    },
   },
 };
 
@@ -54,7 +58,7 @@ export function asyncApiDocument(version = '0.1.0'): Record<string, unknown> {
       operations[id] = {
         action: 'receive',
         title: entry.subject,
-        summary: `${service}: request/reply, default timeout ${entry.timeoutMs} ms; error codes: ${entry.errors.join(', ')}`,
+        summary: `${service}: request/reply${entry.delivery === 'every-replica' ? ' delivered to every replica (outside the queue group; only one that acts answers)' : ''}, default timeout ${entry.timeoutMs} ms; error codes: ${entry.errors.join(', ')}`,
         channel: { $ref: `#/channels/${id}` },
         messages: [{ $ref: `#/channels/${id}/messages/request` }],
         reply: {

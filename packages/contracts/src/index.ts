@@ -13,3 +13,4 @@ export * from './gateway.js';
 export * from './catalogs.js';
 export * from './json-schema.js';
 export * from './asyncapi.js';
+export * from './subjects-document.js';

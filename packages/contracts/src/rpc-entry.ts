@@ -29,6 +29,14 @@ export interface RpcEntry<Req extends z.ZodType = z.ZodType, Res extends z.ZodTy
    * a hold, a model call is never sent twice). Declared here, per subject, and nowhere else.
    */
   readonly idempotent?: boolean;
+  /**
+   * Who receives a request. Absent or `queue-group`: one replica of the service's queue group (the
+   * usual request/reply, a `$SRV` endpoint, checked at boot to have one handler). `every-replica`:
+   * every replica, through a plain subscription outside the queue group, and only a replica with
+   * something to do answers (sandbox.run.cancel.v1: the one running the run); its own listener
+   * handles it, so the boot check and `$SRV.INFO` leave it out (`queueGroupCatalog`).
+   */
+  readonly delivery?: 'queue-group' | 'every-replica';
 }
 
 export type RequestOf<E extends RpcEntry> = z.input<E['request']>;
@@ -51,4 +59,9 @@ export type Catalog = Readonly<Record<string, RpcEntry>>;
 
 export function catalogEntries(catalog: Catalog): RpcEntry[] {
   return Object.values(catalog);
+}
+
+/** The entries one replica of the queue group answers: all but the `every-replica` broadcasts. */
+export function queueGroupCatalog(catalog: Catalog): Catalog {
+  return Object.fromEntries(Object.entries(catalog).filter(([, entry]) => entry.delivery !== 'every-replica'));
 }

@@ -116,6 +116,7 @@ export const sandboxCatalog = {
     // Scoped by tenant: a caller can only stop its own account's runs. Delivered to EVERY sandbox
     // replica (a plain subscription, no queue group): only the replica running the run answers
     // {cancelled: true}; a cancel nobody runs gets no answer, so callers send it and move on.
+    delivery: 'every-replica',
     request: z.object({ tenant: TenantSchema, run_id: z.string().min(1).max(64) }),
     reply: z.object({ run_id: z.string(), cancelled: z.boolean() }),
     errors: SANDBOX_ERROR_CODES,

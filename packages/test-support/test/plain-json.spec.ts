@@ -1,8 +1,11 @@
 import { execFile, spawn } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { billingCatalog, CATALOGS, catalogEntries, entrySchemas } from '@drael/contracts';
 import { NatsRpcClient, wireSubject } from '@drael/nats-rpc';
 import { startBillingForTests, startServiceProcess, testPrefix, type ServiceProcess } from '../src/index.js';
@@ -39,13 +42,17 @@ beforeAll(async () => {
       },
       { readyTimeoutMs: 60_000 },
     ),
-    startServiceProcess('search', {
-      NATS_URL,
-      DRAEL_NATS_PREFIX: prefix,
-      SEARXNG_URL: process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890',
-      SEARCH_CACHE_PREFIX: `test:${prefix}:`,
-      SEARCH_VERIFY: 'false',
-    }),
+    startServiceProcess(
+      'search',
+      {
+        NATS_URL,
+        DRAEL_NATS_PREFIX: prefix,
+        SEARXNG_URL: process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890',
+        SEARCH_CACHE_PREFIX: `test:${prefix}:`,
+        SEARCH_VERIFY: 'false',
+      },
+      { readyTimeoutMs: 60_000 },
+    ),
   ]);
   raw = await connect({ servers: NATS_URL });
   typed = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
@@ -161,16 +168,19 @@ describe('sandbox over plain JSON', () => {
   });
 });
 
-// Issue 22's test: a client that is not Node. packages/test-support/python/drael_request.py speaks
-// the NATS text protocol over a socket with Python's standard library alone (no nats-py).
+// Issue 22's test: clients that are not Node. packages/test-support/python/drael_request.py speaks
+// the NATS text protocol over a socket with Python's standard library alone (no nats-py);
+// packages/test-support/go/drael-request/main.go is the guide's Go program (nats.go).
 const PYTHON_CLIENT = new URL('../python/drael_request.py', import.meta.url).pathname;
+const GO_CLIENT_SOURCE = new URL('../go/drael-request/main.go', import.meta.url).pathname;
+const GUIDE = new URL('../../../docs/calling-services.md', import.meta.url).pathname;
 
-function python(
-  subject: string,
-  body: string,
-): Promise<{ status: number | null; reply: { result?: Record<string, unknown>; error?: { code: string; message: string; retryable: boolean } } }> {
+type ClientResult = { status: number | null; reply: { result?: Record<string, unknown>; error?: { code: string; message: string; retryable: boolean } } };
+
+/** Runs a client program with this run's NATS and prefix; it prints the reply envelope as JSON. */
+function runClient(command: string, args: string[]): Promise<ClientResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('python3', [PYTHON_CLIENT, subject, body], {
+    const child = spawn(command, args, {
       env: { PATH: process.env.PATH ?? '', NATS_URL, DRAEL_NATS_PREFIX: prefix },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -183,27 +193,46 @@ function python(
       try {
         resolve({ status, reply: JSON.parse(out) as never });
       } catch {
-        reject(new Error(`python client printed no JSON (exit ${status}): ${out}${err}`));
+        reject(new Error(`${command} printed no JSON (exit ${status}): ${out}${err}`));
       }
     });
   });
 }
 
-describe('a stdlib-only Python client, plain JSON over the NATS text protocol', () => {
+const python = (subject: string, body: string) => runClient('python3', [PYTHON_CLIENT, subject, body]);
+
+// The Go program is built as another team would, but offline: Debian's Go and nats.go
+// (golang-go, golang-github-nats-io-go-nats-dev; infra/provision.d/60-go-client.sh) in GOPATH
+// mode, since no Go module proxy is reachable from these machines.
+const goWork = join(tmpdir(), `drael-go-${prefix}`);
+const goBinary = join(goWork, 'drael-request');
+const goEnv = {
+  PATH: process.env.PATH ?? '',
+  HOME: goWork,
+  GO111MODULE: 'off',
+  GOPATH: '/usr/share/gocode',
+  GOCACHE: join(tmpdir(), 'drael-go-build-cache'),
+  GOFLAGS: '',
+  CGO_ENABLED: '0',
+};
+const go = (subject: string, body: string) => runClient(goBinary, [subject, body]);
+
+/** The same calls and the same checks for every non-Node client. */
+function clientCalls(call: (subject: string, body: string) => Promise<ClientResult>, tenant: string) {
   it('billing.plans.list.v1: the plans', async () => {
-    const { status, reply } = await python('billing.plans.list.v1', '{}');
+    const { status, reply } = await call('billing.plans.list.v1', '{}');
     expect(status).toBe(0);
     expect(reply.result).toEqual(await typed.request(billingCatalog.listPlans, {}));
   });
 
   it('sandbox.run.v1: runs the code', async () => {
-    const { status, reply } = await python('sandbox.run.v1', JSON.stringify({ tenant: `py-${prefix}`, runtime: 'bash', code: 'echo $((6*7))' }));
+    const { status, reply } = await call('sandbox.run.v1', JSON.stringify({ tenant, runtime: 'bash', code: 'echo $((6*7))' }));
     expect(status).toBe(0);
     expect(reply.result).toMatchObject({ ok: true, exit_code: 0, stdout: '42\n' });
   });
 
   it('search.query.v1: an answer in the reply schema (ok with results, or a typed search failure)', async () => {
-    const { status, reply } = await python('search.query.v1', JSON.stringify({ query: 'drael test query' }));
+    const { status, reply } = await call('search.query.v1', JSON.stringify({ query: 'drael test query' }));
     expect(status).toBe(0);
     expect(typeof reply.result?.ok).toBe('boolean');
     expect(reply.result).toHaveProperty('sources_tried');
@@ -218,10 +247,80 @@ describe('a stdlib-only Python client, plain JSON over the NATS text protocol', 
       ['nobody.here.v1', '{}', 'unavailable'],
     ];
     for (const [subject, body, code] of cases) {
-      const { status, reply } = await python(subject, body);
+      const { status, reply } = await call(subject, body);
       expect(status, subject).toBe(1);
       expect(reply.error?.code, `${subject} ${body}`).toBe(code);
       expect(typeof reply.error?.retryable).toBe('boolean');
+    }
+  });
+}
+
+describe('a stdlib-only Python client, plain JSON over the NATS text protocol', () => {
+  clientCalls(python, `py-${prefix}`);
+
+  it("the guide's Python snippet runs as shown", async () => {
+    const snippets = [...readFileSync(GUIDE, 'utf8').matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(snippets).toHaveLength(1);
+    const { stdout } = await exec('python3', ['-c', `${snippets[0]}\nimport json\nprint(json.dumps(plans))`], {
+      env: { PATH: process.env.PATH ?? '', NATS_URL, DRAEL_NATS_PREFIX: prefix, PYTHONPATH: dirname(PYTHON_CLIENT), PYTHONDONTWRITEBYTECODE: '1' },
+    });
+    expect(JSON.parse(stdout)).toEqual((await typed.request(billingCatalog.listPlans, {})).plans);
+  });
+});
+
+describe("the guide's Go program (nats.go), built and run", () => {
+  beforeAll(async () => {
+    await mkdir(goWork, { recursive: true });
+    await exec('go', ['build', '-o', goBinary, GO_CLIENT_SOURCE], { env: goEnv });
+  }, 300_000);
+  afterAll(() => rm(goWork, { recursive: true, force: true }));
+
+  it('is the program docs/calling-services.md shows, gofmt-clean', async () => {
+    const blocks = [...readFileSync(GUIDE, 'utf8').matchAll(/```go\n([\s\S]*?)```/g)].map((m) => m[1]);
+    expect(blocks).toEqual([readFileSync(GO_CLIENT_SOURCE, 'utf8')]);
+    expect((await exec('gofmt', ['-l', GO_CLIENT_SOURCE], { env: goEnv })).stdout).toBe('');
+  });
+
+  clientCalls(go, `go-${prefix}`);
+});
+
+/**
+ * The guide's `nats req` lines, parsed into what the `nats` CLI would send: subject, body (the
+ * quoted argument, byte for byte), headers (`-H name:value`) and timeout. Any other option fails
+ * the parse, so the guide cannot show a call this test does not send.
+ */
+function guideCliCalls(): { line: string; subject: string; body: string; headers: [string, string][]; timeoutMs: number }[] {
+  const guide = readFileSync(GUIDE, 'utf8');
+  return guide
+    .split('\n')
+    .filter((line) => line.startsWith('nats req '))
+    .map((line) => {
+      const words = [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+      const [, , subject, body, ...options] = words;
+      const call = { line, subject: subject!, body: body!, headers: [] as [string, string][], timeoutMs: 5_000 };
+      for (let i = 0; i < options.length; i += 2) {
+        const [option, value] = [options[i], options[i + 1]];
+        if (option === '-H' && value?.includes(':')) call.headers.push([value.slice(0, value.indexOf(':')), value.slice(value.indexOf(':') + 1)]);
+        else if (option === '--timeout' && /^\d+s$/.test(value ?? '')) call.timeoutMs = Number.parseInt(value!, 10) * 1000;
+        else throw new Error(`docs/calling-services.md: \`${line}\`: the test does not send option ${option} ${value}`);
+      }
+      return call;
+    });
+}
+
+describe("the guide's `nats req` calls (the CLI is not on these machines; the same subject and bytes)", () => {
+  it('the guide shows calls of billing, sandbox and search', () => {
+    expect(guideCliCalls().map((c) => c.subject)).toEqual(expect.arrayContaining(['billing.plans.list.v1', 'sandbox.run.v1', 'search.query.v1']));
+  });
+
+  it('each is answered with a result', async () => {
+    for (const call of guideCliCalls()) {
+      const hdrs = natsHeaders();
+      for (const [name, value] of call.headers) hdrs.set(name, value);
+      const msg = await raw.request(wireSubject(call.subject, prefix), new TextEncoder().encode(call.body), { timeout: call.timeoutMs, headers: hdrs });
+      const reply = msg.json<{ result?: { ok?: boolean; stdout?: string } }>();
+      expect(reply.result, call.line).toBeDefined();
+      if (call.subject === 'sandbox.run.v1') expect(reply.result).toMatchObject({ ok: true, stdout: '42\n' });
     }
   });
 });
@@ -244,8 +343,8 @@ describe('NATS micro registration of the real services', () => {
   it.each(['billing', 'sandbox', 'search'] as const)('$SRV.INFO.%s lists every catalog entry with the generated schemas', async (service) => {
     const info = await infoOf(service);
     for (const entry of catalogEntries(CATALOGS[service])) {
-      // sandbox.run.cancel.v1 is a broadcast outside the queue group (run-cancel.listener.ts), not an endpoint.
-      if (entry.subject === 'sandbox.run.cancel.v1') continue;
+      // A broadcast to every replica (sandbox.run.cancel.v1, run-cancel.listener.ts) is not an endpoint.
+      if (entry.delivery === 'every-replica') continue;
       const endpoint = info.endpoints.find((e) => e.subject === wireSubject(entry.subject, prefix));
       expect(endpoint, entry.subject).toBeDefined();
       expect(endpoint!.queue_group).toBe(`${prefix}.${service}`);
