@@ -16,6 +16,7 @@
 // one run, under the same load.
 // Needs: NATS, Redis, Postgres (billing, for Drael's API key), built apps (pnpm build).
 import { execFileSync, fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { loadavg } from 'node:os';
@@ -135,9 +136,26 @@ if (role === 'responder') {
     ...(baseline ? { baseline: (i) => through(baseline.gateway.url, `drael zznonce-${prefix}-b${i}`, baseline.gateway.authHeaders ?? {}) } : {}),
   };
   const names = Object.keys(kinds);
+  // CPU time (user + system) of each kind's processes over the measured loop, per request: steadier
+  // than wall time on a loaded machine. From /proc (clock ticks of 10 ms), Linux only.
+  const cpuMs = (pid) => {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(f[11]) + Number(f[12])) * 10;
+    } catch {
+      return Number.NaN;
+    }
+  };
+  const pidsOf = {
+    minimal: [front.pid, responder.pid],
+    drael: [gateway.child.pid, drael.search.child.pid],
+    ...(baseline ? { baseline: [baseline.gateway.child.pid, baseline.search.child.pid] } : {}),
+  };
+  const cpuNow = () => Object.fromEntries(Object.entries(pidsOf).map(([k, pids]) => [k, pids.map(cpuMs)]));
   for (let i = 0; i < 10; i++) for (const k of names) await kinds[k](`w${i}`);
   const wall = Object.fromEntries(names.map((k) => [k, []]));
   const own = Object.fromEntries(names.filter((k) => k !== 'direct').map((k) => [k, []]));
+  const cpuBefore = cpuNow();
   for (let i = 0; i < N; i++) {
     // rotate the order so that no kind always follows the same one (SearXNG is slower right after a query)
     for (let j = 0; j < names.length; j++) {
@@ -147,6 +165,7 @@ if (role === 'responder') {
       if (k !== 'direct') own[k].push(w - sx);
     }
   }
+  const cpuAfter = cpuNow();
   const mSx = median(wall.direct);
   console.log(
     `bench/search/min-pipeline  (${new Date().toISOString()}, node ${process.version}, load ${loadavg()
@@ -158,7 +177,11 @@ if (role === 'responder') {
   for (const k of Object.keys(own)) {
     const m = median(wall[k]);
     const o = median(own[k]);
-    console.log(`${label[k]}: median ${fmt(m)} = ${(m / mSx).toFixed(3)}× direct; ` + `paired own time ${fmt(o)} = ${(1 + o / mSx).toFixed(3)}× direct`);
+    console.log(
+      `${label[k]}: median ${fmt(m)} = ${(m / mSx).toFixed(3)}× direct; ` +
+        `paired own time ${fmt(o)} = ${(1 + o / mSx).toFixed(3)}× direct; ` +
+        `CPU per request, front / service: ${cpuAfter[k].map((c, j) => fmt((c - cpuBefore[k][j]) / N)).join(' / ')}`,
+    );
   }
   console.log(`Drael's code above the bare shape (paired own time): ${fmt(median(own.drael) - median(own.minimal))}`);
   if (baseline) {
