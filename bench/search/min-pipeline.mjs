@@ -9,9 +9,14 @@
 // its own code; whatever "minimal" adds above SearXNG direct is the shape on this machine.
 // Each of the three is timed per request; the paired figure takes SearXNG's share (timed inside
 // the responder / the search service, the same way) out of each request.
-// Usage: node bench/search/min-pipeline.mjs [--n 100]
+// Usage: node bench/search/min-pipeline.mjs [--n 100] [--baseline /path/to/another/checkout]
+// --baseline adds a fourth kind, interleaved with the others: Drael as built in that checkout (its
+// own bench/search/drael-search.mjs and built apps, e.g. a `cp -al` copy of this tree taken before
+// a change, with its dist folders copied for real), so a change is compared with its before in
+// one run, under the same load.
 // Needs: NATS, Redis, Postgres (billing, for Drael's API key), built apps (pnpm build).
 import { execFileSync, fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { loadavg } from 'node:os';
@@ -82,6 +87,8 @@ if (role === 'responder') {
     return i > 0 ? Number(process.argv[i + 1]) : fallback;
   };
   const N = Math.min(arg('n', 100), 300);
+  const baselineAt = process.argv.indexOf('--baseline');
+  const baselineRepo = baselineAt > 0 ? process.argv[baselineAt + 1] : undefined;
   const median = (xs) => {
     const s = [...xs].sort((a, b) => a - b);
     return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -98,6 +105,9 @@ if (role === 'responder') {
 
   const drael = await startDraelSearch({ natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL });
   const { gateway } = drael;
+  const baseline = baselineRepo
+    ? await (await import(`${baselineRepo}/bench/search/drael-search.mjs`)).startDraelSearch({ natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL })
+    : undefined;
 
   // one uncached search through an HTTP front: [wall, SearXNG's share]
   const through = async (base, query, headers = {}) => {
@@ -123,11 +133,29 @@ if (role === 'responder') {
     direct: (i) => direct(`drael zznonce-${prefix}-d${i}`).then((w) => [w, Number.NaN]),
     minimal: (i) => through(`http://127.0.0.1:${frontPort}`, `drael zznonce-${prefix}-m${i}`),
     drael: (i) => through(gateway.url, `drael zznonce-${prefix}-g${i}`, gateway.authHeaders ?? {}),
+    ...(baseline ? { baseline: (i) => through(baseline.gateway.url, `drael zznonce-${prefix}-b${i}`, baseline.gateway.authHeaders ?? {}) } : {}),
   };
   const names = Object.keys(kinds);
+  // CPU time (user + system) of each kind's processes over the measured loop, per request: steadier
+  // than wall time on a loaded machine. From /proc (clock ticks of 10 ms), Linux only.
+  const cpuMs = (pid) => {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(f[11]) + Number(f[12])) * 10;
+    } catch {
+      return Number.NaN;
+    }
+  };
+  const pidsOf = {
+    minimal: [front.pid, responder.pid],
+    drael: [gateway.child.pid, drael.search.child.pid],
+    ...(baseline ? { baseline: [baseline.gateway.child.pid, baseline.search.child.pid] } : {}),
+  };
+  const cpuNow = () => Object.fromEntries(Object.entries(pidsOf).map(([k, pids]) => [k, pids.map(cpuMs)]));
   for (let i = 0; i < 10; i++) for (const k of names) await kinds[k](`w${i}`);
-  const wall = { direct: [], minimal: [], drael: [] };
-  const own = { minimal: [], drael: [] };
+  const wall = Object.fromEntries(names.map((k) => [k, []]));
+  const own = Object.fromEntries(names.filter((k) => k !== 'direct').map((k) => [k, []]));
+  const cpuBefore = cpuNow();
   for (let i = 0; i < N; i++) {
     // rotate the order so that no kind always follows the same one (SearXNG is slower right after a query)
     for (let j = 0; j < names.length; j++) {
@@ -137,6 +165,7 @@ if (role === 'responder') {
       if (k !== 'direct') own[k].push(w - sx);
     }
   }
+  const cpuAfter = cpuNow();
   const mSx = median(wall.direct);
   console.log(
     `bench/search/min-pipeline  (${new Date().toISOString()}, node ${process.version}, load ${loadavg()
@@ -144,15 +173,21 @@ if (role === 'responder') {
       .join(' ')}; n=${N} each, interleaved)`,
   );
   console.log(`SearXNG direct              : median ${fmt(mSx)}`);
-  for (const k of ['minimal', 'drael']) {
+  const label = { minimal: 'minimal shape (no product code)', drael: 'Drael (gateway + search service)', baseline: `Drael as built in ${baselineRepo}` };
+  for (const k of Object.keys(own)) {
     const m = median(wall[k]);
     const o = median(own[k]);
     console.log(
-      `${k === 'minimal' ? 'minimal shape (no product code)' : 'Drael (gateway + search service)'}: median ${fmt(m)} = ${(m / mSx).toFixed(3)}× direct; ` +
-        `paired own time ${fmt(o)} = ${(1 + o / mSx).toFixed(3)}× direct`,
+      `${label[k]}: median ${fmt(m)} = ${(m / mSx).toFixed(3)}× direct; ` +
+        `paired own time ${fmt(o)} = ${(1 + o / mSx).toFixed(3)}× direct; ` +
+        `CPU per request, front / service: ${cpuAfter[k].map((c, j) => fmt((c - cpuBefore[k][j]) / N)).join(' / ')}`,
     );
   }
   console.log(`Drael's code above the bare shape (paired own time): ${fmt(median(own.drael) - median(own.minimal))}`);
+  if (baseline) {
+    console.log(`baseline's code above the bare shape (paired own time): ${fmt(median(own.baseline) - median(own.minimal))}`);
+    await baseline.stop();
+  }
   await drael.stop();
   front.kill();
   responder.kill();

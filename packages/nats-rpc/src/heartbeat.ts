@@ -3,8 +3,8 @@ import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transpo
 /**
  * Liveness of the replica serving a long request (issue 19, item 2). The caller asks for
  * heartbeats with this header (its value: the interval it wants, in ms); the serving replica then
- * sends an empty message carrying the header to the request's reply subject as soon as it takes
- * the request and every interval until it answers. A caller that hears nothing for its liveness
+ * sends an empty message carrying the header to the request's reply subject as soon as its handler
+ * has started and every interval until it answers. A caller that hears nothing for its liveness
  * window knows the replica is gone (killed, partitioned, frozen) and fails at once with a typed,
  * retryable `unavailable` instead of waiting for the request's whole timeout.
  *
@@ -47,8 +47,14 @@ export function isHeartbeat(msg: Msg): boolean {
 }
 
 /**
- * Serving side: when the request asks for heartbeats, send the first one now and the next every
- * interval until the returned stop() is called (after the reply is sent). No-op otherwise.
+ * Serving side: when the request asks for heartbeats, send the first one as soon as the handler
+ * has started (its synchronous part has run) and the next every interval until the returned
+ * stop() is called (after the reply is sent). No-op otherwise.
+ *
+ * Why not before the handler starts: the beat's encoding and its socket write would then come
+ * ahead of the handler's own first steps (a search's request to SearXNG); one turn of the event
+ * loop later they overlap the handler's first wait instead. A reply sent within that turn (an
+ * answer from memory) needs no beat, and none is sent: the caller has its answer.
  */
 export function startHeartbeats(msg: Msg, replica?: string): () => void {
   const asked = Number(msg.headers?.get(HEARTBEAT_HEADER));
@@ -63,9 +69,13 @@ export function startHeartbeats(msg: Msg, replica?: string): () => void {
       // The connection is closing: the caller learns it from the silence.
     }
   };
-  beat();
+  const first = setImmediate(beat);
   const timer = setInterval(beat, intervalMs);
   // A pending beat never keeps a process alive that is otherwise done.
+  first.unref();
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    clearImmediate(first);
+    clearInterval(timer);
+  };
 }

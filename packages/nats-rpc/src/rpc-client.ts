@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { connect, createInbox, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { replyEnvelope, type RpcEntry, type RequestOf, type ReplyOf } from '@drael/contracts';
 import { currentRequestId, newRequestId } from '@drael/logger';
 import { inSpan, type TraceSpan } from '@drael/tracing';
@@ -7,6 +7,7 @@ import { natsConnectOptions, type NatsSecurity } from './nats-security.js';
 import { RpcError } from './rpc-error.js';
 import { outcomeOf, trackClientRequest } from './rpc.metrics.js';
 import { REQUEST_ID_HEADER, TRACEPARENT_HEADER, wireSubject } from './subject.js';
+import { ReplyInbox } from './reply-inbox.js';
 import { askForHeartbeats, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LIVENESS_MS, heartbeatReplica, isHeartbeat, SILENCE_LIMIT_FACTOR } from './heartbeat.js';
 
 export interface RpcClientOptions {
@@ -64,8 +65,12 @@ export class NatsRpcClient {
     private readonly heartbeatIntervalMs: number,
     private readonly livenessMs: number,
   ) {
+    this.replyInbox = new ReplyInbox(connection);
     void this.countReconnects();
   }
+
+  /** Where watched requests (requestWatched) hear their heartbeats and replies: one subscription for all of them. */
+  private readonly replyInbox: ReplyInbox;
 
   /** How many times the connection came back after losing the server (see requestWatched). */
   private reconnects = 0;
@@ -183,7 +188,6 @@ export class NatsRpcClient {
   private requestWatched(entry: RpcEntry, subject: string, body: Uint8Array, headers: MsgHdrs, timeoutMs: number, signal?: AbortSignal): Promise<Msg> {
     askForHeartbeats(headers, this.heartbeatIntervalMs);
     return new Promise<Msg>((resolve, reject) => {
-      const inbox = createInbox();
       let liveness: NodeJS.Timeout | undefined;
       let done = false;
       let replica: string | undefined;
@@ -195,7 +199,7 @@ export class NatsRpcClient {
         clearTimeout(liveness);
         clearTimeout(deadline);
         signal?.removeEventListener('abort', onAbort);
-        sub.unsubscribe();
+        inbox.close();
         settle();
       };
       const check = async () => {
@@ -213,19 +217,17 @@ export class NatsRpcClient {
         liveness = setTimeout(() => void check(), this.livenessMs);
       };
       const onAbort = () => finish(() => reject(new RpcError('timeout', `${serviceOf(entry)}: aborted by the caller`, true, { subject: entry.subject })));
-      const sub = this.connection.subscribe(inbox, {
-        callback: (err, msg) => {
-          if (err) return finish(() => reject(err));
-          if (isHeartbeat(msg)) {
-            replica = heartbeatReplica(msg) ?? replica;
-            lastHeard = Date.now();
-            return watch();
-          }
-          if (msg.data.length === 0 && msg.headers?.code === 503) {
-            return finish(() => reject(new RpcError('unavailable', `${serviceOf(entry)} is not answering`, true, { subject: entry.subject, reason: 'no_responders' })));
-          }
-          finish(() => resolve(msg));
-        },
+      const inbox = this.replyInbox.open((err, msg) => {
+        if (err || !msg) return finish(() => reject(err ?? new Error('reply inbox closed')));
+        if (isHeartbeat(msg)) {
+          replica = heartbeatReplica(msg) ?? replica;
+          lastHeard = Date.now();
+          return watch();
+        }
+        if (msg.data.length === 0 && msg.headers?.code === 503) {
+          return finish(() => reject(new RpcError('unavailable', `${serviceOf(entry)} is not answering`, true, { subject: entry.subject, reason: 'no_responders' })));
+        }
+        finish(() => resolve(msg));
       });
       const deadline = setTimeout(
         () => finish(() => reject(new RpcError('timeout', `${serviceOf(entry)}: no reply within ${timeoutMs} ms`, true, { subject: entry.subject }))),
@@ -234,8 +236,8 @@ export class NatsRpcClient {
       signal?.addEventListener('abort', onAbort, { once: true });
       watch();
       try {
-        // SUB goes out before PUB on the same connection, so the reply cannot miss the inbox.
-        this.connection.publish(subject, body, { reply: inbox, headers });
+        // The inbox's SUB went out before this PUB on the same connection: the reply cannot miss it.
+        this.connection.publish(subject, body, { reply: inbox.subject, headers });
       } catch (err) {
         finish(() => reject(err instanceof Error ? err : new Error(String(err))));
       }

@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { COMMON_ERROR_CODES, defineEntry, healthEntry } from '@drael/contracts';
 import { testPrefix } from './fixtures/prefix.js';
-import { NatsRpcClient, RpcError } from '../src/index.js';
+import { connect, createInbox, headers as natsHeaders } from '@nats-io/transport-node';
+import { HEARTBEAT_HEADER, NatsRpcClient, RpcError, wireSubject } from '../src/index.js';
 
 // Issue 19, item 2: a caller learns within seconds that the replica serving its request died,
 // instead of waiting for the request's whole timeout; only an idempotent request is sent again.
@@ -115,6 +116,60 @@ describe('a replica that dies mid-request', { timeout: 120_000 }, () => {
       await bootReplicas(prefix, client, 1);
       await expect(client.request(echo(false), { text: 'slow', delay_ms: 4_000 })).resolves.toEqual({ text: 'slow' });
     } finally {
+      await client.close();
+    }
+  });
+
+  it('hears every watched request on one reply subscription: concurrent requests each get their own reply', async () => {
+    const prefix = testPrefix('inbox');
+    const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix, heartbeatIntervalMs: 100, livenessMs: 1_000 });
+    try {
+      const subscribe = vi.spyOn(client.connection, 'subscribe');
+      // Its health request (5 s bound, above the 1 s liveness window) is a watched request too.
+      await bootReplicas(prefix, client, 1);
+      // Different delays, so replies and heartbeats of the requests interleave on the one subscription.
+      const texts = ['a', 'b', 'c', 'd', 'e'];
+      const replies = await Promise.all(texts.map((text, i) => client.request(echo(true), { text, delay_ms: 50 + 120 * ((i * 3) % 5) })));
+      expect(replies).toEqual(texts.map((text) => ({ text })));
+      await expect(client.request(echo(true), { text: 'later' })).resolves.toEqual({ text: 'later' });
+      // One subscription for all seven (a subscription per request made seven).
+      expect(subscribe).toHaveBeenCalledTimes(1);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('sends the first heartbeat once the handler has started, and none for an answer sent in that same turn', async () => {
+    const prefix = testPrefix('beat');
+    const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
+    const nc = await connect({ servers: NATS_URL.replace(/^nats:\/\//, '') });
+    try {
+      await bootReplicas(prefix, client, 1);
+      // What arrives on the reply subject of one request that asks for a beat every 100 ms.
+      const heard = async (req: object): Promise<string[]> => {
+        const inbox = createInbox();
+        const kinds: string[] = [];
+        const sub = nc.subscribe(inbox, {
+          callback: (_err, msg) => {
+            kinds.push(msg.headers?.has(HEARTBEAT_HEADER) ? 'beat' : 'reply');
+            if (!msg.headers?.has(HEARTBEAT_HEADER)) sub.unsubscribe();
+          },
+        });
+        const h = natsHeaders();
+        h.set(HEARTBEAT_HEADER, '100');
+        nc.publish(wireSubject('search.echo.v1', prefix), JSON.stringify(req), { reply: inbox, headers: h });
+        await sub.closed;
+        return kinds;
+      };
+      // Answered at once (no await in the handler's way): the reply alone.
+      expect(await heard({ text: 'now' })).toEqual(['reply']);
+      // Answered after 350 ms: the replica said it was alive at the start and every 100 ms.
+      const slow = await heard({ text: 'later', delay_ms: 350 });
+      expect(slow[0]).toBe('beat');
+      expect(slow.filter((k) => k === 'beat').length).toBeGreaterThanOrEqual(3);
+      expect(slow.at(-1)).toBe('reply');
+    } finally {
+      await nc.close();
       await client.close();
     }
   });
