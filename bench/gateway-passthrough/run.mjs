@@ -96,7 +96,9 @@ function once(port, stream, headers) {
           let text = '';
           res.setEncoding('utf8');
           res.on('data', (c) => (text += c));
-          res.on('end', () => reject(new Error(`POST /v1/chat/completions on port ${port} (stream ${stream}): status ${res.statusCode} ${res.headers['x-request-id'] ?? ''} ${text.slice(0, 500)}`)));
+          res.on('end', () =>
+            reject(new Error(`POST /v1/chat/completions on port ${port} (stream ${stream}): status ${res.statusCode} ${res.headers['x-request-id'] ?? ''} ${text.slice(0, 500)}`)),
+          );
           return;
         }
         res.on('data', (c) => {
