@@ -59,6 +59,24 @@ export function checkWaits(requests, events) {
   return { ok: longest <= WAIT_BOUND_MS, longest_wait_after_a_disruption_ms: longest, per_disruption: per };
 }
 
+/**
+ * How long each kind of request takes when nothing is being disrupted (sent more than 2 s after
+ * the last disruption ended and finished before the next began): the machine's own pace, to read
+ * the waits after disruptions against.
+ */
+export function undisturbedDurations(requests, events) {
+  const calm = (r) => r.end > 0 && events.every((e) => r.end < e.at || r.start > e.at + e.took_ms + AFTERMATH_MS);
+  const out = {};
+  for (const kind of [...new Set(requests.map((r) => r.kind))]) {
+    const d = requests
+      .filter((r) => r.kind === kind && calm(r))
+      .map((r) => r.end - r.start)
+      .sort((a, b) => a - b);
+    if (d.length) out[kind] = { n: d.length, p50_ms: d[Math.floor(d.length / 2)], max_ms: d.at(-1) };
+  }
+  return out;
+}
+
 /** Every hold of the run's accounts resolved once the sweeper's window passed: none still `held`. */
 export async function checkHolds(stack, driveEndedAt) {
   const accounts = stack.accounts.map((a) => a.account_id);

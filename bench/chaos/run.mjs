@@ -7,7 +7,7 @@
 // (--seconds, plus boot and the checks' bounded waits) and count (--clients drivers).
 // Usage: node bench/chaos/run.mjs [--seconds 90] [--clients 8]
 import { loadavg } from 'node:os';
-import { checkCharges, checkEndings, checkHolds, checkRuns, checkSessions, checkWaits } from './checks.mjs';
+import { checkCharges, checkEndings, checkHolds, checkRuns, checkSessions, checkWaits, undisturbedDurations } from './checks.mjs';
 import { disrupt } from './disruptions.mjs';
 import { startDrivers } from './drivers.mjs';
 import { startStack } from './stack.mjs';
@@ -62,6 +62,7 @@ async function main() {
     load_avg_at_drive: loadAtDrive,
     load_avg_at_end: load(),
     disruptions: events,
+    undisturbed_durations: undisturbedDurations(requests, events),
     failed_checks: Object.entries(checks)
       .filter(([, c]) => !c.ok)
       .map(([k]) => k),
