@@ -106,7 +106,7 @@ export async function checkHolds(stack, driveEndedAt) {
  * a charge above what the client saw anywhere else is a double charge. And the week's `used`
  * counters equal the settled holds (the ledger agrees with itself).
  */
-export async function checkCharges(stack, requests) {
+export async function checkCharges(stack, requests, events) {
   const accounts = stack.accounts.map((a) => a.account_id);
   const { rows } = await stack.billingDb.query(
     `SELECT idempotency_key, status::text AS status, coalesce(settled_units, 0)::int AS units FROM holds WHERE account_id = ANY($1::uuid[])`,
@@ -126,6 +126,7 @@ export async function checkCharges(stack, requests) {
   let overcharged = 0;
   let chargedUnseenCut = 0;
   let seenNotCharged = 0;
+  const mismatches = [];
   const unknownHolds = [...ledgerOf.keys()].filter((id) => !byId.has(id)).length;
   for (const r of requests) {
     const s = r.tools.filter((t) => t.tool === 'breach_lookup' && t.ok).length;
@@ -136,7 +137,11 @@ export async function checkCharges(stack, requests) {
       if (r.outcome === 'transport') chargedUnseenCut += l - s;
       else overcharged += l - s;
     }
-    if (s > l) seenNotCharged += s - l;
+    if (s > l) {
+      seenNotCharged += s - l;
+      mismatches.push(r);
+    }
+    if (l > s && r.outcome !== 'transport') mismatches.push(r);
   }
   const used = await stack.billingDb.query(`SELECT coalesce(sum(used), 0)::int AS used FROM weekly_allowances WHERE account_id = ANY($1::uuid[]) AND meter = 'lookups'`, [
     accounts,
@@ -152,7 +157,15 @@ export async function checkCharges(stack, requests) {
     charged_where_the_connection_was_cut: chargedUnseenCut,
     seen_but_not_charged: seenNotCharged,
     holds_of_no_request: unknownHolds,
+    // To trace a mismatch: the request, when it ran, and the disruption nearest its start.
+    mismatched_requests: mismatches.slice(0, 5).map((r) => describe(r, events)),
   };
+}
+
+/** A request placed in time against the disruptions, for the report. */
+function describe(r, events) {
+  const nearest = events.reduce((a, e) => (a && Math.abs(a.at - r.start) <= Math.abs(e.at - r.start) ? a : e), undefined);
+  return { request_id: r.requestId, kind: r.kind, gw: r.gw, outcome: r.outcome, ms: r.end - r.start, nearest: nearest && `${nearest.what} (${r.start - nearest.at} ms after)` };
 }
 
 async function getJson(gw, account, path) {

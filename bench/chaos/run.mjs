@@ -52,7 +52,7 @@ async function main() {
     sessions: await checkSessions(stack, requests, survivor),
     runs: await checkRuns(stack, requests, survivor),
     holds: await checkHolds(stack, driveEndedAt),
-    charges: await checkCharges(stack, requests),
+    charges: await checkCharges(stack, requests, events),
   };
   const clean = Object.values(checks).every((c) => c.ok);
   const summary = {
