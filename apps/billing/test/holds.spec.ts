@@ -56,6 +56,17 @@ describe('holds against the weekly allowance (real PostgreSQL, concurrent NATS r
     expect(u.allowances.images).toMatchObject({ used: 4, held: 0 });
   });
 
+  it('settle and release are sent again by the typed client when their replica dies mid-request (chaos run: a paid call the client saw charged was not), which the exactly-once resolution makes safe', async () => {
+    expect(billingCatalog.settle.idempotent).toBe(true);
+    expect(billingCatalog.release.idempotent).toBe(true);
+    const acct = await newAccount(b);
+    const h = await hold(acct, 2, 'sent-twice');
+    await b.rpc(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 2 });
+    await expect(b.rpc(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 2 })).rejects.toMatchObject({ code: 'hold_already_resolved' });
+    await expect(b.rpc(billingCatalog.release, { account_id: acct, hold_id: h.hold_id })).rejects.toMatchObject({ code: 'hold_already_resolved' });
+    expect((await b.usage.get(acct)).allowances.images).toMatchObject({ used: 2, held: 0 });
+  });
+
   it('settle and release racing: exactly one wins, and the books follow the winner', async () => {
     const acct = await newAccount(b);
     for (let i = 0; i < 20; i++) {

@@ -364,6 +364,10 @@ export const billingCatalog = {
     reply: HoldSchema,
     errors: BILLING_ERROR_CODES,
     timeoutMs: 2_000,
+    // Sent once more if its replica dies mid-request: a hold resolves exactly once in the database,
+    // so a repeat cannot charge twice (it answers hold_already_resolved), while giving up would
+    // leave a call the client saw charged to expire uncharged.
+    idempotent: true,
   }),
   release: defineEntry({
     subject: 'billing.holds.release.v1',
@@ -372,6 +376,8 @@ export const billingCatalog = {
     reply: HoldSchema,
     errors: BILLING_ERROR_CODES,
     timeoutMs: 2_000,
+    // As settle: a hold resolves once, so a repeat is harmless.
+    idempotent: true,
   }),
   usage: defineEntry({
     subject: 'billing.usage.get.v1',

@@ -74,7 +74,7 @@ export interface RecordedRequest {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
   rawBody: string;
-  /** Which turn answered it (index into `turns`), or -1 when the script had run out. */
+  /** Which turn answered it (index into `turns`), or -1 when the script had run out or `choose` picked the answer. */
   turn: number;
   /** The client's port: requests with the same one came over the same connection. */
   remotePort: number;
@@ -82,6 +82,12 @@ export interface RecordedRequest {
 
 export interface ScriptedUpstreamOptions {
   turns: ScriptedTurn[];
+  /**
+   * Picks each answer from the request instead of taking `turns` in order: for many concurrent
+   * callers (bench/chaos), where the order of arrival says nothing about who asks. `turns` is then unused.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  choose?: (body: any) => ScriptedTurn;
   /** Once the turns are used up: `repeat` answers with the last turn again, `error` (default) with 500. */
   whenExhausted?: 'repeat' | 'error';
   /** Upstream model name reported in answers (defaults to the request's `model`). */
@@ -146,8 +152,9 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions): P
         json(res, 200, { object: 'list', data: [{ id: options.model ?? 'scripted-model', object: 'model', created: 0, owned_by: 'scripted' }] });
         return;
       }
-      let index = next < turns.length ? next++ : -1;
-      if (index === -1 && options.whenExhausted === 'repeat' && turns.length > 0) index = turns.length - 1;
+      const chosen = options.choose && body ? options.choose(body) : undefined;
+      let index = chosen || next >= turns.length ? -1 : next++;
+      if (index === -1 && !chosen && options.whenExhausted === 'repeat' && turns.length > 0) index = turns.length - 1;
       const recorded: RecordedRequest = { method: req.method ?? '', path, headers: req.headers, body, rawBody, turn: index, remotePort: req.socket.remotePort ?? 0 };
       requests.push(recorded);
       res.on('close', () => {
@@ -157,7 +164,7 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions): P
         json(res, 404, envelope(`no route ${req.method} ${path}`, 'not_found'));
         return;
       }
-      const turn = index === -1 ? undefined : turns[index];
+      const turn = chosen ?? (index === -1 ? undefined : turns[index]);
       if (!turn) {
         json(res, 500, envelope('the scripted upstream has no turn left', 'script_exhausted'));
         return;

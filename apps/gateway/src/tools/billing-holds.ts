@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { billingCatalog, type PaidTool } from '@drael/contracts';
 import { NatsRpcClient, isRpcError } from '@drael/nats-rpc';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
 import { failed, type ToolResult } from './tool-result.js';
 import type { ToolContext } from './server-tool.js';
 
@@ -10,8 +11,6 @@ export interface PaidOutcome {
   units: number | undefined;
 }
 
-// A hold outlives a slow provider call, then lapses by itself if the gateway dies mid-call.
-const HOLD_TTL_S = 300;
 // Settling and releasing run after the client may have gone: their own short deadline, never the request's signal.
 const RESOLVE_TIMEOUT_MS = 5_000;
 
@@ -23,14 +22,17 @@ const RESOLVE_TIMEOUT_MS = 5_000;
  */
 @Injectable()
 export class BillingHolds {
-  constructor(private readonly rpc: NatsRpcClient) {}
+  constructor(
+    private readonly rpc: NatsRpcClient,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
 
   async around(ctx: ToolContext, tool: PaidTool, units: number, call: (signal: AbortSignal) => Promise<PaidOutcome>): Promise<ToolResult> {
     let holdId: string;
     try {
       const hold = await this.rpc.request(
         billingCatalog.hold,
-        { account_id: ctx.caller.account_id, tool, units, idempotency_key: `${ctx.requestId}:${ctx.callId}`, ttl_s: HOLD_TTL_S },
+        { account_id: ctx.caller.account_id, tool, units, idempotency_key: `${ctx.requestId}:${ctx.callId}`, ttl_s: this.config.DRAEL_TOOL_HOLD_TTL_S },
         { signal: ctx.signal, requestId: ctx.requestId },
       );
       holdId = hold.hold_id;

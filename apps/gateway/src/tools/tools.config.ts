@@ -35,4 +35,9 @@ export const toolsEnvShape = {
   // How long a service's health answer decides whether its tool is served.
   DRAEL_TOOL_HEALTH_TTL_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   DRAEL_TOOL_HEALTH_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(500),
+  // How long a paid tool's credit hold lives if the gateway dies before settling or releasing it
+  // (billing's sweeper expires it then, uncharged). It must outlast the slowest provider call
+  // (timeout_ms, 60 s for images); 300 s by default, shorter in the chaos harness (bench/chaos) so its
+  // "no hold left open" check runs minutes sooner.
+  DRAEL_TOOL_HOLD_TTL_S: z.coerce.number().int().min(10).max(3600).default(300),
 } as const;

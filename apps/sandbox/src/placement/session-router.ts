@@ -39,6 +39,15 @@ export interface Route<E extends RoutedEntry> {
   local(req: ParsedRequestOf<E>, placed: Placement | undefined): Promise<ReplyOf<E>>;
 }
 
+// How often a replica forwarding a call checks that the session's holder still listens.
+const HOLDER_PROBE_MS = 1_000;
+
+/** NATS's immediate answer to a request nobody is subscribed to. */
+function isNoResponders(err: unknown): boolean {
+  const text = `${(err as Error).name} ${(err as Error).message}`.toLowerCase();
+  return text.includes('no responders') || text.includes('503');
+}
+
 /**
  * Routes every call on a session to the replica holding it (placement: session-placement.service).
  * Callers keep using the catalog subjects through the queue group (the typed client and plain
@@ -133,20 +142,62 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
     const headers = natsHeaders();
     headers.set(REQUEST_ID_HEADER, currentRequestId() ?? newRequestId());
     const timeout = route.timeoutMs?.(req) ?? route.entry.timeoutMs;
+    const watch = this.watchHolder(holder);
     let body: unknown;
     try {
-      const msg = await this.stores.nc.request(subject, JSON.stringify(req), { timeout, headers });
+      const msg = await Promise.race([this.stores.nc.request(subject, JSON.stringify(req), { timeout, headers }), watch.died]);
       body = msg.json<unknown>();
     } catch (err) {
+      if (err instanceof SandboxError) throw err;
+      if (isNoResponders(err)) return { gone: true };
       const text = `${(err as Error).name} ${(err as Error).message}`.toLowerCase();
-      if (text.includes('no responders') || text.includes('503')) return { gone: true };
       if (text.includes('timeout')) throw new SandboxError('timeout', `the sandbox replica holding this session gave no answer within ${timeout} ms`, true);
       throw new SandboxError('unavailable', 'the replica holding this session could not be reached; retry', true);
+    } finally {
+      watch.stop();
     }
     const envelope = this.envelopeOf(route.entry).safeParse(body);
     if (!envelope.success) throw new SandboxError('internal', 'the replica holding this session answered out of contract', false);
     if ('error' in envelope.data) throw RpcError.fromWire(envelope.data.error);
     return { gone: false, value: envelope.data.result };
+  }
+
+  /**
+   * Rejects `died` once the holder stops listening while a forwarded call waits on it (issue 19: a
+   * caller learns within seconds that the replica serving it died, not after the run's whole
+   * timeout; the chaos run saw a chat wait 60 s). Every HOLDER_PROBE_MS it asks the holder's own
+   * subjects something that is not a call (answered at once with bad_request while it lives):
+   * NATS's "no responders" means its process or connection is gone. The call may have started
+   * there, so it fails typed and retryable and is never sent elsewhere. A slow or lost probe is no
+   * verdict (a busy holder, NATS reconnecting).
+   */
+  private watchHolder(holder: string): { died: Promise<never>; stop(): void } {
+    const probe = wireSubject(sandboxInstanceSubject(holder, 'liveness'), this.config.DRAEL_NATS_PREFIX);
+    let timer: NodeJS.Timeout | undefined;
+    let stopped = false;
+    const died = new Promise<never>((_, reject) => {
+      const check = async () => {
+        if (stopped) return;
+        try {
+          await this.stores.nc.request(probe, '', { timeout: HOLDER_PROBE_MS * 2 });
+        } catch (err) {
+          if (!stopped && isNoResponders(err)) {
+            return reject(new SandboxError('unavailable', 'the replica holding this session stopped during the call; it may have run, retry', true, { reason: 'replica_lost' }));
+          }
+        }
+        if (!stopped) timer = setTimeout(() => void check(), HOLDER_PROBE_MS);
+      };
+      timer = setTimeout(() => void check(), HOLDER_PROBE_MS);
+    });
+    // Nobody awaits `died` once the call has its answer.
+    died.catch(() => undefined);
+    return {
+      died,
+      stop: () => {
+        stopped = true;
+        clearTimeout(timer);
+      },
+    };
   }
 
   private envelopeOf(entry: RpcEntry) {
