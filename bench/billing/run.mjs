@@ -14,15 +14,16 @@
 // Usage: node bench/billing/run.mjs [--roundtrips N] [--holds N] [--concurrency C] [--cpu-prof DIR]
 //   --cpu-prof DIR: the billing process writes a V8 CPU profile to DIR when it stops (profile the
 //   client side with `node --cpu-prof bench/billing/run.mjs`).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { cpuSeconds } from '../lib/proc-cpu.mjs';
+import { startService } from '../lib/service.mjs';
+import { benchPrefix } from '../lib/stack-env.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
-const { NatsRpcClient } = await import(`${repo}packages/nats-rpc/dist/index.js`);
-const { billingCatalog, healthEntry } = await import(`${repo}packages/contracts/dist/index.js`);
+const { billingCatalog } = await import(`${repo}packages/contracts/dist/index.js`);
 const pg = (await import(`${repo}apps/billing/node_modules/pg/lib/index.js`)).default;
 
 const arg = (name, fallback, max) => {
@@ -36,23 +37,21 @@ const profIdx = process.argv.indexOf('--cpu-prof');
 const CPU_PROF_DIR = profIdx > 0 ? process.argv[profIdx + 1] : undefined;
 // Enough warm-up calls for V8 to optimise the hot path in both processes before anything is timed.
 const WARMUP = 300;
-const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const base = new URL(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/drael');
 const schema = `billing_bench_${randomBytes(4).toString('hex')}`;
 base.searchParams.set('schema', schema);
 const DATABASE_URL = base.toString();
-const prefix = `bench-${randomBytes(4).toString('hex')}`;
+const prefix = benchPrefix();
 
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 const ms = (x) => `${x.toFixed(2)} ms`;
-// CPU time (user + system) of a process in ms, from /proc (Linux; clock ticks of 10 ms).
+// CPU time of a process in ms (bench/lib/proc-cpu.mjs); NaN once it is gone.
 const procCpuMs = (pid) => {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    return cpuSeconds(pid) * 1000;
   } catch {
     return NaN;
   }
@@ -72,25 +71,12 @@ for (let attempt = 1; ; attempt++) {
     if (attempt >= 5) throw err;
   }
 }
-const child = spawn(process.execPath, [...(CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR] : []), 'dist/main.js'], {
-  cwd: `${repo}apps/billing`,
-  // billing's own pool size (DATABASE_POOL_SIZE default, 10): the bench measures what ships.
-  env: { PATH: process.env.PATH, NATS_URL, DRAEL_NATS_PREFIX: prefix, DATABASE_URL, LOG_LEVEL: 'warn' },
-  stdio: ['ignore', 'inherit', 'inherit'],
-});
-const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
+// billing's own pool size (DATABASE_POOL_SIZE default, 10): the bench measures what ships.
+const billing = await startService({ app: 'billing', prefix, env: { DATABASE_URL }, nodeArgs: CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR] : [] });
+const { child, client } = billing;
 const admin = new pg.Pool({ connectionString: DATABASE_URL.replace(/[?&]schema=[^&]+/, ''), max: 4, options: `-c search_path="${schema}"` });
 
 try {
-  for (let i = 0; ; i++) {
-    try {
-      await client.request(healthEntry('billing'), {}, { timeoutMs: 500 });
-      break;
-    } catch {
-      if (i > 600) throw new Error('billing did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
   // Accounts on the largest plan: one per concurrent caller, plus the single hot account.
   const accounts = [];
   for (let i = 0; i < CONCURRENCY; i++) accounts.push((await client.request(billingCatalog.createAccount, { name: `bench-${i}`, plan: 'team' })).account_id);
@@ -185,9 +171,7 @@ try {
   console.log(`holds/s at concurrency ${CONCURRENCY}, ${CONCURRENCY} accounts (headline): ${line(many)}   target >= 1,000: ${many.perS >= 1000 ? 'met' : 'NOT met'}`);
   console.log(`holds/s at concurrency ${CONCURRENCY}, ONE account (row lock):  ${line(one)}`);
 } finally {
-  await client.close();
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
+  await billing.stop();
   await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await admin.end();
 }

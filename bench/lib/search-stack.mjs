@@ -1,16 +1,21 @@
-// Drael's uncached search path as the search benches run it: the built search service (verification
-// off, as the target is stated) and a gateway in front of it on a fresh NATS prefix. test-support
-// starts the built apps as production runs them; its gateway also brings up billing and makes an
-// API key (gateway.authHeaders).
-import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
+// Drael's search path as the benches run it: the built search service (verification off, as the
+// search targets are stated) and a gateway in front of it on a NATS prefix of its own.
+// test-support starts the built apps as production runs them; its gateway also brings up billing
+// and makes an API key (gateway.authHeaders).
+import { resolve } from 'node:path';
+import { benchPrefix, NATS_URL, root } from './stack-env.mjs';
 
-const repo = fileURLToPath(new URL('../..', import.meta.url));
+const { startGatewayProcess, startServiceProcess } = await import(resolve(root, 'packages/test-support/dist/index.js'));
 
 /** Starts search + gateway; `searchEnv` / `gatewayEnv` are added to each process's environment. */
-export async function startDraelSearch({ natsUrl, redisUrl, searxngUrl, searchEnv = {}, gatewayEnv = {} }) {
-  const prefix = `bench-${randomBytes(4).toString('hex')}`;
-  const { startGatewayProcess, startServiceProcess } = await import(`${repo}/packages/test-support/dist/index.js`);
+export async function startSearchStack({
+  prefix = benchPrefix(),
+  natsUrl = NATS_URL,
+  redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+  searxngUrl = process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890',
+  searchEnv = {},
+  gatewayEnv = {},
+}) {
   const search = await startServiceProcess('search', {
     NATS_URL: natsUrl,
     DRAEL_NATS_PREFIX: prefix,

@@ -5,12 +5,9 @@
 // Docker only; starts its own sandbox process (own prefix, label, state dir, buckets) and
 // removes its buckets at the end.
 // Usage: node bench/sandbox-sessions/run.mjs [--n 20] [--mib 32]
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import { rm } from 'node:fs/promises';
-import { NatsRpcClient } from '../../packages/nats-rpc/dist/index.js';
-import { sandboxCatalog, healthEntry } from '../../packages/contracts/dist/index.js';
+import { sandboxCatalog } from '../../packages/contracts/dist/index.js';
+import { startSandboxService } from '../lib/sandbox-service.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -19,26 +16,10 @@ const arg = (name, fallback) => {
 // Bounded: at most 100 pairs per size, at most 200 MiB of workspace.
 const N = Math.min(arg('n', 20), 100);
 const MIB = Math.min(arg('mib', 32), 200);
-const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-const repo = fileURLToPath(new URL('../..', import.meta.url));
-const prefix = `bench-${randomBytes(4).toString('hex')}`;
 const instance = `bench-${randomBytes(3).toString('hex')}`;
 
-const svc = spawn(process.execPath, ['dist/main.js'], {
-  cwd: `${repo}/apps/sandbox`,
-  env: {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME ?? '/root',
-    LOG_LEVEL: 'warn',
-    NATS_URL,
-    DRAEL_NATS_PREFIX: prefix,
-    SANDBOX_INSTANCE: instance,
-    SANDBOX_STATE_DIR: `/var/lib/drael/sandbox-bench/${instance}`,
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SANDBOX_'))),
-  },
-  stdio: ['ignore', 'inherit', 'inherit'],
-});
-const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
+const sandbox = await startSandboxService({ instance });
+const { client } = sandbox;
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const timed = async (fn) => {
   const t = performance.now();
@@ -46,15 +27,6 @@ const timed = async (fn) => {
   return performance.now() - t;
 };
 try {
-  for (let i = 0; ; i++) {
-    try {
-      await client.request(healthEntry('sandbox'), {}, { timeoutMs: 500 });
-      break;
-    } catch {
-      if (i > 600) throw new Error('sandbox service did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
   const rows = [];
   for (const [label, session, fill] of [
     ['empty session', 'small', 0],
@@ -90,15 +62,5 @@ try {
     console.log(`| ${label} | ${f(pct(w, 50))} | ${f(pct(w, 95))} | ${f(pct(r, 50))} | ${f(pct(r, 95))} | ${f(pct(w, 50) - pct(r, 50))} |`);
   }
 } finally {
-  await client.close();
-  svc.kill('SIGTERM');
-  await new Promise((r) => svc.once('exit', r));
-  // Its buckets (named after the prefix), through the JetStream API subject (no library needed).
-  const nc = (await NatsRpcClient.connect({ servers: NATS_URL })).connection;
-  const p = prefix.replace(/[^A-Za-z0-9_-]/g, '_');
-  for (const s of [`KV_${p}_sandbox_placement`, `KV_${p}_sandbox_replicas`, `OBJ_${p}_sandbox_workspaces`]) {
-    await nc.request(`$JS.API.STREAM.DELETE.${s}`, '', { timeout: 5000 }).catch(() => undefined);
-  }
-  await nc.close();
-  await rm(`/var/lib/drael/sandbox-bench/${instance}`, { recursive: true, force: true });
+  await sandbox.stop();
 }
