@@ -82,13 +82,7 @@ export async function spawnGateway({ prefix, natsUrl = NATS_URL, dir, env = {}, 
  * models: alias → upstream base URL (the alias is also the upstream's model name, so proxied
  * bodies go out as they came). Returns { url, pid, headers, stop }.
  */
-export async function startGatewayStack({
-  models,
-  natsUrl = NATS_URL,
-  gatewayDir,
-  logLevel = process.env.GATEWAY_LOG_LEVEL ?? 'info',
-  nodeArgs = [],
-}) {
+export async function startGatewayStack({ models, natsUrl = NATS_URL, gatewayDir, logLevel = process.env.GATEWAY_LOG_LEVEL ?? 'info', nodeArgs = [] }) {
   const prefix = benchPrefix();
   const stops = [];
   // Health (and search) answers for the catalogue's backends.

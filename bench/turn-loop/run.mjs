@@ -33,13 +33,17 @@ const prefix = benchPrefix('bench-loop');
 // --- the tool: search.query.v1 answering at once (Nest's NATS packet format) -----------------
 let toolReceived = 0;
 let toolReplied = 0;
-const nc = await serveSubjects(prefix, { ...healthAnswer('search'), 'search.query.v1': () => SEARCH_ANSWER }, {
-  onRequest: (subject, step) => {
-    if (subject !== 'search.query.v1') return;
-    if (step === 'received') toolReceived = performance.now();
-    else toolReplied = performance.now();
+const nc = await serveSubjects(
+  prefix,
+  { ...healthAnswer('search'), 'search.query.v1': () => SEARCH_ANSWER },
+  {
+    onRequest: (subject, step) => {
+      if (subject !== 'search.query.v1') return;
+      if (step === 'received') toolReceived = performance.now();
+      else toolReplied = performance.now();
+    },
   },
-});
+);
 
 // --- the model: answers at once ---------------------------------------------------------------
 let turn1Ended = 0;

@@ -100,7 +100,10 @@ describe('declared error codes, per subject', () => {
   it('every code of a service enum is declared by some subject, or raised elsewhere on purpose (else it is dead)', () => {
     for (const service of services) {
       const declared = new Set(Object.values(CATALOGS[service] as Catalog).flatMap((e) => [...e.errors]));
-      expect(SERVICE_CODES[service].filter((c) => !declared.has(c)), service).toEqual(RAISED_ELSEWHERE[service] ?? []);
+      expect(
+        SERVICE_CODES[service].filter((c) => !declared.has(c)),
+        service,
+      ).toEqual(RAISED_ELSEWHERE[service] ?? []);
     }
   });
 });

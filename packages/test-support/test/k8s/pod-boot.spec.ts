@@ -189,7 +189,9 @@ function processesOfThisRun(): string[] {
 
 const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
 const exitOf = (child: ChildProcess, ms: number) =>
-  exited(child) ? Promise.resolve(true) : Promise.race([new Promise<boolean>((r) => child.once('exit', () => r(true))), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+  exited(child)
+    ? Promise.resolve(true)
+    : Promise.race([new Promise<boolean>((r) => child.once('exit', () => r(true))), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
 
 afterAll(async () => {
   // SIGTERM to each app first (its own shutdown closes what it started, e.g. fetch's browser);
