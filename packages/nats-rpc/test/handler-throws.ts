@@ -45,8 +45,6 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-type FunctionLike = ts.SignatureDeclaration;
-
 /** Reads every listed service's handlers (one TypeScript program for all of them). */
 export function handlerThrows(root: string, services: readonly string[]): Map<string, ServiceThrows> {
   const dirs = new Map(services.map((s) => [s, join(root, 'apps', s, 'src') + sep]));
@@ -99,14 +97,14 @@ function readService(root: string, checker: ts.TypeChecker, files: readonly ts.S
   const codesOf = (arg: ts.Expression): string[] | undefined => {
     const type = checker.getTypeAtLocation(arg);
     const parts = type.isUnion() ? type.types : [type];
-    return parts.every((t) => t.isStringLiteral()) ? parts.map((t) => (t as ts.StringLiteralType).value) : undefined;
+    return parts.every((t) => t.isStringLiteral()) ? parts.map((t) => t.value) : undefined;
   };
   /** The code is a parameter of a named function (a factory): where it is declared, and its position. */
   const parameterIndexOf = (arg: ts.Expression): { names: ts.Node[]; index: number } | undefined => {
     if (!ts.isIdentifier(arg)) return undefined;
     const decl = symbolOf(arg)?.valueDeclaration;
     if (!decl || !ts.isParameter(decl)) return undefined;
-    const fn = decl.parent as FunctionLike;
+    const fn = decl.parent;
     const index = fn.parameters.indexOf(decl);
     if (ts.isFunctionDeclaration(fn) || ts.isMethodDeclaration(fn)) return { names: [fn], index };
     // const fooError = (code, ...) => new FooError(code, ...)
