@@ -25,13 +25,10 @@ const { deploy } = await import(resolve(root, 'packages/db-migrate/dist/index.js
 const { agentRunCatalog, billingCatalog, gatewayCatalog } = await import(resolve(root, 'packages/contracts/dist/index.js'));
 const pg = (await import(resolve(root, 'apps/agent-run/node_modules/pg/lib/index.js'))).default;
 
-// CPU time (user + system, ms) a process has used so far, from /proc (clock ticks of 10 ms): the
-// load-independent figure beside the wall times on a shared machine.
-const { readFileSync } = await import('node:fs');
-const cpuMs = (pid) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-};
+// CPU time (ms) a process has used so far (bench/lib/proc-cpu.mjs): the load-independent figure
+// beside the wall times on a shared machine.
+const { cpuSeconds } = await import('../lib/proc-cpu.mjs');
+const cpuMs = (pid) => cpuSeconds(pid) * 1000;
 
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -21,10 +21,10 @@
 //   client side with `node --cpu-prof bench/billing/run.mjs`).
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cpuSeconds } from '../lib/proc-cpu.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const pg = (await import(`${repo}apps/billing/node_modules/pg/lib/index.js`)).default;
@@ -53,11 +53,10 @@ const pct = (xs, p) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 const ms = (x) => `${x.toFixed(2)} ms`;
-// CPU time (user + system) of a process in ms, from /proc (Linux; clock ticks of 10 ms).
+// CPU time of a process in ms (bench/lib/proc-cpu.mjs); NaN once it is gone.
 const procCpuMs = (pid) => {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    return cpuSeconds(pid) * 1000;
   } catch {
     return NaN;
   }

@@ -4,17 +4,15 @@
 // Reports CPU seconds per request of the proxy process (from /proc/<pid>/stat) and time to first
 // byte at concurrency 1, non-streaming and streaming. Loopback only; bounded counts.
 // Usage: node bench/gateway-passthrough/run.mjs [--requests 2000] [--ttfb 300] [--concurrency 8]
-import { fork, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { fork } from 'node:child_process';
 import http from 'node:http';
-import net from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTestKey, startBillingForTests, startOtlpReceiver } from '../../packages/test-support/dist/index.js';
-import { NatsRpcClient } from '../../packages/nats-rpc/dist/index.js';
+import { freePort, startOtlpReceiver } from '../../packages/test-support/dist/index.js';
+import { spawnGateway, startBillingWithKey } from '../lib/gateway-stack.mjs';
+import { cpuSeconds } from '../lib/proc-cpu.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const root = resolve(here, '../..');
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : def;
@@ -23,50 +21,9 @@ const CPU_REQUESTS = arg('requests', 2000);
 const TTFB_REQUESTS = arg('ttfb', 300);
 const CONCURRENCY = arg('concurrency', 8);
 const WARMUP = arg('warmup', 300);
-const CLK_TCK = 100; // Linux USER_HZ; /proc/<pid>/stat counts CPU time in these ticks
 
 const children = [];
 process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
-
-function freePort() {
-  return new Promise((res) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-}
-
-function cpuSeconds(pid) {
-  // Time on CPU of every thread of the process (the main thread, libuv's pool, V8's GC workers),
-  // in nanoseconds from /proc/<pid>/task/<tid>/schedstat: /proc/<pid>/stat counts 10 ms ticks,
-  // too coarse for rounds of a few hundred requests (a tick is several % of a round).
-  let ns = 0;
-  try {
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      try {
-        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-      } catch {} // the thread ended between the listing and the read
-    }
-    if (ns > 0) return ns / 1e9;
-  } catch {}
-  // Fields after the ")" of the command name: utime is field 14, stime 15 (1-based).
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-}
-
-// A gateway boots in seconds; on a machine shared by several builds (load average 50 on 2 cores) it took over 30.
-async function waitHttp(url, timeoutMs = 120_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`${url} did not come up`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 const MESSAGES = [
@@ -158,37 +115,25 @@ const naive = fork(resolve(here, 'naive-proxy.mjs'), [String(naivePort), String(
 children.push(naive);
 await new Promise((r) => naive.once('message', r));
 
-const gatewayPort = await freePort();
-const gatewayEnv = {
-  PATH: process.env.PATH,
-  HOME: process.env.HOME,
-  NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
-  DRAEL_NATS_PREFIX: `bench-${process.pid}`,
-  HOST: '127.0.0.1',
-  PORT: String(gatewayPort),
-  LOG_LEVEL: process.env.GATEWAY_LOG_LEVEL ?? 'info', // as shipped: one JSON access line per request
-  DRAEL_MODELS: JSON.stringify({ bench: { base_url: `http://127.0.0.1:${upstreamPort}/v1`, model: 'bench' } }),
-  DRAEL_BACKEND_SERVICES: 'agent-run',
+const gatewayOptions = {
+  prefix: `bench-${process.pid}`,
+  env: {
+    DRAEL_MODELS: JSON.stringify({ bench: { base_url: `http://127.0.0.1:${upstreamPort}/v1`, model: 'bench' } }),
+    DRAEL_BACKEND_SERVICES: 'agent-run',
+  },
 };
 // GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof": node flags for the gateway process (profiling).
 const gatewayNodeArgs = (process.env.GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-const gateway = spawn(process.execPath, [...gatewayNodeArgs, 'dist/main.js'], {
-  cwd: resolve(process.env.GATEWAY_DIR ?? resolve(root, 'apps/gateway')),
-  env: gatewayEnv,
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
-children.push(gateway);
-await waitHttp(`http://127.0.0.1:${gatewayPort}/healthz`);
+const gateway = await spawnGateway({ ...gatewayOptions, dir: process.env.GATEWAY_DIR, nodeArgs: gatewayNodeArgs });
+children.push(gateway.child);
 
 // Every /v1 route needs an API key: DRAEL_BENCH_API_KEY, or a fresh account's key from the real
 // billing service started here on the gateway's NATS prefix (as the tests do).
 let apiKey = process.env.DRAEL_BENCH_API_KEY;
 if (!apiKey) {
-  const billing = await startBillingForTests({ NATS_URL: gatewayEnv.NATS_URL, DRAEL_NATS_PREFIX: gatewayEnv.DRAEL_NATS_PREFIX });
+  const billing = await startBillingWithKey({ prefix: gatewayOptions.prefix });
   children.push(billing.child);
-  const client = await NatsRpcClient.connect({ servers: gatewayEnv.NATS_URL, prefix: gatewayEnv.DRAEL_NATS_PREFIX });
-  apiKey = (await createTestKey(client)).api_key;
-  await client.close();
+  apiKey = billing.apiKey;
 }
 const gatewayHeaders = {
   'x-drael-server-tools': '0', // a plain proxied completion, not the server-side tool loop
@@ -197,7 +142,7 @@ const gatewayHeaders = {
 const targets = [
   { name: 'direct', port: upstreamPort, pid: undefined, headers: {} },
   { name: 'naive proxy', port: naivePort, pid: naive.pid, headers: {} },
-  { name: 'gateway', port: gatewayPort, pid: gateway.pid, headers: gatewayHeaders },
+  { name: 'gateway', port: gateway.port, pid: gateway.pid, headers: gatewayHeaders },
 ];
 // GATEWAY_B_DIR=<another checkout's apps/gateway> adds a second gateway build to the same run (A/B).
 // GATEWAY_B_ENV='{"METRICS_ENABLED":"false"}' gives gateway B extra environment (the same build, one setting changed).
@@ -206,21 +151,13 @@ const targets = [
 let receiver;
 if (process.env.GATEWAY_B_TRACING === '1') receiver = await startOtlpReceiver();
 if (process.env.GATEWAY_B_DIR || process.env.GATEWAY_B_ENV || receiver) {
-  const portB = await freePort();
-  const envB = {
-    ...gatewayEnv,
-    ...JSON.parse(process.env.GATEWAY_B_ENV ?? '{}'),
-    PORT: String(portB),
-    ...(receiver ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } : {}),
-  };
-  const b = spawn(process.execPath, ['dist/main.js'], {
-    cwd: resolve(process.env.GATEWAY_B_DIR ?? process.env.GATEWAY_DIR ?? resolve(root, 'apps/gateway')),
-    env: envB,
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const b = await spawnGateway({
+    ...gatewayOptions,
+    dir: process.env.GATEWAY_B_DIR ?? process.env.GATEWAY_DIR,
+    env: { ...gatewayOptions.env, ...JSON.parse(process.env.GATEWAY_B_ENV ?? '{}'), ...(receiver ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } : {}) },
   });
-  children.push(b);
-  await waitHttp(`http://127.0.0.1:${portB}/healthz`);
-  targets.push({ name: 'gateway B', port: portB, pid: b.pid, headers: gatewayHeaders });
+  children.push(b.child);
+  targets.push({ name: 'gateway B', port: b.port, pid: b.pid, headers: gatewayHeaders });
 }
 
 // --- measure --------------------------------------------------------------------------------
@@ -325,5 +262,5 @@ for (const t of gateways) {
 if (receiver) console.log(`gateway B traced: ${receiver.spans.length} spans received in ${receiver.requests} OTLP exports`);
 for (const c of children) c.kill('SIGTERM');
 // A profiled gateway writes its profile while exiting: give it the time to.
-if (gatewayNodeArgs.length && gateway.exitCode === null) await new Promise((r) => gateway.once('exit', r));
+if (gatewayNodeArgs.length && gateway.child.exitCode === null) await new Promise((r) => gateway.child.once('exit', r));
 process.exit(0);

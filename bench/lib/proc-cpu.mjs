@@ -6,12 +6,19 @@ import { loadavg } from 'node:os';
 
 export function cpuSeconds(pid) {
   let ns = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-    } catch {} // the thread ended between the listing and the read
-  }
-  return ns / 1e9;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {} // the thread ended between the listing and the read
+    }
+    if (ns > 0) return ns / 1e9;
+  } catch {}
+  // A kernel without schedstat: utime and stime of /proc/<pid>/stat (fields 14 and 15, 1-based,
+  // counted after the ")" of the command name), in ticks of USER_HZ (100 on Linux).
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 export const loadAverage = () =>

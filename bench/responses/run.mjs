@@ -7,15 +7,16 @@
 // gateway itself adds). Measured for `datetime` (in-process tool: no tool time at all) and for
 // `web_search` through NATS to the real search service (warm Redis cache: mostly transport).
 // Loopback only; bounded counts. Usage: node bench/responses/run.mjs [--requests 200] [--rounds 5] [--warmup 40]
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startSearchStack } from '../lib/search-stack.mjs';
+import { benchPrefix } from '../lib/stack-env.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
-const { startScriptedUpstream, startGatewayProcess, startServiceProcess } = await import(resolve(root, 'packages/test-support/dist/index.js'));
+const { startScriptedUpstream } = await import(resolve(root, 'packages/test-support/dist/index.js'));
 
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -24,28 +25,23 @@ const arg = (name, def) => {
 const REQUESTS = arg('requests', 200);
 const ROUNDS = arg('rounds', 5);
 const WARMUP = arg('warmup', 40);
-const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `bench-resp-${randomBytes(4).toString('hex')}`;
+const prefix = benchPrefix('bench-resp');
 
 const upstream = await startScriptedUpstream({ turns: [] });
-const search = await startServiceProcess('search', {
-  NATS_URL,
-  DRAEL_NATS_PREFIX: prefix,
-  REDIS_URL,
-  SEARXNG_URL: process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890',
-  SEARCH_CACHE_PREFIX: `bench:${prefix}:search:`,
-  SEARCH_VERIFY: 'false',
+// The search service with its own default cache lifetime and log level (a warm cache all run long).
+const stack = await startSearchStack({
+  prefix,
+  redisUrl: REDIS_URL,
+  searchEnv: { SEARCH_CACHE_TTL_S: '600', LOG_LEVEL: 'info' },
+  gatewayEnv: {
+    REDIS_URL,
+    RESPONSES_KEY_PREFIX: `bench:${prefix}:responses:`,
+    LOG_LEVEL: process.env.GATEWAY_LOG_LEVEL ?? 'warn',
+    DRAEL_MODELS: JSON.stringify({ bench: { base_url: upstream.baseUrl, model: 'bench' } }),
+  },
 });
-const gateway = await startGatewayProcess({
-  NATS_URL,
-  DRAEL_NATS_PREFIX: prefix,
-  DRAEL_BACKEND_SERVICES: 'search',
-  REDIS_URL,
-  RESPONSES_KEY_PREFIX: `bench:${prefix}:responses:`,
-  LOG_LEVEL: process.env.GATEWAY_LOG_LEVEL ?? 'warn',
-  DRAEL_MODELS: JSON.stringify({ bench: { base_url: upstream.baseUrl, model: 'bench' } }),
-});
+const { gateway } = stack;
 // Every /v1 route needs a key: the test-support gateway comes with one from the real billing service.
 const headers = { 'content-type': 'application/json', ...(gateway.authHeaders ?? {}) };
 
@@ -159,7 +155,6 @@ try {
     `RATIO gateway CPU of a hosted-tool round / of one proxied chat completion: datetime ${(d.cpuRound / d.cpuProxy).toFixed(2)}x, web_search ${(w.cpuRound / w.cpuProxy).toFixed(2)}x`,
   );
 } finally {
-  await gateway.stop();
-  await search.stop();
+  await stack.stop();
   await upstream.close();
 }

@@ -5,13 +5,11 @@
 // sandbox process (own prefix, label, state dir, buckets) and removes its buckets at the end.
 // SANDBOX_DIR_B=<another build's apps/sandbox>: the same calls on that build too, interleaved (A/B).
 // Usage: node bench/sandbox-sessions/run.mjs [--n 20] [--mib 32]
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { rm } from 'node:fs/promises';
 import { loadavg } from 'node:os';
-import { NatsRpcClient } from '../../packages/nats-rpc/dist/index.js';
-import { sandboxCatalog, healthEntry } from '../../packages/contracts/dist/index.js';
+import { sandboxCatalog } from '../../packages/contracts/dist/index.js';
+import { startSandboxService } from '../lib/sandbox-service.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -20,56 +18,18 @@ const arg = (name, fallback) => {
 // Bounded: at most 100 pairs per size, at most 200 MiB of workspace.
 const N = Math.min(arg('n', 20), 100);
 const MIB = Math.min(arg('mib', 32), 200);
-const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const load = () =>
   loadavg()
     .map((x) => x.toFixed(1))
     .join(' ');
 
+/** One sandbox service (this checkout's, or another build's `dir` for the A/B), with its own instance and prefix. */
 async function startService(dir, label) {
-  const prefix = `bench-${randomBytes(4).toString('hex')}`;
-  const instance = `bench-${randomBytes(3).toString('hex')}`;
-  const svc = spawn(process.execPath, ['dist/main.js'], {
-    cwd: dir,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME ?? '/root',
-      LOG_LEVEL: 'warn',
-      NATS_URL,
-      DRAEL_NATS_PREFIX: prefix,
-      SANDBOX_INSTANCE: instance,
-      SANDBOX_STATE_DIR: `/var/lib/drael/sandbox-bench/${instance}`,
-      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SANDBOX_') && k !== 'SANDBOX_DIR_B')),
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
-  for (let i = 0; ; i++) {
-    try {
-      await client.request(healthEntry('sandbox'), {}, { timeoutMs: 500 });
-      break;
-    } catch {
-      if (i > 600) throw new Error('sandbox service did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  return { label, prefix, instance, svc, client };
+  const service = await startSandboxService({ instance: `bench-${randomBytes(3).toString('hex')}`, dir });
+  return { label, ...service };
 }
 
-async function stopService(s) {
-  await s.client.close();
-  s.svc.kill('SIGTERM');
-  await new Promise((r) => s.svc.once('exit', r));
-  // Its buckets (named after the prefix), through the JetStream API subject (no library needed).
-  const nc = (await NatsRpcClient.connect({ servers: NATS_URL })).connection;
-  const p = s.prefix.replace(/[^A-Za-z0-9_-]/g, '_');
-  for (const stream of [`KV_${p}_sandbox_placement`, `KV_${p}_sandbox_replicas`, `OBJ_${p}_sandbox_workspaces`]) {
-    await nc.request(`$JS.API.STREAM.DELETE.${stream}`, '', { timeout: 5000 }).catch(() => undefined);
-  }
-  await nc.close();
-  await rm(`/var/lib/drael/sandbox-bench/${s.instance}`, { recursive: true, force: true });
-}
 
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const timed = async (fn) => {
@@ -116,7 +76,7 @@ try {
     for (const c of calls) rows.push({ label: services.length > 1 ? `${c.s.label}: ${label}` : label, w: c.w, r: c.r });
   }
 } finally {
-  for (const s of services) await stopService(s);
+  for (const s of services) await s.stop();
 }
 console.log(`n=${N} per size, load average ${loadAtStart} at start, ${load()} at end; ${new Date().toISOString()}`);
 console.log('| workspace | write (saved) p50 | p95 | read (not saved) p50 | p95 | save ≈ p50 difference |');

@@ -6,7 +6,7 @@
 // fresh request workspace). Medians over --n repetitions; loopback and the local engine only.
 // Needs root (mount), Docker, NATS, the sandbox image and the built sandbox app.
 // Usage: node bench/sandbox/breakdown.mjs [--n 15] [--service 0|1]
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile, open, chmod } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -14,7 +14,9 @@ import { loadavg } from 'node:os';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { NatsRpcClient } from '../../packages/nats-rpc/dist/index.js';
-import { sandboxCatalog, healthEntry } from '../../packages/contracts/dist/index.js';
+import { sandboxCatalog } from '../../packages/contracts/dist/index.js';
+import { NATS_URL } from '../lib/stack-env.mjs';
+import { startSandboxService } from '../lib/sandbox-service.mjs';
 
 const exec = promisify(execFile);
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -27,7 +29,6 @@ const N = Math.min(arg('n', 15), 100);
 const ONLY_SERVICE = arg('only-service', 0) === 1;
 const WITH_SERVICE = arg('service', 1) === 1;
 const IMAGE = process.env.SANDBOX_IMAGE ?? 'drael-sandbox:latest';
-const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const instance = `bench-${randomBytes(3).toString('hex')}`;
 const scratch = `/var/lib/drael/sandbox-bench/${instance}`;
 const docker = new Docker({ socketPath: '/var/run/docker.sock' });
@@ -141,34 +142,8 @@ async function main() {
 
 /** A sandbox service process of the build in `dir`, on its own NATS prefix, label and state dir. */
 async function startService(dir, label) {
-  const prefix = `bench-${randomBytes(4).toString('hex')}`;
-  const inst = `${instance}-${label.toLowerCase()}`;
-  const svc = spawn(process.execPath, ['dist/main.js'], {
-    cwd: dir,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME ?? '/root',
-      LOG_LEVEL: 'warn',
-      NATS_URL,
-      DRAEL_NATS_PREFIX: prefix,
-      SANDBOX_INSTANCE: inst,
-      SANDBOX_STATE_DIR: `${scratch}/state-${label}`,
-      SANDBOX_IMAGE: IMAGE,
-      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SANDBOX_') && k !== 'SANDBOX_DIR_B')),
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
-  for (let i = 0; ; i++) {
-    try {
-      await client.request(healthEntry('sandbox'), {}, { timeoutMs: 500 });
-      break;
-    } catch {
-      if (i > 600) throw new Error('sandbox service did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  return { label, svc, client, inst };
+  const sandbox = await startSandboxService({ dir, instance: `${instance}-${label.toLowerCase()}`, stateDir: `${scratch}/state-${label}`, env: { SANDBOX_IMAGE: IMAGE } });
+  return { label, sandbox, client: sandbox.client };
 }
 
 // SANDBOX_DIR_B=<another build's apps/sandbox>: the same runs on that build too, interleaved (A/B).
@@ -198,11 +173,7 @@ async function service() {
       }
     }
   } finally {
-    for (const s of services) {
-      await s.client.close();
-      s.svc.kill('SIGTERM');
-      await new Promise((r) => s.svc.once('exit', r));
-    }
+    for (const s of services) await s.sandbox.stop();
   }
 }
 
@@ -213,11 +184,9 @@ try {
   if (!ONLY_SERVICE) await main();
   if (WITH_SERVICE) await service();
 } finally {
-  const ids = [];
-  for (const inst of [instance, `${instance}-a`, `${instance}-b`]) {
-    const { stdout } = await exec('docker', ['ps', '-aq', '--filter', `label=drael.sandbox.instance=${inst}`]);
-    ids.push(...stdout.split('\n').filter(Boolean));
-  }
+  // The containers of the dockerode steps (the services' own are removed by their stop()).
+  const { stdout } = await exec('docker', ['ps', '-aq', '--filter', `label=drael.sandbox.instance=${instance}`]);
+  const ids = stdout.split('\n').filter(Boolean);
   if (ids.length) await exec('docker', ['rm', '-f', ...ids]);
   await exec('sh', ['-c', `grep -o ' ${scratch}[^ ]*' /proc/self/mounts | sort -r | xargs -r -n1 umount -l`]).catch(() => undefined);
   await rm(scratch, { recursive: true, force: true });

@@ -4,12 +4,11 @@
 // Needs: NATS, a running Docker engine, the sandbox image (infra/sandbox-image/build.sh), built
 // apps (pnpm build). Starts its own sandbox service process (own NATS prefix and label).
 // Usage: node bench/sandbox/run.mjs [--n 30] [--burst 40]
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { fileURLToPath } from 'node:url';
-import { NatsRpcClient } from '../../packages/nats-rpc/dist/index.js';
-import { sandboxCatalog, healthEntry } from '../../packages/contracts/dist/index.js';
+import { sandboxCatalog } from '../../packages/contracts/dist/index.js';
+import { startSandboxService } from '../lib/sandbox-service.mjs';
 
 const exec = promisify(execFile);
 const arg = (name, fallback) => {
@@ -22,38 +21,11 @@ const BURST = Math.min(arg('burst', 40), 200);
 const CONCURRENCY = 4;
 const WARMUP = 3;
 const IMAGE = process.env.SANDBOX_IMAGE ?? 'drael-sandbox:latest';
-const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-const repo = fileURLToPath(new URL('../..', import.meta.url));
-const prefix = `bench-${randomBytes(4).toString('hex')}`;
 const instance = `bench-${randomBytes(3).toString('hex')}`;
 
-const svc = spawn(process.execPath, ['dist/main.js'], {
-  cwd: `${repo}/apps/sandbox`,
-  env: {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME ?? '/root',
-    LOG_LEVEL: 'warn',
-    NATS_URL,
-    DRAEL_NATS_PREFIX: prefix,
-    SANDBOX_INSTANCE: instance,
-    SANDBOX_STATE_DIR: `/var/lib/drael/sandbox-bench/${instance}`,
-    SANDBOX_IMAGE: IMAGE,
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SANDBOX_'))),
-  },
-  stdio: ['ignore', 'inherit', 'inherit'],
-});
-const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
+const sandbox = await startSandboxService({ instance, env: { SANDBOX_IMAGE: IMAGE } });
+const { client } = sandbox;
 try {
-  for (let i = 0; ; i++) {
-    try {
-      await client.request(healthEntry('sandbox'), {}, { timeoutMs: 500 });
-      break;
-    } catch {
-      if (i > 600) throw new Error('sandbox service did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-
   const viaService = async () => {
     const t = performance.now();
     const r = await client.request(sandboxCatalog.run, { tenant: 'bench', runtime: 'python', code: 'print(1)' });
@@ -108,12 +80,5 @@ try {
     `  runs/s at concurrency ${CONCURRENCY} (${BURST} runs): service ${serviceRps.toFixed(2)}  raw docker ${rawRps.toFixed(2)}  ratio ${(serviceRps / rawRps).toFixed(2)}`,
   );
 } finally {
-  await client.close();
-  svc.kill('SIGTERM');
-  await new Promise((r) => setTimeout(r, 1500));
-  if (svc.exitCode === null) svc.kill('SIGKILL');
-  const { stdout } = await exec('docker', ['ps', '-aq', '--filter', `label=drael.sandbox.instance=${instance}`]);
-  const ids = stdout.split('\n').filter(Boolean);
-  if (ids.length) await exec('docker', ['rm', '-f', ...ids]);
-  await exec('rm', ['-rf', `/var/lib/drael/sandbox-bench/${instance}`]);
+  await sandbox.stop();
 }

@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { startDraelSearch } from './drael-search.mjs';
+import { startSearchStack } from '../lib/search-stack.mjs';
 import { call } from './keepalive-call.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -103,7 +103,7 @@ if (role === 'responder') {
   const front = fork(fileURLToPath(import.meta.url), ['front', minSubject]);
   const frontPort = await new Promise((r) => front.once('message', r));
 
-  const drael = await startDraelSearch({ natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL });
+  const drael = await startSearchStack({ natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL });
   const { gateway } = drael;
   const baseline = baselineRepo
     ? await (await import(`${baselineRepo}/bench/search/drael-search.mjs`)).startDraelSearch({ natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL })

@@ -20,7 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { startDraelSearch } from './drael-search.mjs';
+import { startSearchStack } from '../lib/search-stack.mjs';
 import { call } from './keepalive-call.mjs';
 
 const arg = (name, fallback) => {
@@ -73,7 +73,7 @@ function nodeArgs(name) {
 }
 
 execFileSync('bash', [`${repo}/infra/searx/start-local.sh`], { stdio: 'inherit' });
-const drael = await startDraelSearch({
+const drael = await startSearchStack({
   natsUrl: NATS_URL,
   redisUrl: REDIS_URL,
   searxngUrl: SEARXNG_URL,

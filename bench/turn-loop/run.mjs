@@ -9,20 +9,18 @@
 // model call: SSE parsing, tool dispatch and shaping, NATS, request building, loopback hops.
 // Peer in the same run: one proxied completion (x-drael-server-tools: 0) end to end.
 // Loopback only; bounded counts. Usage: node bench/turn-loop/run.mjs [--requests 300] [--warmup 50]
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { healthAnswer, SEARCH_ANSWER, serveSubjects } from '../lib/gateway-stack.mjs';
+import { cpuSeconds } from '../lib/proc-cpu.mjs';
+import { benchPrefix, NATS_URL } from '../lib/stack-env.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
 const { startGatewayProcess } = await import(resolve(root, 'packages/test-support/dist/index.js'));
-const gatewayRequire = createRequire(resolve(root, 'apps/gateway/package.json'));
-const { connect } = await import(pathToFileURL(gatewayRequire.resolve('@nats-io/transport-node')).href);
 
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -30,40 +28,22 @@ const arg = (name, def) => {
 };
 const REQUESTS = arg('requests', 300);
 const WARMUP = arg('warmup', 50);
-const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-const prefix = `bench-loop-${randomBytes(4).toString('hex')}`;
+const prefix = benchPrefix('bench-loop');
 
 // --- the tool: search.query.v1 answering at once (Nest's NATS packet format) -----------------
 let toolReceived = 0;
 let toolReplied = 0;
-const nc = await connect({ servers: NATS_URL });
-const enc = new TextEncoder();
-const serve = (subject, answer) => {
-  const sub = nc.subscribe(`${prefix}.${subject}`);
-  void (async () => {
-    for await (const msg of sub) {
-      const now = performance.now();
-      const packet = msg.json();
-      if (subject === 'search.query.v1') toolReceived = now;
-      const out = enc.encode(JSON.stringify({ id: packet.id, response: { result: answer(packet.data) }, isDisposed: true }));
-      if (subject === 'search.query.v1') toolReplied = performance.now();
-      msg.respond(out);
-    }
-  })();
-};
-serve('search.health.v1', () => ({ service: 'search', status: 'ok', uptime_s: 1, version: 'bench' }));
-serve('search.query.v1', () => ({
-  ok: true,
-  found: true,
-  results: [{ title: 'Bench', url: 'https://bench.test/', snippet: 'a result', source: 'bench', engines: ['bench'], page_age: null, verified: false }],
-  degraded: [],
-  coverage: 1,
-  sources_tried: ['bench'],
-  intent: 'general',
-  took_ms: 0,
-  cached: false,
-}));
-await nc.flush();
+const nc = await serveSubjects(
+  prefix,
+  { ...healthAnswer('search'), 'search.query.v1': () => SEARCH_ANSWER },
+  {
+    onRequest: (subject, step) => {
+      if (subject !== 'search.query.v1') return;
+      if (step === 'received') toolReceived = performance.now();
+      else toolReplied = performance.now();
+    },
+  },
+);
 
 // --- the model: answers at once ---------------------------------------------------------------
 let turn1Ended = 0;
@@ -133,11 +113,8 @@ async function proxyRequest() {
   return performance.now() - t0;
 }
 
-// CPU seconds the gateway process has used (utime + stime from /proc, clock ticks of 10 ms).
-const cpuMs = () => {
-  const fields = readFileSync(`/proc/${gateway.child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-};
+// CPU milliseconds the gateway process has used, every thread (bench/lib/proc-cpu.mjs).
+const cpuMs = () => cpuSeconds(gateway.child.pid) * 1000;
 
 const q = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);

@@ -216,7 +216,7 @@ export async function startSandboxFor(stack: Stack, tag: string, env: { SANDBOX_
     instance,
     async stop() {
       await sandbox.stop('SIGKILL');
-      await cleanSandboxInstance(instance, stateDir);
+      await cleanSandboxInstance(instance, stateDir, stack.prefix);
     },
   };
 }

@@ -55,7 +55,7 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
         { readyTimeoutMs: 90_000 },
       ),
     );
-    cleanups.push(() => cleanSandboxInstance(instance, stateDir));
+    cleanups.push(() => cleanSandboxInstance(instance, stateDir, prefix));
 
     // agent-run keeps its rows in a schema of these tests (accounts keep tests apart), migrated as bring-up does.
     const agentRunDb = `${BASE_DB}?schema=agent_run_console_tests`;

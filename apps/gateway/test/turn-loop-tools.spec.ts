@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are free-form JSON read by the assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestWorkspaces, runningContainers, startLoopHarness, toolMessages, toolNames, type LoopHarness } from './turn-loop.support.js';
+import { busySandboxContainers } from '@drael/test-support';
+import { requestWorkspaces, startLoopHarness, toolMessages, toolNames, type LoopHarness } from './turn-loop.support.js';
 
 // The tools against the REAL search service (Debian searx with the fixture engines) and the REAL
 // sandbox (Docker), through the gateway process. fetch is not started: web_fetch must be absent.
@@ -318,10 +319,10 @@ describe('client disconnect mid-loop', () => {
       if (done) throw new Error('stream ended early');
       seen += new TextDecoder().decode(value);
     }
-    await expect.poll(() => runningContainers(instance), { timeout: 30_000, interval: 250 }).toHaveLength(1);
+    await expect.poll(() => busySandboxContainers(instance), { timeout: 30_000, interval: 250 }).toHaveLength(1);
     await expect.poll(() => requestWorkspaces(instance), { timeout: 15_000, interval: 250 }).toHaveLength(1);
     ac.abort();
-    await expect.poll(() => runningContainers(instance), { timeout: 15_000, interval: 250 }).toHaveLength(0);
+    await expect.poll(() => busySandboxContainers(instance), { timeout: 15_000, interval: 250 }).toHaveLength(0);
     expect(h.upstream.requests.length).toBe(before + 1);
     // The request's own workspace goes with it.
     await expect.poll(() => requestWorkspaces(instance), { timeout: 15_000, interval: 250 }).toEqual([]);

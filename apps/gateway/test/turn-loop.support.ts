@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import {
   cleanSandboxInstance,
-  busySandboxContainers,
   createTestKey,
   parseSse,
   startGatewayProcess,
@@ -94,7 +93,7 @@ export async function startLoopHarness(
             { readyTimeoutMs: 60_000 },
           ),
         );
-        cleanups.push(() => cleanSandboxInstance(instance, stateDir));
+        cleanups.push(() => cleanSandboxInstance(instance, stateDir, prefix));
       }
     }
     // Every /v1 route needs an API key: the gateway's test process brings billing on our prefix
@@ -172,12 +171,6 @@ export async function requestWorkspaces(instance: string): Promise<string[]> {
     for (const f of await readdir(join(root, tenant)).catch(() => [] as string[])) if (f.endsWith('.img')) out.push(f);
   }
   return out;
-}
-
-/** Running containers of a sandbox instance. */
-/** The instance's containers running a program (one started ahead, waiting for its run, is not). */
-export function runningContainers(instance: string): Promise<string[]> {
-  return busySandboxContainers(instance);
 }
 
 /** A streamed answer: every data payload, the chunks, and the text they add up to. */

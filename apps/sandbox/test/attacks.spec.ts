@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_STREAM_BYTES } from '@drael/contracts';
-import { busyContainersOf, hostProcessesWith, rssKiB, startSandbox, type Sandbox } from './sandbox-harness.js';
+import { busySandboxContainers } from '@drael/test-support';
+import { hostProcessesWith, rssKiB, startSandbox, type Sandbox } from './sandbox-harness.js';
 
 // The attack suite: each program is what an attacker would run; each test asserts the outcome.
 const PIDS = 128;
@@ -24,7 +25,7 @@ const sh = (code: string, extra: { timeout_s?: number; session?: string } = {}) 
 async function expectHealthy(): Promise<void> {
   expect(await py('print(6 * 7)')).toMatchObject({ ok: true, stdout: '42\n' });
   // Containers prepared ahead wait idle; none still runs a program.
-  expect(await busyContainersOf(sbx.instance)).toEqual([]);
+  expect(await busySandboxContainers(sbx.instance)).toEqual([]);
 }
 
 describe('attack suite', () => {
@@ -57,7 +58,7 @@ describe('attack suite', () => {
     const samples: number[] = [];
     let max = '';
     while (!done) {
-      const [id] = await busyContainersOf(sbx.instance);
+      const [id] = await busySandboxContainers(sbx.instance);
       if (id) {
         const dir = `/sys/fs/cgroup/pids/docker/${id}`;
         max = (await readFile(`${dir}/pids.max`, 'utf8').catch(() => max)).trim();
@@ -245,7 +246,7 @@ describe('attack suite', () => {
     });
     expect(r).toMatchObject({ ok: true, timed_out: false, stdout: 'started\n' });
     expect(await hostProcessesWith(`sleep ${marker}`)).toEqual([]);
-    expect(await busyContainersOf(sbx.instance)).toEqual([]);
+    expect(await busySandboxContainers(sbx.instance)).toEqual([]);
   });
 
   it('zombies are reaped by the init process', async () => {

@@ -1,14 +1,13 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { sandboxCatalog, type ReplyOf, type RequestOf, type RpcEntry, type SandboxRunReply } from '@drael/contracts';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { NatsRpcClient, RpcError } from '@drael/nats-rpc';
-import { busySandboxContainers, startServiceProcess, testPrefix, type ServiceProcess } from '@drael/test-support';
+import { cleanSandboxInstance, startServiceProcess, testPrefix, type ServiceProcess } from '@drael/test-support';
 
 export const exec = promisify(execFile);
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -74,16 +73,8 @@ export async function startSandbox(extraEnv: Record<string, string> = {}, option
     stop: async () => {
       await client.close();
       await proc.stop('SIGKILL');
-      await removeContainers(instance);
-      // The service unmounts on release; a killed one may leave mounts behind.
-      const mounts = (await readFile('/proc/self/mountinfo', 'utf8'))
-        .split('\n')
-        .map((l) => l.split(' ')[4])
-        .filter((m): m is string => !!m && m.startsWith(`${stateDir}/`));
-      for (const m of mounts) await exec('umount', ['-l', m]).catch(() => undefined);
-      await rm(stateDir, { recursive: true, force: true });
-      // The first replica of a prefix owns its JetStream buckets (named after the prefix).
-      if (!options.join) await destroyBuckets(prefix);
+      // Containers, mounts and state dir; the first replica of a prefix owns its JetStream buckets (named after the prefix).
+      await cleanSandboxInstance(instance, stateDir, options.join ? undefined : prefix);
     },
   };
   return sandbox;
@@ -102,37 +93,11 @@ export async function placementKv(prefix: string): Promise<{ kv: KV; nc: NatsCon
   return { kv: await new Kvm(nc).open(`${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_sandbox_placement`), nc };
 }
 
-/** The sandbox's JetStream buckets of a prefix (sandbox-stores.ts names them), removed from the shared NATS. */
-export async function destroyBuckets(prefix: string): Promise<void> {
-  const nc = await connect({ servers: NATS_URL });
-  try {
-    const jsm = await jetstreamManager(nc);
-    const p = prefix.replace(/[^A-Za-z0-9_-]/g, '_');
-    for (const stream of [`KV_${p}_sandbox_placement`, `KV_${p}_sandbox_replicas`, `OBJ_${p}_sandbox_workspaces`]) await jsm.streams.delete(stream).catch(() => undefined);
-  } finally {
-    await nc.close();
-  }
-}
-
 export async function containersOf(instance: string, status?: 'running'): Promise<string[]> {
   const args = ['ps', '-aq', '--no-trunc', '--filter', `label=drael.sandbox.instance=${instance}`];
   if (status) args.push('--filter', `status=${status}`);
   const { stdout } = await exec('docker', args);
   return stdout.split('\n').filter(Boolean);
-}
-
-/**
- * Running containers of the instance that run something: containers are started ahead of their
- * run and wait, with only their init and the launcher (`read -r _ ...`) alive, for the line that
- * begins it; such a waiting container runs nothing of anyone's.
- */
-export function busyContainersOf(instance: string): Promise<string[]> {
-  return busySandboxContainers(instance);
-}
-
-async function removeContainers(instance: string): Promise<void> {
-  const ids = await containersOf(instance);
-  if (ids.length) await exec('docker', ['rm', '-f', ...ids]).catch(() => undefined);
 }
 
 /** Host processes whose command line contains `marker` (containers' processes are visible from the host). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { COMMON_ERROR_CODES } from './wire-error.js';
+import { COMMON_ERROR_CODES, subjectErrors } from './wire-error.js';
 import { defineEntry } from './rpc-entry.js';
 import { healthEntry } from './health.js';
 import { AccountIdSchema, levelAtLeast, ReceiptKeySchema, ReceiptSchema, RunEndSchema, StepKindSchema, ToolLevelSchema, type ToolLevel } from './billing.js';
@@ -194,41 +194,46 @@ export const CursorPageSchema = z.object({
 export type CursorPage = z.output<typeof CursorPageSchema>;
 const CursorPageShape = CursorPageSchema.shape;
 
-const entry = <Req extends z.ZodType, Res extends z.ZodType>(subject: string, request: Req, reply: Res, timeoutMs = 5_000) =>
-  defineEntry({ subject, service: 'agent-run', request, reply, errors: AGENT_RUN_ERROR_CODES, timeoutMs });
+/** One agent-run subject's codes: the common ones and those its handler can throw. */
+const errors = subjectErrors<AgentRunErrorCode>();
+const entry = <Req extends z.ZodType, Res extends z.ZodType, Code extends string>(subject: string, request: Req, reply: Res, codes: readonly Code[], timeoutMs = 5_000) =>
+  defineEntry({ subject, service: 'agent-run', request, reply, errors: codes, timeoutMs });
 
 export const agentRunCatalog = {
   health: healthEntry('agent-run'),
-  createAgent: entry('agent-run.agents.create.v1', z.object({ ...Scope, ...Caller, agent: AgentCreateBodySchema }), AgentSchema),
-  getAgent: entry('agent-run.agents.get.v1', z.object(AgentRef), AgentSchema),
-  listAgents: entry('agent-run.agents.list.v1', z.object({ ...Scope, ...CursorPageShape }), z.object({ agents: z.array(AgentSchema), has_more: z.boolean() })),
-  updateAgent: entry('agent-run.agents.update.v1', z.object({ ...AgentRef, ...Caller, patch: AgentUpdateBodySchema }), AgentSchema),
-  deleteAgent: entry('agent-run.agents.delete.v1', z.object(AgentRef), z.object({ id: z.string(), deleted: z.boolean() })),
+  createAgent: entry('agent-run.agents.create.v1', z.object({ ...Scope, ...Caller, agent: AgentCreateBodySchema }), AgentSchema, errors('tool_not_allowed')),
+  getAgent: entry('agent-run.agents.get.v1', z.object(AgentRef), AgentSchema, errors('agent_not_found')),
+  listAgents: entry('agent-run.agents.list.v1', z.object({ ...Scope, ...CursorPageShape }), z.object({ agents: z.array(AgentSchema), has_more: z.boolean() }), errors()),
+  updateAgent: entry('agent-run.agents.update.v1', z.object({ ...AgentRef, ...Caller, patch: AgentUpdateBodySchema }), AgentSchema, errors('agent_not_found', 'tool_not_allowed')),
+  deleteAgent: entry('agent-run.agents.delete.v1', z.object(AgentRef), z.object({ id: z.string(), deleted: z.boolean() }), errors('agent_not_found')),
   createRun: entry(
     'agent-run.runs.create.v1',
     // The task length is checked by the service so that it answers `invalid_task`, not a generic bad_request.
     z.object({ ...AgentRef, ...Caller, task: z.string(), idempotency_key: IdempotencyKeySchema.optional() }),
     RunSchema,
+    errors('agent_not_found', 'idempotency_key_reused', 'invalid_task', 'tool_not_allowed'),
   ),
-  getRun: entry('agent-run.runs.get.v1', z.object(RunRef), RunSchema),
+  getRun: entry('agent-run.runs.get.v1', z.object(RunRef), RunSchema, errors('run_not_found')),
   listRuns: entry(
     'agent-run.runs.list.v1',
     z.object({ ...Scope, ...CursorPageShape, agent_id: AgentIdSchema.optional() }),
     z.object({ runs: z.array(RunSchema), has_more: z.boolean() }),
+    errors(),
   ),
-  listSteps: entry('agent-run.runs.steps.v1', z.object(RunRef), z.object({ steps: z.array(RunStepSchema) })),
-  listReceipts: entry('agent-run.runs.receipts.v1', z.object(RunRef), RunReceiptsSchema),
+  listSteps: entry('agent-run.runs.steps.v1', z.object(RunRef), z.object({ steps: z.array(RunStepSchema) }), errors('run_not_found')),
+  listReceipts: entry('agent-run.runs.receipts.v1', z.object(RunRef), RunReceiptsSchema, errors('run_not_found')),
   // Answers at once: a queued run `cancelled`, a running one `cancelling` (its operation in flight
   // is stopped, the run ends `cancelled`); an ended run is `run_already_finished`.
-  cancelRun: entry('agent-run.runs.cancel.v1', z.object(RunRef), RunSchema),
-  verifyRun: entry('agent-run.runs.verify.v1', z.object(RunRef), VerifyResultSchema),
+  cancelRun: entry('agent-run.runs.cancel.v1', z.object(RunRef), RunSchema, errors('run_not_found', 'run_already_finished')),
+  verifyRun: entry('agent-run.runs.verify.v1', z.object(RunRef), VerifyResultSchema, errors('run_not_found')),
   // Long poll: answers as soon as there are events after `after`, or empty after `wait_ms`.
   runEvents: entry(
     'agent-run.runs.events.v1',
     z.object({ ...RunRef, after: z.number().int().nonnegative().default(0), wait_ms: z.number().int().min(0).max(20_000).default(10_000) }),
     z.object({ events: z.array(RunEventSchema), done: z.boolean() }),
+    errors('run_not_found'),
     25_000,
   ),
   // billing signs receipts; this answers billing's public key (kept for callers of this subject).
-  publicKey: entry('agent-run.receipts.key.v1', z.object({}).strict(), ReceiptKeySchema),
+  publicKey: entry('agent-run.receipts.key.v1', z.object({}).strict(), ReceiptKeySchema, errors()),
 } as const;

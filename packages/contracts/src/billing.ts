@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { COMMON_ERROR_CODES } from './wire-error.js';
+import { COMMON_ERROR_CODES, subjectErrors } from './wire-error.js';
 import { defineEntry } from './rpc-entry.js';
 import { healthEntry } from './health.js';
 import { storedText } from './stored-text.js';
@@ -26,6 +26,8 @@ export const BILLING_ERROR_CODES = [
   'receipt_chain_mismatch',
 ] as const;
 export type BillingErrorCode = (typeof BILLING_ERROR_CODES)[number];
+/** One billing subject's codes: the common ones and those its handler can throw. */
+const billingErrors = subjectErrors<BillingErrorCode>();
 
 /** spec 04: a key's tool level. Each level includes the ones before it. */
 export const TOOL_LEVELS = ['none', 'l1_http', 'l3_shell', 'l4_browser'] as const;
@@ -260,7 +262,7 @@ export const billingCatalog = {
     service: 'billing',
     request: z.object({ api_key: z.string().min(1).max(256) }),
     reply: KeyIdentitySchema,
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('invalid_api_key'),
     timeoutMs: 2_000,
   }),
   createAccount: defineEntry({
@@ -274,7 +276,7 @@ export const billingCatalog = {
       })
       .strict(),
     reply: z.object({ account_id: AccountIdSchema, name: z.string(), plan: z.string() }),
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('plan_not_found'),
     timeoutMs: 5_000,
   }),
   listAccounts: defineEntry({
@@ -283,7 +285,7 @@ export const billingCatalog = {
     // Newest first; `before` is the last account_id of the previous page.
     request: z.object({ limit: z.number().int().min(1).max(100).default(50), before: AccountIdSchema.optional() }),
     reply: z.object({ accounts: z.array(AccountSummarySchema), has_more: z.boolean() }),
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('account_not_found'),
     timeoutMs: 5_000,
   }),
   listKeys: defineEntry({
@@ -291,7 +293,7 @@ export const billingCatalog = {
     service: 'billing',
     request: z.object({ account_id: AccountIdSchema }),
     reply: z.object({ keys: z.array(KeySummarySchema) }),
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('account_not_found'),
     timeoutMs: 5_000,
   }),
   createKey: defineEntry({
@@ -307,7 +309,7 @@ export const billingCatalog = {
       .strict(),
     // The secret appears here once and is never stored or returned again.
     reply: z.object({ key_id: z.string(), api_key: z.string().startsWith('drael_'), account_id: AccountIdSchema, tool_level: ToolLevelSchema }),
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('account_not_found'),
     timeoutMs: 5_000,
   }),
   revokeKey: defineEntry({
@@ -315,7 +317,7 @@ export const billingCatalog = {
     service: 'billing',
     request: z.object({ account_id: AccountIdSchema, key_id: storedText(1, 64) }),
     reply: z.object({ key_id: z.string(), revoked: z.boolean() }),
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('key_not_found'),
     timeoutMs: 5_000,
   }),
   setExtraUsage: defineEntry({
@@ -323,7 +325,7 @@ export const billingCatalog = {
     service: 'billing',
     request: z.object({ account_id: AccountIdSchema, ...ExtraUsageSchema.shape }).strict(),
     reply: z.object({ account_id: AccountIdSchema, enabled: z.boolean(), daily_ceiling: z.number().int().nonnegative() }),
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('account_not_found'),
     timeoutMs: 5_000,
   }),
   listPlans: defineEntry({
@@ -331,7 +333,7 @@ export const billingCatalog = {
     service: 'billing',
     request: z.object({}).strict(),
     reply: z.object({ plans: z.array(PlanSchema), etag: z.string() }),
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors(),
     timeoutMs: 2_000,
   }),
   hold: defineEntry({
@@ -345,7 +347,7 @@ export const billingCatalog = {
       ttl_s: z.number().int().positive().max(3600).default(300),
     }),
     reply: HoldSchema,
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('account_not_found', 'plan_required', 'idempotency_conflict', 'weekly_allowance_reached', 'daily_ceiling_reached'),
     timeoutMs: 2_000,
   }),
   settle: defineEntry({
@@ -362,7 +364,7 @@ export const billingCatalog = {
       })
       .refine((r) => (r.units === undefined) !== (r.contacts === undefined), { message: 'give exactly one of units or contacts' }),
     reply: HoldSchema,
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('hold_not_found', 'hold_already_resolved'),
     timeoutMs: 2_000,
     // Sent once more if its replica dies mid-request: a hold resolves exactly once in the database,
     // so a repeat cannot charge twice (it answers hold_already_resolved), while giving up would
@@ -374,7 +376,7 @@ export const billingCatalog = {
     service: 'billing',
     request: z.object({ account_id: AccountIdSchema, hold_id: z.string() }),
     reply: HoldSchema,
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('hold_not_found', 'hold_already_resolved'),
     timeoutMs: 2_000,
     // As settle: a hold resolves once, so a repeat is harmless.
     idempotent: true,
@@ -384,7 +386,7 @@ export const billingCatalog = {
     service: 'billing',
     request: z.object({ account_id: AccountIdSchema }),
     reply: UsageSchema,
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('account_not_found'),
     timeoutMs: 2_000,
   }),
   usageDaily: defineEntry({
@@ -393,7 +395,7 @@ export const billingCatalog = {
     // The last `days` UTC days, today included, oldest first, one entry per day (zeros included).
     request: z.object({ account_id: AccountIdSchema, days: z.number().int().min(1).max(90).default(30) }),
     reply: z.object({ account_id: AccountIdSchema, days: z.array(UsageDaySchema) }),
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('account_not_found'),
     timeoutMs: 5_000,
   }),
   // Agent steps' money (spec 03). Amounts are integer micro-dollars.
@@ -407,7 +409,7 @@ export const billingCatalog = {
       .object({ account_id: AccountIdSchema, amount_micros: z.number().int().positive().max(MAX_WALLET_MICROS), idempotency_key: IdempotencyKeySchema.optional() })
       .strict(),
     reply: WalletSchema,
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('account_not_found', 'idempotency_key_reused'),
     timeoutMs: 5_000,
   }),
   setAgentLimits: defineEntry({
@@ -420,7 +422,7 @@ export const billingCatalog = {
       agent_steps_per_minute: z.number().int().positive().max(1_000_000).optional(),
     }),
     reply: WalletSchema,
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('account_not_found'),
     timeoutMs: 5_000,
   }),
   wallet: defineEntry({
@@ -428,7 +430,7 @@ export const billingCatalog = {
     service: 'billing',
     request: z.object({ account_id: AccountIdSchema }),
     reply: WalletSchema,
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('account_not_found'),
     timeoutMs: 2_000,
   }),
   reserveSpend: defineEntry({
@@ -444,7 +446,7 @@ export const billingCatalog = {
       ttl_s: z.number().int().positive().max(3600).default(900),
     }),
     reply: SpendHoldSchema,
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('account_not_found', 'idempotency_conflict', 'agent_rate_limited', 'insufficient_balance', 'monthly_budget_reached'),
     timeoutMs: 2_000,
   }),
   settleSpend: defineEntry({
@@ -461,7 +463,7 @@ export const billingCatalog = {
       receipt: ReceiptPayloadSchema.pick({ usage: true, input_fingerprint: true, output_fingerprint: true, run: true }),
     }),
     reply: z.object({ hold: SpendHoldSchema, receipt: ReceiptSchema }),
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('hold_not_found', 'hold_already_resolved', 'receipt_chain_mismatch'),
     timeoutMs: 2_000,
   }),
   releaseSpend: defineEntry({
@@ -469,7 +471,7 @@ export const billingCatalog = {
     service: 'billing',
     request: z.object({ account_id: AccountIdSchema, hold_id: z.string() }),
     reply: SpendHoldSchema,
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('hold_not_found', 'hold_already_resolved'),
     timeoutMs: 2_000,
   }),
   receiptKey: defineEntry({
@@ -477,7 +479,7 @@ export const billingCatalog = {
     service: 'billing',
     request: z.object({}).strict(),
     reply: ReceiptKeySchema,
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors(),
     timeoutMs: 2_000,
   }),
   signRunEnd: defineEntry({
@@ -486,7 +488,7 @@ export const billingCatalog = {
     // Signed only when count and head are those of receipts billing issued for this run.
     request: z.object({ account_id: AccountIdSchema, run_id: storedText(1, 64), receipt_count: z.number().int().nonnegative(), receipt_head: Hex32 }),
     reply: RunEndSchema,
-    errors: BILLING_ERROR_CODES,
+    errors: billingErrors('receipt_chain_mismatch'),
     timeoutMs: 2_000,
   }),
 } as const;

@@ -27,3 +27,8 @@ export type ErrorCode =
   | (typeof SEARCH_ERROR_CODES)[number]
   | (typeof BILLING_ERROR_CODES)[number]
   | (typeof AGENT_RUN_ERROR_CODES)[number];
+
+/** Every code any part of Drael can answer with, at run time (each service's enum, the gateway's HTTP codes too). */
+export const ERROR_CODES: readonly ErrorCode[] = [
+  ...new Set<ErrorCode>([...GATEWAY_ERROR_CODES, ...SANDBOX_ERROR_CODES, ...FETCH_ERROR_CODES, ...SEARCH_ERROR_CODES, ...BILLING_ERROR_CODES, ...AGENT_RUN_ERROR_CODES]),
+];

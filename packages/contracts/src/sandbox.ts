@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { COMMON_ERROR_CODES } from './wire-error.js';
+import { COMMON_ERROR_CODES, subjectErrors } from './wire-error.js';
 import { defineEntry } from './rpc-entry.js';
 import { healthEntry } from './health.js';
 import { ListPageQueryShape } from './list-page.js';
@@ -20,6 +20,8 @@ export const SANDBOX_ERROR_CODES = [
   'runtime_unavailable',
 ] as const;
 export type SandboxErrorCode = (typeof SANDBOX_ERROR_CODES)[number];
+/** One sandbox subject's codes: the common ones and those its handler can throw. */
+const sandboxErrors = subjectErrors<SandboxErrorCode>();
 
 // spec 01: a program is at most 256 KiB of source.
 export const MAX_CODE_BYTES = 256 * 1024;
@@ -102,7 +104,7 @@ export const sandboxCatalog = {
     service: 'sandbox',
     request: SandboxRunRequestSchema,
     reply: SandboxRunReplySchema,
-    errors: SANDBOX_ERROR_CODES,
+    errors: sandboxErrors('code_too_large', 'invalid_timeout', 'invalid_session', 'quota_exceeded', 'session_limit_reached', 'sandbox_busy', 'runtime_unavailable'),
     // The longest run plus container start and teardown.
     timeoutMs: (MAX_TIMEOUT_S + 30) * 1000,
     // The run's own limit (clamped as the service clamps it) plus the same slack: a 30 s run is
@@ -119,7 +121,7 @@ export const sandboxCatalog = {
     delivery: 'every-replica',
     request: z.object({ tenant: TenantSchema, run_id: z.string().min(1).max(64) }),
     reply: z.object({ run_id: z.string(), cancelled: z.boolean() }),
-    errors: SANDBOX_ERROR_CODES,
+    errors: sandboxErrors(),
     timeoutMs: 2_000,
   }),
   // Deletes a workspace and its files (a request's workspace when its request ends). A workspace
@@ -129,7 +131,7 @@ export const sandboxCatalog = {
     service: 'sandbox',
     request: z.object(FileScope),
     reply: z.object({ deleted: z.boolean() }),
-    errors: SANDBOX_ERROR_CODES,
+    errors: sandboxErrors('invalid_session', 'session_limit_reached'),
     timeoutMs: 10_000,
   }),
   // A tenant's session workspaces (never request workspaces), one page at a time, ordered by
@@ -145,7 +147,7 @@ export const sandboxCatalog = {
       total: z.number().int().nonnegative(),
       max_sessions: z.number().int().positive(),
     }),
-    errors: SANDBOX_ERROR_CODES,
+    errors: sandboxErrors(),
     timeoutMs: 5_000,
     idempotent: true,
   }),
@@ -161,7 +163,7 @@ export const sandboxCatalog = {
       quota_bytes: z.number().int(),
       free_bytes: z.number().int().nonnegative().optional(),
     }),
-    errors: SANDBOX_ERROR_CODES,
+    errors: sandboxErrors('invalid_session', 'session_limit_reached'),
     timeoutMs: 5_000,
     idempotent: true,
   }),
@@ -172,7 +174,7 @@ export const sandboxCatalog = {
     // truncated: bytes remain after this piece.
     request: z.object({ ...FileScope, path: FilePathSchema, max_bytes: z.number().int().positive().optional(), offset: z.number().int().nonnegative().optional() }),
     reply: z.object({ path: z.string(), content_base64: z.string(), size: z.number().int(), truncated: z.boolean() }),
-    errors: SANDBOX_ERROR_CODES,
+    errors: sandboxErrors('invalid_session', 'invalid_path', 'file_not_found', 'quota_exceeded', 'session_limit_reached'),
     timeoutMs: 5_000,
     idempotent: true,
   }),
@@ -183,7 +185,7 @@ export const sandboxCatalog = {
     // message (MAX_FILE_TRANSFER_BYTES) is written in pieces.
     request: z.object({ ...FileScope, path: FilePathSchema, content_base64: z.string(), append: z.boolean().optional() }),
     reply: z.object({ path: z.string(), size: z.number().int() }),
-    errors: SANDBOX_ERROR_CODES,
+    errors: sandboxErrors('invalid_session', 'invalid_path', 'file_not_found', 'file_too_large', 'quota_exceeded', 'session_limit_reached'),
     timeoutMs: 5_000,
   }),
   filesDelete: defineEntry({
@@ -191,7 +193,7 @@ export const sandboxCatalog = {
     service: 'sandbox',
     request: z.object({ ...FileScope, path: FilePathSchema }),
     reply: z.object({ path: z.string(), deleted: z.boolean() }),
-    errors: SANDBOX_ERROR_CODES,
+    errors: sandboxErrors('invalid_session', 'invalid_path', 'file_not_found', 'quota_exceeded', 'session_limit_reached'),
     timeoutMs: 5_000,
   }),
 } as const;

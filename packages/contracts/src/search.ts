@@ -1,8 +1,10 @@
 import { z } from 'zod';
-import { COMMON_ERROR_CODES } from './wire-error.js';
+import { COMMON_ERROR_CODES, subjectErrors } from './wire-error.js';
 import { defineEntry } from './rpc-entry.js';
 import { healthEntry } from './health.js';
 
+// search_unavailable: the gateway's answer on /v1/tools/search when the service fails or gives no
+// result (the service itself answers such a search with `ok: false`, never with this code).
 export const SEARCH_ERROR_CODES = [...COMMON_ERROR_CODES, 'search_unavailable', 'onion_search_unavailable'] as const;
 export type SearchErrorCode = (typeof SEARCH_ERROR_CODES)[number];
 
@@ -92,7 +94,7 @@ export const searchCatalog = {
     service: 'search',
     request: SearchQueryRequestSchema,
     reply: SearchQueryReplySchema,
-    errors: SEARCH_ERROR_CODES,
+    errors: subjectErrors<SearchErrorCode>()('onion_search_unavailable'),
     timeoutMs: 15_000,
     // A query has no effect: sent again once if the replica answering it dies.
     idempotent: true,

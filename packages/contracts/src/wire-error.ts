@@ -5,6 +5,16 @@ import { z } from 'zod';
  * request cannot travel as one NATS message (the typed client refuses it before sending).
  */
 export const COMMON_ERROR_CODES = ['bad_request', 'internal', 'unavailable', 'timeout', 'payload_too_large'] as const;
+export type CommonErrorCode = (typeof COMMON_ERROR_CODES)[number];
+
+/**
+ * The error list of one subject: the common codes and those of its service's enum (`All`) that its
+ * handler can throw, no more (packages/nats-rpc's declared-error-codes test holds each list to the
+ * handler's throw sites). `const errors = subjectErrors<SandboxErrorCode>(); errors('file_not_found')`.
+ */
+export function subjectErrors<All extends string>() {
+  return <const Own extends All = never>(...own: Own[]): readonly (CommonErrorCode | Own)[] => [...COMMON_ERROR_CODES, ...own];
+}
 
 /** The error half of every reply on the wire. */
 export const WireErrorSchema = z.object({

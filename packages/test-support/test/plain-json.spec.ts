@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { billingCatalog, CATALOGS, catalogEntries, entrySchemas } from '@drael/contracts';
 import { NatsRpcClient, wireSubject } from '@drael/nats-rpc';
-import { startBillingForTests, startServiceProcess, testPrefix, type ServiceProcess } from '../src/index.js';
+import { cleanSandboxInstance, startBillingForTests, startServiceProcess, testPrefix, type ServiceProcess } from '../src/index.js';
 
 // Issue 15 item 9 and issue 22 item 1, against the real services: a caller that does not speak
 // Nest's packet (a raw NATS client, as any language has) sends the request itself as JSON and
@@ -18,7 +18,6 @@ const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const prefix = testPrefix('plain');
 const instance = `test-${prefix.slice(6)}`;
 const stateDir = `/var/lib/drael/sandbox-test/${instance}`;
-const exec = promisify(execFile);
 
 let billing: ServiceProcess;
 let sandbox: ServiceProcess;
@@ -64,10 +63,7 @@ afterAll(async () => {
   await billing?.stop();
   await sandbox?.stop();
   await search?.stop();
-  const { stdout } = await exec('docker', ['ps', '-aq', '--filter', `label=drael.sandbox.instance=${instance}`]).catch(() => ({ stdout: '' }));
-  const ids = stdout.split('\n').filter(Boolean);
-  if (ids.length) await exec('docker', ['rm', '-f', ...ids]).catch(() => undefined);
-  await rm(stateDir, { recursive: true, force: true });
+  await cleanSandboxInstance(instance, stateDir, prefix);
 });
 
 /** A raw NATS request with a reply subject, the way `nats req` or a Go/Python client sends one. */

@@ -1,16 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { type InferenceChatReply, type InferenceChatRequest } from '@drael/contracts';
+import type { InferenceChatReply, InferenceChatRequest } from '@drael/contracts';
 import { currentRequestId, newRequestId } from '@drael/logger';
 import { ApiError } from '../errors/api-error.js';
 import { ModelRegistry } from '../models/model-registry.js';
+import { readTurnJson } from '../engine/turn-stream.reader.js';
 import { UpstreamClient, upstreamFailure } from '../upstream/upstream.client.js';
 import { InferenceError, isGatewayErrorCode } from './inference-error.js';
-
-interface UpstreamCompletion {
-  model?: string;
-  choices?: Array<{ message?: InferenceChatReply['message']; finish_reason?: string | null }>;
-  usage?: { prompt_tokens?: number; completion_tokens?: number };
-}
 
 /**
  * A chat completion for an internal caller (agent runs): the same alias routing and upstream
@@ -43,16 +38,23 @@ export class InferenceService {
         signal: abort.signal,
         accept: 'application/json',
       });
-      const parsed = JSON.parse(await res.body.text()) as UpstreamCompletion;
-      const choice = parsed.choices?.[0];
-      if (!choice?.message) throw new InferenceError('upstream_error', 'the model upstream answered without a message', true);
-      const usage = { prompt_tokens: parsed.usage?.prompt_tokens ?? 0, completion_tokens: parsed.usage?.completion_tokens ?? 0 };
-      this.upstream.recordUsage(res.deployment, usage);
+      // The engine's reader of a non-streamed answer (the loops' too): one reading of choices, tool calls, usage and errors.
+      const answer = await readTurnJson(res.body, abort.signal);
+      // No choice at all (no text, no call, no finish reason) is no answer for an agent's step: retried, as before.
+      if (answer.finishReason === null && answer.content === '' && answer.toolCalls.length === 0) {
+        throw new InferenceError('upstream_error', 'the model upstream answered without a message', true);
+      }
+      this.upstream.recordUsage(res.deployment, answer.usage);
       return {
         model: req.model,
-        message: { ...choice.message, role: 'assistant', content: choice.message.content ?? null },
-        finish_reason: choice.finish_reason ?? null,
-        usage,
+        message: {
+          role: 'assistant',
+          // OpenAI's shape: no text beside tool calls is null.
+          content: answer.content === '' && answer.toolCalls.length > 0 ? null : answer.content,
+          ...(answer.toolCalls.length > 0 ? { tool_calls: answer.toolCalls } : {}),
+        },
+        finish_reason: answer.finishReason,
+        usage: answer.usage,
         deployment: res.deployment.name,
       };
     } catch (err) {
@@ -67,6 +69,5 @@ function toRpc(err: unknown): unknown {
     const code = isGatewayErrorCode(err.code) ? err.code : 'upstream_error';
     return new InferenceError(code, err.message, err.status >= 500 || err.status === 429, err.param ? { param: err.param } : undefined);
   }
-  if (err instanceof SyntaxError) return new InferenceError('upstream_error', 'the model upstream answered with invalid JSON', true);
   return err;
 }

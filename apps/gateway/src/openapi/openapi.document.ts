@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CATALOGS, catalogEntries, OpenAIErrorEnvelopeSchema, type ErrorCode } from '@drael/contracts';
+import { ERROR_CODES, OpenAIErrorEnvelopeSchema } from '@drael/contracts';
 import { httpErrorOf } from '../errors/error-mapping.js';
 import { HTTP_OPERATIONS, type Body, type HttpOperation } from './http-operations.js';
 
@@ -21,9 +21,8 @@ const schemaOf = (schema: z.ZodType, io: 'input' | 'output') => {
 
 /** Every status an error of any code can be answered with: the one code table, plus the edge's own. */
 export function errorStatuses(): number[] {
-  const codes = new Set<string>(Object.values(CATALOGS).flatMap((catalog) => catalogEntries(catalog).flatMap((entry) => [...entry.errors])));
   const statuses = new Set<number>(TRANSPORT_STATUSES);
-  for (const code of codes) statuses.add(httpErrorOf(code as ErrorCode).status);
+  for (const code of ERROR_CODES) statuses.add(httpErrorOf(code).status);
   return [...statuses].sort((a, b) => a - b);
 }
 

@@ -1,11 +1,11 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- manifests are plain YAML objects probed field by field */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, testBillingDatabaseUrl } from '../../src/index.js';
+import { destroySandboxBuckets, freePort, testBillingDatabaseUrl } from '../../src/index.js';
 import { render, type Manifest } from './manifest-policy.js';
 
 // Issue 17, item 2: each app is booted the way its pod runs it (k8s/overlays/trial as rendered by
@@ -94,7 +94,11 @@ async function boot(app: string, options: { dropVolume?: string; env?: Record<st
   const port = await freePort();
   if (app === 'gateway') env.PORT = String(port);
   else env.HEALTH_PORT = String(port);
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--die-with-parent'];
+  // --unshare-pid: the app and everything it starts (fetch's Chromium, launched in a process group
+  // of its own) live in a PID namespace whose init is bwrap's; --die-with-parent kills that init
+  // when bwrap dies, and the kernel then kills the whole namespace. setpriv's change of uid clears
+  // a process's parent-death signal, so without the namespace the app would outlive a killed bwrap.
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--unshare-pid', '--proc', '/proc', '--die-with-parent'];
   const dirs: string[] = [];
   for (const m of c.volumeMounts ?? []) {
     if (m.name === options.dropVolume) continue;
@@ -147,12 +151,78 @@ async function health(b: Booted, app: string, timeoutMs = 90_000, readyTries = 1
   }
 }
 
+/** Host pids of a process's descendants (its children, theirs, ...), from /proc. */
+function descendantsOf(pid: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // pid (comm) state ppid ...: comm may hold spaces and parentheses, so read after the last ')'.
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      parentOf.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  for (let frontier = [pid]; frontier.length > 0; ) {
+    frontier = [...parentOf].filter(([, ppid]) => frontier.includes(ppid)).map(([child]) => child);
+    out.push(...frontier);
+  }
+  return out;
+}
+
+/** Live processes started with this run's NATS prefix in their environment: the apps and whatever they spawned. */
+function processesOfThisRun(): string[] {
+  const marker = `DRAEL_NATS_PREFIX=${prefix}\0`;
+  const found: string[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${name}/environ`, 'latin1').includes(marker)) found.push(`${name}: ${readFileSync(`/proc/${name}/cmdline`, 'latin1').replaceAll('\0', ' ')}`);
+    } catch {
+      // gone meanwhile, or a kernel thread
+    }
+  }
+  return found;
+}
+
+const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+const exitOf = (child: ChildProcess, ms: number) =>
+  exited(child)
+    ? Promise.resolve(true)
+    : Promise.race([new Promise<boolean>((r) => child.once('exit', () => r(true))), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+
 afterAll(async () => {
-  // SIGKILL: shutdown is not under test here (the drains wait for the test's keep-alive sockets).
-  const exits = booted.map((b) => (b.child.exitCode === null && b.child.signalCode === null ? new Promise((r) => b.child.once('exit', r)) : Promise.resolve()));
-  for (const b of booted) b.child.kill('SIGKILL');
-  await Promise.all(exits);
+  // SIGTERM to each app first (its own shutdown closes what it started, e.g. fetch's browser);
+  // after a grace, SIGKILL to bwrap, which takes the app's PID namespace and all in it along.
+  // Shutdown is not under test here: the drains may wait for the test's keep-alive sockets.
+  for (const b of booted) {
+    if (exited(b.child) || b.child.pid === undefined) continue;
+    for (const pid of descendantsOf(b.child.pid)) {
+      try {
+        if (readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('dist/main.js')) process.kill(pid, 'SIGTERM');
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  await Promise.all(
+    booted.map(async (b) => {
+      if (!(await exitOf(b.child, 5_000))) b.child.kill('SIGKILL');
+      await exitOf(b.child, 10_000);
+    }),
+  );
   for (const b of booted) for (const d of b.dirs) rmSync(d, { recursive: true, force: true });
+  await destroySandboxBuckets(prefix);
+  // Nothing any app started outlives the test (an orphaned Chromium once spun on at 77 % CPU).
+  // (The kernel empties a namespace as its init dies, a moment after bwrap's own exit.)
+  let left = processesOfThisRun();
+  for (let i = 0; i < 40 && left.length > 0; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    left = processesOfThisRun();
+  }
+  expect(left).toEqual([]);
 }, 120_000);
 
 describe('each app boots as its pod runs it (uid/gid, read-only root, declared volumes, env from the ConfigMap and Secrets)', () => {
