@@ -11,7 +11,7 @@
 // the responder / the search service, the same way) out of each request.
 // Usage: node bench/search/min-pipeline.mjs [--n 100] [--baseline /path/to/another/checkout]
 // --baseline adds a fourth kind, interleaved with the others: Drael as built in that checkout (its
-// own bench/search/drael-search.mjs and built apps, e.g. a `cp -al` copy of this tree taken before
+// own bench/lib/search-stack.mjs (or bench/search/drael-search.mjs) and built apps, e.g. a `cp -al` copy of this tree taken before
 // a change, with its dist folders copied for real), so a change is compared with its before in
 // one run, under the same load.
 // Needs: NATS, Redis, Postgres (billing, for Drael's API key), built apps (pnpm build).
@@ -23,6 +23,16 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startSearchStack } from '../lib/search-stack.mjs';
 import { call } from './keepalive-call.mjs';
+
+/** The baseline tree's own starter: bench/lib/search-stack.mjs, or bench/search/drael-search.mjs in trees older than it. */
+async function startBaselineSearch(repo, options) {
+  try {
+    return await (await import(`${repo}/bench/lib/search-stack.mjs`)).startSearchStack(options);
+  } catch (err) {
+    if (err?.code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    return (await import(`${repo}/bench/search/drael-search.mjs`)).startDraelSearch(options);
+  }
+}
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -105,9 +115,7 @@ if (role === 'responder') {
 
   const drael = await startSearchStack({ natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL });
   const { gateway } = drael;
-  const baseline = baselineRepo
-    ? await (await import(`${baselineRepo}/bench/search/drael-search.mjs`)).startDraelSearch({ natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL })
-    : undefined;
+  const baseline = baselineRepo ? await startBaselineSearch(baselineRepo, { natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL }) : undefined;
 
   // one uncached search through an HTTP front: [wall, SearXNG's share]
   const through = async (base, query, headers = {}) => {
