@@ -30,7 +30,6 @@ async function startService(dir, label) {
   return { label, ...service };
 }
 
-
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const timed = async (fn) => {
   const t = performance.now();

@@ -18,6 +18,7 @@ const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const prefix = testPrefix('plain');
 const instance = `test-${prefix.slice(6)}`;
 const stateDir = `/var/lib/drael/sandbox-test/${instance}`;
+const exec = promisify(execFile);
 
 let billing: ServiceProcess;
 let sandbox: ServiceProcess;
