@@ -71,7 +71,12 @@ describe('docs/subjects.md and docs/schemas/', () => {
     expect(row('sandbox.files.read.v1')).toContain('| one replica, idempotent |');
     expect(row('sandbox.run.v1')).toContain('| one replica | up to 330 s, per request |');
     expect(row('billing.health.v1')).toMatch(/\| common \|$/);
-    expect(subjectsMarkdown()).toContain("billing's own error codes: `invalid_api_key`, `account_not_found`");
+    const billingCodes = subjectsMarkdown()
+      .split('\n')
+      .find((line) => line.startsWith("billing's own error codes: "))!;
+    for (const code of ['invalid_api_key', 'account_not_found', 'hold_not_found']) expect(billingCodes).toContain(`\`${code}\``);
+    // Each subject names only the codes its handler can throw (issue 16): key verification, one.
+    expect(row('billing.keys.verify.v1')).toMatch(/\| common \+ `invalid_api_key` \|$/);
     expect(sandboxCatalog.runCancel.delivery).toBe('every-replica');
   });
 });
