@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSse, startGatewayProcess, startScriptedUpstream, testPrefix, type GatewayProcess, type ScriptedUpstream } from '@drael/test-support';
 import { freePort } from '@drael/test-support';
+import { RATE_LIMIT_HEADERS } from './edge-support.js';
 
 let upstream: ScriptedUpstream;
 let gateway: GatewayProcess;
@@ -179,14 +180,7 @@ describe('errors, always in the OpenAI envelope', () => {
   it('the hot route writes x-request-id and all six rate-limit headers on answers, streams and errors', async () => {
     const expectHead = (r: Response, id: string) => {
       expect(r.headers.get('x-request-id')).toBe(id);
-      for (const name of [
-        'x-ratelimit-limit',
-        'x-ratelimit-remaining',
-        'x-ratelimit-reset',
-        'x-ratelimit-limit-requests',
-        'x-ratelimit-remaining-requests',
-        'x-ratelimit-reset-requests',
-      ]) {
+      for (const name of RATE_LIMIT_HEADERS) {
         expect(r.headers.get(name), name).toMatch(/^\w+$/);
       }
     };

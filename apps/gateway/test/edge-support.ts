@@ -133,3 +133,13 @@ export function hasWholeAnswer(text: string): boolean {
   const length = Number(/content-length: (\d+)/i.exec(text.slice(0, end))?.[1] ?? NaN);
   return Number.isFinite(length) && Buffer.byteLength(text.slice(end + 4), 'latin1') >= length;
 }
+
+/** The six rate-limit headers every keyed answer carries (OpenAI's names and the short ones). */
+export const RATE_LIMIT_HEADERS = [
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'x-ratelimit-limit-requests',
+  'x-ratelimit-remaining-requests',
+  'x-ratelimit-reset-requests',
+] as const;

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FINAL_TURN_INSTRUCTION } from '../src/engine/model-turn.engine.js';
 import { readStream, startLoopHarness, toolMessages, toolNames, type LoopHarness } from './turn-loop.support.js';
+import { RATE_LIMIT_HEADERS } from './edge-support.js';
 
 // The loop's mechanics against a scripted upstream on a real socket. No backend service answers
 // on this prefix, so only spawn_agent is wired: the other tools must not be served at all.
@@ -88,14 +89,7 @@ describe('catalogue mode', () => {
   it('every answer carries x-request-id, the six rate-limit headers and the serving deployment: streamed, not streamed, and an upstream error', async () => {
     const expectHead = (r: Response) => {
       expect(r.headers.get('x-request-id')).toBeTruthy();
-      for (const name of [
-        'x-ratelimit-limit',
-        'x-ratelimit-remaining',
-        'x-ratelimit-reset',
-        'x-ratelimit-limit-requests',
-        'x-ratelimit-remaining-requests',
-        'x-ratelimit-reset-requests',
-      ]) {
+      for (const name of RATE_LIMIT_HEADERS) {
         expect(r.headers.get(name), name).not.toBeNull();
       }
     };
