@@ -9,6 +9,7 @@ import {
   COMMON_ERROR_CODES,
   FETCH_ERROR_CODES,
   GATEWAY_ERROR_CODES,
+  GATEWAY_HTTP_ONLY_ERROR_CODES,
   SANDBOX_ERROR_CODES,
   SEARCH_ERROR_CODES,
   type Catalog,
@@ -42,6 +43,8 @@ const common = new Set<string>(COMMON_ERROR_CODES);
 
 /** Codes of a service's enum no subject answers with, each with where it is raised instead. */
 const RAISED_ELSEWHERE: Partial<Record<keyof typeof CATALOGS, readonly string[]>> = {
+  // The gateway's HTTP surface (its ApiErrors, mapped in apps/gateway/src/errors/error-mapping.ts).
+  gateway: GATEWAY_HTTP_ONLY_ERROR_CODES,
   // The gateway's answer on /v1/tools/search when the search service fails (tools-api/search).
   search: ['search_unavailable'],
 };
