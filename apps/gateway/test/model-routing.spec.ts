@@ -272,7 +272,7 @@ describe('every mode routes through the same client', () => {
 
 describe('inference errors (NATS): only the codes the subject declares', () => {
   const infer = (model: string) =>
-    nats.request(gatewayCatalog.inferenceChat, { account_id: gateway.key!.account_id, model, messages: hello, max_tokens: 50 }).then(
+    nats.request(gatewayCatalog.inferenceChat, { account_id: gateway.key!.account_id, model, messages: [{ role: 'user', content: 'hello' }], max_tokens: 50 }).then(
       () => expect.fail('the call should have failed'),
       (err: unknown) => err as RpcError,
     );
