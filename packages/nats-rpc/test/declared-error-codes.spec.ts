@@ -2,13 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CATALOGS,
-  COMMON_ERROR_CODES,
-  GATEWAY_HTTP_ONLY_ERROR_CODES,
-  SERVICE_ERROR_CODES,
-  type Catalog,
-} from '@drael/contracts';
+import { CATALOGS, COMMON_ERROR_CODES, GATEWAY_HTTP_ONLY_ERROR_CODES, SERVICE_ERROR_CODES, type Catalog } from '@drael/contracts';
 import { handlerThrows, type ServiceThrows } from './handler-throws.js';
 
 // Each subject declares the codes its handler can answer with, and only those (packages/contracts):

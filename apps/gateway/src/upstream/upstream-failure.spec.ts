@@ -56,7 +56,7 @@ describe('parseRetryAfter', () => {
 });
 
 describe('upstreamFailureCode: every upstream failure onto the fixed set UPSTREAM_FAILURE_CODES', () => {
-  it("keeps the code of each failure this module builds", () => {
+  it('keeps the code of each failure this module builds', () => {
     const built = [
       statusFailure(429, {}, envelope('slow down', 'rate_limit_exceeded'), NOW).error,
       statusFailure(503, {}, 'overloaded', NOW).error,
@@ -65,7 +65,14 @@ describe('upstreamFailureCode: every upstream failure onto the fixed set UPSTREA
       upstreamFailure(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }))!,
       answerFailure(new Error('the socket closed')),
     ];
-    expect(built.map((e) => upstreamFailureCode(e))).toEqual(['upstream_rate_limited', 'upstream_error', 'upstream_error', 'upstream_timeout', 'upstream_unreachable', 'upstream_error']);
+    expect(built.map((e) => upstreamFailureCode(e))).toEqual([
+      'upstream_rate_limited',
+      'upstream_error',
+      'upstream_error',
+      'upstream_timeout',
+      'upstream_unreachable',
+      'upstream_error',
+    ]);
     expect(built.map((e) => upstreamFailureCode(e))).toEqual(built.map((e) => e.code));
   });
 
