@@ -44,6 +44,16 @@ function plan(stack) {
       return { replica: r.name };
     },
   });
+  /** A shared server stopped, down for a second, started again (its clients must reconnect). */
+  const restart = (what, server) => ({
+    what: `restart ${what}`,
+    run: async () => {
+      await server.stop();
+      await sleep(1000);
+      await server.start();
+      return {};
+    },
+  });
   return [
     kill('billing'),
     {
@@ -59,26 +69,10 @@ function plan(stack) {
       },
     },
     kill('search'),
-    {
-      what: 'restart NATS',
-      run: async () => {
-        await stack.nats.stop();
-        await sleep(1000);
-        await stack.nats.start();
-        return {};
-      },
-    },
+    restart('NATS', stack.nats),
     kill('fetch'),
     kill('agent-run'),
-    {
-      what: 'restart Redis (empty)',
-      run: async () => {
-        await stack.redis.stop();
-        await sleep(1000);
-        await stack.redis.start();
-        return {};
-      },
-    },
+    restart('Redis (empty)', stack.redis),
     {
       what: 'SIGKILL gateway',
       run: async () => {

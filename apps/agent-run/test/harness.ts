@@ -18,7 +18,7 @@ import {
 } from '@drael/test-support';
 
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-const BASE_DB = process.env.DATABASE_URL?.split('?')[0] ?? 'postgresql://postgres@127.0.0.1:5432/drael';
+export const BASE_DB = process.env.DATABASE_URL?.split('?')[0] ?? 'postgresql://postgres@127.0.0.1:5432/drael';
 export const MODEL = 'test-model';
 
 /** A Postgres schema of the test run's own, migrated with the app's real migrations (agent-run's, or billing's). */

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are probed field by field */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayCatalog } from '@drael/contracts';
-import { NatsRpcClient } from '@drael/nats-rpc';
+import { NatsRpcClient, RpcError } from '@drael/nats-rpc';
 import { freePort, parseSse, startGatewayProcess, startScriptedUpstream, testPrefix, type GatewayProcess, type ScriptedTurn, type ScriptedUpstream } from '@drael/test-support';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -51,6 +51,8 @@ beforeAll(async () => {
   u.respB = await upstream(ok('responses answer'));
   u.infA = await upstream(serverError);
   u.infB = await upstream(ok('inference answer'));
+  // A deployment whose own key the provider refuses: its envelope's code is one the gateway has too.
+  u.infKey = await upstream({ type: 'error', status: 401, message: 'Incorrect API key provided', code: 'invalid_api_key' });
   u.sharedA = await upstream(serverError);
   u.sharedB = await upstream(ok('shared b'));
   u.loop429 = await upstream({ type: 'error', status: 429, message: 'provider busy', headers: { 'retry-after': '9' } });
@@ -81,6 +83,7 @@ beforeAll(async () => {
       loop: { deployments: [dep('loop-a', u.loopA), dep('loop-b', u.loopB, { priority: 1 })] },
       resp: { deployments: [dep('resp-a', u.respA), dep('resp-b', u.respB, { priority: 1 })] },
       inf: { deployments: [dep('inf-a', u.infA), dep('inf-b', u.infB, { priority: 1 })] },
+      'inf-key': { deployments: [dep('inf-key', u.infKey)] },
       shared: { deployments: [dep('shared-a', u.sharedA), dep('shared-b', u.sharedB, { priority: 1 })] },
       // The single-upstream form, as every existing configuration writes it.
       'loop-429': { base_url: u.loop429.baseUrl, model: 'm' },
@@ -264,6 +267,27 @@ describe('every mode routes through the same client', () => {
     expect(reply.deployment).toBe('inf-b');
     expect(u.infA!.requests).toHaveLength(1);
     expect(u.infB!.requests).toHaveLength(1);
+  });
+});
+
+describe('inference errors (NATS): only the codes the subject declares', () => {
+  const infer = (model: string) =>
+    nats.request(gatewayCatalog.inferenceChat, { account_id: gateway.key!.account_id, model, messages: [{ role: 'user', content: 'hello' }], max_tokens: 50 }).then(
+      () => expect.fail('the call should have failed'),
+      (err: unknown) => err as RpcError,
+    );
+
+  it("an upstream's own code travels as upstream_error (a deployment's refused key is not the caller's), not retryable for a 4xx", async () => {
+    const err = await infer('inf-key');
+    expect(err).toBeInstanceOf(RpcError);
+    expect({ code: err.code, retryable: err.retryable }).toEqual({ code: 'upstream_error', retryable: false });
+    expect(err.message).toBe('Incorrect API key provided');
+    expect(gatewayCatalog.inferenceChat.errors).not.toContain('invalid_api_key');
+  });
+
+  it('an alias the gateway does not serve is model_not_found', async () => {
+    const err = await infer('no-such-alias');
+    expect({ code: err.code, retryable: err.retryable, param: err.details?.param }).toEqual({ code: 'model_not_found', retryable: false, param: 'model' });
   });
 });
 

@@ -22,6 +22,36 @@ import { NATS_URL, startLoopHarness, type LoopHarness } from './turn-loop.suppor
 const call = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
+/** A gateway process in front of one scripted upstream (alias gpt-test), with the test's own settings. */
+function gatewayOver(upstream: ScriptedUpstream, prefix: string, env: Record<string, string>): Promise<GatewayProcess> {
+  return startGatewayProcess(
+    {
+      NATS_URL,
+      DRAEL_NATS_PREFIX: testPrefix(prefix),
+      DRAEL_BACKEND_SERVICES: 'agent-run',
+      SHUTDOWN_GRACE_MS: '3000',
+      DRAEL_MODELS: JSON.stringify({ 'gpt-test': { model: 'upstream-model', base_url: upstream.baseUrl } }),
+      ...env,
+    },
+    { readyTimeoutMs: 90_000 },
+  );
+}
+
+/** A proxied completion (x-drael-server-tools: 0) with these headers; the traceparent the model upstream received for it, if any. */
+async function proxiedCompletion(gateway: GatewayProcess, upstream: ScriptedUpstream, headers: Record<string, string>): Promise<string | undefined> {
+  const before = upstream.requests.length;
+  const r = await fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...gateway.authHeaders, 'x-drael-server-tools': '0', ...headers },
+    body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  expect(r.status).toBe(200);
+  await r.json();
+  expect(upstream.requests.length).toBe(before + 1);
+  const sent = upstream.requests.at(-1)!.headers.traceparent;
+  return sent === undefined ? undefined : String(sent);
+}
+
 describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
   let receiver: OtlpReceiver;
   let h: LoopHarness;
@@ -180,21 +210,13 @@ describe('sampling (OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SA
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
     upstream = await startScriptedUpstream({ turns: [{ type: 'text', content: 'hello' }], whenExhausted: 'repeat' });
-    gateway = await startGatewayProcess(
-      {
-        NATS_URL,
-        DRAEL_NATS_PREFIX: testPrefix('sampling'),
-        DRAEL_BACKEND_SERVICES: 'agent-run',
-        LOG_LEVEL: 'warn',
-        SHUTDOWN_GRACE_MS: '3000',
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-        OTEL_BSP_SCHEDULE_DELAY: '200',
-        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-        OTEL_TRACES_SAMPLER_ARG: '0',
-        DRAEL_MODELS: JSON.stringify({ 'gpt-test': { model: 'upstream-model', base_url: upstream.baseUrl } }),
-      },
-      { readyTimeoutMs: 90_000 },
-    );
+    gateway = await gatewayOver(upstream, 'sampling', {
+      LOG_LEVEL: 'warn',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_BSP_SCHEDULE_DELAY: '200',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0',
+    });
   }, 120_000);
   afterAll(async () => {
     await gateway?.stop();
@@ -202,19 +224,8 @@ describe('sampling (OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SA
     await receiver?.close();
   }, 60_000);
 
-  /** A proxied completion with these headers; the traceparent the model upstream received for it. */
-  async function complete(headers: Record<string, string>): Promise<string> {
-    const before = upstream.requests.length;
-    const r = await fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...gateway.authHeaders, 'x-drael-server-tools': '0', ...headers },
-      body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }),
-    });
-    expect(r.status).toBe(200);
-    await r.json();
-    expect(upstream.requests.length).toBe(before + 1);
-    return String(upstream.requests.at(-1)!.headers.traceparent);
-  }
+  /** The traceparent the model upstream received for a proxied completion with these headers. */
+  const complete = async (headers: Record<string, string>) => String(await proxiedCompletion(gateway, upstream, headers));
 
   it("ratio 0 records no new trace, yet the context is propagated; a sampled client's trace is recorded and propagated as sampled", async () => {
     // A new trace, sampled out: not recorded, but the upstream still gets a traceparent (flags 00).
@@ -244,18 +255,7 @@ describe('tracing off (OTEL_EXPORTER_OTLP_ENDPOINT unset)', () => {
 
   beforeAll(async () => {
     upstream = await startScriptedUpstream({ turns: [] });
-    gateway = await startGatewayProcess(
-      {
-        NATS_URL,
-        DRAEL_NATS_PREFIX: testPrefix('notrace'),
-        DRAEL_BACKEND_SERVICES: 'agent-run',
-        LOG_LEVEL: 'info',
-        SHUTDOWN_GRACE_MS: '3000',
-        NODE_OPTIONS: `--import ${MODULE_RECORDER}`,
-        DRAEL_MODELS: JSON.stringify({ 'gpt-test': { model: 'upstream-model', base_url: upstream.baseUrl } }),
-      },
-      { readyTimeoutMs: 90_000 },
-    );
+    gateway = await gatewayOver(upstream, 'notrace', { LOG_LEVEL: 'info', NODE_OPTIONS: `--import ${MODULE_RECORDER}` });
   }, 120_000);
   afterAll(async () => {
     await gateway?.stop();
@@ -264,14 +264,7 @@ describe('tracing off (OTEL_EXPORTER_OTLP_ENDPOINT unset)', () => {
 
   it('loads no OpenTelemetry module, sends no traceparent upstream and logs no trace_id', async () => {
     upstream.setTurns([{ type: 'text', content: 'hello' }]);
-    const r = await fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...gateway.authHeaders, 'x-drael-server-tools': '0', traceparent: `00-${hex(16)}-${hex(8)}-01` },
-      body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }),
-    });
-    expect(r.status).toBe(200);
-    await r.json();
-    expect(upstream.requests.at(-1)!.headers.traceparent).toBeUndefined();
+    expect(await proxiedCompletion(gateway, upstream, { traceparent: `00-${hex(16)}-${hex(8)}-01` })).toBeUndefined();
     // The access line of the request (the log is flushed in batches), without a trace_id.
     while (!gateway.output().includes('"msg":"request"')) await new Promise((res) => setTimeout(res, 100));
     expect(gateway.output()).not.toContain('trace_id');

@@ -1,26 +1,36 @@
 import { z } from 'zod';
-import { COMMON_ERROR_CODES } from './wire-error.js';
+import { COMMON_ERROR_CODES, subjectErrors } from './wire-error.js';
 import { defineEntry } from './rpc-entry.js';
 import { AccountIdSchema } from './billing.js';
 
-/** Codes the gateway itself raises (HTTP surface), beside every service's own. */
-export const GATEWAY_ERROR_CODES = [
-  ...COMMON_ERROR_CODES,
+/**
+ * The Drael codes a failure of a model upstream is answered with: unreachable, no answer in time,
+ * its 429 (Retry-After kept; distinct from the key's own rate_limit_exceeded), anything else. The
+ * gateway's upstream/upstream-failure.ts translates every upstream failure onto this set
+ * (`upstreamFailureCode`); on NATS nothing else of an upstream's passes.
+ */
+export const UPSTREAM_FAILURE_CODES = ['upstream_unreachable', 'upstream_timeout', 'upstream_error', 'upstream_rate_limited'] as const;
+export type UpstreamFailureCode = (typeof UPSTREAM_FAILURE_CODES)[number];
+
+/**
+ * Codes only the gateway's HTTP surface answers with (its `ApiError`s: the body, the key, the
+ * key's rate limit, routes): no NATS subject raises them.
+ */
+export const GATEWAY_HTTP_ONLY_ERROR_CODES = [
   'invalid_json',
   'invalid_request',
-  'model_not_found',
-  'upstream_unreachable',
-  'upstream_timeout',
-  'upstream_error',
-  // An upstream model provider's 429 (its Retry-After kept), distinct from the key's own rate_limit_exceeded.
-  'upstream_rate_limited',
   'invalid_api_key',
   'missing_api_key',
   'rate_limit_exceeded',
   'not_found',
   'service_unavailable',
 ] as const;
+
+/** Every code the gateway itself raises, on HTTP or on its own subjects, beside every service's own. */
+export const GATEWAY_ERROR_CODES = [...COMMON_ERROR_CODES, 'model_not_found', ...UPSTREAM_FAILURE_CODES, ...GATEWAY_HTTP_ONLY_ERROR_CODES] as const;
 export type GatewayErrorCode = (typeof GATEWAY_ERROR_CODES)[number];
+/** One gateway subject's codes: the common ones and those its handler can throw. */
+const gatewayErrors = subjectErrors<GatewayErrorCode>();
 
 /** One chat message on the inference subject: OpenAI's shape, passed through to the upstream as is. */
 export const InferenceMessageSchema = z
@@ -88,7 +98,9 @@ export const gatewayCatalog = {
     service: 'gateway',
     request: InferenceChatRequestSchema,
     reply: InferenceChatReplySchema,
-    errors: GATEWAY_ERROR_CODES,
+    // An unknown alias, and an upstream failure as the one translation gives it (never an
+    // upstream's own code: agent-run acts on Drael's).
+    errors: gatewayErrors('model_not_found', ...UPSTREAM_FAILURE_CODES),
     // A long completion from a slow upstream.
     timeoutMs: 180_000,
   }),

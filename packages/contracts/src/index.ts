@@ -4,6 +4,7 @@ export * from './wire-error.js';
 export * from './stored-text.js';
 export * from './idempotency.js';
 export * from './health.js';
+export * from './session-id.js';
 export * from './sandbox.js';
 export * from './fetch.js';
 export * from './search.js';

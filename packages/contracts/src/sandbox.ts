@@ -3,6 +3,7 @@ import { COMMON_ERROR_CODES, subjectErrors } from './wire-error.js';
 import { defineEntry } from './rpc-entry.js';
 import { healthEntry } from './health.js';
 import { ListPageQueryShape } from './list-page.js';
+import { SESSION_ID, SESSION_ID_RULE } from './session-id.js';
 
 export const SANDBOX_ERROR_CODES = [
   ...COMMON_ERROR_CODES,
@@ -36,13 +37,6 @@ export const MAX_STREAM_BYTES = 64 * 1024;
 export const MAX_FILE_TRANSFER_BYTES = 512 * 1024;
 
 export const TenantSchema = z.string().min(1).max(128);
-// The one session id rule (X-Drael-Session, /v1/sessions/{id}, the sandbox's session field): the
-// gateway and the sandbox both check ids with isSessionId and state the rule in SESSION_ID_RULE.
-export const SESSION_ID_RULE = '^[A-Za-z0-9_-]{1,64}$';
-const SESSION_ID = new RegExp(SESSION_ID_RULE);
-export function isSessionId(id: string): boolean {
-  return SESSION_ID.test(id);
-}
 export const SessionIdSchema = z.string().regex(SESSION_ID, `session id must match ${SESSION_ID_RULE}`);
 export const RuntimeSchema = z.enum(['python', 'bash', 'node']);
 

@@ -2,36 +2,19 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AGENT_RUN_ERROR_CODES,
-  BILLING_ERROR_CODES,
-  CATALOGS,
-  COMMON_ERROR_CODES,
-  FETCH_ERROR_CODES,
-  GATEWAY_ERROR_CODES,
-  SANDBOX_ERROR_CODES,
-  SEARCH_ERROR_CODES,
-  type Catalog,
-} from '@drael/contracts';
+import { CATALOGS, COMMON_ERROR_CODES, GATEWAY_HTTP_ONLY_ERROR_CODES, SERVICE_ERROR_CODES, type Catalog } from '@drael/contracts';
 import { handlerThrows, type ServiceThrows } from './handler-throws.js';
 
 // Each subject declares the codes its handler can answer with, and only those (packages/contracts):
 // the decorator turns an undeclared code into `internal` at run time (rpc.spec.ts), and a declared
-// code nothing throws is a promise to callers (and to the generated AsyncAPI and OpenAPI documents)
+// code nothing throws is a promise to callers (and to the generated subjects.md and AsyncAPI documents)
 // that does not hold. This reads every handler's reachable throw sites (handler-throws.ts) and
 // holds each subject's list to them, both ways.
 
 const root = resolve(import.meta.dirname, '../../..');
 
 /** Each service's own enum: every code any of its subjects may declare (the gateway maps them all). */
-const SERVICE_CODES: Record<keyof typeof CATALOGS, readonly string[]> = {
-  gateway: GATEWAY_ERROR_CODES,
-  sandbox: SANDBOX_ERROR_CODES,
-  search: SEARCH_ERROR_CODES,
-  fetch: FETCH_ERROR_CODES,
-  billing: BILLING_ERROR_CODES,
-  'agent-run': AGENT_RUN_ERROR_CODES,
-};
+const SERVICE_CODES: Record<keyof typeof CATALOGS, readonly string[]> = SERVICE_ERROR_CODES;
 
 /** Catalogs by the name code refers to them with (`billingCatalog.hold`). */
 const CATALOG_BY_NAME: Record<string, Catalog> = Object.fromEntries(
@@ -42,6 +25,8 @@ const common = new Set<string>(COMMON_ERROR_CODES);
 
 /** Codes of a service's enum no subject answers with, each with where it is raised instead. */
 const RAISED_ELSEWHERE: Partial<Record<keyof typeof CATALOGS, readonly string[]>> = {
+  // The gateway's HTTP surface (its ApiErrors, mapped in apps/gateway/src/errors/error-mapping.ts).
+  gateway: GATEWAY_HTTP_ONLY_ERROR_CODES,
   // The gateway's answer on /v1/tools/search when the search service fails (tools-api/search).
   search: ['search_unavailable'],
 };

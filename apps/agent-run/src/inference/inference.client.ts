@@ -44,7 +44,7 @@ export class InferenceClient {
 
 /**
  * "No responders" on the alias's routed subject: no gateway serves that alias (or none is up).
- * It is the gateway's own answer to an unknown alias (gateway.inference.v1 declares
+ * It is the gateway's own answer to an unknown alias (gateway.inference.chat.v1 declares
  * model_not_found), so it is built as that reply, not as an error of agent-run's.
  */
 function noGatewayServes(err: unknown, model: string): unknown {

@@ -1,4 +1,5 @@
 import { useRef, useState } from 'preact/hooks';
+import { isSessionId } from '@drael/contracts/session-id';
 import { ApiFailure, getJson, request } from '../api/api-client.js';
 import { readEvents } from '../api/sse-reader.js';
 import { applyChunk, emptyStream, type StreamState } from '../playground/stream-state.js';
@@ -8,7 +9,6 @@ import { ErrorBanner } from '../ui/error-banner.js';
 import { useLoad } from '../ui/use-load.js';
 
 type Message = { role: 'user' | 'assistant'; content: string };
-const SESSION_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * A catalogue-mode chat (no `tools` in the request: Drael runs the tool loop), streamed with
@@ -26,7 +26,7 @@ export function PlaygroundPage() {
   const abort = useRef<AbortController | undefined>(undefined);
 
   const alias = model || models.data?.data[0]?.id || '';
-  const sessionOk = session === '' || SESSION_ID.test(session);
+  const sessionOk = session === '' || isSessionId(session);
   const running = !!live && !live.done;
 
   const send = async (e: Event) => {

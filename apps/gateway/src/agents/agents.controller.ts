@@ -15,6 +15,7 @@ import {
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { CallerIdentity } from '../auth/identity.js';
 import { ApiError } from '../errors/api-error.js';
+import { apiErrorOf } from '../errors/error-response.js';
 import { idempotencyKeyOf } from '../http/idempotency-key.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { validateBody } from '../openai/validate.js';
@@ -167,7 +168,7 @@ export class AgentsController {
         if (events.length === 0) res.write(': keep-alive\n\n');
       }
     } catch (err) {
-      if (open) res.write(`event: error\ndata: ${JSON.stringify((ApiError.fromRpc(err) ?? new ApiError('internal', 'event stream failed')).toEnvelope())}\n\n`);
+      if (open) res.write(`event: error\ndata: ${JSON.stringify(apiErrorOf(err).toEnvelope())}\n\n`);
     }
     if (!res.destroyed) res.end();
   }

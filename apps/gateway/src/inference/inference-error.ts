@@ -1,11 +1,8 @@
-import { GATEWAY_ERROR_CODES, type GatewayErrorCode } from '@drael/contracts';
+import type { gatewayCatalog } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 
-/** A typed failure of gateway.inference.v1: its code is one the gateway's catalog declares. */
-export class InferenceError extends RpcError<GatewayErrorCode> {}
+/** The codes gateway.inference.chat.v1 declares (an unknown alias, the upstream failure set). */
+type InferenceErrorCode = (typeof gatewayCatalog.inferenceChat.errors)[number];
 
-const KNOWN_CODES: ReadonlySet<string> = new Set(GATEWAY_ERROR_CODES);
-
-export function isGatewayErrorCode(code: string): code is GatewayErrorCode {
-  return KNOWN_CODES.has(code);
-}
+/** A typed failure of gateway.inference.chat.v1: its code type refuses one the subject does not declare. */
+export class InferenceError extends RpcError<InferenceErrorCode> {}

@@ -4,8 +4,9 @@ import { currentRequestId, newRequestId } from '@drael/logger';
 import { ApiError } from '../errors/api-error.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { readTurnJson } from '../engine/turn-stream.reader.js';
-import { UpstreamClient, upstreamFailure } from '../upstream/upstream.client.js';
-import { InferenceError, isGatewayErrorCode } from './inference-error.js';
+import { UpstreamClient } from '../upstream/upstream.client.js';
+import { upstreamFailure, upstreamFailureCode } from '../upstream/upstream-failure.js';
+import { InferenceError } from './inference-error.js';
 
 /**
  * A chat completion for an internal caller (agent runs): the same alias routing and upstream
@@ -25,7 +26,8 @@ export class InferenceService {
     try {
       route = this.models.resolve(req.model);
     } catch (err) {
-      throw toRpc(err);
+      if (err instanceof ApiError && err.code === 'model_not_found') throw new InferenceError('model_not_found', err.message, false, { param: 'model' });
+      throw err;
     }
     const body = { messages: req.messages, ...(req.tools?.length ? { tools: req.tools } : {}), max_tokens: req.max_tokens, stream: false };
     const abort = new AbortController();
@@ -58,16 +60,17 @@ export class InferenceService {
         deployment: res.deployment.name,
       };
     } catch (err) {
-      throw toRpc(upstreamFailure(err) ?? err);
+      throw inferenceFailure(upstreamFailure(err) ?? err);
     }
   }
 }
 
-function toRpc(err: unknown): unknown {
-  if (err instanceof ApiError) {
-    // An upstream's own error code (its envelope's) is not one of ours: it travels as upstream_error.
-    const code = isGatewayErrorCode(err.code) ? err.code : 'upstream_error';
-    return new InferenceError(code, err.message, err.status >= 500 || err.status === 429, err.param ? { param: err.param } : undefined);
-  }
-  return err;
+/**
+ * An upstream failure as this subject answers it: its Drael code (upstreamFailureCode: never an
+ * upstream's own), retryable when the upstream's status says a later try may work. Anything else
+ * (an abort, a bug) is not translated: the decorator answers it as `internal`.
+ */
+function inferenceFailure(err: unknown): unknown {
+  if (!(err instanceof ApiError)) return err;
+  return new InferenceError(upstreamFailureCode(err), err.message, err.status >= 500 || err.status === 429, err.param ? { param: err.param } : undefined);
 }

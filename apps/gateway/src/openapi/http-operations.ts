@@ -12,6 +12,7 @@ import {
   RunStepSchema,
   UsageDaySchema,
   sandboxCatalog,
+  SESSION_ID_RULE,
 } from '@drael/contracts';
 import { AgentLimitsBody, CreateAccountBody, CreateKeyBody, ExtraUsageBody, ListAccountsQuery, WalletCreditBody } from '../admin/admin.controller.js';
 import { AgentListQuerySchema, RunCreateBodySchema } from '../agents/agents.controller.js';
@@ -68,7 +69,7 @@ const json = (schema: z.ZodType, description: string): Body => ({ kind: 'json', 
 const withObject = <T extends z.ZodObject>(object: string, schema: T) => schema.extend({ object: z.literal(object) });
 
 const IDEMPOTENCY_KEY = { name: 'Idempotency-Key', description: 'The same key with the same request answers the first result; with another request 409 idempotency_key_reused.' };
-const SESSION = { name: 'X-Drael-Session', description: 'The sandbox session whose files run_code sees (^[A-Za-z0-9_-]{1,64}$); without it a throwaway workspace.' };
+const SESSION = { name: 'X-Drael-Session', description: `The sandbox session whose files run_code sees (${SESSION_ID_RULE}); without it a throwaway workspace.` };
 const SERVER_TOOLS = { name: 'X-Drael-Server-Tools', description: '`0`/`false`/`off`: a plain proxied completion without the catalogue; `1` (default): the server-side tools.' };
 
 const Agent = withObject('agent', AgentSchema);

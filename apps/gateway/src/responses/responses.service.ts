@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { ApiError } from '../errors/api-error.js';
+import { apiErrorOf } from '../errors/error-response.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { validateBody } from '../openai/validate.js';
 import type { ListPage, ListPageQuery } from '@drael/contracts';
@@ -103,7 +104,7 @@ export class ResponsesService {
       // Before the stream started, the failure is an HTTP status with the envelope (the filter);
       // after, it is the one terminal event of the stream.
       if (!sse?.isOpen) throw err;
-      const failure = err instanceof ApiError ? err : (ApiError.fromRpc(err) ?? new ApiError('internal', 'Internal server error'));
+      const failure = apiErrorOf(err);
       if (!(err instanceof ApiError)) this.log.error(`response ${response.id} failed mid-stream: ${(err as Error).message}`, (err as Error).stack);
       response.status = 'failed';
       response.error = { code: String(failure.code), message: failure.message };

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { PaidTool, ToolLevel } from '@drael/contracts';
+import type { PaidTool } from '@drael/contracts';
 import type { BillingHolds, PaidOutcome } from './billing-holds.js';
 import type { ServiceHealth } from './service-health.js';
 import { parseArguments } from './tool-arguments.js';
@@ -17,7 +17,6 @@ import type { FunctionToolDefinition, ServerTool, ToolContext } from './server-t
  */
 export abstract class ProviderTool<Provider, Args> implements ServerTool {
   abstract readonly name: PaidTool;
-  readonly minLevel: ToolLevel = 'l1_http';
   /** Names the provider in the model's failure texts ("No image provider is configured"). */
   protected abstract readonly providerLabel: string;
   /** What the model is told did not happen when the provider failed ("No image was made."). */

@@ -25,7 +25,6 @@ const ArgsSchema = z.object({
 @Injectable()
 export class RunCodeTool implements ServerTool {
   readonly name = 'run_code' as const;
-  readonly minLevel = 'l3_shell' as const;
 
   constructor(
     private readonly rpc: NatsRpcClient,

@@ -1,4 +1,3 @@
-import type { ToolLevel } from '@drael/contracts';
 import type { Caller } from '../auth/identity.js';
 import type { Workspace } from '../sessions/workspace.js';
 import type { ToolResult } from './tool-result.js';
@@ -62,12 +61,11 @@ export interface SubAgentRunner {
  * One tool adapter: its definition for the model, whether its provider is wired (a tool with no
  * provider behind it is not served, spec 01), and its execution. `run` never throws for a
  * failure of its provider: it answers `ok: false` and why. The arguments come from the model
- * and are untrusted JSON.
+ * and are untrusted JSON. Which key tool levels are served it is not the tool's to say: the one
+ * mapping is tool-levels.ts.
  */
 export interface ServerTool {
   readonly name: ToolName;
-  /** The lowest key tool level that may be served this tool (spec 04). */
-  readonly minLevel: ToolLevel;
   /** Offered to a request's own loop only, never to a sub-agent; a sub-agent's forged call still reaches `run`. */
   readonly topLevelOnly?: boolean;
   /** The tool streams its own progress frames: no tool_started/tool_done card for its calls. */

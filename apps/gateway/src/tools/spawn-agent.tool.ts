@@ -50,7 +50,6 @@ const PREVIEW_CHARS = 200;
 @Injectable()
 export class SpawnAgentTool implements ServerTool {
   readonly name = 'spawn_agent' as const;
-  readonly minLevel = 'l1_http' as const;
   readonly topLevelOnly = true;
   readonly ownFrames = true;
 

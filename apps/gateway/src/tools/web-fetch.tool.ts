@@ -25,7 +25,6 @@ const FETCH_MAX_CHARS = 16_000;
 @Injectable()
 export class WebFetchTool implements ServerTool {
   readonly name = 'web_fetch' as const;
-  readonly minLevel = 'l1_http' as const;
 
   constructor(
     private readonly rpc: NatsRpcClient,

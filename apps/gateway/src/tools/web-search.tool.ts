@@ -22,7 +22,6 @@ const ArgsSchema = z.object({
 @Injectable()
 export class WebSearchTool implements ServerTool {
   readonly name = 'web_search' as const;
-  readonly minLevel = 'l1_http' as const;
 
   constructor(
     private readonly rpc: NatsRpcClient,

@@ -6,6 +6,7 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
 import { argumentsOf, ModelTurnEngine, unknownTool, type TurnInfo, type TurnOutcome } from '../engine/model-turn.engine.js';
 import type { ToolCall } from '../engine/turn-stream.reader.js';
 import { ApiError } from '../errors/api-error.js';
+import { apiErrorOf } from '../errors/error-response.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { ChatCompletionRequest } from '../openai/chat-completion.schema.js';
 import { SessionFilesService } from '../sessions/session-files.service.js';
@@ -146,7 +147,7 @@ export class TurnLoopService {
     } catch (err) {
       if (abort.signal.aborted || res.destroyed) return;
       if (writer?.hasStarted) {
-        writer.fail(err instanceof ApiError ? err : (ApiError.fromRpc(err) ?? new ApiError('internal', 'The turn loop failed')));
+        writer.fail(apiErrorOf(err));
         return;
       }
       throw err;

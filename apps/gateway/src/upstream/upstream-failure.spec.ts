@@ -1,5 +1,7 @@
+import { errors as undiciErrors } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { isRetryable, parseRetryAfter, statusFailure } from './upstream-failure.js';
+import { UPSTREAM_FAILURE_CODES } from '@drael/contracts';
+import { answerFailure, isRetryable, parseRetryAfter, statusFailure, upstreamFailure, upstreamFailureCode } from './upstream-failure.js';
 
 const NOW = Date.parse('2026-12-01T06:00:00Z');
 const envelope = (message: string, code: string | null, type = 'invalid_request_error') => JSON.stringify({ error: { message, type, param: null, code } });
@@ -50,5 +52,40 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('Tue, 01 Dec 2026 05:00:00 GMT', NOW)).toBe(0);
     expect(parseRetryAfter('soon', NOW)).toBeUndefined();
     expect(parseRetryAfter(undefined, NOW)).toBeUndefined();
+  });
+});
+
+describe('upstreamFailureCode: every upstream failure onto the fixed set UPSTREAM_FAILURE_CODES', () => {
+  it('keeps the code of each failure this module builds', () => {
+    const built = [
+      statusFailure(429, {}, envelope('slow down', 'rate_limit_exceeded'), NOW).error,
+      statusFailure(503, {}, 'overloaded', NOW).error,
+      statusFailure(500, {}, envelope('boom', null), NOW).error,
+      upstreamFailure(new undiciErrors.HeadersTimeoutError())!,
+      upstreamFailure(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }))!,
+      answerFailure(new Error('the socket closed')),
+    ];
+    expect(built.map((e) => upstreamFailureCode(e))).toEqual([
+      'upstream_rate_limited',
+      'upstream_error',
+      'upstream_error',
+      'upstream_timeout',
+      'upstream_unreachable',
+      'upstream_error',
+    ]);
+    expect(built.map((e) => upstreamFailureCode(e))).toEqual(built.map((e) => e.code));
+  });
+
+  it("answers an upstream's own code as upstream_error, even one that is also a Drael code", () => {
+    // A deployment's wrong key is not the caller's: invalid_api_key must not reach agent-run as its own.
+    const own = [
+      statusFailure(401, {}, envelope('Incorrect API key provided', 'invalid_api_key', 'authentication_error'), NOW).error,
+      statusFailure(400, {}, envelope('too long', 'context_length_exceeded'), NOW).error,
+      statusFailure(400, {}, envelope('bad temperature', 'invalid_request'), NOW).error,
+      statusFailure(404, {}, envelope('no such model', 'model_not_found'), NOW).error,
+    ];
+    expect(own.map((e) => e.code)).toEqual(['invalid_api_key', 'context_length_exceeded', 'invalid_request', 'model_not_found']);
+    expect(own.map((e) => upstreamFailureCode(e))).toEqual(['upstream_error', 'upstream_error', 'upstream_error', 'upstream_error']);
+    for (const e of own) expect(UPSTREAM_FAILURE_CODES).toContain(upstreamFailureCode(e));
   });
 });

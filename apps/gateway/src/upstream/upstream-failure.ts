@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { errors as undiciErrors } from 'undici';
+import { UPSTREAM_FAILURE_CODES, type UpstreamFailureCode } from '@drael/contracts';
 import { ApiError } from '../errors/api-error.js';
 import type { FailureKind } from './deployment.js';
 
@@ -88,6 +89,18 @@ export function statusFailure(status: number, headers: IncomingHttpHeaders, text
     return { kind: 'context_length', error };
   }
   return { kind: 'client_error', error };
+}
+
+const DRAEL_UPSTREAM_CODES: ReadonlySet<string> = new Set(UPSTREAM_FAILURE_CODES);
+
+/**
+ * The Drael code of an upstream failure, from the fixed set UPSTREAM_FAILURE_CODES: the failures
+ * built above keep theirs; an upstream's own code (its envelope's, passed through on HTTP by
+ * statusFailure: `invalid_api_key`, `context_length_exceeded`, ...) is `upstream_error`, so that
+ * it is never read as the caller's own failure (a deployment's bad key is not the caller's).
+ */
+export function upstreamFailureCode(error: ApiError): UpstreamFailureCode {
+  return DRAEL_UPSTREAM_CODES.has(error.code) ? (error.code as UpstreamFailureCode) : 'upstream_error';
 }
 
 /** Retry-After as delta-seconds or an HTTP date (RFC 9110 10.2.3), in ms from now; undefined if unreadable. */

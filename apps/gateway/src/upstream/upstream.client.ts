@@ -10,8 +10,6 @@ import type { Deployment } from './deployment.js';
 import { ModelRouter, type RoutePlan } from './model-router.service.js';
 import { statusFailure, transportFailure, type AttemptFailure } from './upstream-failure.js';
 
-export { upstreamFailure } from './upstream-failure.js';
-
 export interface UpstreamCall {
   readonly path: string;
   /** The body for a deployment, given its upstream model name (deployments of one alias may differ). */
