@@ -119,7 +119,7 @@ describe('sandbox sessions across two replicas', () => {
     }
   });
 
-  it("a holder that restores its own session (its record changed under it) runs the next run on the restored files, not in a container prepared on the replaced volume", async () => {
+  it('a holder that restores its own session (its record changed under it) runs the next run on the restored files, not in a container prepared on the replaced volume', async () => {
     // The chaos run lost a completed run's files this way: after a NATS restart the holder's record
     // write timed out (maybe applied, maybe not), so its next call took the session over from itself
     // and restored the saved copy onto a new volume; the run then went to the container prepared
