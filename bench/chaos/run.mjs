@@ -5,7 +5,8 @@
 // replica of each service and one gateway and restarts NATS and Redis (disruptions.mjs), then
 // checks every request, hold, charge, run and session (checks.mjs). Loopback only; bounded in time
 // (--seconds, plus boot and the checks' bounded waits) and count (--clients drivers).
-// Usage: node bench/chaos/run.mjs [--seconds 90] [--clients 8]
+// Usage: node bench/chaos/run.mjs [--seconds 90] [--clients 8] [--records FILE]
+import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { checkCharges, checkEndings, checkHolds, checkRuns, checkSessions, checkWaits, undisturbedDurations } from './checks.mjs';
 import { disrupt } from './disruptions.mjs';
@@ -18,6 +19,10 @@ const arg = (name, def) => {
 };
 const SECONDS = arg('seconds', 90);
 const CLIENTS = arg('clients', 8);
+// --records FILE: every request's record and every disruption, as JSON, for reading a failed check
+// after the run (which request, on which gateway, when against which disruption, what it saw).
+const recordsAt = process.argv.indexOf('--records');
+const RECORDS_FILE = recordsAt > 0 ? process.argv[recordsAt + 1] : null;
 
 let t0 = Date.now();
 const log = (msg, extra = {}) => process.stdout.write(`${JSON.stringify({ t: Number(((Date.now() - t0) / 1000).toFixed(1)), msg, ...extra })}\n`);
@@ -69,6 +74,15 @@ async function main() {
     ...checks,
   };
   process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+  if (RECORDS_FILE) {
+    // The replicas' own output too (CHAOS_LOG_LEVEL=info makes it say what each replica did).
+    const outputs = Object.fromEntries(
+      Object.values(stack.replicas)
+        .flat()
+        .map((r) => [r.name, r.output?.() ?? '']),
+    );
+    await writeFile(RECORDS_FILE, JSON.stringify({ t0, events, requests, outputs }));
+  }
   log(clean ? 'CLEAN' : 'NOT CLEAN');
   return clean;
 }

@@ -60,7 +60,7 @@ export async function startStack({ log, cleanups, drivers }) {
   cleanups.push(() => nats.dispose());
   const redis = await startOwnRedis();
   cleanups.push(() => redis.dispose());
-  const env = { NATS_URL: nats.url, DRAEL_NATS_PREFIX: prefix, REDIS_URL: redis.url, LOG_LEVEL: 'warn' };
+  const env = { NATS_URL: nats.url, DRAEL_NATS_PREFIX: prefix, REDIS_URL: redis.url, LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'warn' };
   log('own NATS and Redis up', { nats: nats.url, redis: redis.url, prefix });
 
   const model = await startModelDouble();
@@ -140,7 +140,7 @@ export async function startStack({ log, cleanups, drivers }) {
     DRAEL_MODELS: JSON.stringify({ [MODEL]: { base_url: model.baseUrl, model: 'scripted' } }),
     DRAEL_BREACH_PROVIDER: JSON.stringify({ url: breach.url, api_key: 'sk-chaos' }),
     DRAEL_TOOL_HOLD_TTL_S: String(TOOL_HOLD_TTL_S),
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'warn',
   };
   const gateways = [];
   for (let i = 0; i < 2; i++) {

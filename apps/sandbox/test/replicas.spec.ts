@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { sandboxCatalog } from '@drael/contracts';
 import { NatsRpcClient, RpcError, wireSubject } from '@drael/nats-rpc';
-import { b64, placementKeyOf, placementKv, startSandbox, unb64, type Sandbox } from './sandbox-harness.js';
+import { b64, containersOf, exec, placementKeyOf, placementKv, startSandbox, unb64, type Sandbox } from './sandbox-harness.js';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 // A short heartbeat TTL, so the survivor takes a killed replica's sessions over soon.
@@ -65,6 +65,18 @@ async function requestsPerReplica(subject: string): Promise<number[]> {
   return counts;
 }
 
+/** A replica's running containers with a session's volume at /work (prepared for the session's next run). */
+async function containersOnSessions(s: Sandbox): Promise<string[]> {
+  const ids = await containersOf(s.instance, 'running');
+  if (ids.length === 0) return [];
+  const { stdout } = await exec('docker', ['inspect', '--format', '{{.Id}} {{range .Mounts}}{{if eq .Destination "/work"}}{{.Source}}{{end}}{{end}}', ...ids]);
+  const sessions = join(s.stateDir, 'sessions');
+  return stdout
+    .split('\n')
+    .filter((line) => line.split(' ')[1]?.startsWith(sessions))
+    .map((line) => line.split(' ')[0]!);
+}
+
 describe('sandbox sessions across two replicas', () => {
   it("a session's files are read and run through the bus whichever replica takes the request (the other forwards to the holder)", async () => {
     const ws = { tenant: 'multi', session: 'one' };
@@ -105,6 +117,34 @@ describe('sandbox sessions across two replicas', () => {
       expect(list.sessions.map((s) => s.id)).toEqual(['c0', 'c1', 'c2']);
       expect(list.total).toBe(3);
     }
+  });
+
+  it('a holder that restores its own session (its record changed under it) runs the next run on the restored files, not in a container prepared on the replaced volume', async () => {
+    // The chaos run lost a completed run's files this way: after a NATS restart the holder's record
+    // write timed out (maybe applied, maybe not), so its next call took the session over from itself
+    // and restored the saved copy onto a new volume; the run then went to the container prepared
+    // on the old volume after the run before, and what it wrote went with that volume.
+    const ws = { tenant: 'restored', session: 'self' };
+    const first = await client.request(sandboxCatalog.run, { ...ws, runtime: 'bash', code: 'echo 1 >> log.txt' });
+    expect(first.ok).toBe(true);
+    const holder = replicaNamed(await holderOf(ws.tenant, ws.session));
+    // The holder prepares a container on the session's volume for its next run.
+    await expect.poll(async () => (await containersOnSessions(holder)).length, { timeout: 30_000, interval: 100 }).toBeGreaterThan(0);
+    // The record rewritten as it is, at its revision: the holder's own last write is not the latest.
+    const { kv, nc: knc } = await placementKv(a.prefix);
+    try {
+      const key = placementKeyOf(ws.tenant, ws.session);
+      const e = await kv.get(key);
+      await kv.update(key, e!.string(), e!.revision);
+    } finally {
+      await knc.close();
+    }
+    const second = await client.request(sandboxCatalog.run, { ...ws, runtime: 'bash', code: 'echo 2 >> log.txt' });
+    expect(second.ok).toBe(true);
+    const third = await client.request(sandboxCatalog.run, { ...ws, runtime: 'bash', code: 'cat log.txt' });
+    expect(third.stdout).toBe('1\n2\n');
+    const read = await client.request(sandboxCatalog.filesRead, { ...ws, path: 'log.txt' });
+    expect(unb64(read.content_base64)).toBe('1\n2\n');
   });
 
   it('killed (SIGKILL), the holder loses nothing but what was in flight: the survivor restores the files of completed runs and serves them', async () => {

@@ -199,6 +199,72 @@ describe('a replica that dies mid-request', { timeout: 120_000 }, () => {
   });
 });
 
+describe('a request given to a replica that dies before it says anything', { timeout: 60_000 }, () => {
+  // NATS can hand a request to a replica whose connection is about to close (SIGKILLed a moment
+  // before): no heartbeat, no reply, and NATS still up. A live replica beats within one turn of its
+  // event loop, so one liveness window of silence from the start means nobody took it. The chaos
+  // run saw a fetch wait 20 s (the silence limit) for this.
+  const swallowFirst = async (prefix: string, then?: (nc: Awaited<ReturnType<typeof connect>>) => void) => {
+    const nc = await connect({ servers: NATS_URL.replace(/^nats:\/\//, '') });
+    const subject = wireSubject('search.echo.v1', prefix);
+    let swallowed = 0;
+    nc.subscribe(subject, {
+      max: 1,
+      callback: () => {
+        swallowed++;
+        then?.(nc);
+      },
+    });
+    await nc.flush();
+    return { nc, swallowed: () => swallowed, subject };
+  };
+
+  it('fails a run-like request typed and retryable after one liveness window (never_taken), not after the silence limit', async () => {
+    const prefix = testPrefix('untaken');
+    const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix, heartbeatIntervalMs: 100, livenessMs: 500 });
+    const dying = await swallowFirst(prefix);
+    try {
+      const err = await client.request(echo(false), { text: 'swallowed' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RpcError);
+      expect((err as RpcError).code).toBe('unavailable');
+      expect((err as RpcError).retryable).toBe(true);
+      expect((err as RpcError).details).toMatchObject({ reason: 'replica_lost', detected_by: 'never_taken' });
+      expect(dying.swallowed()).toBe(1);
+    } finally {
+      await dying.nc.close();
+      await client.close();
+    }
+  });
+
+  it('sends an idempotent request once more, and a live replica answers it', async () => {
+    const prefix = testPrefix('untaken-retry');
+    const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix, heartbeatIntervalMs: 100, livenessMs: 500 });
+    let answered = 0;
+    // The live replica subscribes once the dying one has the first copy, so the copy sent again is its.
+    const dying = await swallowFirst(prefix, (nc) => {
+      nc.subscribe(wireSubject('search.echo.v1', prefix), {
+        max: 1,
+        callback: (_err, msg) => {
+          answered++;
+          const packet = msg.json<{ id: string; data: { text: string } }>();
+          msg.respond(JSON.stringify({ id: packet.id, response: { result: { text: packet.data.text } }, isDisposed: true }));
+        },
+      });
+    });
+    try {
+      // A bound between one liveness window and the silence limit (5 windows): only a caller that
+      // gives up on the dying replica after one window has time to send it again.
+      const bounded = defineEntry({ ...echo(true), timeoutMs: 2_000 });
+      await expect(client.request(bounded, { text: 'again' })).resolves.toEqual({ text: 'again' });
+      expect(dying.swallowed()).toBe(1);
+      expect(answered).toBe(1);
+    } finally {
+      await dying.nc.close();
+      await client.close();
+    }
+  });
+});
+
 describe('a request lost with its NATS server', { timeout: 120_000 }, () => {
   it('fails typed and retryable once the connection is back, when no replica ever took it (never waits for its whole timeout)', async () => {
     // NATS of the test's own (it is restarted); the machine's shared one is never touched.

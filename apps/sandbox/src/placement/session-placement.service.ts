@@ -212,6 +212,12 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
       this.held.delete(key);
       const now = await this.stores.placement.get(key);
       if (!now || now.operation !== 'PUT') return 'gone';
+      if (parseRecord(now.string())?.holder === this.replicaId) {
+        // Still ours: the write failed or went unanswered (JetStream recovering after a NATS
+        // restart), so whether it was applied is unknown. The next call restores the saved copy.
+        this.logger.warn({ key, err }, 'session record write failed while a call ran here');
+        throw new SandboxError('unavailable', "the session's record could not be written; this call's changes may not be kept, retry", true);
+      }
       this.logger.warn({ key, err }, 'session record moved while a call ran here');
       throw new SandboxError('unavailable', 'the session moved to another replica while this call ran; its changes were not kept, retry', true);
     }

@@ -168,7 +168,18 @@ export class WorkspaceService implements OnApplicationShutdown {
       clearTimeout(e.idle);
       e.idle = undefined;
       e.gone = false;
+      // A request's tmpfs workspace is replaced by a volume at the usual mount point (users find
+      // it there once the slot is gone).
+      if (e.slot) {
+        await this.unmountSlot(e.slot);
+        e.slot = undefined;
+        e.tmpfs = false;
+        e.mounted = false;
+      }
       if (e.mounted) {
+        // A container prepared on the old volume for the next run would keep it: that run's
+        // writes would go with the replaced volume (a completed run's files lost).
+        await this.beforeUnmount(mountPoint).catch(() => undefined);
         await unmountVolume(mountPoint);
         e.mounted = false;
       }
