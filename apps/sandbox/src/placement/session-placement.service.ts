@@ -115,6 +115,19 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private async placeNow(key: string, ref: WorkspaceRef, create: boolean, unreachable: string | undefined): Promise<Placement> {
+    // A request's workspace is new at its first call (the gateway names one per request): claimed
+    // at once, one KV round trip fewer than reading first. Taken (it exists): read it as below.
+    if (create && ref.scope === 'request' && !this.held.has(key)) {
+      const now = Date.now();
+      const record: SessionRecord = { id: ref.session, holder: this.replicaId, created_at_ms: now, last_used_ms: now, bytes: 0 };
+      const revision = await this.stores.placement.create(key, JSON.stringify(record)).catch(() => undefined);
+      if (revision !== undefined) {
+        // As below: a copy left on this disk under a record now gone is not this workspace's.
+        await this.workspaces.discardCopy(ref);
+        this.held.set(key, { revision, record });
+        return { where: 'here', key, takenOver: false };
+      }
+    }
     for (let attempt = 0; attempt < 5; attempt++) {
       const entry = await this.stores.placement.get(key);
       if (!entry || entry.operation !== 'PUT') {
