@@ -6,6 +6,7 @@ import { createLogger } from '@drael/logger';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { sessionLimitReached, WorkspaceService, type WorkspaceRef } from '../workspace/workspace.service.js';
 import { SANDBOX_STORES, type SandboxStores } from './sandbox-stores.js';
+import { untilAnswered } from '../after-answer.js';
 
 /**
  * A workspace's record in the placement KV, the one every replica reads: who holds it (the only
@@ -213,6 +214,17 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
       if (change?.object !== undefined) delete next.pending;
       return this.updateHeld(key, held, next);
     });
+  }
+
+  /**
+   * recordUse for a call that changed nothing, once its answer has left: the answer does not depend
+   * on it (nothing to commit, nothing to lose). Still in the key's chain, so the workspace's next
+   * call is placed after it.
+   */
+  recordUseAfterAnswer(key: string, change: { bytes: number }): void {
+    void untilAnswered()
+      .then(() => this.recordUse(key, change))
+      .catch((err: unknown) => this.logger.warn({ err, key }, "a workspace's last use could not be recorded"));
   }
 
   /** Replaces the held record at the revision this process wrote last (compare-and-set); in the key's chain. */

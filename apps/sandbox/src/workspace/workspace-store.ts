@@ -133,9 +133,10 @@ export class WorkspaceStore {
     }
     const { manifest, fingerprints, begun } = saved;
     if (!begun) {
-      // Nothing changed: only its last use and size are noted.
+      // Nothing changed, so nothing can be lost: only its last use and size are noted, once the
+      // answer has left (one KV round trip fewer on the path of a run that wrote nothing).
       this.remember(key, { ...prev, fingerprints });
-      await this.placement.recordUse(key, { bytes });
+      this.placement.recordUseAfterAnswer(key, { bytes });
       return undefined;
     }
     if (begun === 'gone') return undefined; // deleted before the save began: nothing was uploaded
