@@ -50,11 +50,11 @@ interface Prepared {
   /** A fresh request workspace's tmpfs, mounted on the host at this dir and bound at /work; owned here until taken. */
   slotDir?: string;
   /**
-   * A fresh request workspace's second container, on the same tmpfs: its request's next run finds
-   * it started (a second run that came before a container prepared after the first was ready
-   * waited for the rest of its start).
+   * A fresh request workspace's second container, on the same tmpfs, prepared right after this
+   * one: its request's next run finds it started (a second run that came before a container
+   * prepared after the first was ready waited for the rest of its start).
    */
-  spare?: Prepared;
+  spare?: Promise<Prepared | undefined>;
 }
 
 /** A container being prepared for a workspace's next run; `cancel()` drops it if not begun yet. */
@@ -219,8 +219,9 @@ export class DockerContainerRuntime implements ContainerRuntime {
 
   private async dispose(p: Prepared): Promise<void> {
     // The spare goes before the tmpfs it is bound to.
-    if (p.spare) await this.dispose(p.spare);
+    const spare = await p.spare;
     p.spare = undefined;
+    if (spare) await this.dispose(spare);
     p.stream.destroy();
     await p.container.remove({ force: true, v: true }).catch((err: unknown) => this.logger.warn({ err }, 'container remove failed'));
     await rm(p.programDir, { recursive: true, force: true });
@@ -292,8 +293,8 @@ export class DockerContainerRuntime implements ContainerRuntime {
     // container waits for the run.
     const dir = p.slotDir;
     p.slotDir = undefined;
-    const queue = [ready(p)];
-    if (p.spare) queue.push(ready(p.spare));
+    const queue: Pending[] = [ready(p)];
+    if (p.spare) queue.push({ promise: p.spare, cancel: () => undefined });
     p.spare = undefined;
     this.forDirs.set(dir, new Map([[runtime, queue]]));
     return dir;
@@ -367,17 +368,14 @@ export class DockerContainerRuntime implements ContainerRuntime {
       await rm(slotDir, { recursive: true, force: true });
       throw err;
     }
-    let p: Prepared | undefined;
-    try {
-      p = await this.prepare(runtime, { workspace: { kind: 'held', path: slotDir }, network: false });
-      p.slotDir = slotDir;
-    } catch (err) {
+    const p = await this.prepare(runtime, { workspace: { kind: 'held', path: slotDir }, network: false }).catch(async (err: unknown) => {
       await unmountSlot(slotDir).catch(() => undefined);
       throw err;
-    }
+    });
+    p.slotDir = slotDir;
     // Its request's second run gets a container started ahead too (without one, it runs in one
-    // prepared after the first run, or a cold one).
-    p.spare = await this.prepare(runtime, { workspace: { kind: 'held', path: slotDir }, network: false }).catch((err: unknown) => {
+    // prepared after the first run, or a cold one). The slot is ready to take without waiting for it.
+    p.spare = this.prepare(runtime, { workspace: { kind: 'held', path: slotDir }, network: false }).catch((err: unknown) => {
       this.logger.warn({ err }, 'fresh workspace spare container create failed');
       return undefined;
     });
