@@ -13,6 +13,7 @@ import {
   ManifestSchema,
   openScanned,
   readChunks,
+  holdsNothing,
   sameManifest,
   scanWorkspace,
   writeWorkspace,
@@ -171,6 +172,10 @@ export class WorkspaceStore {
     for (let attempt = 1; ; attempt++) {
       const { manifest, fingerprints, files } = await scanWorkspace(root, prev.fingerprints);
       if (sameManifest(manifest, prev.manifest)) return { manifest, fingerprints };
+      // Never saved and still empty (a fresh request workspace after a run that wrote nothing):
+      // nothing to keep, as a takeover before the first save starts empty. Only its root's own
+      // mode and time would differ, which no saved copy is made for.
+      if (prev.object === undefined && holdsNothing(manifest)) return { manifest: prev.manifest, fingerprints };
       if (!interrupted) {
         const before = await this.placement.recordPending(key, slot);
         if (before === 'gone') return { manifest, fingerprints, begun: 'gone' };
