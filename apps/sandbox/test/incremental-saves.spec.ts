@@ -103,6 +103,19 @@ async function readAfterKill(ws: { tenant: string; session: string }, path: stri
 }
 
 describe('incremental session saves', () => {
+  it('a workspace never saved whose run wrote nothing uploads nothing; its first file is saved before the answer', async () => {
+    const ws = { tenant: 'incr', session: 'empty-first' };
+    const key = placementKeyOf(ws.tenant, ws.session);
+    expect(await client.request(sandboxCatalog.run, { ...ws, runtime: 'bash', code: 'ls -A' })).toMatchObject({ ok: true, stdout: '' });
+    // Nothing to keep: a takeover of a workspace never saved starts empty, which it is.
+    expect([...(await objectsOf(ws.tenant, ws.session)).keys()]).toEqual([]);
+    expect((await recordOf(ws.tenant, ws.session)).object).toBeUndefined();
+    expect(await client.request(sandboxCatalog.run, { ...ws, runtime: 'bash', code: 'echo hi > a.txt' })).toMatchObject({ ok: true });
+    const record = await recordOf(ws.tenant, ws.session);
+    expect(await contentsNamedBy(record.object!, key)).toEqual([`${key}/c/${sha256('hi\n')}`]);
+    expect(await client.request(sandboxCatalog.workspaceDelete, ws)).toEqual({ deleted: true });
+  });
+
   it('a small change to a large session uploads that change only: one content object of its size and a manifest', async () => {
     const ws = { tenant: 'incr', session: 'big' };
     const key = placementKeyOf(ws.tenant, ws.session);

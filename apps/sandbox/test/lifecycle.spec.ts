@@ -40,7 +40,8 @@ describe('concurrency and lifecycle', () => {
     expect(await containersOf(sbx.instance, 'running')).toEqual(running);
     expect(await sbx.call(sandboxCatalog.runCancel, { tenant: 'owner', run_id: 'job-1' })).toEqual({ run_id: 'job-1', cancelled: true });
     expect(await run).toMatchObject({ ok: false, exit_code: 137, timed_out: false, stdout: 'started\n' });
-    expect(await containersOf(sbx.instance)).toEqual([]);
+    // Removed once the answer has left (src/after-answer.ts), not before it.
+    await expect.poll(() => containersOf(sbx.instance), { timeout: 20_000, interval: 200 }).toEqual([]);
     // Finished: nobody runs it any more.
     expect(await sbx.errorOf(sandboxCatalog.runCancel, { tenant: 'owner', run_id: 'job-1' })).toMatchObject({ code: 'timeout' });
   });

@@ -40,6 +40,25 @@ describe('pooled request workspaces', () => {
     expect(await sbx.run({ tenant: 'acme', session: 'req_pool_a', runtime: 'bash', code: 'ls -A' })).toMatchObject({ ok: true, stdout: '' });
   });
 
+  it("a request's second run finds a container started before its first run began, which sees the first run's files", async () => {
+    const ws = req('req_pool_spare');
+    // Its container's age: how long pid 1 (the container's init) has lived.
+    const age = 'import os\nup = float(open("/proc/uptime").read().split()[0])\nst = int(open("/proc/1/stat").read().rsplit(")", 1)[1].split()[19])\n';
+    const first = await sbx.run({ ...ws, runtime: 'python', code: `${age}import time\ntime.sleep(1.5)\nopen("a.txt", "w").write("from-1")\nprint(sorted(os.listdir(".")))` });
+    expect(first).toMatchObject({ ok: true, stdout: "['a.txt']\n" });
+    // Sent as soon as the first answered: a container prepared after that answer (or a cold one)
+    // would be milliseconds old; the spare that came with the fresh workspace has lived through
+    // the whole first run. Still a fresh container: one program at most, removed after it.
+    const second = await sbx.run({ ...ws, runtime: 'python', code: `${age}print(round(up - st / os.sysconf("SC_CLK_TCK"), 2), open("a.txt").read(), os.getpid() < 10)` });
+    expect(second.ok).toBe(true);
+    const [ageS, content, freshPids] = second.stdout.trim().split(' ');
+    expect(Number(ageS)).toBeGreaterThanOrEqual(1.5);
+    expect(content).toBe('from-1');
+    expect(freshPids).toBe('True');
+    // Another fresh request sees none of them.
+    expect(await sbx.run({ ...req('req_pool_spare_other'), runtime: 'python', code: 'import os; print(sorted(os.listdir(".")))' })).toMatchObject({ ok: true, stdout: '[]\n' });
+  });
+
   it('a file written through the API before the first run is there for that run', async () => {
     await sbx.call(sandboxCatalog.filesWrite, { ...req('req_pool_seeded'), path: 'in.txt', content_base64: b64('seed') });
     expect(await sbx.run({ ...req('req_pool_seeded'), runtime: 'bash', code: 'cat in.txt' })).toMatchObject({ ok: true, stdout: 'seed' });
@@ -59,8 +78,8 @@ describe('pooled request workspaces', () => {
     expect(await sbx.call(sandboxCatalog.workspaceDelete, ws)).toEqual({ deleted: true });
     expect(await sbx.run({ ...ws, runtime: 'bash', code: 'ls -A' })).toMatchObject({ ok: true, stdout: '' });
     expect(await sbx.call(sandboxCatalog.workspaceDelete, ws)).toEqual({ deleted: true });
-    // What is left are the pools' containers (session-less and fresh, per runtime) and those of
-    // live workspaces, never one per run.
-    expect((await containersOf(sbx.instance, 'running')).length).toBeLessThanOrEqual(3 * 2 + 16);
+    // What is left are the pools' containers (per runtime: a run's, and a fresh request
+    // workspace's two) and those of live workspaces, never one per run.
+    expect((await containersOf(sbx.instance, 'running')).length).toBeLessThanOrEqual(3 * (1 + 2) + 16);
   });
 });

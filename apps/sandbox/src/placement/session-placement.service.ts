@@ -6,6 +6,7 @@ import { createLogger } from '@drael/logger';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { sessionLimitReached, WorkspaceService, type WorkspaceRef } from '../workspace/workspace.service.js';
 import { SANDBOX_STORES, type SandboxStores } from './sandbox-stores.js';
+import { untilAnswered } from '../after-answer.js';
 
 /**
  * A workspace's record in the placement KV, the one every replica reads: who holds it (the only
@@ -115,6 +116,19 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private async placeNow(key: string, ref: WorkspaceRef, create: boolean, unreachable: string | undefined): Promise<Placement> {
+    // A request's workspace is new at its first call (the gateway names one per request): claimed
+    // at once, one KV round trip fewer than reading first. Taken (it exists): read it as below.
+    if (create && ref.scope === 'request' && !this.held.has(key)) {
+      const now = Date.now();
+      const record: SessionRecord = { id: ref.session, holder: this.replicaId, created_at_ms: now, last_used_ms: now, bytes: 0 };
+      const revision = await this.stores.placement.create(key, JSON.stringify(record)).catch(() => undefined);
+      if (revision !== undefined) {
+        // As below: a copy left on this disk under a record now gone is not this workspace's.
+        await this.workspaces.discardCopy(ref);
+        this.held.set(key, { revision, record });
+        return { where: 'here', key, takenOver: false };
+      }
+    }
     for (let attempt = 0; attempt < 5; attempt++) {
       const entry = await this.stores.placement.get(key);
       if (!entry || entry.operation !== 'PUT') {
@@ -200,6 +214,17 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
       if (change?.object !== undefined) delete next.pending;
       return this.updateHeld(key, held, next);
     });
+  }
+
+  /**
+   * recordUse for a call that changed nothing, once its answer has left: the answer does not depend
+   * on it (nothing to commit, nothing to lose). Still in the key's chain, so the workspace's next
+   * call is placed after it.
+   */
+  recordUseAfterAnswer(key: string, change: { bytes: number }): void {
+    void untilAnswered()
+      .then(() => this.recordUse(key, change))
+      .catch((err: unknown) => this.logger.warn({ err, key }, "a workspace's last use could not be recorded"));
   }
 
   /** Replaces the held record at the revision this process wrote last (compare-and-set); in the key's chain. */

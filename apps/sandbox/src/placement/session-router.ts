@@ -18,6 +18,7 @@ import { WorkspaceStore } from '../workspace/workspace-store.js';
 import { assertSessionId, type WorkspaceRef } from '../workspace/workspace.service.js';
 import { SANDBOX_STORES, type SandboxStores } from './sandbox-stores.js';
 import { SessionPlacement, type Placement } from './session-placement.service.js';
+import { answering } from '../after-answer.js';
 
 type RoutedName = (typeof SANDBOX_ROUTED_ENTRIES)[number];
 type RoutedEntry = (typeof sandboxCatalog)[RoutedName];
@@ -239,7 +240,7 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
         const parsed = route.entry.request.safeParse(body);
         if (!parsed.success) return respond({ error: new SandboxError('bad_request', parsed.error.issues[0]?.message ?? 'invalid', false).toWire() });
         try {
-          respond({ result: await this.answer(route, parsed.data, true) });
+          respond({ result: await answering(() => this.answer(route, parsed.data, true)) });
         } catch (err) {
           if (err instanceof RpcError) return respond({ error: err.toWire() });
           this.logger.error({ err, subject }, 'forwarded call failed');

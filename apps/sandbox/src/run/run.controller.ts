@@ -2,6 +2,7 @@ import { Controller } from '@nestjs/common';
 import { sandboxCatalog, type SandboxRunReply, type SandboxRunRequest } from '@drael/contracts';
 import { Handles } from '@drael/nats-rpc';
 import { SessionRouter } from '../placement/session-router.js';
+import { answering } from '../after-answer.js';
 import { RunCodeService } from './run-code.service.js';
 import { assertCodeSize, resolveTimeoutS } from './run-limits.js';
 import { RunRegistry } from './run-registry.js';
@@ -37,7 +38,8 @@ export class RunController {
 
   @Handles(sandboxCatalog.run)
   run(req: SandboxRunRequest): Promise<SandboxRunReply> {
-    return this.router.call(sandboxCatalog.run, req);
+    // The run's container teardown and the next container's preparation wait for this answer.
+    return answering(() => this.router.call(sandboxCatalog.run, req));
   }
 
   private async runHere(req: SandboxRunRequest): Promise<SandboxRunReply> {

@@ -15,6 +15,7 @@ import { demuxDockerStream } from './docker-stream-demux.js';
 import { OutputCapture } from './output-capture.js';
 import { recordContainerStart, watchSandbox } from '../sandbox.metrics.js';
 import { SandboxError } from '../sandbox-error.js';
+import { untilAnswered } from '../after-answer.js';
 
 const LABEL = 'drael.sandbox';
 const LABEL_INSTANCE = 'drael.sandbox.instance';
@@ -48,6 +49,31 @@ interface Prepared {
   exited: boolean;
   /** A fresh request workspace's tmpfs, mounted on the host at this dir and bound at /work; owned here until taken. */
   slotDir?: string;
+  /**
+   * A fresh request workspace's second container, on the same tmpfs, prepared right after this
+   * one: its request's next run finds it started (a second run that came before a container
+   * prepared after the first was ready waited for the rest of its start).
+   */
+  spare?: Promise<Prepared | undefined>;
+}
+
+/** A container being prepared for a workspace's next run; `cancel()` drops it if not begun yet. */
+interface Pending {
+  promise: Promise<Prepared | undefined>;
+  cancel(): void;
+}
+
+/** A container already prepared (nothing left to cancel). */
+function ready(p: Prepared): Pending {
+  return { promise: Promise.resolve(p), cancel: () => undefined };
+}
+
+/** A preparation that begins once `gate` opens (the answer of the call that asked for it has left), unless cancelled first. */
+function gated(gate: Promise<void>, begin: () => Promise<Prepared | undefined>): Pending {
+  let cancel!: () => void;
+  const cancelled = new Promise<'cancelled'>((resolve) => (cancel = () => resolve('cancelled')));
+  const promise = Promise.race([gate, cancelled]).then((why) => (why === 'cancelled' ? undefined : begin()));
+  return { promise, cancel };
 }
 
 const FRESH_FOR: readonly FreshFor[] = ['run', 'request'];
@@ -64,9 +90,10 @@ export class DockerContainerRuntime implements ContainerRuntime {
   // waiting for their run; never reused), each on an empty workspace of its own, keyed by who it
   // is for (a run's own tmpfs, or a request's, on the host) and runtime.
   private readonly pool = new Map<`${FreshFor}:${Runtime}`, Promise<Prepared | undefined>[]>();
-  // Containers prepared for the next run in a workspace (its host dir bound at /work), keyed by
-  // that dir, then runtime. Disposed before the workspace is unmounted (releaseDir).
-  private readonly forDirs = new Map<string, Map<Runtime, Promise<Prepared | undefined>>>();
+  // Containers prepared for the next runs in a workspace (its host dir bound at /work), keyed by
+  // that dir, then runtime, in the order runs take them. Disposed before the workspace is
+  // unmounted (releaseDir).
+  private readonly forDirs = new Map<string, Map<Runtime, Pending[]>>();
   private readonly slotsDir: string;
   private closed = false;
   // Removals of finished session-less containers, done after the reply (awaited on close).
@@ -174,7 +201,7 @@ export class DockerContainerRuntime implements ContainerRuntime {
       // An ended container holds no mount (its mount namespace went with its processes), not
       // even its workspace's: removed after the reply, whatever its workspace.
       deferred = true;
-      this.defer(this.dispose(prepared));
+      this.defer(untilAnswered().then(() => this.dispose(prepared)));
       return result;
     } catch (err) {
       this.logger.warn({ err }, 'run failed in the engine');
@@ -191,6 +218,10 @@ export class DockerContainerRuntime implements ContainerRuntime {
   }
 
   private async dispose(p: Prepared): Promise<void> {
+    // The spare goes before the tmpfs it is bound to.
+    const spare = await p.spare;
+    p.spare = undefined;
+    if (spare) await this.dispose(spare);
     p.stream.destroy();
     await p.container.remove({ force: true, v: true }).catch((err: unknown) => this.logger.warn({ err }, 'container remove failed'));
     await rm(p.programDir, { recursive: true, force: true });
@@ -200,7 +231,9 @@ export class DockerContainerRuntime implements ContainerRuntime {
 
   async close(): Promise<void> {
     this.closed = true;
-    const pending = [...this.pool.values(), ...[...this.forDirs.values()].map((m) => [...m.values()])].flat();
+    const forDirs = [...this.forDirs.values()].flatMap((m) => [...m.values()].flat());
+    for (const p of forDirs) p.cancel();
+    const pending = [...[...this.pool.values()].flat(), ...forDirs.map((p) => p.promise)];
     this.pool.clear();
     this.forDirs.clear();
     await Promise.all([
@@ -238,13 +271,14 @@ export class DockerContainerRuntime implements ContainerRuntime {
   }
 
   /**
-   * The pools refill after a run, not beside it (a create + start next to a run slowed it), and
-   * after the containers being prepared for workspaces' next runs (the caller asks for its own
-   * right after the run returns, before this looks): those are the ones a run may be waiting for.
+   * The pools refill after a run's answer has left, not beside the run (a create + start next to
+   * a run slowed it), and after the containers being prepared for workspaces' next runs (the
+   * caller asks for its own right after the run returns, before this looks): those are the ones a
+   * run may be waiting for.
    */
   private refillAfterRun(): void {
-    setImmediate(() => {
-      const pending = [...this.forDirs.values()].flatMap((m) => [...m.values()]);
+    void untilAnswered().then(() => {
+      const pending = [...this.forDirs.values()].flatMap((m) => [...m.values()].flat().map((p) => p.promise));
       void Promise.allSettled(pending).then(() => this.warmUp());
     });
   }
@@ -259,22 +293,29 @@ export class DockerContainerRuntime implements ContainerRuntime {
     // container waits for the run.
     const dir = p.slotDir;
     p.slotDir = undefined;
-    this.forDirs.set(dir, new Map([[runtime, Promise.resolve(p)]]));
+    const queue: Pending[] = [ready(p)];
+    if (p.spare) queue.push({ promise: p.spare, cancel: () => undefined });
+    p.spare = undefined;
+    this.forDirs.set(dir, new Map([[runtime, queue]]));
     return dir;
   }
 
   prepareFor(dir: string, runtime: Runtime): void {
     if (this.closed || this.config.SANDBOX_WARM_POOL === 0) return;
-    const byRuntime = this.forDirs.get(dir) ?? new Map<Runtime, Promise<Prepared | undefined>>();
+    const byRuntime = this.forDirs.get(dir) ?? new Map<Runtime, Pending[]>();
     if (byRuntime.has(runtime)) return;
     if (byRuntime.size === 0 && this.forDirs.size >= MAX_PREPARED_FOR_DIRS) return;
-    byRuntime.set(
-      runtime,
-      this.prepare(runtime, { workspace: { kind: 'held', path: dir }, network: false }).catch((err: unknown) => {
-        this.logger.warn({ err }, 'workspace container create failed');
-        return undefined;
-      }),
+    // Registered now, while the caller holds the workspace (releaseDir finds it); begun once the
+    // caller's answer has left, so the create + start is not beside that answer's last steps.
+    const pending = gated(untilAnswered(), () =>
+      this.closed
+        ? Promise.resolve(undefined)
+        : this.prepare(runtime, { workspace: { kind: 'held', path: dir }, network: false }).catch((err: unknown) => {
+            this.logger.warn({ err }, 'workspace container create failed');
+            return undefined;
+          }),
     );
+    byRuntime.set(runtime, [pending]);
     this.forDirs.set(dir, byRuntime);
   }
 
@@ -282,9 +323,12 @@ export class DockerContainerRuntime implements ContainerRuntime {
     const byRuntime = this.forDirs.get(dir);
     if (!byRuntime) return;
     this.forDirs.delete(dir);
+    // Not begun yet: never begins (the unmount may be inside the very call whose answer it waits for).
+    const pending = [...byRuntime.values()].flat();
+    for (const p of pending) p.cancel();
     await Promise.all(
-      [...byRuntime.values()].map(async (pending) => {
-        const p = await pending;
+      pending.map(async ({ promise }) => {
+        const p = await promise;
         if (p) await this.dispose(p);
       }),
     );
@@ -293,11 +337,12 @@ export class DockerContainerRuntime implements ContainerRuntime {
   private async takeForDir(spec: ContainerRunSpec): Promise<Prepared | undefined> {
     if (spec.network || spec.workspace.kind !== 'held') return undefined;
     const byRuntime = this.forDirs.get(spec.workspace.path);
-    const next = byRuntime?.get(spec.runtime);
-    if (!byRuntime || !next) return undefined;
-    byRuntime.delete(spec.runtime);
+    const queue = byRuntime?.get(spec.runtime);
+    const next = queue?.shift();
+    if (!byRuntime || !queue || !next) return undefined;
+    if (queue.length === 0) byRuntime.delete(spec.runtime);
     if (byRuntime.size === 0) this.forDirs.delete(spec.workspace.path);
-    return await next;
+    return await next.promise;
   }
 
   /**
@@ -323,14 +368,18 @@ export class DockerContainerRuntime implements ContainerRuntime {
       await rm(slotDir, { recursive: true, force: true });
       throw err;
     }
-    try {
-      const p = await this.prepare(runtime, { workspace: { kind: 'held', path: slotDir }, network: false });
-      p.slotDir = slotDir;
-      return p;
-    } catch (err) {
+    const p = await this.prepare(runtime, { workspace: { kind: 'held', path: slotDir }, network: false }).catch(async (err: unknown) => {
       await unmountSlot(slotDir).catch(() => undefined);
       throw err;
-    }
+    });
+    p.slotDir = slotDir;
+    // Its request's second run gets a container started ahead too (without one, it runs in one
+    // prepared after the first run, or a cold one). The slot is ready to take without waiting for it.
+    p.spare = this.prepare(runtime, { workspace: { kind: 'held', path: slotDir }, network: false }).catch((err: unknown) => {
+      this.logger.warn({ err }, 'fresh workspace spare container create failed');
+      return undefined;
+    });
+    return p;
   }
 
   /** A pooled container for a run with its own workspace (the pool's are network-less). */

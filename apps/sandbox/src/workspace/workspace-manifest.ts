@@ -63,6 +63,11 @@ export function contentsOf(manifest: Manifest): Set<string> {
   return hashes;
 }
 
+/** A listing of an empty workspace: its root directory and nothing in it. */
+export function holdsNothing(m: Manifest): boolean {
+  return m.entries.every((e) => e.p === '.');
+}
+
 export function sameManifest(a: Manifest, b: Manifest): boolean {
   return JSON.stringify(a.entries) === JSON.stringify(b.entries);
 }

@@ -13,6 +13,7 @@ import {
   ManifestSchema,
   openScanned,
   readChunks,
+  holdsNothing,
   sameManifest,
   scanWorkspace,
   writeWorkspace,
@@ -133,9 +134,10 @@ export class WorkspaceStore {
     }
     const { manifest, fingerprints, begun } = saved;
     if (!begun) {
-      // Nothing changed: only its last use and size are noted.
+      // Nothing changed, so nothing can be lost: only its last use and size are noted, once the
+      // answer has left (one KV round trip fewer on the path of a run that wrote nothing).
       this.remember(key, { ...prev, fingerprints });
-      await this.placement.recordUse(key, { bytes });
+      this.placement.recordUseAfterAnswer(key, { bytes });
       return undefined;
     }
     if (begun === 'gone') return undefined; // deleted before the save began: nothing was uploaded
@@ -170,6 +172,10 @@ export class WorkspaceStore {
     for (let attempt = 1; ; attempt++) {
       const { manifest, fingerprints, files } = await scanWorkspace(root, prev.fingerprints);
       if (sameManifest(manifest, prev.manifest)) return { manifest, fingerprints };
+      // Never saved and still empty (a fresh request workspace after a run that wrote nothing):
+      // nothing to keep, as a takeover before the first save starts empty. Only its root's own
+      // mode and time would differ, which no saved copy is made for.
+      if (prev.object === undefined && holdsNothing(manifest)) return { manifest: prev.manifest, fingerprints };
       if (!interrupted) {
         const before = await this.placement.recordPending(key, slot);
         if (before === 'gone') return { manifest, fingerprints, begun: 'gone' };

@@ -241,7 +241,12 @@ export class WorkspaceService implements OnApplicationShutdown {
     let e!: Entry;
     const mounted = await this.onEntry(mountPoint, async (entry) => {
       e = entry;
-      if (e.gone) throw new SandboxError('invalid_session', 'the workspace was deleted', false, { param: 'session' });
+      if (e.gone) {
+        // Deleted (or expired) while this call waited for it: a read finds nothing, as it would a
+        // moment later; a call that would create it fails rather than recreate it.
+        if (!options.create) return false;
+        throw new SandboxError('invalid_session', 'the workspace was deleted', false, { param: 'session' });
+      }
       clearTimeout(e.idle);
       e.idle = undefined;
       if (!e.mounted) {
