@@ -12,7 +12,8 @@ import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transpo
  * NATS whether that replica is still connected (`$SRV.PING.<service>.<id>`): "no responders" means
  * its connection is gone (killed, crashed) and the caller fails at once; an answer or a silence
  * means it is alive but slow (a blocked event loop on a loaded machine), and the caller keeps
- * waiting, up to SILENCE_LIMIT_FACTOR liveness windows of silence in all.
+ * waiting, up to SILENCE_LIMIT_FACTOR liveness windows of silence in all. A request that no replica
+ * ever heartbeated for names nobody to ask: it fails after UNCLAIMED_LIMIT_FACTOR windows.
  *
  * Opt-in, so a caller that does not ask (a plain request from another language, Nest's
  * ClientProxy) only ever receives the one reply it expects. All heartbeat header handling is in
@@ -29,6 +30,11 @@ export const DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
 export const DEFAULT_LIVENESS_MS = 4_000;
 /** Silence this many liveness windows long fails the request even when NATS still sees the replica (a frozen or partitioned one). */
 export const SILENCE_LIMIT_FACTOR = 5;
+/**
+ * A request no replica has heartbeated for (none said it took it) fails after this many windows:
+ * the replica it went to most likely died with it unread (NATS cannot say which one that was).
+ */
+export const UNCLAIMED_LIMIT_FACTOR = 2;
 
 /** Caller side: the replica a heartbeat names (`<service>.<id>`), if it names one. */
 export function heartbeatReplica(msg: Msg): string | undefined {

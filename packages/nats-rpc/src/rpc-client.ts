@@ -8,7 +8,7 @@ import { RpcError } from './rpc-error.js';
 import { outcomeOf, trackClientRequest } from './rpc.metrics.js';
 import { REQUEST_ID_HEADER, TRACEPARENT_HEADER, wireSubject } from './subject.js';
 import { ReplyInbox } from './reply-inbox.js';
-import { askForHeartbeats, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LIVENESS_MS, heartbeatReplica, isHeartbeat, SILENCE_LIMIT_FACTOR } from './heartbeat.js';
+import { askForHeartbeats, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LIVENESS_MS, heartbeatReplica, isHeartbeat, SILENCE_LIMIT_FACTOR, UNCLAIMED_LIMIT_FACTOR } from './heartbeat.js';
 
 export interface RpcClientOptions {
   servers: string | string[];
@@ -182,7 +182,8 @@ export class NatsRpcClient {
    * resolves it; `timeoutMs` bounds it whatever the heartbeats say. After `livenessMs` without a
    * heartbeat the caller asks NATS whether the replica that sent the last one is still connected:
    * "no responders" (it died) rejects with `replica_lost` at once; otherwise (alive but slow) it
-   * keeps waiting, up to SILENCE_LIMIT_FACTOR windows of silence. NATS's "no responders" status
+   * keeps waiting, up to SILENCE_LIMIT_FACTOR windows of silence (UNCLAIMED_LIMIT_FACTOR when no
+   * replica ever heartbeated: nobody to ask about). NATS's "no responders" status
    * on the request itself answers at once, as for a plain request.
    */
   private requestWatched(entry: RpcEntry, subject: string, body: Uint8Array, headers: MsgHdrs, timeoutMs: number, signal?: AbortSignal): Promise<Msg> {
@@ -206,6 +207,11 @@ export class NatsRpcClient {
         if (done) return;
         const silentMs = Date.now() - lastHeard;
         if (silentMs >= this.livenessMs * SILENCE_LIMIT_FACTOR) return finish(() => reject(replicaLost(entry, silentMs, 'silence_limit')));
+        // Never taken: no replica has said it has the request (its first heartbeat goes out once
+        // the handler starts). A replica killed with the request still unread in its socket leaves
+        // no name to ask NATS about; a live one heartbeats within a window, even when slow. So a
+        // shorter limit than a known replica's silence (chaos run 4: a chat waited 21 s for one).
+        if (replica === undefined && silentMs >= this.livenessMs * UNCLAIMED_LIMIT_FACTOR) return finish(() => reject(replicaLost(entry, silentMs, 'unclaimed')));
         // Sent, never taken by any replica, and the connection to NATS was lost since: the request
         // most likely went down with the server it was sent to. Nobody can have acted on it.
         if (replica === undefined && this.reconnects !== reconnectsAtSend) return finish(() => reject(replicaLost(entry, silentMs, 'lost_in_reconnect')));
@@ -306,8 +312,13 @@ function payloadTooLarge(bytes: number, limit: number | undefined): RpcError {
 }
 
 /** The serving replica went silent mid-request: typed, retryable, and told apart from a slow reply. */
-function replicaLost(entry: RpcEntry, silentMs: number, detectedBy: 'left_nats' | 'silence_limit' | 'lost_in_reconnect'): RpcError {
-  const why = { left_nats: 'its connection to NATS is gone', silence_limit: 'it stays silent', lost_in_reconnect: 'no replica took it before NATS was lost' }[detectedBy];
+function replicaLost(entry: RpcEntry, silentMs: number, detectedBy: 'left_nats' | 'silence_limit' | 'lost_in_reconnect' | 'unclaimed'): RpcError {
+  const why = {
+    left_nats: 'its connection to NATS is gone',
+    silence_limit: 'it stays silent',
+    lost_in_reconnect: 'no replica took it before NATS was lost',
+    unclaimed: 'no replica said it took it',
+  }[detectedBy];
   return new RpcError(
     'unavailable',
     `${serviceOf(entry)}: the replica serving this request stopped answering (no heartbeat for ${silentMs} ms, ${why}); it may have died mid-request`,

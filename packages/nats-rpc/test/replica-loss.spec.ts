@@ -108,6 +108,27 @@ describe('a replica that dies mid-request', { timeout: 120_000 }, () => {
     }
   });
 
+  it('fails typed and retryable within two liveness windows when the replica it reached died with it unread (no heartbeat names anyone to ask about)', async () => {
+    const prefix = testPrefix('unclaimed');
+    const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix, heartbeatIntervalMs: 200, livenessMs: 1_000 });
+    try {
+      const [replica] = await bootReplicas(prefix, client, 1);
+      // Frozen, it keeps its subscription: the request is delivered to it and waits unread.
+      replica!.child.kill('SIGSTOP');
+      const sentAt = Date.now();
+      const outcome = client.request(echo(false), { text: 'unread', delay_ms: 10 }).catch((e: unknown) => e);
+      await new Promise((r) => setTimeout(r, 300));
+      replica!.child.kill('SIGKILL');
+      const err = await outcome;
+      expect(err).toBeInstanceOf(RpcError);
+      expect((err as RpcError).details).toMatchObject({ reason: 'replica_lost', detected_by: 'unclaimed' });
+      // Two windows (2 s here), not the five a replica known to be connected gets.
+      expect(Date.now() - sentAt).toBeLessThan(4_000);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('keeps waiting for a live replica that is only slow (its heartbeats say it is alive)', async () => {
     const prefix = testPrefix('slow');
     // A short liveness window, so "slow" is several windows long without making the test slow.

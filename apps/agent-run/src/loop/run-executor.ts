@@ -457,7 +457,7 @@ export class RunExecutor {
    */
   private async endLostRun(r: LostRun): Promise<boolean> {
     if (!r.claimToken) return false;
-    const pending = r.pendingStep as PendingStep | null;
+    const pending = r.pendingStep as unknown as PendingStep | null;
     let adopted: StepWrite | undefined;
     if (pending) {
       try {
