@@ -50,7 +50,7 @@ export interface PendingStep {
 }
 
 /** A run whose worker vanished, as the reaper needs it. */
-export type LostRun = Pick<RunRow, 'id' | 'accountId' | 'claimToken' | 'receiptCount' | 'receiptHead' | 'stepCount' | 'pendingStep'>;
+export type LostRun = Pick<RunRow, 'id' | 'accountId' | 'claimToken' | 'receiptCount' | 'receiptHead' | 'pendingStep'>;
 
 export interface RunCreate {
   id: string;
@@ -187,20 +187,9 @@ export class RunRepository {
    * sequence can never be written twice.
    */
   async recordStep(claim: Claim, step: StepWrite): Promise<void> {
-    const r = step.receipt;
     await this.db.client.$transaction(async (tx) => {
-      const updated = await tx.$queryRaw<Array<{ event_seq: number }>>`
-        UPDATE "runs" SET "spent_micros" = "spent_micros" + ${step.costMicros},
-               "step_count" = "step_count" + 1,
-               "model_calls" = "model_calls" + ${step.isModelCall ? 1 : 0},
-               "receipt_count" = "receipt_count" + ${r ? 1 : 0},
-               "receipt_head" = COALESCE(${r ? r.newHead : null}::text, "receipt_head"),
-               "event_seq" = "event_seq" + 1, "pending_step" = NULL
-         WHERE "id" = ${claim.runId} AND "claim_token" = ${claim.token} AND "status" = 'running' AND "lease_until" > now()
-           AND "step_count" = ${step.sequence} AND "receipt_count" = ${step.receiptsBefore}
-        RETURNING "event_seq"`;
-      const seq = updated[0]?.event_seq;
-      if (updated.length !== 1 || seq === undefined) throw new ClaimLostError(claim.runId);
+      const seq = await advanceOneStep(tx, claim.runId, claim.token, step, 'held');
+      if (seq === undefined) throw new ClaimLostError(claim.runId);
       await insertStep(tx, claim.runId, seq, step);
     });
   }
@@ -236,7 +225,7 @@ export class RunRepository {
   expired(limit = 50): Promise<LostRun[]> {
     return this.db.client.$queryRaw`
       SELECT "id", "account_id" AS "accountId", "claim_token" AS "claimToken", "receipt_count" AS "receiptCount", "receipt_head" AS "receiptHead",
-             "step_count" AS "stepCount", "pending_step" AS "pendingStep"
+             "pending_step" AS "pendingStep"
         FROM "runs" WHERE "status" = 'running' AND "lease_until" < now() ORDER BY "lease_until" LIMIT ${limit}`;
   }
 
@@ -246,24 +235,13 @@ export class RunRepository {
    * PendingStep), written in the same transaction; the counters must still be where it left them.
    */
   async reap(runId: string, staleToken: string, runEnd: Prisma.InputJsonValue, adopted?: StepWrite): Promise<boolean> {
-    if (!adopted) return (await this.reapStatement(this.db.client, runId, staleToken, runEnd)) === 1;
+    if (!adopted) return (await reapStatement(this.db.client, runId, staleToken, runEnd)) === 1;
     try {
       await this.db.client.$transaction(async (tx) => {
-        const r = adopted.receipt;
-        const updated = await tx.$queryRaw<Array<{ event_seq: number }>>`
-          UPDATE "runs" SET "spent_micros" = "spent_micros" + ${adopted.costMicros},
-                 "step_count" = "step_count" + 1,
-                 "model_calls" = "model_calls" + ${adopted.isModelCall ? 1 : 0},
-                 "receipt_count" = "receipt_count" + ${r ? 1 : 0},
-                 "receipt_head" = COALESCE(${r ? r.newHead : null}::text, "receipt_head"),
-                 "event_seq" = "event_seq" + 1, "pending_step" = NULL
-           WHERE "id" = ${runId} AND "claim_token" = ${staleToken} AND "status" = 'running' AND "lease_until" < now()
-             AND "step_count" = ${adopted.sequence} AND "receipt_count" = ${adopted.receiptsBefore}
-          RETURNING "event_seq"`;
-        const seq = updated[0]?.event_seq;
-        if (updated.length !== 1 || seq === undefined) throw new ClaimLostError(runId);
+        const seq = await advanceOneStep(tx, runId, staleToken, adopted, 'lapsed');
+        if (seq === undefined) throw new ClaimLostError(runId);
         await insertStep(tx, runId, seq, adopted);
-        if ((await this.reapStatement(tx, runId, staleToken, runEnd)) !== 1) throw new ClaimLostError(runId);
+        if ((await reapStatement(tx, runId, staleToken, runEnd)) !== 1) throw new ClaimLostError(runId);
       });
       return true;
     } catch (err) {
@@ -271,18 +249,6 @@ export class RunRepository {
       if (err instanceof ClaimLostError) return false;
       throw err;
     }
-  }
-
-  private reapStatement(db: Pick<Prisma.TransactionClient, '$executeRaw'>, runId: string, staleToken: string, runEnd: Prisma.InputJsonValue): Promise<number> {
-    return db.$executeRaw`
-      WITH c AS (
-        UPDATE "runs" SET "status" = 'failed', "error_code" = 'worker_lost',
-               "error_message" = 'the worker executing this run stopped; the run is not executed again',
-               "run_end" = ${JSON.stringify(runEnd)}::jsonb, "claim_token" = NULL, "lease_until" = NULL, "finished_at" = now(),
-               "event_seq" = "event_seq" + 1
-         WHERE "id" = ${runId} AND "status" = 'running' AND "claim_token" = ${staleToken} AND "lease_until" < now()
-        RETURNING "id", "event_seq")
-      ${statusEvent(Prisma.sql`'failed'`)}`;
   }
 
   /** A queued run is cancelled at once (true when this call did it). */
@@ -315,6 +281,41 @@ export class RunRepository {
 function statusEvent(status: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`INSERT INTO "run_events" ("run_id", "seq", "type", "data")
     SELECT "id", "event_seq", 'run.status', jsonb_build_object('run_id', "id", 'status', ${status}::text) FROM c`;
+}
+
+/** running → failed / worker_lost under the lost worker's token, its lease lapsed, with the run end; rows changed (0 or 1). */
+function reapStatement(db: Pick<Prisma.TransactionClient, '$executeRaw'>, runId: string, staleToken: string, runEnd: Prisma.InputJsonValue): Promise<number> {
+  return db.$executeRaw`
+    WITH c AS (
+      UPDATE "runs" SET "status" = 'failed', "error_code" = 'worker_lost',
+             "error_message" = 'the worker executing this run stopped; the run is not executed again',
+             "run_end" = ${JSON.stringify(runEnd)}::jsonb, "claim_token" = NULL, "lease_until" = NULL, "finished_at" = now(),
+             "event_seq" = "event_seq" + 1
+       WHERE "id" = ${runId} AND "status" = 'running' AND "claim_token" = ${staleToken} AND "lease_until" < now()
+      RETURNING "id", "event_seq")
+    ${statusEvent(Prisma.sql`'failed'`)}`;
+}
+
+/**
+ * Moves the run row's counters past one step (its cost, and for a billed step its receipt and the
+ * new chain head) and clears the pending step, only if the run is still running under `token`,
+ * its lease `held` (the worker's own write) or `lapsed` (a reaper adopting a lost worker's step),
+ * and its counters are where the step expects them. Returns the step's event number, or nothing.
+ */
+async function advanceOneStep(tx: Prisma.TransactionClient, runId: string, token: string, step: StepWrite, lease: 'held' | 'lapsed'): Promise<number | undefined> {
+  const r = step.receipt;
+  const leaseCondition = lease === 'held' ? Prisma.sql`"lease_until" > now()` : Prisma.sql`"lease_until" < now()`;
+  const updated = await tx.$queryRaw<Array<{ event_seq: number }>>`
+    UPDATE "runs" SET "spent_micros" = "spent_micros" + ${step.costMicros},
+           "step_count" = "step_count" + 1,
+           "model_calls" = "model_calls" + ${step.isModelCall ? 1 : 0},
+           "receipt_count" = "receipt_count" + ${r ? 1 : 0},
+           "receipt_head" = COALESCE(${r ? r.newHead : null}::text, "receipt_head"),
+           "event_seq" = "event_seq" + 1, "pending_step" = NULL
+     WHERE "id" = ${runId} AND "claim_token" = ${token} AND "status" = 'running' AND ${leaseCondition}
+       AND "step_count" = ${step.sequence} AND "receipt_count" = ${step.receiptsBefore}
+    RETURNING "event_seq"`;
+  return updated.length === 1 ? updated[0]?.event_seq : undefined;
 }
 
 /** A step's row, its run.step event (numbered `seq`) and, for a billed step, its receipt. */
