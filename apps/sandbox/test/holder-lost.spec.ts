@@ -21,6 +21,11 @@ beforeAll(async () => {
   b = await startSandbox({}, { join: a });
   client = await NatsRpcClient.connect({ servers: NATS_URL, prefix: a.prefix });
   nc = await connect({ servers: NATS_URL });
+  // The second start returns once any replica answers health: wait until both are in the queue group.
+  for (let i = 0; (await replicasListening()) < 2; i++) {
+    if (i > 120) throw new Error('the two replicas never both answered');
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }, 180_000);
 afterAll(async () => {
   for (const s of [a, b]) s?.proc.child.kill('SIGCONT');
@@ -29,6 +34,15 @@ afterAll(async () => {
   await b?.stop();
   await a?.stop();
 });
+
+/** Replicas of this prefix registered with the NATS services protocol ($SRV.STATS answers one per replica). */
+async function replicasListening(): Promise<number> {
+  let n = 0;
+  for await (const m of await nc.requestMany('$SRV.STATS.sandbox', '', { maxWait: 1_000 })) {
+    if (m.json<{ metadata?: Record<string, string> }>().metadata?.prefix === a.prefix) n += 1;
+  }
+  return n;
+}
 
 interface Watched {
   /** The replica that heartbeated (the one serving the request), if any did. */
@@ -78,11 +92,11 @@ describe("a forwarded call whose session's holder dies", () => {
     try {
       // Within ~3 s of the freeze: the holder's placement heartbeat (TTL 10 s) must still be alive,
       // or the other replica would take the session over instead of forwarding. Each request goes
-      // to either replica: all 8 to the holder has odds of 1 in 256.
-      for (let i = 0; i < 8 && !forwarded; i++) {
+      // to either replica: all 10 to the holder has odds of 1 in 1,024.
+      for (let i = 0; i < 10 && !forwarded; i++) {
         const w = watchedRequest(sandboxCatalog.run.subject, { ...ws, runtime: 'bash', code: 'cat seed.txt', timeout_s: 20 });
         sent.push(w);
-        await new Promise((r) => setTimeout(r, 350));
+        await new Promise((r) => setTimeout(r, 300));
         forwarded = sent.find((s) => s.heardFrom() !== undefined);
       }
       expect(forwarded, 'no run reached the replica that does not hold the session').toBeDefined();
