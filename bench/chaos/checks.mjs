@@ -299,8 +299,23 @@ export async function checkSessions(stack, requests, gw) {
     }
   }
   const onKilled = stack.sessionsOnKilledReplica ?? [];
+  // To trace a loss: the lost runs' requests against the disruptions, and what the sandbox
+  // replicas said about moving sessions (takeovers, records that moved under a call, failed saves).
+  const lostRequests = requests.filter((r) => r.kind === 'chat_run_code' && lost.includes(`${stack.accounts[r.driver]?.session}:${r.n}`));
+  const sandboxSaid =
+    missing === 0
+      ? []
+      : stack.replicas.sandbox.flatMap((r) =>
+          r
+            .output()
+            .split('\n')
+            .filter((l) => /taken over|moved|save failed|restore/i.test(l))
+            .map((l) => `${r.name} ${l.slice(0, 300)}`),
+        );
   return {
     ok: missing === 0 && expected > 0,
+    lost_requests: lostRequests.map((r) => ({ ...describe(r, stack.events ?? []), start: r.start, end: r.end })),
+    sandbox_said: sandboxSaid.slice(-40),
     sessions: stack.accounts.length,
     sessions_whose_replica_was_killed: onKilled.length,
     files_of_completed_runs: expected,
