@@ -169,6 +169,10 @@ export class WorkspaceService implements OnApplicationShutdown {
       e.idle = undefined;
       e.gone = false;
       if (e.mounted) {
+        // The runtime's prepared containers on the old volume go first: one left bound to it would
+        // run the next call on the replaced files, and its changes would never be saved (chaos
+        // runs 2 and 3: a replica taking back its own session after NATS restarted lost a run).
+        await this.beforeUnmount(mountPoint).catch(() => undefined);
         await unmountVolume(mountPoint);
         e.mounted = false;
       }
