@@ -107,10 +107,10 @@ export async function checkHolds(stack, driveEndedAt) {
   const spendOpenPastExpiry = spend.rows.find((r) => r.status === 'held')?.past_expiry ?? 0;
   // A run that ended holds no money (billing releases its open reservations when it signs the run end).
   const { rows: finalRuns } = await stack.agentDb.query('SELECT id FROM runs WHERE account_id = ANY($1) AND status::text = ANY($2)', [accounts, TERMINAL_RUN_STATUSES]);
-  const { rows: openOfFinal } = await stack.billingDb.query(`SELECT count(*)::int AS n FROM spend_holds WHERE account_id = ANY($1::uuid[]) AND status = 'held' AND run_id = ANY($2)`, [
-    accounts,
-    finalRuns.map((r) => r.id),
-  ]);
+  const { rows: openOfFinal } = await stack.billingDb.query(
+    `SELECT count(*)::int AS n FROM spend_holds WHERE account_id = ANY($1::uuid[]) AND status = 'held' AND run_id = ANY($2)`,
+    [accounts, finalRuns.map((r) => r.id)],
+  );
   const spendOpenOfFinalRuns = openOfFinal[0].n;
   return {
     ok: (byStatus.held ?? 0) === 0 && spendOpenPastExpiry === 0 && spendOpenOfFinalRuns === 0,

@@ -172,8 +172,7 @@ describe('workers (built agent-run processes)', { timeout: 180_000 }, () => {
     } finally {
       process.kill(billingPid, 'SIGCONT');
     }
-    const spend = () =>
-      stack.billingDb.query<{ status: string; settled_micros: string | null }>('SELECT status, settled_micros FROM spend_holds WHERE run_id = $1', [created.id]);
+    const spend = () => stack.billingDb.query<{ status: string; settled_micros: string | null }>('SELECT status, settled_micros FROM spend_holds WHERE run_id = $1', [created.id]);
     await expect.poll(async () => (await spend()).map((h) => h.status), { timeout: 20_000 }).toEqual(['settled']);
 
     const b = await stack.startWorker(env);

@@ -487,7 +487,15 @@ function billedStep(runId: string, step: PendingStep['step'], receiptsBefore: nu
 
 /** A step as written (its row and its run.step event), without a receipt. */
 function unbilledStep(runId: string, step: PendingStep['step'], receiptsBefore: number, cost: number): StepWrite {
-  const row = { runId, sequence: step.sequence, kind: step.kind, status: step.status, costMicros: cost, detail: { ...step.detail, cost_micros: cost }, createdAt: new Date(step.createdAt) };
+  const row = {
+    runId,
+    sequence: step.sequence,
+    kind: step.kind,
+    status: step.status,
+    costMicros: cost,
+    detail: { ...step.detail, cost_micros: cost },
+    createdAt: new Date(step.createdAt),
+  };
   return { ...row, isModelCall: step.isModelCall, receiptsBefore, event: stepView(row) as unknown as object };
 }
 

@@ -126,10 +126,10 @@ export class SpendRepository {
 
   /** A run's spend holds still unresolved (an operation its worker never settled or released). */
   async heldForRun(accountId: string, runId: string): Promise<string[]> {
-    const { rows } = await this.db.pool.query<{ id: string }>(
-      `SELECT "id" FROM "spend_holds" WHERE "account_id" = $1::uuid AND "run_id" = $2 AND "status" = 'held'`,
-      [accountId, runId],
-    );
+    const { rows } = await this.db.pool.query<{ id: string }>(`SELECT "id" FROM "spend_holds" WHERE "account_id" = $1::uuid AND "run_id" = $2 AND "status" = 'held'`, [
+      accountId,
+      runId,
+    ]);
     return rows.map((r) => r.id);
   }
 
