@@ -1,12 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
+import { billingCatalog } from '@drael/contracts';
+import { wireSubject } from '@drael/nats-rpc';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPrisma, type PrismaService } from '../src/db/prisma.service.js';
 import { ClaimLostError, RunRepository } from '../src/runs/run.repository.js';
 import { QUEUE_NAME, redisConnection } from '../src/queue/run.queue.js';
 import { ReceiptSigner } from '@drael/receipts';
 import { verifyReceipts } from '../src/receipts/receipt-verifier.js';
-import { unreadFromNats } from '@drael/test-support';
 import { account, startStack, type Stack } from './harness.js';
 
 let stack: Stack;
@@ -162,12 +163,19 @@ describe('workers (built agent-run processes)', { timeout: 180_000 }, () => {
     const agent = await stack.createAgent(acct);
     const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
     await stack.upstream.waitForRequests(start + 1, 30_000); // reserved in billing; the model call in flight
-    // Billing frozen: the step's settle waits unread in its socket. The worker dies there, and
-    // billing, resumed, charges the step and signs its receipt for a worker that is gone.
+    // Billing frozen: the step's settle waits unread in its socket. The worker dies once it has
+    // sent it (the test hears a copy on the subject), and billing, resumed, charges the step and
+    // signs its receipt for a worker that is gone.
+    const settles = stack.rpc.connection.subscribe(wireSubject(billingCatalog.settleSpend.subject, stack.prefix), { max: 1 });
+    await stack.rpc.connection.flush();
     const billingPid = stack.billing.child.pid!;
     process.kill(billingPid, 'SIGSTOP');
     try {
-      await expect.poll(() => unreadFromNats(billingPid), { timeout: 20_000, interval: 20 }).toBeGreaterThan(0);
+      const sent = (async () => {
+        for await (const _ of settles) return true;
+        return false;
+      })();
+      expect(await Promise.race([sent, new Promise<false>((r) => setTimeout(r, 30_000, false))])).toBe(true);
       await a.stop('SIGKILL');
     } finally {
       process.kill(billingPid, 'SIGCONT');
