@@ -53,10 +53,25 @@ export function checkWaits(requests, events) {
     const waited = (r) => (r.end || Date.now()) - Math.max(r.start, e.at);
     const worst = touched.reduce((a, r) => (a && waited(a) >= waited(r) ? a : r), undefined);
     const longest = worst ? waited(worst) : 0;
-    return { event: e.what, requests_caught: touched.length, longest_wait_ms: longest, longest_was: worst && `${worst.kind} ${worst.outcome} ${worst.code ?? ''}`.trim() };
+    return {
+      event: e.what,
+      requests_caught: touched.length,
+      longest_wait_ms: longest,
+      longest_was: worst && `${worst.kind} ${worst.outcome} ${worst.code ?? ''}`.trim(),
+      // What its tools did (ok, or the error the model was told): where the time went.
+      longest_tools: worst?.tools.map(toolOutcome),
+      longest_started_ms_after: worst && worst.start - e.at,
+    };
   });
   const longest = Math.max(0, ...per.map((p) => p.longest_wait_ms));
   return { ok: longest <= WAIT_BOUND_MS, longest_wait_after_a_disruption_ms: longest, per_disruption: per };
+}
+
+/** A tool frame as `tool:ok` or `tool:<error code>`. */
+function toolOutcome(t) {
+  if (t.ok) return `${t.tool}:ok`;
+  const code = /"(?:code|error)"\s*:\s*"([^"]+)"/.exec(typeof t.result === 'string' ? t.result : JSON.stringify(t.result ?? ''))?.[1];
+  return `${t.tool}:${code ?? 'error'}`;
 }
 
 /**
@@ -90,8 +105,16 @@ export async function checkHolds(stack, driveEndedAt) {
   );
   const spendByStatus = Object.fromEntries(spend.rows.map((r) => [r.status, r.n]));
   const spendOpenPastExpiry = spend.rows.find((r) => r.status === 'held')?.past_expiry ?? 0;
+  // A run that ended holds no money (billing releases its open reservations when it signs the run end).
+  const { rows: finalRuns } = await stack.agentDb.query('SELECT id FROM runs WHERE account_id = ANY($1) AND status::text = ANY($2)', [accounts, TERMINAL_RUN_STATUSES]);
+  const { rows: openOfFinal } = await stack.billingDb.query(
+    `SELECT count(*)::int AS n FROM spend_holds WHERE account_id = ANY($1::uuid[]) AND status = 'held' AND run_id = ANY($2)`,
+    [accounts, finalRuns.map((r) => r.id)],
+  );
+  const spendOpenOfFinalRuns = openOfFinal[0].n;
   return {
-    ok: (byStatus.held ?? 0) === 0 && spendOpenPastExpiry === 0,
+    ok: (byStatus.held ?? 0) === 0 && spendOpenPastExpiry === 0 && spendOpenOfFinalRuns === 0,
+    spend_holds_open_of_final_runs: spendOpenOfFinalRuns,
     tool_holds: byStatus,
     tool_holds_open: byStatus.held ?? 0,
     spend_holds: spendByStatus,
@@ -276,8 +299,23 @@ export async function checkSessions(stack, requests, gw) {
     }
   }
   const onKilled = stack.sessionsOnKilledReplica ?? [];
+  // To trace a loss: the lost runs' requests against the disruptions, and what the sandbox
+  // replicas said about moving sessions (takeovers, records that moved under a call, failed saves).
+  const lostRequests = requests.filter((r) => r.kind === 'chat_run_code' && lost.includes(`${stack.accounts[r.driver]?.session}:${r.n}`));
+  const sandboxSaid =
+    missing === 0
+      ? []
+      : stack.replicas.sandbox.flatMap((r) =>
+          r
+            .output()
+            .split('\n')
+            .filter((l) => /taken over|moved|save failed|restore/i.test(l))
+            .map((l) => `${r.name} ${l.slice(0, 300)}`),
+        );
   return {
     ok: missing === 0 && expected > 0,
+    lost_requests: lostRequests.map((r) => ({ ...describe(r, stack.events ?? []), start: r.start, end: r.end })),
+    sandbox_said: sandboxSaid.slice(-40),
     sessions: stack.accounts.length,
     sessions_whose_replica_was_killed: onKilled.length,
     files_of_completed_runs: expected,

@@ -45,6 +45,7 @@ async function main() {
   log('driving', { seconds: SECONDS, clients: CLIENTS, load: loadAtDrive });
   const drivers = startDrivers({ accounts: stack.accounts, gateways: stack.gateways, pages: stack.pages });
   const events = await disrupt(stack, SECONDS, log);
+  stack.events = events;
   await new Promise((r) => setTimeout(r, Math.max(0, t0 + SECONDS * 1000 - Date.now())));
   const requests = await drivers.stop();
   const driveEndedAt = Date.now();

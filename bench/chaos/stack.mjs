@@ -111,6 +111,8 @@ export async function startStack({ log, cleanups, drivers }) {
       SANDBOX_SESSION_QUOTA_MB: '16',
       // A short heartbeat TTL, so a survivor takes a killed holder's sessions over within seconds.
       SANDBOX_REPLICA_TTL_S: '3',
+      // Takeovers are logged at info: the sessions check quotes them when a file is missing.
+      LOG_LEVEL: 'info',
     };
     return { instance, stateDir, ...(await startServiceProcess('sandbox', sandboxEnv, { readyTimeoutMs: 90_000 })) };
   });

@@ -1,5 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
+import { billingCatalog } from '@drael/contracts';
+import { wireSubject } from '@drael/nats-rpc';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPrisma, type PrismaService } from '../src/db/prisma.service.js';
 import { ClaimLostError, RunRepository } from '../src/runs/run.repository.js';
@@ -146,6 +148,52 @@ describe('workers (built agent-run processes)', { timeout: 180_000 }, () => {
     expect(stack.upstream.requests.length - start).toBe(2);
     const verified = await stack.call('verifyRun', { account_id: acct, run_id: created.id });
     expect(verified).toMatchObject({ valid: true, receipt_count: 1 });
+    // The reservation of the model call cut off by the kill returned when the run ended, not after its 900 s ttl.
+    const holds = await stack.billingDb.query<{ status: string }>('SELECT status FROM spend_holds WHERE run_id = $1 ORDER BY created_at', [created.id]);
+    expect(holds.map((h) => h.status)).toEqual(['settled', 'released']);
+    await b.stop('SIGKILL');
+  });
+
+  it("a worker killed between billing's settle and its own write: the reaper writes the receipt billing issued, and no money stays held", async () => {
+    const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:adopt`, AGENT_RUN_LEASE_MS: '1500' };
+    const a = await stack.startWorker(env);
+    const acct = await stack.account();
+    stack.upstream.setTurns([text('answered while billing is frozen', { headersDelayMs: 1_500 })]);
+    const start = stack.upstream.requests.length;
+    const agent = await stack.createAgent(acct);
+    const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
+    await stack.upstream.waitForRequests(start + 1, 30_000); // reserved in billing; the model call in flight
+    // Billing frozen: the step's settle waits unread in its socket. The worker dies once it has
+    // sent it (the test hears a copy on the subject), and billing, resumed, charges the step and
+    // signs its receipt for a worker that is gone.
+    const settles = stack.rpc.connection.subscribe(wireSubject(billingCatalog.settleSpend.subject, stack.prefix), { max: 1 });
+    await stack.rpc.connection.flush();
+    const billingPid = stack.billing.child.pid!;
+    process.kill(billingPid, 'SIGSTOP');
+    try {
+      const sent = (async () => {
+        for await (const _ of settles) return true;
+        return false;
+      })();
+      expect(await Promise.race([sent, new Promise<false>((r) => setTimeout(r, 30_000, false))])).toBe(true);
+      await a.stop('SIGKILL');
+    } finally {
+      process.kill(billingPid, 'SIGCONT');
+    }
+    const spend = () => stack.billingDb.query<{ status: string; settled_micros: string | null }>('SELECT status, settled_micros FROM spend_holds WHERE run_id = $1', [created.id]);
+    await expect.poll(async () => (await spend()).map((h) => h.status), { timeout: 20_000 }).toEqual(['settled']);
+
+    const b = await stack.startWorker(env);
+    const run = await stack.waitForRun(acct, created.id, 60_000);
+    expect(run).toMatchObject({ status: 'failed', error: { code: 'worker_lost' }, receipt_count: 1, step_count: 1 });
+    expect(stack.upstream.requests.length - start).toBe(1);
+    expect(await stack.call('verifyRun', { account_id: acct, run_id: created.id })).toMatchObject({ valid: true, receipt_count: 1 });
+    // What the receipts say the run cost is what billing charged for it, and nothing is left held.
+    const receipts = await stack.db.query<{ cost: string }>(`SELECT payload->>'cost_micros' AS cost FROM receipts WHERE run_id = $1`, [created.id]);
+    const charged = (await spend()).reduce((sum, h) => sum + Number(h.settled_micros ?? 0), 0);
+    expect(receipts.reduce((sum, r) => sum + Number(r.cost), 0)).toBe(charged);
+    expect(charged).toBeGreaterThan(0);
+    expect((await spend()).filter((h) => h.status === 'held')).toEqual([]);
     await b.stop('SIGKILL');
   });
 

@@ -182,6 +182,29 @@ describe('agent spend: reservations against the balance (real PostgreSQL, concur
   });
 });
 
+describe('agent spend: a run that ends holds no money', () => {
+  it("signing a run's end releases its reservations still held (a worker killed mid-operation), and only that run's", async () => {
+    const acct = await funded(10_000);
+    const done = await reserve(acct, 100, 'run_end_r');
+    const r0 = await settle(acct, done.hold_id, 40, 'run_end_r', 0, null);
+    // The operation in flight when its worker died: reserved, never settled or released.
+    const open = await reserve(acct, 300, 'run_end_r', 'sandbox.execute');
+    const otherRun = await reserve(acct, 200, 'run_end_other');
+    expect(await wallet(acct)).toMatchObject({ balance_micros: 10_000 - 40, held_micros: 500 });
+
+    await b.rpc(billingCatalog.signRunEnd, { account_id: acct, run_id: 'run_end_r', receipt_count: 1, receipt_head: chainHead([r0.receipt.hash]) });
+    // The run's open reservation returned at once (not after its ttl); the charge stays; the other run keeps its own.
+    expect(await wallet(acct)).toMatchObject({ balance_micros: 10_000 - 40, held_micros: 200 });
+    await expect(b.rpc(billingCatalog.releaseSpend, { account_id: acct, hold_id: open.hold_id })).resolves.toMatchObject({ status: 'released' });
+    await expect(settle(acct, done.hold_id, 40, 'run_end_r', 0, null)).resolves.toMatchObject({ hold: { status: 'settled' } });
+    await expect(b.rpc(billingCatalog.releaseSpend, { account_id: acct, hold_id: otherRun.hold_id })).resolves.toMatchObject({ status: 'released' });
+    // Signed again (a retry): nothing changes.
+    await b.rpc(billingCatalog.signRunEnd, { account_id: acct, run_id: 'run_end_r', receipt_count: 1, receipt_head: chainHead([r0.receipt.hash]) });
+    expect(await wallet(acct)).toMatchObject({ balance_micros: 10_000 - 40, held_micros: 0 });
+    expect(await unbalancedWallets([acct])).toEqual([]);
+  });
+});
+
 describe('agent spend: the monthly budget and the step rate', () => {
   it('20 concurrent reservations of 10 µ$ under a monthly budget of 50 µ$: exactly 5 succeed; a new month starts afresh', async () => {
     const acct = await funded(1_000_000, { monthly_budget_micros: 50 });

@@ -16,6 +16,7 @@ import { DockerContainerRuntime } from './runtime/docker-container.runtime.js';
 import { SandboxLifecycle } from './sandbox-lifecycle.service.js';
 import { WorkspaceService } from './workspace/workspace.service.js';
 import { WorkspaceStore } from './workspace/workspace-store.js';
+import { CutUploadSweeper } from './workspace/cut-upload.sweeper.js';
 import { openSandboxStores, SANDBOX_STORES } from './placement/sandbox-stores.js';
 import { SessionPlacement } from './placement/session-placement.service.js';
 import { SessionRouter } from './placement/session-router.js';
@@ -34,6 +35,7 @@ export class SandboxModule {
         { provide: SANDBOX_STORES, useFactory: () => openSandboxStores(config) },
         SessionPlacement,
         WorkspaceStore,
+        CutUploadSweeper,
         SessionRouter,
         EgressGuard,
         RunCodeService,

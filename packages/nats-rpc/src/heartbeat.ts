@@ -12,7 +12,9 @@ import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transpo
  * NATS whether that replica is still connected (`$SRV.PING.<service>.<id>`): "no responders" means
  * its connection is gone (killed, crashed) and the caller fails at once; an answer or a silence
  * means it is alive but slow (a blocked event loop on a loaded machine), and the caller keeps
- * waiting, up to SILENCE_LIMIT_FACTOR liveness windows of silence in all.
+ * waiting, up to SILENCE_LIMIT_FACTOR liveness windows of silence in all. A request that no replica
+ * ever heartbeated for names nobody to ask: a live replica beats within a turn of its event loop,
+ * so it fails after one window (rpc-client.ts, `unclaimed`).
  *
  * Opt-in, so a caller that does not ask (a plain request from another language, Nest's
  * ClientProxy) only ever receives the one reply it expects. All heartbeat header handling is in

@@ -180,8 +180,9 @@ export class NatsRpcClient {
   /**
    * One request on an inbox of its own, asking the serving replica for heartbeats: the reply
    * resolves it; `timeoutMs` bounds it whatever the heartbeats say. After `livenessMs` with no
-   * heartbeat at all, no replica took it (it went to one that was dying): `replica_lost` at once.
-   * After `livenessMs` without a further heartbeat the caller asks NATS whether the replica that sent the last one is still connected:
+   * heartbeat at all, no replica took it (it went to one that was dying): `replica_lost`
+   * (`unclaimed`) at once. After `livenessMs` without a further heartbeat the caller asks NATS
+   * whether the replica that sent the last one is still connected:
    * "no responders" (it died) rejects with `replica_lost` at once; otherwise (alive but slow) it
    * keeps waiting, up to SILENCE_LIMIT_FACTOR windows of silence. NATS's "no responders" status
    * on the request itself answers at once, as for a plain request.
@@ -213,14 +214,15 @@ export class NatsRpcClient {
         // most likely went down with the server it was sent to. Nobody can have acted on it.
         if (replica === undefined && this.reconnects !== reconnectsAtSend) return finish(() => reject(replicaLost(entry, silentMs, 'lost_in_reconnect')));
         if (!taken) {
-          // No replica ever said it took it: a live one beats within one turn of its event loop
-          // (heartbeat.ts), so a whole liveness window of silence means the message went to a
-          // replica that was dying (NATS delivered it to a connection about to close; the chaos
-          // run saw a fetch wait 20 s for the silence limit). Beats already on the socket are
-          // read first (a caller whose own loop was blocked has its timers run before its I/O).
+          // Unclaimed: no replica ever said it took it. A live one beats within one turn of its
+          // event loop (heartbeat.ts), even when slow, so a whole liveness window of silence means
+          // the message went to a replica that was dying, still unread in its socket, with no name
+          // to ask NATS about (the chaos runs saw a fetch wait 20 s and a chat 21 s for the silence
+          // limit). Beats already on the socket are read first (a caller whose own loop was blocked
+          // has its timers run before its I/O).
           await new Promise((r) => setImmediate(r));
           if (done) return;
-          if (!taken) return finish(() => reject(replicaLost(entry, Date.now() - lastHeard, 'never_taken')));
+          if (!taken) return finish(() => reject(replicaLost(entry, Date.now() - lastHeard, 'unclaimed')));
         }
         if (replica !== undefined && (await this.replicaGone(replica))) return finish(() => reject(replicaLost(entry, Date.now() - lastHeard, 'left_nats')));
         if (!done) liveness = setTimeout(() => void check(), this.heartbeatIntervalMs);
@@ -320,12 +322,12 @@ function payloadTooLarge(bytes: number, limit: number | undefined): RpcError {
 }
 
 /** The serving replica went silent mid-request: typed, retryable, and told apart from a slow reply. */
-function replicaLost(entry: RpcEntry, silentMs: number, detectedBy: 'left_nats' | 'silence_limit' | 'lost_in_reconnect' | 'never_taken'): RpcError {
+function replicaLost(entry: RpcEntry, silentMs: number, detectedBy: 'left_nats' | 'silence_limit' | 'lost_in_reconnect' | 'unclaimed'): RpcError {
   const why = {
     left_nats: 'its connection to NATS is gone',
     silence_limit: 'it stays silent',
     lost_in_reconnect: 'no replica took it before NATS was lost',
-    never_taken: 'no replica ever said it took it',
+    unclaimed: 'no replica said it took it',
   }[detectedBy];
   return new RpcError(
     'unavailable',

@@ -108,6 +108,25 @@ describe('a replica that dies mid-request', { timeout: 120_000 }, () => {
     }
   });
 
+  it('fails typed and retryable after one liveness window when the replica it reached died with it unread (no heartbeat names anyone to ask about), not after the silence limit', async () => {
+    const prefix = testPrefix('unclaimed');
+    const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix, heartbeatIntervalMs: 200, livenessMs: 1_000 });
+    try {
+      const [replica] = await bootReplicas(prefix, client, 1);
+      // Frozen, it keeps its subscription: the request is delivered to it and waits unread.
+      replica!.child.kill('SIGSTOP');
+      const outcome = client.request(echo(false), { text: 'unread', delay_ms: 10 }).catch((e: unknown) => e);
+      await new Promise((r) => setTimeout(r, 300));
+      replica!.child.kill('SIGKILL');
+      const err = await outcome;
+      expect(err).toBeInstanceOf(RpcError);
+      // Told by the unclaimed rule (one window), not by the silence limit (five windows).
+      expect((err as RpcError).details).toMatchObject({ reason: 'replica_lost', detected_by: 'unclaimed' });
+    } finally {
+      await client.close();
+    }
+  });
+
   it('keeps waiting for a live replica that is only slow (its heartbeats say it is alive)', async () => {
     const prefix = testPrefix('slow');
     // A short liveness window, so "slow" is several windows long without making the test slow.
@@ -218,23 +237,6 @@ describe('a request given to a replica that dies before it says anything', { tim
     await nc.flush();
     return { nc, swallowed: () => swallowed, subject };
   };
-
-  it('fails a run-like request typed and retryable after one liveness window (never_taken), not after the silence limit', async () => {
-    const prefix = testPrefix('untaken');
-    const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix, heartbeatIntervalMs: 100, livenessMs: 500 });
-    const dying = await swallowFirst(prefix);
-    try {
-      const err = await client.request(echo(false), { text: 'swallowed' }).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(RpcError);
-      expect((err as RpcError).code).toBe('unavailable');
-      expect((err as RpcError).retryable).toBe(true);
-      expect((err as RpcError).details).toMatchObject({ reason: 'replica_lost', detected_by: 'never_taken' });
-      expect(dying.swallowed()).toBe(1);
-    } finally {
-      await dying.nc.close();
-      await client.close();
-    }
-  });
 
   it('sends an idempotent request once more, and a live replica answers it', async () => {
     const prefix = testPrefix('untaken-retry');

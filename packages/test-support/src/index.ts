@@ -8,3 +8,4 @@ export * from './otlp-receiver.js';
 export * from './module-recorder-path.js';
 export * from './openapi-check.js';
 export * from './own-servers.js';
+export * from './nats-socket.js';

@@ -8,9 +8,9 @@ import { AGENT_RUN_CONFIG, type AgentRunConfig } from '../config/config.schema.j
 import { FieldCipher } from '../crypto/field-cipher.js';
 import { AgentRepository } from '../agents/agent.repository.js';
 import { InferenceClient } from '../inference/inference.client.js';
-import { SpendClient } from '../spend/spend.client.js';
+import { SpendClient, type ReceiptFields } from '../spend/spend.client.js';
 import { extendHead, fingerprint, ZERO_HEAD } from '@drael/receipts';
-import { ClaimLostError, RunRepository, type Claim, type RunRow } from '../runs/run.repository.js';
+import { ClaimLostError, RunRepository, type Claim, type LostRun, type PendingStep, type RunRow, type StepWrite } from '../runs/run.repository.js';
 import { toolError, type AgentToolDefinition } from '../tools/agent-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { stepView } from '../runs/run-view.js';
@@ -350,9 +350,10 @@ export class RunExecutor {
   }
 
   /**
-   * One step. A billed step (one with a spend hold) is settled in billing first, which charges the
-   * account and issues the step's signed receipt at the run's next sequence, linked to the previous
-   * hash; the step, its receipt and the new head are then written together under the claim.
+   * One step. A billed step (one with a spend hold) is recorded as the run's pending step, then
+   * settled in billing, which charges the account and issues the step's signed receipt at the run's
+   * next sequence, linked to the previous hash; the step, its receipt and the new head are then
+   * written together under the claim (clearing the pending step).
    */
   private async record(
     claim: Claim,
@@ -369,47 +370,41 @@ export class RunExecutor {
       output?: string;
     },
   ): Promise<void> {
-    let receipt;
-    let newHead = state.head;
+    const step: PendingStep['step'] = {
+      sequence: state.stepSeq,
+      kind: s.kind,
+      status: s.status,
+      isModelCall: s.isModelCall,
+      detail: s.detail,
+      createdAt: new Date().toISOString(),
+    };
+    let write: StepWrite;
     let signed: Receipt | undefined;
-    let cost = s.cost;
     if (s.hold) {
       const salt = state.row.salt;
-      signed = await this.spend.settle(state.row.accountId, s.hold, s.cost, {
+      const receipt: ReceiptFields = {
         usage: s.usage ?? {},
         input_fingerprint: fingerprint(salt, s.input ?? ''),
         output_fingerprint: fingerprint(salt, s.output ?? ''),
         run: { id: state.row.id, sequence: state.receiptSeq, previous_receipt_hash: state.previousHash },
-      });
-      // What billing charged is what the run spent.
-      cost = signed.payload.cost_micros;
-      newHead = extendHead(state.head, signed.hash);
-      receipt = { sequence: state.receiptSeq, hash: signed.hash, payload: signed.payload as unknown as object, keyId: signed.key_id, signature: signed.signature, newHead };
+      };
+      // Recorded before billing charges it: if this worker dies before its own write, the reaper
+      // settles it again (billing answers the same receipt) and writes it (endLostRun).
+      await this.runs.recordPending(claim, state.receiptSeq, { settle: { holdId: s.hold.hold_id, kind: s.hold.kind, amountMicros: s.cost, receipt }, step });
+      signed = await this.spend.settle(state.row.accountId, s.hold, s.cost, receipt);
+      write = billedStep(state.row.id, step, state.receiptSeq, state.head, signed);
+    } else {
+      write = unbilledStep(state.row.id, step, state.receiptSeq, s.cost);
     }
-    const step = {
-      runId: state.row.id,
-      sequence: state.stepSeq,
-      kind: s.kind,
-      status: s.status,
-      costMicros: cost,
-      detail: { ...s.detail, cost_micros: cost },
-      createdAt: new Date(),
-    };
-    await this.runs.recordStep(claim, {
-      ...step,
-      isModelCall: s.isModelCall,
-      receiptsBefore: state.receiptSeq,
-      event: stepView(step) as unknown as object,
-      receipt,
-    });
+    await this.runs.recordStep(claim, write);
     state.stepSeq++;
-    state.spent += cost;
+    state.spent += write.costMicros;
     recordStep(s.kind, state.lastStepAt);
     state.lastStepAt = performance.now();
     if (signed) {
       state.receiptSeq++;
       state.previousHash = signed.hash;
-      state.head = newHead;
+      state.head = write.receipt!.newHead;
     }
   }
 
@@ -427,25 +422,81 @@ export class RunExecutor {
 
   /**
    * A run this caller could not claim: if it is still `running` but its lease lapsed, its worker is
-   * gone. It is not executed again: it ends as failed, its run end signed over the receipts it has.
+   * gone. It is not executed again: it ends as failed (endLostRun).
    */
   async reapIfLost(runId: string): Promise<boolean> {
     const row = await this.runs.findById(runId);
     if (!row || row.status !== 'running' || !row.claimToken || !row.leaseUntil || row.leaseUntil.getTime() > Date.now()) return false;
-    return this.runs.reap(runId, row.claimToken, await this.spend.signRunEnd(row.accountId, runId, row.receiptCount, row.receiptHead));
+    return this.endLostRun(row);
   }
 
   /** Sweeps every run whose worker vanished (called on an interval by each worker process). */
   async reapExpired(): Promise<number> {
     let reaped = 0;
     for (const r of await this.runs.expired()) {
-      if (r.claimToken && (await this.runs.reap(r.id, r.claimToken, await this.spend.signRunEnd(r.accountId, r.id, r.receiptCount, r.receiptHead)))) {
-        reaped++;
-        recordLeaseLoss('reaped');
+      try {
+        if (await this.endLostRun(r)) {
+          reaped++;
+          recordLeaseLoss('reaped');
+        }
+      } catch (err) {
+        // Billing unreachable for now: the next sweep tries this run again; the others go on.
+        this.log.warn({ err, run_id: r.id }, 'could not end a run whose worker was lost');
       }
     }
     return reaped;
   }
+
+  /**
+   * Ends a run whose worker is gone: failed / worker_lost, never executed again. A step its worker
+   * had sent to billing but not written (runs.pending_step) is settled again: billing answers the
+   * receipt it issued (or issues it now: the operation ran), and the step and receipt are written
+   * with the run's end, so the account is never charged for a step the run holds no receipt of.
+   * The run end is signed over the receipts the run then has, and billing releases the run's
+   * reservations still held (an operation cut off mid-way, never charged).
+   */
+  private async endLostRun(r: LostRun): Promise<boolean> {
+    if (!r.claimToken) return false;
+    const pending = r.pendingStep as unknown as PendingStep | null;
+    let adopted: StepWrite | undefined;
+    if (pending) {
+      try {
+        const signed = await this.spend.settle(r.accountId, { hold_id: pending.settle.holdId, kind: pending.settle.kind }, pending.settle.amountMicros, pending.settle.receipt);
+        adopted = billedStep(r.id, pending.step, r.receiptCount, r.receiptHead, signed);
+      } catch (err) {
+        // Refused for good (its hold was released or expired first): nothing was charged, the run ends without the step.
+        if (!isRpcError(err) || err.retryable) throw err;
+        this.log.warn({ err, run_id: r.id }, "a lost worker's pending step was not settled; the run ends without it");
+      }
+    }
+    const count = r.receiptCount + (adopted ? 1 : 0);
+    const head = adopted?.receipt?.newHead ?? r.receiptHead;
+    return this.runs.reap(r.id, r.claimToken, await this.spend.signRunEnd(r.accountId, r.id, count, head), adopted);
+  }
+}
+
+/** A billed step as written: its cost is what billing charged, its receipt the one billing signed, extending the run's chain. */
+function billedStep(runId: string, step: PendingStep['step'], receiptsBefore: number, head: string, signed: Receipt): StepWrite {
+  const write = unbilledStep(runId, step, receiptsBefore, signed.payload.cost_micros);
+  const newHead = extendHead(head, signed.hash);
+  return {
+    ...write,
+    receipt: { sequence: receiptsBefore, hash: signed.hash, payload: signed.payload as unknown as object, keyId: signed.key_id, signature: signed.signature, newHead },
+  };
+}
+
+/** A step as written (its row and its run.step event), without a receipt. */
+function unbilledStep(runId: string, step: PendingStep['step'], receiptsBefore: number, cost: number): StepWrite {
+  const row = {
+    runId,
+    sequence: step.sequence,
+    kind: step.kind,
+    status: step.status,
+    costMicros: cost,
+    detail: { ...step.detail, cost_micros: cost },
+    createdAt: new Date(step.createdAt),
+  };
+  return { ...row, isModelCall: step.isModelCall, receiptsBefore, event: stepView(row) as unknown as object };
 }
 
 // billing's refusals of an agent operation: the account's balance, monthly budget or step rate.

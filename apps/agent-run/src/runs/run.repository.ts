@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { CursorPage, RunStatus } from '@drael/contracts';
+import type { CursorPage, RunStatus, StepKind } from '@drael/contracts';
+import type { ReceiptFields } from '../spend/spend.client.js';
 import { PrismaService } from '../db/prisma.service.js';
 import { pageOf, pageQuery, type PageCursor } from '../db/list-page.js';
 import { Prisma, type Run as RunRow, type Step as StepRow, type Receipt as ReceiptRow, type RunEvent as RunEventRow } from '../generated/prisma/client.js';
@@ -35,6 +36,21 @@ export interface StepWrite {
   event: Prisma.InputJsonValue;
   receipt?: { sequence: number; hash: string; payload: Prisma.InputJsonValue; keyId: string; signature: string; newHead: string };
 }
+
+/**
+ * A billed step between its operation and its write (runs.pending_step): what the worker sends
+ * billing to settle, and the step it then writes. Recorded under the claim before the settle, so a
+ * reaper can settle it again (billing answers the receipt it issued the first time, or issues it
+ * now) and write the step and receipt the dead worker could not.
+ */
+export interface PendingStep {
+  /** billing.spend.settle.v1's request, less the account (the run's). */
+  settle: { holdId: string; kind: StepKind; amountMicros: number; receipt: ReceiptFields };
+  step: { sequence: number; kind: string; status: 'ok' | 'error'; isModelCall: boolean; detail: Record<string, unknown>; createdAt: string };
+}
+
+/** A run whose worker vanished, as the reaper needs it. */
+export type LostRun = Pick<RunRow, 'id' | 'accountId' | 'claimToken' | 'receiptCount' | 'receiptHead' | 'pendingStep'>;
 
 export interface RunCreate {
   id: string;
@@ -156,33 +172,25 @@ export class RunRepository {
     return row;
   }
 
+  /** Records a billed step about to be settled (see PendingStep); the counters must be where the worker expects them. */
+  async recordPending(claim: Claim, receiptsBefore: number, pending: PendingStep): Promise<void> {
+    const n = await this.db.client.$executeRaw`
+      UPDATE "runs" SET "pending_step" = ${JSON.stringify(pending)}::jsonb
+       WHERE "id" = ${claim.runId} AND "claim_token" = ${claim.token} AND "status" = 'running' AND "lease_until" > now()
+         AND "step_count" = ${pending.step.sequence} AND "receipt_count" = ${receiptsBefore}`;
+    if (n !== 1) throw new ClaimLostError(claim.runId);
+  }
+
   /**
    * One step, its cost and (for a billed step) its receipt and the new chain head, written together
    * or not at all. The run row's counters must be where the worker expects them: a step or receipt
    * sequence can never be written twice.
    */
   async recordStep(claim: Claim, step: StepWrite): Promise<void> {
-    const r = step.receipt;
     await this.db.client.$transaction(async (tx) => {
-      const updated = await tx.$queryRaw<Array<{ event_seq: number }>>`
-        UPDATE "runs" SET "spent_micros" = "spent_micros" + ${step.costMicros},
-               "step_count" = "step_count" + 1,
-               "model_calls" = "model_calls" + ${step.isModelCall ? 1 : 0},
-               "receipt_count" = "receipt_count" + ${r ? 1 : 0},
-               "receipt_head" = COALESCE(${r ? r.newHead : null}::text, "receipt_head"),
-               "event_seq" = "event_seq" + 1
-         WHERE "id" = ${claim.runId} AND "claim_token" = ${claim.token} AND "status" = 'running' AND "lease_until" > now()
-           AND "step_count" = ${step.sequence} AND "receipt_count" = ${step.receiptsBefore}
-        RETURNING "event_seq"`;
-      const seq = updated[0]?.event_seq;
-      if (updated.length !== 1 || seq === undefined) throw new ClaimLostError(claim.runId);
-      await tx.step.create({
-        data: { runId: claim.runId, sequence: step.sequence, kind: step.kind, status: step.status, costMicros: step.costMicros, detail: step.detail, createdAt: step.createdAt },
-      });
-      await tx.runEvent.create({ data: { runId: claim.runId, seq, type: 'run.step', data: step.event } });
-      if (r) {
-        await tx.receipt.create({ data: { runId: claim.runId, sequence: r.sequence, hash: r.hash, payload: r.payload, keyId: r.keyId, signature: r.signature } });
-      }
+      const seq = await advanceOneStep(tx, claim.runId, claim.token, step, 'held');
+      if (seq === undefined) throw new ClaimLostError(claim.runId);
+      await insertStep(tx, claim.runId, seq, step);
     });
   }
 
@@ -214,24 +222,33 @@ export class RunRepository {
   }
 
   /** Runs whose worker vanished: still `running`, lease lapsed. */
-  expired(limit = 50): Promise<Array<Pick<RunRow, 'id' | 'accountId' | 'claimToken' | 'receiptCount' | 'receiptHead'>>> {
+  expired(limit = 50): Promise<LostRun[]> {
     return this.db.client.$queryRaw`
-      SELECT "id", "account_id" AS "accountId", "claim_token" AS "claimToken", "receipt_count" AS "receiptCount", "receipt_head" AS "receiptHead"
+      SELECT "id", "account_id" AS "accountId", "claim_token" AS "claimToken", "receipt_count" AS "receiptCount", "receipt_head" AS "receiptHead",
+             "pending_step" AS "pendingStep"
         FROM "runs" WHERE "status" = 'running' AND "lease_until" < now() ORDER BY "lease_until" LIMIT ${limit}`;
   }
 
-  /** Ends a run whose worker was lost, unless its worker came back and renewed the lease meanwhile. */
-  async reap(runId: string, staleToken: string, runEnd: Prisma.InputJsonValue): Promise<boolean> {
-    const n = await this.db.client.$executeRaw`
-      WITH c AS (
-        UPDATE "runs" SET "status" = 'failed', "error_code" = 'worker_lost',
-               "error_message" = 'the worker executing this run stopped; the run is not executed again',
-               "run_end" = ${JSON.stringify(runEnd)}::jsonb, "claim_token" = NULL, "lease_until" = NULL, "finished_at" = now(),
-               "event_seq" = "event_seq" + 1
-         WHERE "id" = ${runId} AND "status" = 'running' AND "claim_token" = ${staleToken} AND "lease_until" < now()
-        RETURNING "id", "event_seq")
-      ${statusEvent(Prisma.sql`'failed'`)}`;
-    return n === 1;
+  /**
+   * Ends a run whose worker was lost, unless its worker came back and renewed the lease meanwhile.
+   * `adopted`: the step (and receipt) the worker had settled in billing but not written (its
+   * PendingStep), written in the same transaction; the counters must still be where it left them.
+   */
+  async reap(runId: string, staleToken: string, runEnd: Prisma.InputJsonValue, adopted?: StepWrite): Promise<boolean> {
+    if (!adopted) return (await reapStatement(this.db.client, runId, staleToken, runEnd)) === 1;
+    try {
+      await this.db.client.$transaction(async (tx) => {
+        const seq = await advanceOneStep(tx, runId, staleToken, adopted, 'lapsed');
+        if (seq === undefined) throw new ClaimLostError(runId);
+        await insertStep(tx, runId, seq, adopted);
+        if ((await reapStatement(tx, runId, staleToken, runEnd)) !== 1) throw new ClaimLostError(runId);
+      });
+      return true;
+    } catch (err) {
+      // Someone else ended it first (another reaper), or its worker came back: nothing written.
+      if (err instanceof ClaimLostError) return false;
+      throw err;
+    }
   }
 
   /** A queued run is cancelled at once (true when this call did it). */
@@ -264,4 +281,49 @@ export class RunRepository {
 function statusEvent(status: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`INSERT INTO "run_events" ("run_id", "seq", "type", "data")
     SELECT "id", "event_seq", 'run.status', jsonb_build_object('run_id', "id", 'status', ${status}::text) FROM c`;
+}
+
+/** running → failed / worker_lost under the lost worker's token, its lease lapsed, with the run end; rows changed (0 or 1). */
+function reapStatement(db: Pick<Prisma.TransactionClient, '$executeRaw'>, runId: string, staleToken: string, runEnd: Prisma.InputJsonValue): Promise<number> {
+  return db.$executeRaw`
+    WITH c AS (
+      UPDATE "runs" SET "status" = 'failed', "error_code" = 'worker_lost',
+             "error_message" = 'the worker executing this run stopped; the run is not executed again',
+             "run_end" = ${JSON.stringify(runEnd)}::jsonb, "claim_token" = NULL, "lease_until" = NULL, "finished_at" = now(),
+             "event_seq" = "event_seq" + 1
+       WHERE "id" = ${runId} AND "status" = 'running' AND "claim_token" = ${staleToken} AND "lease_until" < now()
+      RETURNING "id", "event_seq")
+    ${statusEvent(Prisma.sql`'failed'`)}`;
+}
+
+/**
+ * Moves the run row's counters past one step (its cost, and for a billed step its receipt and the
+ * new chain head) and clears the pending step, only if the run is still running under `token`,
+ * its lease `held` (the worker's own write) or `lapsed` (a reaper adopting a lost worker's step),
+ * and its counters are where the step expects them. Returns the step's event number, or nothing.
+ */
+async function advanceOneStep(tx: Prisma.TransactionClient, runId: string, token: string, step: StepWrite, lease: 'held' | 'lapsed'): Promise<number | undefined> {
+  const r = step.receipt;
+  const leaseCondition = lease === 'held' ? Prisma.sql`"lease_until" > now()` : Prisma.sql`"lease_until" < now()`;
+  const updated = await tx.$queryRaw<Array<{ event_seq: number }>>`
+    UPDATE "runs" SET "spent_micros" = "spent_micros" + ${step.costMicros},
+           "step_count" = "step_count" + 1,
+           "model_calls" = "model_calls" + ${step.isModelCall ? 1 : 0},
+           "receipt_count" = "receipt_count" + ${r ? 1 : 0},
+           "receipt_head" = COALESCE(${r ? r.newHead : null}::text, "receipt_head"),
+           "event_seq" = "event_seq" + 1, "pending_step" = NULL
+     WHERE "id" = ${runId} AND "claim_token" = ${token} AND "status" = 'running' AND ${leaseCondition}
+       AND "step_count" = ${step.sequence} AND "receipt_count" = ${step.receiptsBefore}
+    RETURNING "event_seq"`;
+  return updated.length === 1 ? updated[0]?.event_seq : undefined;
+}
+
+/** A step's row, its run.step event (numbered `seq`) and, for a billed step, its receipt. */
+async function insertStep(tx: Prisma.TransactionClient, runId: string, seq: number, step: StepWrite): Promise<void> {
+  const r = step.receipt;
+  await tx.step.create({
+    data: { runId, sequence: step.sequence, kind: step.kind, status: step.status, costMicros: step.costMicros, detail: step.detail, createdAt: step.createdAt },
+  });
+  await tx.runEvent.create({ data: { runId, seq, type: 'run.step', data: step.event } });
+  if (r) await tx.receipt.create({ data: { runId, sequence: r.sequence, hash: r.hash, payload: r.payload, keyId: r.keyId, signature: r.signature } });
 }

@@ -39,8 +39,8 @@ export class SpendClient {
     );
   }
 
-  /** The cost must be within the reservation (the budget functions cap it there). */
-  async settle(accountId: string, hold: SpendHold, amountMicros: number, receipt: ReceiptFields): Promise<Receipt> {
+  /** The cost must be within the reservation (the budget functions cap it there). Settling a settled hold again answers the receipt issued the first time. */
+  async settle(accountId: string, hold: Pick<SpendHold, 'hold_id' | 'kind'>, amountMicros: number, receipt: ReceiptFields): Promise<Receipt> {
     const settled = await retryingLost(() =>
       this.rpc.request(billingCatalog.settleSpend, { account_id: accountId, hold_id: hold.hold_id, kind: hold.kind, amount_micros: amountMicros, receipt }),
     );

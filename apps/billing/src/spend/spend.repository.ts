@@ -124,6 +124,15 @@ export class SpendRepository {
     return rows.map((r) => r.receipt_hash);
   }
 
+  /** A run's spend holds still unresolved (an operation its worker never settled or released). */
+  async heldForRun(accountId: string, runId: string): Promise<string[]> {
+    const { rows } = await this.db.pool.query<{ id: string }>(`SELECT "id" FROM "spend_holds" WHERE "account_id" = $1::uuid AND "run_id" = $2 AND "status" = 'held'`, [
+      accountId,
+      runId,
+    ]);
+    return rows.map((r) => r.id);
+  }
+
   /** Spend holds past their expiry and still unresolved (oldest first). */
   async expired(now: Date, limit: number): Promise<{ id: string; accountId: string }[]> {
     const { rows } = await this.db.pool.query<{ id: string; account_id: string }>(

@@ -137,7 +137,8 @@ export class SpendService {
 
   /**
    * Signs a run's end, only for a count and head that are those of the receipts billing issued for
-   * the run (a prefix of them: a worker killed between a settle and its own write holds one fewer).
+   * the run (a prefix of them: a worker killed between a settle and its own write holds one fewer),
+   * and releases the run's reservations still held: the run is over.
    */
   async signRunEnd(req: ParsedRequestOf<typeof billingCatalog.signRunEnd>): Promise<RunEnd> {
     const signer = this.requireSigner();
@@ -147,6 +148,10 @@ export class SpendService {
         issued: hashes.length,
       });
     }
+    // A run that ends holds no money any more: a reservation its worker left open (killed
+    // mid-operation, the run reaped) returns now, not after its 900 s ttl. Releasing is idempotent,
+    // so a repeated run end is harmless.
+    for (const holdId of await this.spend.heldForRun(req.account_id, req.run_id)) await this.spend.resolve(holdId, req.account_id, 'released', this.clock.now());
     return signer.signRunEnd(req.run_id, req.receipt_count, req.receipt_head);
   }
 

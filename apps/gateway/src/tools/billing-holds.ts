@@ -13,6 +13,8 @@ export interface PaidOutcome {
 
 // Settling and releasing run after the client may have gone: their own short deadline, never the request's signal.
 const RESOLVE_TIMEOUT_MS = 5_000;
+// The first send and one repeat on a retryable failure (see resolve): two timeouts at worst, met only when billing dies under the call.
+const RESOLVE_ATTEMPTS = 2;
 
 /**
  * Credit around each paid call (spec 01 "What a call costs"): hold before, settle after with the
@@ -52,13 +54,30 @@ export class BillingHolds {
     }
   }
 
+  /**
+   * Settles or releases the hold, sent once more on any retryable failure (chaos runs 5 and 7): a
+   * billing replica killed after taking the settle but before its first heartbeat leaves the caller
+   * nothing to ask about, so the first attempt ends in `timeout`, not `replica_lost`, and the typed
+   * client does not repeat it. A hold resolves once in billing's database, so the repeat (which
+   * the queue group gives to any live replica) can never charge twice: `hold_already_resolved`
+   * means the first attempt did land.
+   */
   private async resolve(ctx: ToolContext, holdId: string, units: number | undefined): Promise<void> {
     const scope = { account_id: ctx.caller.account_id, hold_id: holdId };
-    try {
-      if (units === undefined) await this.rpc.request(billingCatalog.release, scope, { timeoutMs: RESOLVE_TIMEOUT_MS, requestId: ctx.requestId });
-      else await this.rpc.request(billingCatalog.settle, { ...scope, units }, { timeoutMs: RESOLVE_TIMEOUT_MS, requestId: ctx.requestId });
-    } catch {
-      // The hold expires by itself after its TTL: an unresolved hold is never charged as used.
+    const send = () =>
+      units === undefined
+        ? this.rpc.request(billingCatalog.release, scope, { timeoutMs: RESOLVE_TIMEOUT_MS, requestId: ctx.requestId })
+        : this.rpc.request(billingCatalog.settle, { ...scope, units }, { timeoutMs: RESOLVE_TIMEOUT_MS, requestId: ctx.requestId });
+    for (let attempt = 0; attempt < RESOLVE_ATTEMPTS; attempt++) {
+      try {
+        await send();
+        return;
+      } catch (err) {
+        if (attempt > 0 && isRpcError(err) && err.code === 'hold_already_resolved') return;
+        // Not retryable (no such hold, bad request): the hold expires by itself after its TTL, and
+        // an unresolved hold is never charged as used.
+        if (!isRpcError(err) || !err.retryable) return;
+      }
     }
   }
 }

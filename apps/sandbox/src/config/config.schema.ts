@@ -85,6 +85,10 @@ export const configSchema = z.object({
   SANDBOX_PLACEMENT_BUCKET: bucketName,
   SANDBOX_REPLICAS_BUCKET: bucketName,
   SANDBOX_WORKSPACE_BUCKET: bucketName,
+  // Chunks of a saved content whose upload its replica died in the middle of are named by nothing;
+  // they are removed once their newest chunk is this old (an upload in progress is unnamed too
+  // until it ends: far above a content's upload time, which the session quota bounds).
+  SANDBOX_CUT_UPLOAD_GRACE_S: envInt(1, 86_400).default(900),
   // JetStream replicas of those buckets when they are created: 1 on a single NATS server; 3 on a
   // NATS cluster, so the saved workspaces outlive the loss of a NATS node too.
   SANDBOX_STORE_REPLICAS: z.coerce

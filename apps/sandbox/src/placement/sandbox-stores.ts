@@ -21,6 +21,13 @@ export interface SandboxStores {
    * name forever, and content-addressed names are many (one per content a session ever saved).
    */
   removeObject(name: string): Promise<void>;
+  /**
+   * Removes the chunks of uploads cut off by a dying process: the Object Store writes an object's
+   * name (its metadata) after its last chunk, so those chunks are named by nothing. Only once their
+   * newest chunk is older than `graceMs`, since an upload in progress is unnamed too until its end.
+   * Returns how many such uploads it removed.
+   */
+  collectCutUploads(graceMs: number): Promise<number>;
   readonly ttlMs: number;
   close(): Promise<void>;
 }
@@ -71,6 +78,24 @@ export async function openSandboxStores(config: SandboxConfig): Promise<SandboxS
       removeObject: async (name) => {
         await workspaces.delete(name);
         await jsm.streams.purge(`OBJ_${objects}`, { filter: metaSubjectOf(name) });
+      },
+      collectCutUploads: async (graceMs) => {
+        const stream = `OBJ_${objects}`;
+        const chunks = `$O.${objects}.C.`;
+        // Chunk subjects first, named objects second: an upload that completes in between is named.
+        const info = await jsm.streams.info(stream, { subjects_filter: `${chunks}>` });
+        const subjects = Object.keys(info.state.subjects ?? {});
+        if (subjects.length === 0) return 0;
+        const named = new Set((await workspaces.list()).map((o) => o.nuid));
+        let removed = 0;
+        for (const subject of subjects) {
+          if (named.has(subject.slice(chunks.length))) continue;
+          const newest = await jsm.streams.getMessage(stream, { last_by_subj: subject }).catch(() => null);
+          if (!newest || Date.now() - newest.time.getTime() < graceMs) continue;
+          await jsm.streams.purge(stream, { filter: subject });
+          removed++;
+        }
+        return removed;
       },
       ttlMs,
       close: async () => {

@@ -77,9 +77,9 @@ interface Known {
  * sees half a save. Collected after a commit: the contents only the previous manifest named, and
  * whatever a save interrupted by a crash left (the record's `pending`, written before it began).
  *
- * Not collected: chunks of a single content whose upload the process died in the middle of (the
- * Object Store writes an object's name last, so nothing names them; the library removes them
- * itself when the upload fails in a live process).
+ * Chunks of a single content whose upload the process died in the middle of are named by nothing
+ * (the Object Store writes an object's name last; the library removes them itself when the upload
+ * fails in a live process): CutUploadSweeper removes them after a grace period.
  */
 @Injectable()
 export class WorkspaceStore {

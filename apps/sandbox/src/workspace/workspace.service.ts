@@ -177,8 +177,9 @@ export class WorkspaceService implements OnApplicationShutdown {
         e.mounted = false;
       }
       if (e.mounted) {
-        // A container prepared on the old volume for the next run would keep it: that run's
-        // writes would go with the replaced volume (a completed run's files lost).
+        // The runtime's prepared containers on the old volume go first: one left bound to it would
+        // run the next call on the replaced files, and its changes would never be saved (chaos
+        // runs 2 and 3: a replica taking back its own session after NATS restarted lost a run).
         await this.beforeUnmount(mountPoint).catch(() => undefined);
         await unmountVolume(mountPoint);
         e.mounted = false;
