@@ -8,7 +8,7 @@ import type { DeploymentConfig } from '../models/model-routes.config.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { Deployment } from './deployment.js';
 import { ModelRouter, type RoutePlan } from './model-router.service.js';
-import { statusFailure, transportFailure, type AttemptFailure } from './upstream-failure.js';
+import { answerFailure, statusFailure, transportFailure, type AttemptFailure } from './upstream-failure.js';
 
 export { upstreamFailure } from './upstream-failure.js';
 
@@ -22,11 +22,22 @@ export interface UpstreamCall {
   readonly traceparent?: string;
 }
 
-/** An accepted (status < 400) answer and the deployment that serves it. */
-export type UpstreamResponse = Dispatcher.ResponseData & { readonly deployment: DeploymentConfig };
+/** An accepted answer read to its end (UpstreamClient.read) and the deployment that served it. */
+export interface WholeAnswer {
+  readonly deployment: DeploymentConfig;
+  readonly text: string;
+}
+
+/** The reader of a streamed answer (UpstreamClient.readStream). */
+export interface StreamReader {
+  /** A deployment accepted the call, before its first chunk. */
+  readonly onAccepted?: (deployment: DeploymentConfig) => void;
+  /** One network read; a promise holds the answer until it settles; a throw stops it with that error. */
+  onChunk(chunk: Buffer): void | Promise<void>;
+}
 
 /**
- * What the proxy gets from a routed dispatch: the attempt's controller as each starts, then either
+ * What a reader (the proxy, read, readStream) gets from a routed dispatch: the attempt's controller as each starts, then either
  * an accepted answer (head, chunks, end or a mid-body error: never retried) or, when no attempt
  * was accepted, the error the client gets.
  */
@@ -60,60 +71,6 @@ export class UpstreamClient implements OnApplicationShutdown {
   ) {}
 
   /**
-   * For readers of whole answers (turn loop, Responses, inference): resolves once an attempt is
-   * accepted. The call's span lasts until the answer's body is read or dropped.
-   */
-  async post(route: ResolvedModel, call: UpstreamCall & { readonly signal: AbortSignal }): Promise<UpstreamResponse> {
-    const span = upstreamSpan(route);
-    if (!span.traceparent) return this.attempt(route, call);
-    try {
-      const res = await this.attempt(route, { ...call, traceparent: span.traceparent });
-      span.setAttributes({ 'drael.upstream.deployment': res.deployment.name, 'http.response.status_code': res.statusCode });
-      res.body.once('close', () => span.end());
-      return res;
-    } catch (err) {
-      span.fail(err);
-      span.end();
-      throw err;
-    }
-  }
-
-  private async attempt(route: ResolvedModel, call: UpstreamCall & { readonly signal: AbortSignal }): Promise<UpstreamResponse> {
-    const plan = this.router.plan(route);
-    for (;;) {
-      const d = plan.next();
-      const { origin, path } = this.endpointOf(d.config.base_url, call.path);
-      const body = plan.bodyOf(d, call);
-      let failure: AttemptFailure | undefined;
-      try {
-        const res = await this.poolFor(origin).request({
-          method: 'POST',
-          path,
-          headers: headersFor(d.config, call),
-          body,
-          signal: call.signal,
-          headersTimeout: plan.headersTimeout(d) ?? null,
-          bodyTimeout: plan.bodyTimeout(d) ?? null,
-        });
-        if (res.statusCode < 400) {
-          plan.succeeded(d);
-          res.body.once('close', () => plan.end(d));
-          return Object.assign(res, { deployment: d.config });
-        }
-        failure = statusFailure(res.statusCode, res.headers, await boundedText(res.body));
-      } catch (err) {
-        failure = transportFailure(err, d.name);
-        if (!failure) {
-          plan.end(d);
-          throw err;
-        }
-      }
-      plan.end(d);
-      if (!plan.failed(d, failure)) throw failure.error;
-    }
-  }
-
-  /**
    * The proxy's hot path: undici's raw dispatch, whose handler gets each body chunk as it is read
    * (no Readable, no AbortController, no async-resource hop per callback). Retries happen inside,
    * before the sink sees an accepted answer; from then on the sink has the answer to itself.
@@ -125,6 +82,27 @@ export class UpstreamClient implements OnApplicationShutdown {
       sink = new SpanSink(sink, span);
     }
     new RoutedDispatch(this, this.router.plan(route), call, sink).start();
+  }
+
+  /**
+   * A whole answer as text, for a reader that needs all of it before it can act (a non-streamed
+   * model turn, inference for agent runs). It rides the proxy's raw dispatch (issue 20: no
+   * Readable, no promise per chunk), with its routing and retries. Rejects with the failure
+   * before acceptance, with the caller's abort (`signal.reason`) or a failure that is not the
+   * upstream's as it came, and with answerFailure's error for a body that breaks off.
+   * `onAccepted` is told the deployment as soon as it accepts, before the body is read.
+   */
+  read(route: ResolvedModel, call: UpstreamCall & { readonly signal: AbortSignal }, onAccepted?: (deployment: DeploymentConfig) => void): Promise<WholeAnswer> {
+    return new Promise<WholeAnswer>((resolve, reject) => this.dispatch(route, call, new WholeAnswerSink(call.signal, resolve, reject, onAccepted)));
+  }
+
+  /**
+   * A streamed answer, each network read handed to `reader.onChunk` as it comes (a streamed model
+   * turn, issue 20), on the raw dispatch like read(). Resolves with the deployment once the answer
+   * ended and the reader took every chunk; errors as read()'s, and the reader's own.
+   */
+  readStream(route: ResolvedModel, call: UpstreamCall & { readonly signal: AbortSignal }, reader: StreamReader): Promise<DeploymentConfig> {
+    return new Promise<DeploymentConfig>((resolve, reject) => this.dispatch(route, call, new StreamSink(call.signal, resolve, reject, reader)));
   }
 
   /** One attempt of a routed dispatch on one deployment. */
@@ -296,16 +274,125 @@ class SpanSink implements RoutedSink {
   }
 }
 
-async function boundedText(body: Dispatcher.ResponseData['body']): Promise<string> {
-  let text = '';
-  try {
-    for await (const chunk of body) {
-      if (text.length < MAX_ERROR_BODY_BYTES) text += (chunk as Buffer).toString('utf8');
-    }
-  } catch {
-    // the message is best effort; the status still goes through
+/**
+ * A reader's side of a routed dispatch (read, readStream): the caller's abort stops the attempt
+ * in flight (or the next one as it starts); the answer settles once, with read()'s errors.
+ */
+abstract class ReaderSink<T> implements RoutedSink {
+  protected controller?: Dispatcher.DispatchController;
+  protected accepted: DeploymentConfig | undefined;
+  /** Resolved or rejected: later callbacks of the attempt (after a reader's failure stopped it) are dropped. */
+  protected settled = false;
+  private readonly onAbort = () => this.controller?.abort(this.signal.reason);
+
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly resolve: (value: T) => void,
+    private readonly reject: (err: unknown) => void,
+    private readonly onAcceptedBy?: (deployment: DeploymentConfig) => void,
+  ) {
+    signal.addEventListener('abort', this.onAbort, { once: true });
   }
-  return text;
+
+  abstract onData(controller: Dispatcher.DispatchController, chunk: Buffer): void;
+  abstract onEnd(): void;
+
+  onAttempt(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.signal.aborted) controller.abort(this.signal.reason);
+  }
+
+  onAccepted(deployment: DeploymentConfig): void {
+    this.accepted = deployment;
+    this.onAcceptedBy?.(deployment);
+  }
+
+  onError(err: Error): void {
+    // Only an accepted answer that broke off is the upstream's failure; an abort stays an abort.
+    this.fail(this.accepted && !this.signal.aborted ? answerFailure(err) : err);
+  }
+
+  onFailure(error: ApiError): void {
+    this.fail(error);
+  }
+
+  protected succeed(value: T): void {
+    if (this.settle()) this.resolve(value);
+  }
+
+  /** Settles with `err`, and stops the answer if it is still coming (a reader that gave up on it). */
+  protected fail(err: unknown): void {
+    if (!this.settle()) return;
+    // A no-op for an attempt undici has already ended (onError, onFailure).
+    this.controller?.abort(err instanceof Error ? err : new Error(String(err)));
+    this.reject(err);
+  }
+
+  private settle(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    this.signal.removeEventListener('abort', this.onAbort);
+    return true;
+  }
+}
+
+/** UpstreamClient.read's sink: the accepted answer's chunks, joined once it ends. */
+class WholeAnswerSink extends ReaderSink<WholeAnswer> {
+  private chunks: Buffer[] = [];
+
+  onData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.chunks.push(chunk);
+  }
+
+  onEnd(): void {
+    const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    this.chunks = [];
+    this.succeed({ deployment: this.accepted!, text: body.toString('utf8') });
+  }
+}
+
+/**
+ * UpstreamClient.readStream's sink: each chunk to the reader as it is read. While the reader's
+ * promise is pending the answer is paused (the client's socket is full), so chunks reach it in
+ * order, one at a time; a reader that throws stops the answer with its error.
+ */
+class StreamSink extends ReaderSink<DeploymentConfig> {
+  private waiting: Promise<void> | undefined;
+  private ended = false;
+
+  constructor(
+    signal: AbortSignal,
+    resolve: (deployment: DeploymentConfig) => void,
+    reject: (err: unknown) => void,
+    private readonly reader: StreamReader,
+  ) {
+    super(signal, resolve, reject, reader.onAccepted);
+  }
+
+  onData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    let next: void | Promise<void>;
+    try {
+      next = this.reader.onChunk(chunk);
+    } catch (err) {
+      return this.fail(err);
+    }
+    if (!(next instanceof Promise)) return;
+    controller.pause();
+    this.waiting = next.then(
+      () => {
+        this.waiting = undefined;
+        if (this.ended) this.succeed(this.accepted!);
+        else controller.resume();
+      },
+      (err: unknown) => this.fail(err),
+    );
+  }
+
+  onEnd(): void {
+    this.ended = true;
+    if (!this.waiting) this.succeed(this.accepted!);
+  }
 }
 
 /** What every upstream call sends: JSON in, the answer kind asked for, the request id, the trace context, the deployment's key. */
