@@ -38,10 +38,12 @@ const base = `http://127.0.0.1:${upstream.msg.port}/v1`;
 const { freePort } = await import(resolve(here, '../../packages/test-support/dist/index.js'));
 const naivePort = await freePort();
 const naive = await forkReady('../gateway-passthrough/naive-proxy.mjs', [String(naivePort), String(upstream.msg.port)]);
-const gateway = await startGatewayStack({ models: { [`t${N}`]: base, [`tool-t${N}`]: base }, gatewayDir: process.env.GATEWAY_DIR, nodeArgs: (process.env.GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean) });
-const gatewayB = process.env.GATEWAY_B_DIR
-  ? await startGatewayStack({ models: { [`t${N}`]: base, [`tool-t${N}`]: base }, gatewayDir: process.env.GATEWAY_B_DIR })
-  : undefined;
+const gateway = await startGatewayStack({
+  models: { [`t${N}`]: base, [`tool-t${N}`]: base },
+  gatewayDir: process.env.GATEWAY_DIR,
+  nodeArgs: (process.env.GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean),
+});
+const gatewayB = process.env.GATEWAY_B_DIR ? await startGatewayStack({ models: { [`t${N}`]: base, [`tool-t${N}`]: base }, gatewayDir: process.env.GATEWAY_B_DIR }) : undefined;
 const gen = await startLoadGenerator();
 
 const want = Array.from({ length: N }, (_, i) => `tok${i} `).join('');
