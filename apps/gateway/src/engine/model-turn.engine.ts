@@ -5,7 +5,7 @@ import type { DeploymentConfig } from '../models/model-routes.config.js';
 import { failed, type ToolResult } from '../tools/tool-result.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import { UpstreamClient } from '../upstream/upstream.client.js';
-import { TurnStreamReader, turnOfJson, type ToolCall, type TurnAnswer } from './turn-stream.reader.js';
+import { readTurnStream, turnOfJson, type ToolCall, type TurnAnswer } from './turn-stream.reader.js';
 
 // spec 01 "The loop": one request is bounded at six model turns (chat and Responses alike).
 export const MAX_TURNS = 6;
@@ -125,14 +125,14 @@ export class ModelTurnEngine {
     const onText = plan.onText?.bind(plan);
     let answer: TurnAnswer;
     let deployment: DeploymentConfig;
-    // Both forms ride the upstream's raw dispatch (issue 20: no Readable and no promise per chunk).
-    const onAccepted = (d: DeploymentConfig) => plan.onAccepted?.(d, turn);
     if (options.stream) {
-      const reader = new TurnStreamReader(onText);
-      deployment = await this.upstream.readStream(options.route, call, { onAccepted, onChunk: (chunk) => reader.feed(chunk) });
-      answer = await reader.end();
+      const res = await this.upstream.post(options.route, call);
+      deployment = res.deployment;
+      plan.onAccepted?.(deployment, turn);
+      answer = await readTurnStream(res.body, options.signal, onText);
     } else {
-      const whole = await this.upstream.read(options.route, call, onAccepted);
+      // The whole answer on the raw dispatch (issue 20: no Readable and no promise per chunk).
+      const whole = await this.upstream.read(options.route, call, (d) => plan.onAccepted?.(d, turn));
       deployment = whole.deployment;
       answer = await turnOfJson(whole.text, onText);
     }

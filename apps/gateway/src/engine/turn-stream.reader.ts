@@ -1,6 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ApiError } from '../errors/api-error.js';
+import { answerFailure } from '../upstream/upstream-failure.js';
 
 export interface TurnUsage {
   prompt_tokens: number;
@@ -36,65 +37,35 @@ interface Chunk {
 }
 
 /**
- * The one reader of a streamed chat completion (both loops), fed each network read as it comes
- * (UpstreamClient.readStream): text deltas are handed on as they arrive, one call per read with
- * that read's deltas in order (so text before a tool call reaches the client at once, and the
- * chat writer writes once per read); tool calls are joined from their pieces by index; usage
- * comes from the final chunk. A chunk that is not JSON or an error chunk is thrown from feed()
- * as the one `upstream_error` (the caller stops the body); a body that breaks off is
- * answerFailure's error (UpstreamClient.readStream).
+ * The one reader of a streamed chat completion (both loops): text deltas are handed on as they
+ * arrive, one call per network read with that read's deltas in order (so text before a tool call
+ * reaches the client at once, and the chat writer writes once per read); tool calls are joined
+ * from their pieces by index; usage comes from the final chunk. A chunk that is not JSON, an error
+ * chunk, or a body that breaks off is the one `upstream_*` error of answerFailure.
  */
-export class TurnStreamReader {
-  private readonly answer: TurnAnswer = { content: '', toolCalls: [], finishReason: null, usage: { prompt_tokens: 0, completion_tokens: 0 } };
-  private readonly calls: Array<{ id: string; name: string; arguments: string }> = [];
-  private pending: string[] = [];
-  private failure: ApiError | undefined;
-  private readonly parser = createParser({ onEvent: (event) => this.onEvent(event) });
-  private readonly decoder = new StringDecoder('utf8');
+export async function readTurnStream(
+  body: AsyncIterable<unknown> & { destroy(): void },
+  signal: AbortSignal,
+  onText?: (deltas: readonly string[]) => void | Promise<void>,
+): Promise<TurnAnswer> {
+  const answer: TurnAnswer = { content: '', toolCalls: [], finishReason: null, usage: { prompt_tokens: 0, completion_tokens: 0 } };
+  const calls: Array<{ id: string; name: string; arguments: string }> = [];
+  const pending: string[] = [];
+  let failure: ApiError | undefined;
 
-  constructor(private readonly onText?: (deltas: readonly string[]) => void | Promise<void>) {}
-
-  /** One network read; a promise when the text's reader is not ready for more yet (hold the body until it settles). */
-  feed(chunk: Buffer): void | Promise<void> {
-    this.parser.feed(this.decoder.write(chunk));
-    return this.flush();
-  }
-
-  /** The body ended: what is left in the decoder, then the answer. */
-  async end(): Promise<TurnAnswer> {
-    this.parser.feed(this.decoder.end());
-    await this.flush();
-    this.answer.toolCalls = this.calls
-      .filter((c) => c !== undefined && c.name !== '')
-      .map((c, i) => ({ id: c.id || `call_drael_${i}`, type: 'function', function: { name: c.name, arguments: c.arguments } }));
-    return this.answer;
-  }
-
-  private flush(): void | Promise<void> {
-    if (this.failure) throw this.failure;
-    if (this.pending.length === 0 || !this.onText) {
-      this.pending.length = 0;
-      return;
-    }
-    const deltas = this.pending;
-    this.pending = [];
-    return this.onText(deltas);
-  }
-
-  private onEvent(event: EventSourceMessage): void {
-    if (event.data === '[DONE]' || this.failure) return;
+  const onEvent = (event: EventSourceMessage) => {
+    if (event.data === '[DONE]' || failure) return;
     let chunk: Chunk;
     try {
       chunk = JSON.parse(event.data) as Chunk;
     } catch {
-      this.failure = new ApiError('upstream_error', 'The model upstream sent an event that is not JSON');
+      failure = new ApiError('upstream_error', 'The model upstream sent an event that is not JSON');
       return;
     }
     if (chunk.error) {
-      this.failure = new ApiError('upstream_error', `The model upstream failed mid-answer: ${chunk.error.message ?? 'unknown error'}`);
+      failure = new ApiError('upstream_error', `The model upstream failed mid-answer: ${chunk.error.message ?? 'unknown error'}`);
       return;
     }
-    const answer = this.answer;
     if (chunk.usage) answer.usage = { prompt_tokens: chunk.usage.prompt_tokens ?? 0, completion_tokens: chunk.usage.completion_tokens ?? 0 };
     // One choice: both loops ask for n = 1.
     const choice = chunk.choices?.[0];
@@ -102,20 +73,47 @@ export class TurnStreamReader {
     const text = choice.delta?.content;
     if (typeof text === 'string' && text.length > 0) {
       answer.content += text;
-      this.pending.push(text);
+      pending.push(text);
     }
-    const pieces = choice.delta?.tool_calls;
-    if (pieces) {
-      for (const piece of pieces) {
-        const i = piece.index ?? this.calls.length;
-        const call = (this.calls[i] ??= { id: '', name: '', arguments: '' });
-        if (piece.id) call.id = piece.id;
-        if (piece.function?.name) call.name += piece.function.name;
-        if (piece.function?.arguments) call.arguments += piece.function.arguments;
-      }
+    for (const piece of choice.delta?.tool_calls ?? []) {
+      const i = piece.index ?? calls.length;
+      const call = (calls[i] ??= { id: '', name: '', arguments: '' });
+      if (piece.id) call.id = piece.id;
+      if (piece.function?.name) call.name += piece.function.name;
+      if (piece.function?.arguments) call.arguments += piece.function.arguments;
     }
     if (choice.finish_reason) answer.finishReason = choice.finish_reason;
+  };
+  const parser = createParser({ onEvent });
+  const decoder = new StringDecoder('utf8');
+  const flush = async () => {
+    if (pending.length === 0) return;
+    const deltas = pending.splice(0);
+    if (onText) await onText(deltas);
+  };
+
+  try {
+    for await (const chunk of body) {
+      parser.feed(decoder.write(chunk as Buffer));
+      if (failure) break;
+      await flush();
+    }
+    if (!failure) {
+      parser.feed(decoder.end());
+      await flush();
+    }
+  } catch (err) {
+    if (signal.aborted) throw err;
+    throw answerFailure(err);
   }
+  if (failure) {
+    body.destroy();
+    throw failure;
+  }
+  answer.toolCalls = calls
+    .filter((c) => c !== undefined && c.name !== '')
+    .map((c, i) => ({ id: c.id || `call_drael_${i}`, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+  return answer;
 }
 
 interface Completion {
@@ -130,7 +128,7 @@ interface Completion {
 /**
  * The same turn read from a non-streamed completion, its text read whole by UpstreamClient.read
  * (issue 20: a client that does not stream needs no upstream stream): the same answer, tool
- * calls, usage and errors as TurnStreamReader, the text handed on once, whole.
+ * calls, usage and errors as readTurnStream, the text handed on once, whole.
  */
 export async function turnOfJson(text: string, onText?: (deltas: readonly string[]) => void | Promise<void>): Promise<TurnAnswer> {
   let completion: Completion;

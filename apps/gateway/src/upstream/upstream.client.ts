@@ -28,16 +28,11 @@ export interface WholeAnswer {
   readonly text: string;
 }
 
-/** The reader of a streamed answer (UpstreamClient.readStream). */
-export interface StreamReader {
-  /** A deployment accepted the call, before its first chunk. */
-  readonly onAccepted?: (deployment: DeploymentConfig) => void;
-  /** One network read; a promise holds the answer until it settles; a throw stops it with that error. */
-  onChunk(chunk: Buffer): void | Promise<void>;
-}
+/** An accepted (status < 400) answer and the deployment that serves it. */
+export type UpstreamResponse = Dispatcher.ResponseData & { readonly deployment: DeploymentConfig };
 
 /**
- * What a reader (the proxy, read, readStream) gets from a routed dispatch: the attempt's controller as each starts, then either
+ * What a reader (the proxy, read) gets from a routed dispatch: the attempt's controller as each starts, then either
  * an accepted answer (head, chunks, end or a mid-body error: never retried) or, when no attempt
  * was accepted, the error the client gets.
  */
@@ -71,6 +66,60 @@ export class UpstreamClient implements OnApplicationShutdown {
   ) {}
 
   /**
+   * For a reader of a streamed turn (both loops): resolves once an attempt is accepted, with the
+   * answer's body as a Readable. The call's span lasts until the body is read or dropped.
+   */
+  async post(route: ResolvedModel, call: UpstreamCall & { readonly signal: AbortSignal }): Promise<UpstreamResponse> {
+    const span = upstreamSpan(route);
+    if (!span.traceparent) return this.attempt(route, call);
+    try {
+      const res = await this.attempt(route, { ...call, traceparent: span.traceparent });
+      span.setAttributes({ 'drael.upstream.deployment': res.deployment.name, 'http.response.status_code': res.statusCode });
+      res.body.once('close', () => span.end());
+      return res;
+    } catch (err) {
+      span.fail(err);
+      span.end();
+      throw err;
+    }
+  }
+
+  private async attempt(route: ResolvedModel, call: UpstreamCall & { readonly signal: AbortSignal }): Promise<UpstreamResponse> {
+    const plan = this.router.plan(route);
+    for (;;) {
+      const d = plan.next();
+      const { origin, path } = this.endpointOf(d.config.base_url, call.path);
+      const body = plan.bodyOf(d, call);
+      let failure: AttemptFailure | undefined;
+      try {
+        const res = await this.poolFor(origin).request({
+          method: 'POST',
+          path,
+          headers: headersFor(d.config, call),
+          body,
+          signal: call.signal,
+          headersTimeout: plan.headersTimeout(d) ?? null,
+          bodyTimeout: plan.bodyTimeout(d) ?? null,
+        });
+        if (res.statusCode < 400) {
+          plan.succeeded(d);
+          res.body.once('close', () => plan.end(d));
+          return Object.assign(res, { deployment: d.config });
+        }
+        failure = statusFailure(res.statusCode, res.headers, await boundedText(res.body));
+      } catch (err) {
+        failure = transportFailure(err, d.name);
+        if (!failure) {
+          plan.end(d);
+          throw err;
+        }
+      }
+      plan.end(d);
+      if (!plan.failed(d, failure)) throw failure.error;
+    }
+  }
+
+  /**
    * The proxy's hot path: undici's raw dispatch, whose handler gets each body chunk as it is read
    * (no Readable, no AbortController, no async-resource hop per callback). Retries happen inside,
    * before the sink sees an accepted answer; from then on the sink has the answer to itself.
@@ -94,15 +143,6 @@ export class UpstreamClient implements OnApplicationShutdown {
    */
   read(route: ResolvedModel, call: UpstreamCall & { readonly signal: AbortSignal }, onAccepted?: (deployment: DeploymentConfig) => void): Promise<WholeAnswer> {
     return new Promise<WholeAnswer>((resolve, reject) => this.dispatch(route, call, new WholeAnswerSink(call.signal, resolve, reject, onAccepted)));
-  }
-
-  /**
-   * A streamed answer, each network read handed to `reader.onChunk` as it comes (a streamed model
-   * turn, issue 20), on the raw dispatch like read(). Resolves with the deployment once the answer
-   * ended and the reader took every chunk; errors as read()'s, and the reader's own.
-   */
-  readStream(route: ResolvedModel, call: UpstreamCall & { readonly signal: AbortSignal }, reader: StreamReader): Promise<DeploymentConfig> {
-    return new Promise<DeploymentConfig>((resolve, reject) => this.dispatch(route, call, new StreamSink(call.signal, resolve, reject, reader)));
   }
 
   /** One attempt of a routed dispatch on one deployment. */
@@ -275,7 +315,7 @@ class SpanSink implements RoutedSink {
 }
 
 /**
- * A reader's side of a routed dispatch (read, readStream): the caller's abort stops the attempt
+ * A reader's side of a routed dispatch (read): the caller's abort stops the attempt
  * in flight (or the next one as it starts); the answer settles once, with read()'s errors.
  */
 abstract class ReaderSink<T> implements RoutedSink {
@@ -351,48 +391,16 @@ class WholeAnswerSink extends ReaderSink<WholeAnswer> {
   }
 }
 
-/**
- * UpstreamClient.readStream's sink: each chunk to the reader as it is read. While the reader's
- * promise is pending the answer is paused (the client's socket is full), so chunks reach it in
- * order, one at a time; a reader that throws stops the answer with its error.
- */
-class StreamSink extends ReaderSink<DeploymentConfig> {
-  private waiting: Promise<void> | undefined;
-  private ended = false;
-
-  constructor(
-    signal: AbortSignal,
-    resolve: (deployment: DeploymentConfig) => void,
-    reject: (err: unknown) => void,
-    private readonly reader: StreamReader,
-  ) {
-    super(signal, resolve, reject, reader.onAccepted);
-  }
-
-  onData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.settled) return;
-    let next: void | Promise<void>;
-    try {
-      next = this.reader.onChunk(chunk);
-    } catch (err) {
-      return this.fail(err);
+async function boundedText(body: Dispatcher.ResponseData['body']): Promise<string> {
+  let text = '';
+  try {
+    for await (const chunk of body) {
+      if (text.length < MAX_ERROR_BODY_BYTES) text += (chunk as Buffer).toString('utf8');
     }
-    if (!(next instanceof Promise)) return;
-    controller.pause();
-    this.waiting = next.then(
-      () => {
-        this.waiting = undefined;
-        if (this.ended) this.succeed(this.accepted!);
-        else controller.resume();
-      },
-      (err: unknown) => this.fail(err),
-    );
+  } catch {
+    // the message is best effort; the status still goes through
   }
-
-  onEnd(): void {
-    this.ended = true;
-    if (!this.waiting) this.succeed(this.accepted!);
-  }
+  return text;
 }
 
 /** What every upstream call sends: JSON in, the answer kind asked for, the request id, the trace context, the deployment's key. */
