@@ -8,6 +8,9 @@
 // turns; the medians of the rounds and the ratio to the naive proxy of the same run.
 // Usage: node bench/gateway-passthrough/load.mjs [--amount 5000] [--connections 10] [--rounds 3]
 //        [--warmup 1000] [--tokens 20,200] [--targets naive,proxy,catalogue] [--modes non-streaming,streaming]
+// GATEWAY_B_DIR=<another build's apps/gateway>: that build runs beside this one (its own process,
+// billing and key) as the targets `proxy B` and `catalogue B` (added to --targets unless named
+// there), and each row also prints the per-round ratio catalogue ÷ catalogue B (A/B in one run).
 import { fork } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +28,9 @@ const CONNECTIONS = Number(opt('connections', 10));
 const ROUNDS = Number(opt('rounds', 3));
 const WARMUP = Number(opt('warmup', 1000));
 const TOKENS = opt('tokens', '20,200').split(',').map(Number);
-const TARGETS = opt('targets', 'naive,proxy,catalogue').split(',');
+const B_DIR = process.env.GATEWAY_B_DIR;
+const TARGETS = opt('targets', B_DIR ? 'naive,proxy,catalogue,proxyB,catalogueB' : 'naive,proxy,catalogue').split(',');
+if (!B_DIR && TARGETS.some((t) => t.endsWith('B'))) throw new Error('targets proxyB and catalogueB need GATEWAY_B_DIR');
 // `--modes non-streaming` or `--modes streaming`: one of the two only (a profile of one path).
 const STREAM_MODES = opt('modes', 'non-streaming,streaming')
   .split(',')
@@ -46,6 +51,7 @@ const naivePort = await freePort();
 const naive = await forkReady('naive-proxy.mjs', [String(naivePort), String(upstreamPort)]);
 const models = Object.fromEntries(TOKENS.map((n) => [`t${n}`, `http://127.0.0.1:${upstreamPort}/v1`]));
 const gateway = await startGatewayStack({ models, gatewayDir: process.env.GATEWAY_DIR, nodeArgs: (process.env.GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean) });
+const gatewayB = B_DIR ? await startGatewayStack({ models, gatewayDir: B_DIR }) : undefined;
 const gen = await startLoadGenerator();
 
 const MESSAGES = [
@@ -58,6 +64,12 @@ const targetDefs = {
   naive: { name: 'naive proxy', url: `http://127.0.0.1:${naivePort}/v1/chat/completions`, pid: naive.child.pid, headers: { 'content-type': 'application/json' } },
   proxy: { name: 'gateway proxy mode', url: `${gateway.url}/v1/chat/completions`, pid: gateway.pid, headers: { ...gateway.headers, 'x-drael-server-tools': '0' } },
   catalogue: { name: 'gateway catalogue', url: `${gateway.url}/v1/chat/completions`, pid: gateway.pid, headers: gateway.headers },
+  ...(gatewayB
+    ? {
+        proxyB: { name: 'B proxy mode', url: `${gatewayB.url}/v1/chat/completions`, pid: gatewayB.pid, headers: { ...gatewayB.headers, 'x-drael-server-tools': '0' } },
+        catalogueB: { name: 'B catalogue', url: `${gatewayB.url}/v1/chat/completions`, pid: gatewayB.pid, headers: gatewayB.headers },
+      }
+    : {}),
 };
 const targets = TARGETS.map((t) => targetDefs[t]);
 
@@ -91,7 +103,8 @@ for (const n of TOKENS) {
     const acc = new Map(targets.map((t) => [t.name, { cpu: [], up: [], rps: [], p50: [] }]));
     for (const t of targets) await gen.run({ url: t.url, headers: t.headers, body, amount: WARMUP, connections: CONNECTIONS });
     for (let round = 0; round < ROUNDS; round++) {
-      for (const t of targets) {
+      // The order turns around every round, so no target always runs first (or right after the same one).
+      for (const t of round % 2 === 0 ? targets : [...targets].reverse()) {
         const c0 = cpuSeconds(t.pid);
         const u0 = cpuSeconds(upstream.child.pid);
         const r = await gen.run({ url: t.url, headers: t.headers, body, amount: AMOUNT, connections: CONNECTIONS });
@@ -119,6 +132,7 @@ for (const n of TOKENS) {
   }
 }
 console.log(`\nload average at start ${load0}, at end ${loadAverage()}`);
+const abRatios = [];
 console.log('tokens  mode           target               CPU µs/req (median; rounds)         ratio  upstream µs/req  req/s  p50 ms');
 for (const r of rows) {
   const naiveRow = rows.find((x) => x.tokens === r.tokens && x.mode === r.mode && x.target === 'naive proxy');
@@ -128,7 +142,16 @@ for (const r of rows) {
       `${ratio.padStart(6)} ${r.up.toFixed(1).padStart(16)} ${r.rps.toFixed(0).padStart(6)} ${String(r.p50).padStart(7)}`,
   );
 }
+for (const r of rows.filter((x) => x.target === 'gateway catalogue')) {
+  const b = rows.find((x) => x.tokens === r.tokens && x.mode === r.mode && x.target === 'B catalogue');
+  if (!b) continue;
+  // Per round: both measured in the same round, so the machine's drift between rounds cancels.
+  const ratios = r.cpus.map((c, i) => c / b.cpus[i]);
+  abRatios.push(`${r.tokens} tokens ${r.mode}: catalogue ÷ catalogue B per round median ${median(ratios).toFixed(3)} (${ratios.map((x) => x.toFixed(2)).join(', ')})`);
+}
+if (abRatios.length) console.log(`A/B (B = ${B_DIR}):\n  ${abRatios.join('\n  ')}`);
 gen.close();
+await gatewayB?.stop();
 await gateway.stop();
 for (const c of children) c.kill('SIGTERM');
 process.exit(0);

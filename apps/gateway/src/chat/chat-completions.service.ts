@@ -49,9 +49,11 @@ export class ChatCompletionsService {
 
   async handle(call: ChatCall): Promise<void> {
     const mode = modeOf(call.body, call.headers);
-    // Proxy mode forwards the body untouched, so a body the lean check is sure of needs no zod
-    // parse (and its copy); anything else, and every turn-loop body, goes through zod.
-    const request = mode === 'proxy' && isCertainlyValidChatRequest(call.body) ? call.body : validateBody(ChatCompletionRequestSchema, call.body);
+    // A body the lean check is sure of needs no zod parse (and its deep copy); anything else goes
+    // through zod, which accepts it or names the bad param. Both modes may take the body as it
+    // came: the proxy forwards it untouched, and the turn loop copies what it changes (its base
+    // body, its messages) and never writes to the client's objects (issue 20).
+    const request = isCertainlyValidChatRequest(call.body) ? call.body : validateBody(ChatCompletionRequestSchema, call.body);
     const route = this.models.resolve(request.model);
     if (mode === 'loop') {
       markMode(call.res, 'catalogue');

@@ -5,7 +5,7 @@ import type { DeploymentConfig } from '../models/model-routes.config.js';
 import { failed, type ToolResult } from '../tools/tool-result.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import { UpstreamClient } from '../upstream/upstream.client.js';
-import { readTurnJson, readTurnStream, type ToolCall, type TurnAnswer } from './turn-stream.reader.js';
+import { readTurnStream, turnOfJson, type ToolCall, type TurnAnswer } from './turn-stream.reader.js';
 
 // spec 01 "The loop": one request is bounded at six model turns (chat and Responses alike).
 export const MAX_TURNS = 6;
@@ -24,6 +24,12 @@ export interface TurnInfo {
 export interface TurnRequest {
   readonly messages: readonly object[];
   readonly options: Readonly<Record<string, unknown>>;
+  /**
+   * The turn's tools as a JSON array already serialised, sent as the body's `tools` in place of
+   * `options.tools`: the catalogue's definitions are the same for every request of a tool level,
+   * so they are serialised once, not once per turn (issue 20).
+   */
+  readonly toolsJson?: string;
 }
 
 /** A turn read to its end, with the deployment that served it (its prices are the turn's cost). */
@@ -109,22 +115,47 @@ export class ModelTurnEngine {
 
   /** One turn's upstream call: the alias's router picks the deployment and retries before acceptance. */
   private async call<R>(options: LoopOptions, request: TurnRequest, plan: TurnPlan<R>, turn: TurnInfo): Promise<TurnOutcome> {
-    const body = options.stream
-      ? { ...request.options, messages: request.messages, stream: true, stream_options: { include_usage: true } }
-      : { ...request.options, messages: request.messages, stream: false };
-    const res = await this.upstream.post(options.route, {
+    const call = {
       path: '/chat/completions',
-      bodyFor: (model) => JSON.stringify({ ...body, model }),
+      bodyFor: turnBodyFor(request, options.stream),
       requestId: options.requestId,
       signal: options.signal,
       accept: options.stream ? 'text/event-stream' : 'application/json',
-    });
-    plan.onAccepted?.(res.deployment, turn);
+    };
     const onText = plan.onText?.bind(plan);
-    const answer = options.stream ? await readTurnStream(res.body, options.signal, onText) : await readTurnJson(res.body, options.signal, onText);
-    this.upstream.recordUsage(res.deployment, answer.usage);
-    return { ...answer, deployment: res.deployment };
+    let answer: TurnAnswer;
+    let deployment: DeploymentConfig;
+    if (options.stream) {
+      const res = await this.upstream.post(options.route, call);
+      deployment = res.deployment;
+      plan.onAccepted?.(deployment, turn);
+      answer = await readTurnStream(res.body, options.signal, onText);
+    } else {
+      // The whole answer on the raw dispatch (issue 20: no Readable and no promise per chunk).
+      const whole = await this.upstream.read(options.route, call, (d) => plan.onAccepted?.(d, turn));
+      deployment = whole.deployment;
+      answer = await turnOfJson(whole.text, onText);
+    }
+    this.upstream.recordUsage(deployment, answer.usage);
+    return { ...answer, deployment };
   }
+}
+
+/**
+ * The upstream body of one turn, for each deployment's model name: everything but the model is
+ * serialised once per turn (a retry on another deployment re-uses it), and pre-serialised tools
+ * are put in as they are. The model always comes from the deployment, never from the options.
+ */
+export function turnBodyFor(request: TurnRequest, stream: boolean): (upstreamModel: string) => string {
+  const fields: Record<string, unknown> = stream
+    ? { ...request.options, messages: request.messages, stream: true, stream_options: { include_usage: true } }
+    : { ...request.options, messages: request.messages, stream: false };
+  delete fields.model;
+  if (request.toolsJson !== undefined) delete fields.tools;
+  // `fields` always holds messages, so its JSON is `{"messages":…}` and what follows its `{` is a member list.
+  const rest = JSON.stringify(fields).slice(1);
+  const tools = request.toolsJson !== undefined ? `"tools":${request.toolsJson},` : '';
+  return (upstreamModel) => `{"model":${JSON.stringify(upstreamModel)},${tools}${rest}`;
 }
 
 /** A request's loop ended (answered, stopped or out of turns) after `turns` model turns; a failed loop is not counted. */

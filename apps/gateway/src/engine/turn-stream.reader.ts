@@ -126,18 +126,11 @@ interface Completion {
 }
 
 /**
- * The same turn read from a non-streamed completion (issue 20: a client that does not stream
- * needs no upstream stream): the same answer, tool calls, usage and errors as readTurnStream, the
- * text handed on once, whole.
+ * The same turn read from a non-streamed completion, its text read whole by UpstreamClient.read
+ * (issue 20: a client that does not stream needs no upstream stream): the same answer, tool
+ * calls, usage and errors as readTurnStream, the text handed on once, whole.
  */
-export async function readTurnJson(body: { text(): Promise<string> }, signal: AbortSignal, onText?: (deltas: readonly string[]) => void | Promise<void>): Promise<TurnAnswer> {
-  let text: string;
-  try {
-    text = await body.text();
-  } catch (err) {
-    if (signal.aborted) throw err;
-    throw answerFailure(err);
-  }
+export async function turnOfJson(text: string, onText?: (deltas: readonly string[]) => void | Promise<void>): Promise<TurnAnswer> {
   let completion: Completion;
   try {
     completion = JSON.parse(text) as Completion;

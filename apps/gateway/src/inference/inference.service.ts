@@ -3,7 +3,7 @@ import type { InferenceChatReply, InferenceChatRequest } from '@drael/contracts'
 import { currentRequestId, newRequestId } from '@drael/logger';
 import { ApiError } from '../errors/api-error.js';
 import { ModelRegistry } from '../models/model-registry.js';
-import { readTurnJson } from '../engine/turn-stream.reader.js';
+import { turnOfJson } from '../engine/turn-stream.reader.js';
 import { UpstreamClient } from '../upstream/upstream.client.js';
 import { upstreamFailure, upstreamFailureCode } from '../upstream/upstream-failure.js';
 import { InferenceError } from './inference-error.js';
@@ -32,7 +32,7 @@ export class InferenceService {
     const body = { messages: req.messages, ...(req.tools?.length ? { tools: req.tools } : {}), max_tokens: req.max_tokens, stream: false };
     const abort = new AbortController();
     try {
-      const res = await this.upstream.post(route, {
+      const res = await this.upstream.read(route, {
         path: '/chat/completions',
         // The deployment the router picks (and retries on another when it fails before answering).
         bodyFor: (model) => JSON.stringify({ ...body, model }),
@@ -41,7 +41,7 @@ export class InferenceService {
         accept: 'application/json',
       });
       // The engine's reader of a non-streamed answer (the loops' too): one reading of choices, tool calls, usage and errors.
-      const answer = await readTurnJson(res.body, abort.signal);
+      const answer = await turnOfJson(res.text);
       // No choice at all (no text, no call, no finish reason) is no answer for an agent's step: retried, as before.
       if (answer.finishReason === null && answer.content === '' && answer.toolCalls.length === 0) {
         throw new InferenceError('upstream_error', 'the model upstream answered without a message', true);

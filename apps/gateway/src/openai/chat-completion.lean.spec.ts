@@ -96,6 +96,20 @@ describe('the lean chat request check', () => {
     }
   });
 
+  it('what it accepts, zod gives back unchanged (so both modes may use the body as it came, issue 20)', () => {
+    let compared = 0;
+    const check = (body: unknown) => {
+      if (!isCertainlyValidChatRequest(body)) return;
+      expect(ChatCompletionRequestSchema.parse(body), JSON.stringify(body)).toStrictEqual(body);
+      compared++;
+    };
+    for (const base of VALID) {
+      check(base);
+      for (const field of FIELDS) for (const value of ODD_VALUES) check({ ...base, [field]: value });
+    }
+    expect(compared).toBeGreaterThan(50);
+  });
+
   it('rejects non-object bodies, which zod answers with its own error', () => {
     for (const body of [null, undefined, 'x', 1, [], [VALID[0]]]) {
       expect(isCertainlyValidChatRequest(body)).toBe(false);

@@ -15,6 +15,8 @@ export interface ServedCatalogue {
   readonly tools: ReadonlyMap<ToolName, ServerTool>;
   /** What the model is shown. */
   readonly definitions: readonly FunctionToolDefinition[];
+  /** The same, serialised once: the `tools` of every turn's upstream body (issue 20). */
+  readonly definitionsJson: string;
 }
 
 /**
@@ -25,6 +27,12 @@ export interface ServedCatalogue {
 @Injectable()
 export class ToolCatalogue {
   private readonly all: readonly ServerTool[];
+  /**
+   * What was served, by what decides it: the tool level, sub-agent or not, and which candidates
+   * are wired (at most 4 levels × 2 × 2^7 entries). Requests of one key level share one frozen
+   * catalogue, so its definitions are built and serialised once, not per request.
+   */
+  private readonly servedBy = new Map<string, ServedCatalogue>();
 
   constructor(
     runCode: RunCodeTool,
@@ -44,10 +52,22 @@ export class ToolCatalogue {
     const allowed = allowedTools(caller.tool_level);
     const candidates = this.all.filter((t) => allowed.has(t.name));
     const wired = await Promise.all(candidates.map((t) => t.isWired()));
-    const tools = candidates.filter((_, i) => wired[i]);
-    return {
-      tools: new Map(tools.map((t) => [t.name, t])),
-      definitions: tools.filter((t) => !(options.subAgent && t.topLevelOnly)).map((t) => t.definition(caller)),
-    };
+    let key = `${caller.tool_level}:${options.subAgent ? 'sub' : 'top'}:`;
+    for (const w of wired) key += w ? '1' : '0';
+    let served = this.servedBy.get(key);
+    if (!served) {
+      const tools = candidates.filter((_, i) => wired[i]);
+      const definitions = Object.freeze(tools.filter((t) => !(options.subAgent && t.topLevelOnly)).map((t) => deepFreeze(t.definition(caller))));
+      served = Object.freeze({ tools: new Map(tools.map((t) => [t.name, t])), definitions, definitionsJson: JSON.stringify(definitions) });
+      this.servedBy.set(key, served);
+    }
+    return served;
   }
+}
+
+/** A definition shared by every request of a level: nothing may change it under another request. */
+function deepFreeze<T extends object>(value: T): T {
+  for (const v of Object.values(value)) if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) deepFreeze(v as object);
+  Object.freeze(value);
+  return value;
 }

@@ -69,6 +69,32 @@ describe('the catalogue', () => {
     expect(child).not.toContain('spawn_agent');
   });
 
+  it('requests of one tool level share one frozen catalogue, serialised once (issue 20)', async () => {
+    const c = catalogue();
+    const first = await c.served(caller, { subAgent: false });
+    const other = await c.served({ account_id: 'b', tool_level: 'l4_browser', plan: 'free' }, { subAgent: false });
+    expect(other).toBe(first);
+    expect(first.definitionsJson).toBe(JSON.stringify(first.definitions));
+    expect(Object.isFrozen(first.definitions)).toBe(true);
+    expect(Object.isFrozen(first.definitions[0]!.function.parameters)).toBe(true);
+    // Another level, or a sub-agent, is served its own.
+    expect(await c.served({ ...caller, tool_level: 'l1_http' }, { subAgent: false })).not.toBe(first);
+    expect((await c.served(caller, { subAgent: true })).definitionsJson).not.toContain('spawn_agent');
+  });
+
+  it('a tool whose service goes down leaves the shared catalogue at once, and comes back with it', async () => {
+    let searchUp = true;
+    const health = { isUp: async (s: string) => s !== 'search' || searchUp } as unknown as ServiceHealth;
+    const c = catalogue(health);
+    const names = async () => (await c.served(caller, { subAgent: false })).definitions.map((d) => d.function.name);
+    expect(await names()).toContain('web_search');
+    searchUp = false;
+    expect(await names()).not.toContain('web_search');
+    expect((await c.served(caller, { subAgent: false })).tools.has('web_search')).toBe(false);
+    searchUp = true;
+    expect(await names()).toContain('web_search');
+  });
+
   it('spawn_agent offers only the roles the key level allows', async () => {
     const l1 = await catalogue().served({ ...caller, tool_level: 'l1_http' }, { subAgent: false });
     const spawn = l1.definitions.find((d) => d.function.name === 'spawn_agent')!;

@@ -28,7 +28,7 @@ export abstract class ProviderTool<Provider, Args> implements ServerTool {
     protected readonly health: ServiceHealth,
   ) {}
 
-  abstract definition(caller: Caller): FunctionToolDefinition;
+  abstract definition(caller: Pick<Caller, 'tool_level'>): FunctionToolDefinition;
   /** The configured provider, or undefined: then the tool is not served (spec 01). */
   protected abstract provider(): Provider | undefined;
   /** Units held before the call: the most it can use. */

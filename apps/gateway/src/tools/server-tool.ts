@@ -70,7 +70,11 @@ export interface ServerTool {
   readonly topLevelOnly?: boolean;
   /** The tool streams its own progress frames: no tool_started/tool_done card for its calls. */
   readonly ownFrames?: boolean;
-  definition(caller: Caller): FunctionToolDefinition;
+  /**
+   * What the model is shown. It may depend on the caller's tool level and nothing else of the
+   * caller: the catalogue serves one definition per level (ToolCatalogue.served caches it).
+   */
+  definition(caller: Pick<Caller, 'tool_level'>): FunctionToolDefinition;
   isWired(): Promise<boolean>;
   /** The result as JSON fields, or as one text (each cut at 8 KiB with the cut stated, tool-result.ts). */
   run(args: unknown, ctx: ToolContext): Promise<ToolResult | string>;

@@ -53,11 +53,11 @@ export class SpawnAgentTool implements ServerTool {
   readonly topLevelOnly = true;
   readonly ownFrames = true;
 
-  rolesFor(caller: Caller): SubAgentRoleName[] {
+  rolesFor(caller: Pick<Caller, 'tool_level'>): SubAgentRoleName[] {
     return (Object.keys(SUB_AGENT_ROLES) as SubAgentRoleName[]).filter((r) => levelAtLeast(caller.tool_level, SUB_AGENT_ROLES[r].level));
   }
 
-  definition(caller: Caller): FunctionToolDefinition {
+  definition(caller: Pick<Caller, 'tool_level'>): FunctionToolDefinition {
     return {
       type: 'function',
       function: {

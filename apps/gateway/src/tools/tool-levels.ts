@@ -15,8 +15,11 @@ const LEVEL_TOOLS: Record<ToolLevel, readonly ToolName[]> = {
   l4_browser: ['run_code', 'web_search', 'web_fetch', 'generate_image', 'breach_lookup', 'contact_lookup', 'spawn_agent'],
 };
 
+// Built once: a key's level is looked up on every catalogue-mode request.
+const LEVEL_SETS = new Map(Object.entries(LEVEL_TOOLS).map(([level, tools]) => [level as ToolLevel, new Set(tools) as ReadonlySet<ToolName>]));
+
 export function allowedTools(level: ToolLevel): ReadonlySet<ToolName> {
-  return new Set(LEVEL_TOOLS[level]);
+  return LEVEL_SETS.get(level) ?? new Set();
 }
 
 // The order of levels is one definition in packages/contracts, shared with agent-run (hosted agents' tools).

@@ -41,12 +41,13 @@ export class ChatStreamWriter {
     return this.started;
   }
 
-  text(content: string): Promise<void> {
-    if (content === '') return Promise.resolve();
+  /** Written at once; a promise only while the client's socket is full (the caller holds the upstream until it settles). */
+  text(content: string): void | Promise<void> {
+    if (content === '') return;
     return this.write(this.choice(`{"content":${JSON.stringify(content)}}`, null));
   }
 
-  frame(frame: DraelFrame): Promise<void> {
+  frame(frame: DraelFrame): void | Promise<void> {
     return this.write(this.choice(`{"drael":${JSON.stringify(frame)}}`, null));
   }
 
@@ -87,11 +88,11 @@ export class ChatStreamWriter {
     trackOpenStream(this.res, 'catalogue');
   }
 
-  private async write(data: string): Promise<void> {
+  private write(data: string): void | Promise<void> {
     if (this.ended || this.res.destroyed) return;
     this.start();
     // A socket that closed while we wrote never drains: its close ends the wait instead.
-    if (!this.res.write(data) && !this.res.destroyed && !this.res.closed) await drained(this.res);
+    if (!this.res.write(data) && !this.res.destroyed && !this.res.closed) return drained(this.res);
   }
 
   private end(): void {

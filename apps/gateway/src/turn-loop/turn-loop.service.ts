@@ -56,10 +56,10 @@ interface ChatRun {
   readonly signal: AbortSignal;
   readonly meter: CostMeter;
   /** The parent's text goes to the client as it comes; a child's stays inside. */
-  readonly onText?: (text: string) => Promise<void>;
-  readonly onFrame?: (frame: DraelFrame) => Promise<void>;
+  readonly onText?: (text: string) => void | Promise<void>;
+  readonly onFrame?: (frame: DraelFrame) => void | Promise<void>;
   /** Turn and tool frames (x-drael-tool-events), the children's included, tagged with `agent`. */
-  readonly onTrace?: (frame: DraelFrame) => Promise<void>;
+  readonly onTrace?: (frame: DraelFrame) => void | Promise<void>;
   /** The sub-agent this loop is (its frames' `agent`); absent for the request's own loop. */
   readonly agent?: string;
   /** The parent names the deployment that served it in x-drael-upstream (while the head is unsent). */
@@ -169,8 +169,9 @@ export class TurnLoopService {
           if (run.agent && run.meter.reached) throw new CostCeilingReached();
           await run.onTrace?.({ event: 'turn_started', turn: turn.turn, ...agentOf(run) });
           separated = content === '';
-          const tools = turn.last ? [] : run.catalogue.definitions;
-          return { messages, options: { ...run.baseBody, ...(tools.length > 0 ? { tools } : {}) } };
+          // The catalogue's tools go as its one serialised copy; the last turn has none (spec 01).
+          const withTools = !turn.last && run.catalogue.definitions.length > 0;
+          return { messages, options: run.baseBody, ...(withTools ? { toolsJson: run.catalogue.definitionsJson } : {}) };
         },
         onText: (deltas) => {
           const text = deltas.length === 1 ? deltas[0]! : deltas.join('');

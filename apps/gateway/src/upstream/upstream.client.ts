@@ -8,7 +8,7 @@ import type { DeploymentConfig } from '../models/model-routes.config.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { Deployment } from './deployment.js';
 import { ModelRouter, type RoutePlan } from './model-router.service.js';
-import { statusFailure, transportFailure, type AttemptFailure } from './upstream-failure.js';
+import { answerFailure, statusFailure, transportFailure, type AttemptFailure } from './upstream-failure.js';
 
 export interface UpstreamCall {
   readonly path: string;
@@ -20,11 +20,17 @@ export interface UpstreamCall {
   readonly traceparent?: string;
 }
 
+/** An accepted answer read to its end (UpstreamClient.read) and the deployment that served it. */
+export interface WholeAnswer {
+  readonly deployment: DeploymentConfig;
+  readonly text: string;
+}
+
 /** An accepted (status < 400) answer and the deployment that serves it. */
 export type UpstreamResponse = Dispatcher.ResponseData & { readonly deployment: DeploymentConfig };
 
 /**
- * What the proxy gets from a routed dispatch: the attempt's controller as each starts, then either
+ * What a reader (the proxy, read) gets from a routed dispatch: the attempt's controller as each starts, then either
  * an accepted answer (head, chunks, end or a mid-body error: never retried) or, when no attempt
  * was accepted, the error the client gets.
  */
@@ -58,8 +64,8 @@ export class UpstreamClient implements OnApplicationShutdown {
   ) {}
 
   /**
-   * For readers of whole answers (turn loop, Responses, inference): resolves once an attempt is
-   * accepted. The call's span lasts until the answer's body is read or dropped.
+   * For a reader of a streamed turn (both loops): resolves once an attempt is accepted, with the
+   * answer's body as a Readable. The call's span lasts until the body is read or dropped.
    */
   async post(route: ResolvedModel, call: UpstreamCall & { readonly signal: AbortSignal }): Promise<UpstreamResponse> {
     const span = upstreamSpan(route);
@@ -123,6 +129,18 @@ export class UpstreamClient implements OnApplicationShutdown {
       sink = new SpanSink(sink, span);
     }
     new RoutedDispatch(this, this.router.plan(route), call, sink).start();
+  }
+
+  /**
+   * A whole answer as text, for a reader that needs all of it before it can act (a non-streamed
+   * model turn, inference for agent runs). It rides the proxy's raw dispatch (issue 20: no
+   * Readable, no promise per chunk), with its routing and retries. Rejects with the failure
+   * before acceptance, with the caller's abort (`signal.reason`) or a failure that is not the
+   * upstream's as it came, and with answerFailure's error for a body that breaks off.
+   * `onAccepted` is told the deployment as soon as it accepts, before the body is read.
+   */
+  read(route: ResolvedModel, call: UpstreamCall & { readonly signal: AbortSignal }, onAccepted?: (deployment: DeploymentConfig) => void): Promise<WholeAnswer> {
+    return new Promise<WholeAnswer>((resolve, reject) => this.dispatch(route, call, new WholeAnswerSink(call.signal, resolve, reject, onAccepted)));
   }
 
   /** One attempt of a routed dispatch on one deployment. */
@@ -291,6 +309,83 @@ class SpanSink implements RoutedSink {
     this.span.fail(error);
     this.span.end();
     this.sink.onFailure(error);
+  }
+}
+
+/**
+ * A reader's side of a routed dispatch (read): the caller's abort stops the attempt
+ * in flight (or the next one as it starts); the answer settles once, with read()'s errors.
+ */
+abstract class ReaderSink<T> implements RoutedSink {
+  protected controller?: Dispatcher.DispatchController;
+  protected accepted: DeploymentConfig | undefined;
+  /** Resolved or rejected: later callbacks of the attempt (after a reader's failure stopped it) are dropped. */
+  protected settled = false;
+  private readonly onAbort = () => this.controller?.abort(this.signal.reason);
+
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly resolve: (value: T) => void,
+    private readonly reject: (err: unknown) => void,
+    private readonly onAcceptedBy?: (deployment: DeploymentConfig) => void,
+  ) {
+    signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  abstract onData(controller: Dispatcher.DispatchController, chunk: Buffer): void;
+  abstract onEnd(): void;
+
+  onAttempt(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.signal.aborted) controller.abort(this.signal.reason);
+  }
+
+  onAccepted(deployment: DeploymentConfig): void {
+    this.accepted = deployment;
+    this.onAcceptedBy?.(deployment);
+  }
+
+  onError(err: Error): void {
+    // Only an accepted answer that broke off is the upstream's failure; an abort stays an abort.
+    this.fail(this.accepted && !this.signal.aborted ? answerFailure(err) : err);
+  }
+
+  onFailure(error: ApiError): void {
+    this.fail(error);
+  }
+
+  protected succeed(value: T): void {
+    if (this.settle()) this.resolve(value);
+  }
+
+  /** Settles with `err`, and stops the answer if it is still coming (a reader that gave up on it). */
+  protected fail(err: unknown): void {
+    if (!this.settle()) return;
+    // A no-op for an attempt undici has already ended (onError, onFailure).
+    this.controller?.abort(err instanceof Error ? err : new Error(String(err)));
+    this.reject(err);
+  }
+
+  private settle(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    this.signal.removeEventListener('abort', this.onAbort);
+    return true;
+  }
+}
+
+/** UpstreamClient.read's sink: the accepted answer's chunks, joined once it ends. */
+class WholeAnswerSink extends ReaderSink<WholeAnswer> {
+  private chunks: Buffer[] = [];
+
+  onData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.chunks.push(chunk);
+  }
+
+  onEnd(): void {
+    const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    this.chunks = [];
+    this.succeed({ deployment: this.accepted!, text: body.toString('utf8') });
   }
 }
 
