@@ -33,7 +33,10 @@ done
 build_args=()
 if [ "$standin" = 1 ]; then
   base=drael-standin/debian:bookworm-slim
-  recipe_hash="$(sed -n '/^  build_standin() {/,/^  }$/p' "$0" | sha256sum | cut -c1-16)"
+  shopt -s nullglob
+  local_cas=(/usr/local/share/ca-certificates/*.crt)
+  shopt -u nullglob
+  recipe_hash="$( (sed -n '/^  build_standin() {/,/^  }$/p' "$0"; cat "${local_cas[@]}" /dev/null) | sha256sum | cut -c1-16)"
   build_standin() {
     command -v debootstrap >/dev/null || { echo "build-images: debootstrap is missing (apt-get install debootstrap)" >&2; return 1; }
     local work rootfs
@@ -49,9 +52,23 @@ if [ "$standin" = 1 ]; then
     # As in Debian's slim images: no apt lists or caches, docs, man pages or locales.
     rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/cache/apt/archives/*.deb \
       "$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/* "$rootfs"/usr/share/locale/* "$rootfs"/var/log/*
+    # Debian's official image's package sources (with the updates and security suites), where
+    # debootstrap leaves only the release itself.
+    rm -f "$rootfs/etc/apt/sources.list"
+    mkdir -p "$rootfs/etc/apt/sources.list.d"
+    printf '%s\n' 'Types: deb' 'URIs: http://deb.debian.org/debian' 'Suites: bookworm bookworm-updates' 'Components: main' \
+      'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' '' 'Types: deb' 'URIs: http://deb.debian.org/debian-security' \
+      'Suites: bookworm-security' 'Components: main' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' \
+      >"$rootfs/etc/apt/sources.list.d/debian.sources"
     # The build machine's resolver and name stay out of the image (the engine provides its own).
     : >"$rootfs/etc/resolv.conf"
     : >"$rootfs/etc/hostname"
+    # The build machine's own CAs (e.g. of a TLS-inspecting egress proxy, as on these machines),
+    # so the build's downloads verify as they do on the machine: they join the image's trust store
+    # when the recipe installs ca-certificates. The stand-in is for building and testing here,
+    # never for shipping.
+    mkdir -p "$rootfs/usr/local/share/ca-certificates"
+    for ca in "${local_cas[@]}"; do cp "$ca" "$rootfs/usr/local/share/ca-certificates/"; done
     tar --numeric-owner -C "$rootfs" -c . | docker import \
       --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
       --change 'CMD ["bash"]' \

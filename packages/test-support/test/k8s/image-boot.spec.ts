@@ -131,11 +131,12 @@ describe.skipIf(!mode)('each app image runs as its pod runs it (DRAEL_IMAGE_TEST
     for (const id of started) await run('docker', ['rm', '-f', id]).catch(() => undefined);
   }, 60_000);
 
-  it('each image runs the Node that provisioning installs (one Node everywhere), as uid 1000, with no .env file and no npm', async () => {
+  it('each image runs the Node that provisioning installs (one Node everywhere), as uid 1000, with no .env file, no npm and no dev dependency', async () => {
     const pinned = /^DRAEL_NODE_VERSION=(\S+)$/m.exec(readFileSync(join(repo, 'infra', 'provision.d', '00-toolchain.sh'), 'utf8'))![1];
     for (const app of ['gateway', 'sandbox', 'search', 'fetch', 'billing', 'agent-run']) {
-      const out = await docker(['run', '--rm', '--read-only', '--entrypoint', 'sh', imageOf(app), '-c', 'node --version; id -u; find /app -path "*/node_modules" -prune -o \\( -name .env -o -name ".env.*" \\) ! -name .env.example -print | wc -l; command -v npm || echo no-npm']);
-      expect(out.split('\n'), app).toEqual([`v${pinned}`, '1000', '0', 'no-npm']);
+      const out = await docker(['run', '--rm', '--read-only', '--entrypoint', 'sh', imageOf(app), '-c', 'node --version; id -u; find /app -path "*/node_modules" -prune -o \\( -name .env -o -name ".env.*" \\) ! -name .env.example -print | wc -l; command -v npm || echo no-npm; find /app/node_modules \\( -path "*/node_modules/vitest" -o -path "*/node_modules/typescript" -o -path "*/node_modules/turbo" \\) | wc -l']);
+      // node, uid, .env files, npm, dev dependencies (pnpm deploy --prod leaves none)
+      expect(out.split('\n'), app).toEqual([`v${pinned}`, '1000', '0', 'no-npm', '0']);
     }
   }, 120_000);
 

@@ -214,6 +214,9 @@ export function policyViolations(ms: Manifest[], readme: string): string[] {
     if (hpa && w.spec.replicas !== undefined) v.push(`${id}: replicas set in the Deployment and by a HorizontalPodAutoscaler`);
   }
 
+  for (const ing of byKind('Ingress'))
+    for (const t of ing.spec.tls ?? []) if (t.secretName && !docs.has(t.secretName)) v.push(`${key(ing)}: TLS Secret ${t.secretName} is not documented in k8s/README.md`);
+
   for (const [sa, users] of saUsers) if (new Set(users).size > 1) v.push(`ServiceAccount ${sa}: shared by ${[...new Set(users)].join(', ')}`);
 
   // ConfigMaps referenced by workloads are generated with a content hash (a change rolls the pods)

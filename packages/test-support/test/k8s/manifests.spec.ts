@@ -221,6 +221,11 @@ describe('the policy itself', () => {
       (ms: Manifest[]) => (gateway(ms).automountServiceAccountToken = true) && (find(ms, 'ServiceAccount', 'gateway')!.automountServiceAccountToken = true),
       /token is mounted/,
     ],
+    [
+      'an undocumented Ingress TLS Secret',
+      (ms: Manifest[]) => ms.push({ ...structuredClone(find(rendered.get('overlays/production')!, 'Ingress', 'gateway')!), spec: { tls: [{ secretName: 'drael-undocumented-tls' }], rules: [] } }),
+      /TLS Secret drael-undocumented-tls is not documented/,
+    ],
     ['the default ServiceAccount', (ms: Manifest[]) => delete gateway(ms).serviceAccountName, /default ServiceAccount/],
     ['no readiness probe', (ms: Manifest[]) => delete gateway(ms).containers[0].readinessProbe, /no readiness probe/],
     [
