@@ -1,11 +1,12 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- manifests are plain YAML objects probed field by field */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/index.js';
+import { destroySandboxBuckets, freePort } from '../../src/index.js';
 import { render, type Manifest } from './manifest-policy.js';
 import { localAddresses, podEnv } from './pod-env.js';
 
@@ -29,6 +30,7 @@ const run = promisify(execFile);
 const prefix = `imgboot-${randomBytes(4).toString('hex')}`;
 const local = localAddresses(prefix);
 const started: string[] = [];
+let stateDir: string | undefined;
 
 /** `1536Mi` -> `1536m`, `1Gi` -> `1g`: the pod's memory limit as docker takes it. */
 const dockerMemory = (q: string) => q.replace(/^(\d+)([MG])i$/, (_, n: string, u: string) => `${n}${u.toLowerCase()}`);
@@ -38,15 +40,15 @@ const dockerMemory = (q: string) => q.replace(/^(\d+)([MG])i$/, (_, n: string, u
  * has. Environment values go through the docker client's environment (`-e NAME`), never the
  * command line, as Secrets would.
  */
-function dockerRunArgs(owner: Manifest, container: any, env: Record<string, string>, name: string): string[] {
+function dockerRunArgs(owner: Manifest, container: any, env: Record<string, string>, name: string, volumes: Record<string, string[]> = {}): string[] {
   const pod = owner.spec.template.spec;
   const podSec = pod.securityContext ?? {};
   const sec = container.securityContext ?? {};
   const uid = sec.runAsUser ?? podSec.runAsUser;
   const gid = sec.runAsGroup ?? podSec.runAsGroup;
-  expect(uid, `${name}: a uid`).toBeGreaterThan(0);
   expect(sec.readOnlyRootFilesystem, name).toBe(true);
-  const args = ['run', '-d', '--name', name, '--label', 'drael.role=image-boot-test', '--network', 'host', '--read-only', '--user', `${uid}:${gid}`];
+  const args = ['run', '-d', '--name', name, '--label', 'drael.role=image-boot-test', '--network', 'host', '--read-only', '--user', `${uid}:${gid ?? uid}`];
+  if (sec.privileged) args.push('--privileged');
   if (podSec.fsGroup !== undefined) args.push('--group-add', String(podSec.fsGroup));
   if ((sec.capabilities?.drop ?? []).includes('ALL')) args.push('--cap-drop', 'ALL');
   if (sec.allowPrivilegeEscalation === false) args.push('--security-opt', 'no-new-privileges');
@@ -55,6 +57,10 @@ function dockerRunArgs(owner: Manifest, container: any, env: Record<string, stri
   const memory = container.resources?.limits?.memory;
   if (memory) args.push('--memory', dockerMemory(memory));
   for (const m of container.volumeMounts ?? []) {
+    if (volumes[m.name]) {
+      args.push(...volumes[m.name]!);
+      continue;
+    }
     const vol = pod.volumes.find((v: any) => v.name === m.name);
     expect(vol.emptyDir, `${name}: volume ${m.name} is an emptyDir`).toBeDefined();
     // An emptyDir: empty, writable by the pod's users, executable (docker's tmpfs default is noexec).
@@ -81,10 +87,10 @@ const logs = async (id: string) => {
 };
 
 /** Starts container `containerName` of the workload or Job `owner` from its image; returns its id. */
-async function start(owner: Manifest, containerName: string, extraEnv: Record<string, string> = {}): Promise<string> {
+async function start(owner: Manifest, containerName: string, extraEnv: Record<string, string> = {}, volumes: Record<string, string[]> = {}): Promise<string> {
   const container = owner.spec.template.spec.containers.find((c: any) => c.name === containerName);
   const env = { ...podEnv(rendered, owner, container, local), ...extraEnv };
-  const id = await docker(dockerRunArgs(owner, container, env, `${prefix}-${owner.metadata.name}`), env);
+  const id = await docker(dockerRunArgs(owner, container, env, `${prefix}-${owner.metadata.name}`, volumes), env);
   started.push(id);
   return id;
 }
@@ -120,7 +126,8 @@ const imageOf = (app: string) => find(rendered, 'Deployment', app).spec.template
 describe.skipIf(!mode)('each app image runs as its pod runs it (DRAEL_IMAGE_TESTS)', () => {
   beforeAll(async () => {
     // Idempotent: the engine's layer cache makes an up-to-date build a matter of seconds per image.
-    const r = await run('bash', [join(repo, 'infra', 'docker', 'build-images.sh'), ...(mode === 'pinned' ? [] : ['--standin'])], {
+    const images = ['gateway', 'sandbox', 'search', 'fetch', 'billing', 'agent-run', 'sandbox-run'];
+    const r = await run('bash', [join(repo, 'infra', 'docker', 'build-images.sh'), ...(mode === 'pinned' ? [] : ['--standin']), ...images], {
       cwd: repo,
       maxBuffer: 16 << 20,
     });
@@ -129,6 +136,8 @@ describe.skipIf(!mode)('each app image runs as its pod runs it (DRAEL_IMAGE_TEST
 
   afterAll(async () => {
     for (const id of started) await run('docker', ['rm', '-f', id]).catch(() => undefined);
+    await destroySandboxBuckets(prefix);
+    if (stateDir) rmSync(stateDir, { recursive: true, force: true });
   }, 60_000);
 
   it('each image runs the Node that provisioning installs (one Node everywhere), as uid 1000, with no .env file, no npm and no dev dependency', async () => {
@@ -159,6 +168,21 @@ describe.skipIf(!mode)('each app image runs as its pod runs it (DRAEL_IMAGE_TEST
     expect(r.body.service, app).toBe(app);
     expect(r.body.checks.nats, `${app}: ${JSON.stringify(r.body)}`).toBe('ok');
     expect(r.status, `${app}: ${JSON.stringify(r.body)}\n${await r.logs()}`).toBe(200);
+  }, 150_000);
+
+  it('sandbox (root, privileged, an engine at the dind socket, its state at the identical path) answers /healthz, and /readyz is 200 with the run image in the engine', async () => {
+    const port = await freePort();
+    // The pod's dind sidecar is this machine's engine here; the state directory is a fresh one
+    // at the same path on the machine and in the container, as the pod shares it with its engine.
+    stateDir = mkdtempSync(join(tmpdir(), `${prefix}-state-`));
+    const dep = find(rendered, 'Deployment', 'sandbox');
+    const id = await start(dep, 'sandbox', { HEALTH_PORT: String(port), SANDBOX_STATE_DIR: stateDir, SANDBOX_WARM_POOL: '0' }, {
+      'dind-socket': ['-v', '/var/run/docker.sock:/run/dind/docker.sock'],
+      state: ['-v', `${stateDir}:${stateDir}`],
+    });
+    const r = await health(id, port);
+    expect(r.body.service).toBe('sandbox');
+    expect(r.status, `${JSON.stringify(r.body)}\n${await r.logs()}`).toBe(200);
   }, 150_000);
 
   it('gateway answers /healthz, and /readyz is 200 (NATS and key verification by the billing image above)', async () => {

@@ -39,7 +39,7 @@ async function boot(app: string, options: { dropVolume?: string; env?: Record<st
   const uid = c.securityContext?.runAsUser ?? pod.securityContext?.runAsUser ?? 0;
   const gid = c.securityContext?.runAsGroup ?? pod.securityContext?.runAsGroup ?? 0;
   expect(c.securityContext.readOnlyRootFilesystem, app).toBe(true);
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...podEnv(ms, dep, c, local), ...options.env };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...podEnv(ms, dep, c, local), ...options.env };
   const port = await freePort();
   if (app === 'gateway') env.PORT = String(port);
   else env.HEALTH_PORT = String(port);
