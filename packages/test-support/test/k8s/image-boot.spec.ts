@@ -140,35 +140,59 @@ describe.skipIf(!mode)('each app image runs as its pod runs it (DRAEL_IMAGE_TEST
     if (stateDir) rmSync(stateDir, { recursive: true, force: true });
   }, 60_000);
 
-  it('each image runs the Node that provisioning installs (one Node everywhere), as uid 1000, with no .env file, no npm and no dev dependency', async () => {
+  it('each image runs the Node that provisioning installs (one Node everywhere), as uid 1000, with no .env file, no npm and none of its dev dependencies', async () => {
     const pinned = /^DRAEL_NODE_VERSION=(\S+)$/m.exec(readFileSync(join(repo, 'infra', 'provision.d', '00-toolchain.sh'), 'utf8'))![1];
     for (const app of ['gateway', 'sandbox', 'search', 'fetch', 'billing', 'agent-run']) {
-      const out = await docker(['run', '--rm', '--read-only', '--entrypoint', 'sh', imageOf(app), '-c', 'node --version; id -u; find /app -path "*/node_modules" -prune -o \\( -name .env -o -name ".env.*" \\) ! -name .env.example -print | wc -l; command -v npm || echo no-npm; find /app/node_modules \\( -path "*/node_modules/vitest" -o -path "*/node_modules/typescript" -o -path "*/node_modules/turbo" \\) | wc -l']);
-      // node, uid, .env files, npm, dev dependencies (pnpm deploy --prod leaves none)
-      expect(out.split('\n'), app).toEqual([`v${pinned}`, '1000', '0', 'no-npm', '0']);
+      // pnpm deploy --prod links the app's production dependencies only: none of its devDependencies.
+      const dev = Object.keys(JSON.parse(readFileSync(join(repo, 'apps', app, 'package.json'), 'utf8')).devDependencies ?? {});
+      expect(dev.length, app).toBeGreaterThan(0);
+      const script = [
+        'node --version',
+        'id -u',
+        'find /app -path "*/node_modules" -prune -o \\( -name .env -o -name ".env.*" \\) ! -name .env.example -print | wc -l',
+        'command -v npm || echo no-npm',
+        `for d in ${dev.join(' ')}; do test -e "/app/node_modules/$d" && echo "$d"; done; echo end`,
+      ].join('; ');
+      const out = await docker(['run', '--rm', '--read-only', '--entrypoint', 'sh', imageOf(app), '-c', script]);
+      expect(out.split('\n'), app).toEqual([`v${pinned}`, '1000', '0', 'no-npm', 'end']);
     }
   }, 120_000);
 
   it('fetch carries Chromium at CHROMIUM_PATH; sandbox carries iptables, mkfs.ext4 and mount', async () => {
-    const chromium = podEnv(rendered, find(rendered, 'Deployment', 'fetch'), find(rendered, 'Deployment', 'fetch').spec.template.spec.containers.find((c: any) => c.name === 'fetch'), local).CHROMIUM_PATH!;
+    const chromium = podEnv(
+      rendered,
+      find(rendered, 'Deployment', 'fetch'),
+      find(rendered, 'Deployment', 'fetch').spec.template.spec.containers.find((c: any) => c.name === 'fetch'),
+      local,
+    ).CHROMIUM_PATH!;
     await docker(['run', '--rm', '--entrypoint', 'test', imageOf('fetch'), '-x', chromium]);
-    expect(await docker(['run', '--rm', '--entrypoint', 'sh', imageOf('sandbox'), '-c', 'for t in iptables mkfs.ext4 mount; do command -v $t >/dev/null && echo $t; done'])).toBe('iptables\nmkfs.ext4\nmount');
+    expect(await docker(['run', '--rm', '--entrypoint', 'sh', imageOf('sandbox'), '-c', 'for t in iptables mkfs.ext4 mount; do command -v $t >/dev/null && echo $t; done'])).toBe(
+      'iptables\nmkfs.ext4\nmount',
+    );
   }, 60_000);
 
-  it.each(['migrate-billing', 'migrate-agent-run'])('the %s Job runs to completion from its app image', async (name) => {
-    const id = await start(find(jobs, 'Job', name), 'migrate');
-    const code = Number(await docker(['wait', id]));
-    expect(code, await logs(id)).toBe(0);
-  }, 120_000);
+  it.each(['migrate-billing', 'migrate-agent-run'])(
+    'the %s Job runs to completion from its app image',
+    async (name) => {
+      const id = await start(find(jobs, 'Job', name), 'migrate');
+      const code = Number(await docker(['wait', id]));
+      expect(code, await logs(id)).toBe(0);
+    },
+    120_000,
+  );
 
-  it.each(['billing', 'search', 'fetch', 'agent-run'])('%s answers /healthz on its health port, and /readyz is 200 with NATS ok', async (app) => {
-    const port = await freePort();
-    const id = await start(find(rendered, 'Deployment', app), app, { HEALTH_PORT: String(port) });
-    const r = await health(id, port);
-    expect(r.body.service, app).toBe(app);
-    expect(r.body.checks.nats, `${app}: ${JSON.stringify(r.body)}`).toBe('ok');
-    expect(r.status, `${app}: ${JSON.stringify(r.body)}\n${await r.logs()}`).toBe(200);
-  }, 150_000);
+  it.each(['billing', 'search', 'fetch', 'agent-run'])(
+    '%s answers /healthz on its health port, and /readyz is 200 with NATS ok',
+    async (app) => {
+      const port = await freePort();
+      const id = await start(find(rendered, 'Deployment', app), app, { HEALTH_PORT: String(port) });
+      const r = await health(id, port);
+      expect(r.body.service, app).toBe(app);
+      expect(r.body.checks.nats, `${app}: ${JSON.stringify(r.body)}`).toBe('ok');
+      expect(r.status, `${app}: ${JSON.stringify(r.body)}\n${await r.logs()}`).toBe(200);
+    },
+    150_000,
+  );
 
   it('sandbox (root, privileged, an engine at the dind socket, its state at the identical path) answers /healthz, and /readyz is 200 with the run image in the engine', async () => {
     const port = await freePort();
@@ -176,10 +200,15 @@ describe.skipIf(!mode)('each app image runs as its pod runs it (DRAEL_IMAGE_TEST
     // at the same path on the machine and in the container, as the pod shares it with its engine.
     stateDir = mkdtempSync(join(tmpdir(), `${prefix}-state-`));
     const dep = find(rendered, 'Deployment', 'sandbox');
-    const id = await start(dep, 'sandbox', { HEALTH_PORT: String(port), SANDBOX_STATE_DIR: stateDir, SANDBOX_WARM_POOL: '0' }, {
-      'dind-socket': ['-v', '/var/run/docker.sock:/run/dind/docker.sock'],
-      state: ['-v', `${stateDir}:${stateDir}`],
-    });
+    const id = await start(
+      dep,
+      'sandbox',
+      { HEALTH_PORT: String(port), SANDBOX_STATE_DIR: stateDir, SANDBOX_WARM_POOL: '0' },
+      {
+        'dind-socket': ['-v', '/var/run/docker.sock:/run/dind/docker.sock'],
+        state: ['-v', `${stateDir}:${stateDir}`],
+      },
+    );
     const r = await health(id, port);
     expect(r.body.service).toBe('sandbox');
     expect(r.status, `${JSON.stringify(r.body)}\n${await r.logs()}`).toBe(200);

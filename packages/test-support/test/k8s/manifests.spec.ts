@@ -184,11 +184,27 @@ describe('the image recipes (Dockerfiles)', () => {
   });
 
   it.each([
-    ['a base pinned by tag only', (d: Record<string, string>) => (d['infra/tor/Dockerfile'] = d['infra/tor/Dockerfile']!.replace(/@sha256:[0-9a-f]{64}/, '')), /infra\/tor\/Dockerfile: FROM debian:bookworm-slim is not pinned by digest/],
+    [
+      'a base pinned by tag only',
+      (d: Record<string, string>) => (d['infra/tor/Dockerfile'] = d['infra/tor/Dockerfile']!.replace(/@sha256:[0-9a-f]{64}/, '')),
+      /infra\/tor\/Dockerfile: FROM debian:bookworm-slim is not pinned by digest/,
+    ],
     ['a literal unpinned FROM', (d: Record<string, string>) => (d['infra/sandbox-image/Dockerfile'] += '\nFROM debian:bookworm\n'), /FROM debian:bookworm is not pinned/],
-    ['a second base', (d: Record<string, string>) => (d['infra/tor/Dockerfile'] = d['infra/tor/Dockerfile']!.replace(/@sha256:[0-9a-f]{64}/, `@sha256:${'0'.repeat(64)}`)), /2 different bases/],
-    ['another Node than provisioning\'s', (d: Record<string, string>) => (d['infra/docker/Dockerfile'] = d['infra/docker/Dockerfile']!.replace(/^ARG NODE_VERSION=.*$/m, 'ARG NODE_VERSION=24.21.0')), /NODE_VERSION=24\.21\.0 differs/],
-    ['another Node checksum', (d: Record<string, string>) => (d['infra/docker/Dockerfile'] = d['infra/docker/Dockerfile']!.replace(/^ARG NODE_INTEGRITY=sha512-./m, 'ARG NODE_INTEGRITY=sha512-X')), /NODE_INTEGRITY=sha512-X.* differs/],
+    [
+      'a second base',
+      (d: Record<string, string>) => (d['infra/tor/Dockerfile'] = d['infra/tor/Dockerfile']!.replace(/@sha256:[0-9a-f]{64}/, `@sha256:${'0'.repeat(64)}`)),
+      /2 different bases/,
+    ],
+    [
+      "another Node than provisioning's",
+      (d: Record<string, string>) => (d['infra/docker/Dockerfile'] = d['infra/docker/Dockerfile']!.replace(/^ARG NODE_VERSION=.*$/m, 'ARG NODE_VERSION=24.21.0')),
+      /NODE_VERSION=24\.21\.0 differs/,
+    ],
+    [
+      'another Node checksum',
+      (d: Record<string, string>) => (d['infra/docker/Dockerfile'] = d['infra/docker/Dockerfile']!.replace(/^ARG NODE_INTEGRITY=sha512-./m, 'ARG NODE_INTEGRITY=sha512-X')),
+      /NODE_INTEGRITY=sha512-X.* differs/,
+    ],
   ])('finds %s', (_what, mutate, expected) => {
     const d = dockerfiles();
     mutate(d);
@@ -223,7 +239,8 @@ describe('the policy itself', () => {
     ],
     [
       'an undocumented Ingress TLS Secret',
-      (ms: Manifest[]) => ms.push({ ...structuredClone(find(rendered.get('overlays/production')!, 'Ingress', 'gateway')!), spec: { tls: [{ secretName: 'drael-undocumented-tls' }], rules: [] } }),
+      (ms: Manifest[]) =>
+        ms.push({ ...structuredClone(find(rendered.get('overlays/production')!, 'Ingress', 'gateway')!), spec: { tls: [{ secretName: 'drael-undocumented-tls' }], rules: [] } }),
       /TLS Secret drael-undocumented-tls is not documented/,
     ],
     ['the default ServiceAccount', (ms: Manifest[]) => delete gateway(ms).serviceAccountName, /default ServiceAccount/],
