@@ -32,6 +32,73 @@ const local = localAddresses(prefix);
 const started: string[] = [];
 let stateDir: string | undefined;
 
+/** Linux capability names by bit number (capability.h), for the bounding set in /proc. */
+const CAPS = [
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'DAC_READ_SEARCH',
+  'FOWNER',
+  'FSETID',
+  'KILL',
+  'SETGID',
+  'SETUID',
+  'SETPCAP',
+  'LINUX_IMMUTABLE',
+  'NET_BIND_SERVICE',
+  'NET_BROADCAST',
+  'NET_ADMIN',
+  'NET_RAW',
+  'IPC_LOCK',
+  'IPC_OWNER',
+  'SYS_MODULE',
+  'SYS_RAWIO',
+  'SYS_CHROOT',
+  'SYS_PTRACE',
+  'SYS_PACCT',
+  'SYS_ADMIN',
+  'SYS_BOOT',
+  'SYS_NICE',
+  'SYS_RESOURCE',
+  'SYS_TIME',
+  'SYS_TTY_CONFIG',
+  'MKNOD',
+  'LEASE',
+  'AUDIT_WRITE',
+  'AUDIT_CONTROL',
+  'SETFCAP',
+  'MAC_OVERRIDE',
+  'MAC_ADMIN',
+  'SYSLOG',
+  'WAKE_ALARM',
+  'BLOCK_SUSPEND',
+  'AUDIT_READ',
+  'PERFMON',
+  'BPF',
+  'CHECKPOINT_RESTORE',
+];
+
+/**
+ * `privileged: true` as docker run can give it here: `--privileged` asks for every capability,
+ * which the engine cannot grant where this machine itself runs without some (its bounding set);
+ * then every capability the machine has, all devices' access, and no seccomp or AppArmor profile.
+ */
+function privileged(): string[] {
+  const bounding = BigInt(`0x${/^CapBnd:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]}`);
+  const missing = CAPS.filter((_, bit) => (bounding & (1n << BigInt(bit))) === 0n);
+  if (missing.length === 0) return ['--privileged'];
+  return [
+    '--cap-add',
+    'ALL',
+    ...missing.flatMap((c) => ['--cap-drop', c]),
+    '--security-opt',
+    'seccomp=unconfined',
+    '--security-opt',
+    'apparmor=unconfined',
+    '--device-cgroup-rule',
+    'a *:* rwm',
+  ];
+}
+
 /** `1536Mi` -> `1536m`, `1Gi` -> `1g`: the pod's memory limit as docker takes it. */
 const dockerMemory = (q: string) => q.replace(/^(\d+)([MG])i$/, (_, n: string, u: string) => `${n}${u.toLowerCase()}`);
 
@@ -48,7 +115,7 @@ function dockerRunArgs(owner: Manifest, container: any, env: Record<string, stri
   const gid = sec.runAsGroup ?? podSec.runAsGroup;
   expect(sec.readOnlyRootFilesystem, name).toBe(true);
   const args = ['run', '-d', '--name', name, '--label', 'drael.role=image-boot-test', '--network', 'host', '--read-only', '--user', `${uid}:${gid ?? uid}`];
-  if (sec.privileged) args.push('--privileged');
+  if (sec.privileged) args.push(...privileged());
   if (podSec.fsGroup !== undefined) args.push('--group-add', String(podSec.fsGroup));
   if ((sec.capabilities?.drop ?? []).includes('ALL')) args.push('--cap-drop', 'ALL');
   if (sec.allowPrivilegeEscalation === false) args.push('--security-opt', 'no-new-privileges');
