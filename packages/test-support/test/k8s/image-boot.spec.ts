@@ -29,6 +29,7 @@ const repo = resolve(new URL('../../../..', import.meta.url).pathname);
 const run = promisify(execFile);
 const prefix = `imgboot-${randomBytes(4).toString('hex')}`;
 const local = localAddresses(prefix);
+/** Names of the containers this run created, removed in afterAll. */
 const started: string[] = [];
 let stateDir: string | undefined;
 
@@ -157,8 +158,10 @@ const logs = async (id: string) => {
 async function start(owner: Manifest, containerName: string, extraEnv: Record<string, string> = {}, volumes: Record<string, string[]> = {}): Promise<string> {
   const container = owner.spec.template.spec.containers.find((c: any) => c.name === containerName);
   const env = { ...podEnv(rendered, owner, container, local), ...extraEnv };
-  const id = await docker(dockerRunArgs(owner, container, env, `${prefix}-${owner.metadata.name}`, volumes), env);
-  started.push(id);
+  const name = `${prefix}-${owner.metadata.name}`;
+  // Removed by name afterwards: a container the engine created but could not start has no id here.
+  started.push(name);
+  const id = await docker(dockerRunArgs(owner, container, env, name, volumes), env);
   return id;
 }
 
@@ -202,7 +205,7 @@ describe.skipIf(!mode)('each app image runs as its pod runs it (DRAEL_IMAGE_TEST
   }, 3_600_000);
 
   afterAll(async () => {
-    for (const id of started) await run('docker', ['rm', '-f', id]).catch(() => undefined);
+    for (const name of started) await run('docker', ['rm', '-f', name]).catch(() => undefined);
     await destroySandboxBuckets(prefix);
     if (stateDir) rmSync(stateDir, { recursive: true, force: true });
   }, 60_000);
