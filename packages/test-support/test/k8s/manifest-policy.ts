@@ -214,12 +214,64 @@ export function policyViolations(ms: Manifest[], readme: string): string[] {
     if (hpa && w.spec.replicas !== undefined) v.push(`${id}: replicas set in the Deployment and by a HorizontalPodAutoscaler`);
   }
 
+  for (const ing of byKind('Ingress'))
+    for (const t of ing.spec.tls ?? []) if (t.secretName && !docs.has(t.secretName)) v.push(`${key(ing)}: TLS Secret ${t.secretName} is not documented in k8s/README.md`);
+
   for (const [sa, users] of saUsers) if (new Set(users).size > 1) v.push(`ServiceAccount ${sa}: shared by ${[...new Set(users)].join(', ')}`);
 
   // ConfigMaps referenced by workloads are generated with a content hash (a change rolls the pods)
   for (const [name, c] of configMaps) {
     const used = podOwners.some((w) => JSON.stringify(w.spec.template.spec).includes(`"${c.metadata.name}"`));
     if (used && !/-[a-z0-9]{10}$/.test(c.metadata.name)) v.push(`ConfigMap ${name}: no content hash in its name (a change would not roll the pods)`);
+  }
+  return v;
+}
+
+const DIGEST = /@sha256:[0-9a-f]{64}$/;
+
+/**
+ * The image recipes' policy (issue 17, item 6): every base an image is built FROM is pinned by
+ * digest (directly, or as the default of the build arg it names; a build arg may replace it, e.g.
+ * an offline stand-in, but the release's default is pinned), all of them the same base image, and
+ * the app image's Node is the build provisioning installs on the machines (same version, same
+ * checksum), so images, CI and developers run one Node.
+ * `dockerfiles` maps each Dockerfile's path to its text; `toolchain` is infra/provision.d/00-toolchain.sh.
+ */
+export function imageRecipeViolations(dockerfiles: Record<string, string>, toolchain: string, appDockerfile = 'infra/docker/Dockerfile'): string[] {
+  const v: string[] = [];
+  const bases = new Set<string>();
+  for (const [path, text] of Object.entries(dockerfiles)) {
+    const args = new Map<string, string>();
+    const stages = new Set<string>();
+    for (const line of text.split('\n')) {
+      const arg = /^ARG\s+([A-Za-z_][A-Za-z0-9_]*)(?:=(\S+))?/.exec(line);
+      if (arg) {
+        if (arg[2] !== undefined && !args.has(arg[1]!)) args.set(arg[1]!, arg[2]);
+        continue;
+      }
+      const from = /^FROM\s+(?:--platform=\S+\s+)?(\S+)(?:\s+AS\s+(\S+))?/i.exec(line);
+      if (!from) continue;
+      const ref = from[1]!;
+      if (from[2]) stages.add(from[2]);
+      if (stages.has(ref) && ref !== from[2]) continue; // a previous stage of this file
+      const named = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(ref);
+      const image = named ? args.get(named[1]!) : ref;
+      if (image === undefined) v.push(`${path}: FROM ${ref} has no default`);
+      else if (!DIGEST.test(image)) v.push(`${path}: FROM ${image} is not pinned by digest`);
+      else bases.add(image.replace(/^[^@]*@/, ''));
+    }
+  }
+  if (bases.size > 1) v.push(`the images are built from ${bases.size} different bases (${[...bases].join(', ')}), not one`);
+
+  const app = dockerfiles[appDockerfile];
+  const pin = (text: string, name: string) => new RegExp(`^(?:ARG\\s+)?${name}='?([^'\\s]+)'?$`, 'm').exec(text ?? '')?.[1];
+  for (const [image, machine] of [
+    ['NODE_VERSION', 'DRAEL_NODE_VERSION'],
+    ['NODE_INTEGRITY', 'DRAEL_NODE_INTEGRITY'],
+  ] as const) {
+    const a = pin(app ?? '', image);
+    const b = pin(toolchain, machine);
+    if (!a || !b || a !== b) v.push(`${appDockerfile} ${image}=${a} differs from provisioning's ${machine}=${b}`);
   }
   return v;
 }

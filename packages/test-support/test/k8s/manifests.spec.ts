@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { policyViolations, render, SANDBOX_NAMESPACE, type Manifest } from './manifest-policy.js';
+import { imageRecipeViolations, policyViolations, render, SANDBOX_NAMESPACE, type Manifest } from './manifest-policy.js';
 
 // Issue 17's manifest test: every kustomization is rendered by kubectl's own kustomize (what
 // `kubectl apply -k` applies), validated against the Kubernetes schemas, and held to the
@@ -174,6 +174,44 @@ describe('SearXNG and Tor', () => {
   });
 });
 
+describe('the image recipes (Dockerfiles)', () => {
+  const DOCKERFILES = ['infra/docker/Dockerfile', 'infra/tor/Dockerfile', 'infra/sandbox-image/Dockerfile'];
+  const dockerfiles = () => Object.fromEntries(DOCKERFILES.map((f) => [f, readFileSync(join(repo, f), 'utf8')]));
+  const toolchain = readFileSync(join(repo, 'infra', 'provision.d', '00-toolchain.sh'), 'utf8');
+
+  it('every image is built FROM one base pinned by digest, and the app image runs the Node that provisioning installs (same version and sha512)', () => {
+    expect(imageRecipeViolations(dockerfiles(), toolchain)).toEqual([]);
+  });
+
+  it.each([
+    [
+      'a base pinned by tag only',
+      (d: Record<string, string>) => (d['infra/tor/Dockerfile'] = d['infra/tor/Dockerfile']!.replace(/@sha256:[0-9a-f]{64}/, '')),
+      /infra\/tor\/Dockerfile: FROM debian:bookworm-slim is not pinned by digest/,
+    ],
+    ['a literal unpinned FROM', (d: Record<string, string>) => (d['infra/sandbox-image/Dockerfile'] += '\nFROM debian:bookworm\n'), /FROM debian:bookworm is not pinned/],
+    [
+      'a second base',
+      (d: Record<string, string>) => (d['infra/tor/Dockerfile'] = d['infra/tor/Dockerfile']!.replace(/@sha256:[0-9a-f]{64}/, `@sha256:${'0'.repeat(64)}`)),
+      /2 different bases/,
+    ],
+    [
+      "another Node than provisioning's",
+      (d: Record<string, string>) => (d['infra/docker/Dockerfile'] = d['infra/docker/Dockerfile']!.replace(/^ARG NODE_VERSION=.*$/m, 'ARG NODE_VERSION=24.21.0')),
+      /NODE_VERSION=24\.21\.0 differs/,
+    ],
+    [
+      'another Node checksum',
+      (d: Record<string, string>) => (d['infra/docker/Dockerfile'] = d['infra/docker/Dockerfile']!.replace(/^ARG NODE_INTEGRITY=sha512-./m, 'ARG NODE_INTEGRITY=sha512-X')),
+      /NODE_INTEGRITY=sha512-X.* differs/,
+    ],
+  ])('finds %s', (_what, mutate, expected) => {
+    const d = dockerfiles();
+    mutate(d);
+    expect(imageRecipeViolations(d, toolchain).join('\n')).toMatch(expected);
+  });
+});
+
 describe('the policy itself', () => {
   const base = () => structuredClone(rendered.get('overlays/trial')!);
   const gateway = (ms: Manifest[]) => podOf(ms, 'gateway');
@@ -198,6 +236,12 @@ describe('the policy itself', () => {
       'a mounted ServiceAccount token',
       (ms: Manifest[]) => (gateway(ms).automountServiceAccountToken = true) && (find(ms, 'ServiceAccount', 'gateway')!.automountServiceAccountToken = true),
       /token is mounted/,
+    ],
+    [
+      'an undocumented Ingress TLS Secret',
+      (ms: Manifest[]) =>
+        ms.push({ ...structuredClone(find(rendered.get('overlays/production')!, 'Ingress', 'gateway')!), spec: { tls: [{ secretName: 'drael-undocumented-tls' }], rules: [] } }),
+      /TLS Secret drael-undocumented-tls is not documented/,
     ],
     ['the default ServiceAccount', (ms: Manifest[]) => delete gateway(ms).serviceAccountName, /default ServiceAccount/],
     ['no readiness probe', (ms: Manifest[]) => delete gateway(ms).containers[0].readinessProbe, /no readiness probe/],

@@ -5,8 +5,9 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { destroySandboxBuckets, freePort, testBillingDatabaseUrl } from '../../src/index.js';
-import { render, type Manifest } from './manifest-policy.js';
+import { destroySandboxBuckets, freePort } from '../../src/index.js';
+import { render } from './manifest-policy.js';
+import { localAddresses, podEnv } from './pod-env.js';
 
 // Issue 17, item 2: each app is booted the way its pod runs it (k8s/overlays/trial as rendered by
 // kubectl): the pod's uid and gid, a read-only root filesystem where only the volumes the pod
@@ -18,61 +19,9 @@ import { render, type Manifest } from './manifest-policy.js';
 
 const repo = resolve(new URL('../../../..', import.meta.url).pathname);
 const ms = render(join(repo, 'k8s', 'overlays', 'trial'));
-const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const SEARXNG_URL = process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890';
 const prefix = `boot-${randomBytes(4).toString('hex')}`;
-
-/** Test values for every documented Secret key (k8s/README.md): what an operator would create. */
-function secretValue(name: string, key: string): string {
-  const db = (schema: string) => {
-    const u = new URL(testBillingDatabaseUrl());
-    u.searchParams.set('schema', schema);
-    return u.toString();
-  };
-  const values: Record<string, string> = {
-    'drael-models.DRAEL_MODELS': '{}',
-    'drael-database.BILLING_DATABASE_URL': testBillingDatabaseUrl(),
-    'drael-database.AGENT_RUN_DATABASE_URL': db('agent_run_boot_tests'),
-    'drael-redis.CACHE_REDIS_URL': REDIS_URL,
-    'drael-redis.QUEUE_REDIS_URL': REDIS_URL,
-    'drael-agent-run-keys.AGENT_RUN_DATA_KEYS': `k1:${randomBytes(32).toString('base64')}`,
-    'drael-agent-run-keys.AGENT_RUN_DATA_KEY_ACTIVE': 'k1',
-    'drael-billing-keys.BILLING_RECEIPT_KEY': randomBytes(32).toString('hex'),
-    'drael-billing-keys.BILLING_RECEIPT_KEY_ID': 'k1',
-  };
-  const v = values[`${name}.${key}`];
-  if (v === undefined) throw new Error(`no test value for Secret ${name}.${key}`);
-  return v;
-}
-const SECRET_KEYS: Record<string, string[]> = {
-  'drael-agent-run-keys': ['AGENT_RUN_DATA_KEYS', 'AGENT_RUN_DATA_KEY_ACTIVE'],
-  'drael-billing-keys': ['BILLING_RECEIPT_KEY', 'BILLING_RECEIPT_KEY_ID'],
-};
-
+const local = localAddresses(prefix);
 const deployment = (name: string) => ms.find((m) => m.kind === 'Deployment' && m.metadata.name === name)!;
-const configMap = (namespace: string, name: string): Record<string, string> =>
-  ms.find((m: Manifest) => m.kind === 'ConfigMap' && m.metadata.name === name && m.metadata.namespace === namespace)!.data;
-
-/** The container's environment as the kubelet builds it (envFrom first, then env), with cluster names made local. */
-function podEnv(dep: Manifest, container: any): Record<string, string> {
-  const ns = dep.metadata.namespace;
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
-  for (const ef of container.envFrom ?? []) {
-    if (ef.configMapRef) Object.assign(env, configMap(ns, ef.configMapRef.name));
-    if (ef.secretRef) for (const k of SECRET_KEYS[ef.secretRef.name] ?? []) env[k] = secretValue(ef.secretRef.name, k);
-  }
-  for (const e of container.env ?? []) {
-    if ('value' in e) env[e.name] = e.value;
-    else if (e.valueFrom?.secretKeyRef) env[e.name] = secretValue(e.valueFrom.secretKeyRef.name, e.valueFrom.secretKeyRef.key);
-    else if (e.valueFrom?.configMapKeyRef) env[e.name] = configMap(ns, e.valueFrom.configMapKeyRef.name)[e.valueFrom.configMapKeyRef.key]!;
-    else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[e.name] = `${dep.metadata.name}-boot-${prefix.slice(5)}`;
-  }
-  if (env.NATS_URL) env.NATS_URL = NATS_URL;
-  env.DRAEL_NATS_PREFIX = prefix;
-  if (env.SEARXNG_URL) env.SEARXNG_URL = SEARXNG_URL;
-  return env;
-}
 
 interface Booted {
   child: ChildProcess;
@@ -90,7 +39,7 @@ async function boot(app: string, options: { dropVolume?: string; env?: Record<st
   const uid = c.securityContext?.runAsUser ?? pod.securityContext?.runAsUser ?? 0;
   const gid = c.securityContext?.runAsGroup ?? pod.securityContext?.runAsGroup ?? 0;
   expect(c.securityContext.readOnlyRootFilesystem, app).toBe(true);
-  const env = { ...podEnv(dep, c), ...options.env };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...podEnv(ms, dep, c, local), ...options.env };
   const port = await freePort();
   if (app === 'gateway') env.PORT = String(port);
   else env.HEALTH_PORT = String(port);
