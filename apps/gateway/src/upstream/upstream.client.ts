@@ -313,27 +313,26 @@ class SpanSink implements RoutedSink {
 }
 
 /**
- * A reader's side of a routed dispatch (read): the caller's abort stops the attempt
- * in flight (or the next one as it starts); the answer settles once, with read()'s errors.
+ * UpstreamClient.read's side of a routed dispatch: the accepted answer's chunks, joined once it
+ * ends. The caller's abort stops the attempt in flight (or the next one as it starts); the answer
+ * settles once, with read()'s errors.
  */
-abstract class ReaderSink<T> implements RoutedSink {
-  protected controller?: Dispatcher.DispatchController;
-  protected accepted: DeploymentConfig | undefined;
-  /** Resolved or rejected: later callbacks of the attempt (after a reader's failure stopped it) are dropped. */
-  protected settled = false;
+class WholeAnswerSink implements RoutedSink {
+  private controller?: Dispatcher.DispatchController;
+  private accepted: DeploymentConfig | undefined;
+  private chunks: Buffer[] = [];
+  /** Resolved or rejected: later callbacks of the attempt (after a failure stopped it) are dropped. */
+  private settled = false;
   private readonly onAbort = () => this.controller?.abort(this.signal.reason);
 
   constructor(
     private readonly signal: AbortSignal,
-    private readonly resolve: (value: T) => void,
+    private readonly resolve: (value: WholeAnswer) => void,
     private readonly reject: (err: unknown) => void,
     private readonly onAcceptedBy?: (deployment: DeploymentConfig) => void,
   ) {
     signal.addEventListener('abort', this.onAbort, { once: true });
   }
-
-  abstract onData(controller: Dispatcher.DispatchController, chunk: Buffer): void;
-  abstract onEnd(): void;
 
   onAttempt(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
@@ -345,6 +344,16 @@ abstract class ReaderSink<T> implements RoutedSink {
     this.onAcceptedBy?.(deployment);
   }
 
+  onData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.chunks.push(chunk);
+  }
+
+  onEnd(): void {
+    const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    this.chunks = [];
+    if (this.settle()) this.resolve({ deployment: this.accepted!, text: body.toString('utf8') });
+  }
+
   onError(err: Error): void {
     // Only an accepted answer that broke off is the upstream's failure; an abort stays an abort.
     this.fail(this.accepted && !this.signal.aborted ? answerFailure(err) : err);
@@ -354,12 +363,8 @@ abstract class ReaderSink<T> implements RoutedSink {
     this.fail(error);
   }
 
-  protected succeed(value: T): void {
-    if (this.settle()) this.resolve(value);
-  }
-
-  /** Settles with `err`, and stops the answer if it is still coming (a reader that gave up on it). */
-  protected fail(err: unknown): void {
+  /** Settles with `err`, and stops the answer if it is still coming. */
+  private fail(err: unknown): void {
     if (!this.settle()) return;
     // A no-op for an attempt undici has already ended (onError, onFailure).
     this.controller?.abort(err instanceof Error ? err : new Error(String(err)));
@@ -371,21 +376,6 @@ abstract class ReaderSink<T> implements RoutedSink {
     this.settled = true;
     this.signal.removeEventListener('abort', this.onAbort);
     return true;
-  }
-}
-
-/** UpstreamClient.read's sink: the accepted answer's chunks, joined once it ends. */
-class WholeAnswerSink extends ReaderSink<WholeAnswer> {
-  private chunks: Buffer[] = [];
-
-  onData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.chunks.push(chunk);
-  }
-
-  onEnd(): void {
-    const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
-    this.chunks = [];
-    this.succeed({ deployment: this.accepted!, text: body.toString('utf8') });
   }
 }
 
