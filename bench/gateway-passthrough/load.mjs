@@ -100,7 +100,7 @@ const rows = [];
 for (const n of TOKENS) {
   for (const stream of STREAM_MODES) {
     const body = bodyOf(n, stream);
-    const acc = new Map(targets.map((t) => [t.name, { cpu: [], up: [], rps: [], p50: [] }]));
+    const acc = new Map(targets.map((t) => [t.name, { cpu: [], up: [], rps: [], p50: [], p99: [] }]));
     for (const t of targets) await gen.run({ url: t.url, headers: t.headers, body, amount: WARMUP, connections: CONNECTIONS });
     for (let round = 0; round < ROUNDS; round++) {
       // The order turns around every round, so no target always runs first (or right after the same one).
@@ -113,6 +113,7 @@ for (const n of TOKENS) {
         a.up.push(((cpuSeconds(upstream.child.pid) - u0) / r.requests) * 1e6);
         a.rps.push(r.rps);
         a.p50.push(r.p50Ms);
+        a.p99.push(r.p99Ms);
       }
     }
     for (const t of targets) {
@@ -126,6 +127,7 @@ for (const n of TOKENS) {
         up: median(a.up),
         rps: median(a.rps),
         p50: median(a.p50),
+        p99: median(a.p99),
       });
     }
     console.log(`  done ${n} tokens ${stream ? 'streaming' : 'non-streaming'} (load ${loadAverage()})`);
@@ -133,13 +135,13 @@ for (const n of TOKENS) {
 }
 console.log(`\nload average at start ${load0}, at end ${loadAverage()}`);
 const abRatios = [];
-console.log('tokens  mode           target               CPU µs/req (median; rounds)         ratio  upstream µs/req  req/s  p50 ms');
+console.log('tokens  mode           target               CPU µs/req (median; rounds)         ratio  upstream µs/req  req/s  p50 ms  p99 ms');
 for (const r of rows) {
   const naiveRow = rows.find((x) => x.tokens === r.tokens && x.mode === r.mode && x.target === 'naive proxy');
   const ratio = naiveRow ? (r.cpu / naiveRow.cpu).toFixed(2) + 'x' : '-';
   console.log(
     `${String(r.tokens).padEnd(7)} ${r.mode.padEnd(14)} ${r.target.padEnd(20)} ${r.cpu.toFixed(1).padStart(7)} (${r.cpus.map((x) => x.toFixed(0)).join(', ')})`.padEnd(86) +
-      `${ratio.padStart(6)} ${r.up.toFixed(1).padStart(16)} ${r.rps.toFixed(0).padStart(6)} ${String(r.p50).padStart(7)}`,
+      `${ratio.padStart(6)} ${r.up.toFixed(1).padStart(16)} ${r.rps.toFixed(0).padStart(6)} ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)}`,
   );
 }
 for (const r of rows.filter((x) => x.target === 'gateway catalogue')) {

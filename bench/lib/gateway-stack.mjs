@@ -72,7 +72,7 @@ export async function spawnGateway({ prefix, natsUrl = NATS_URL, dir, env = {}, 
   const child = spawn(process.execPath, [...nodeArgs, 'dist/main.js'], {
     cwd: resolve(dir ?? resolve(root, 'apps/gateway')),
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NATS_URL: natsUrl, DRAEL_NATS_PREFIX: prefix, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: logLevel, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', process.env.GATEWAY_STDOUT ? 'inherit' : 'ignore', 'inherit'],
   });
   await waitHttp(`http://127.0.0.1:${port}/healthz`);
   // Waited for (10 s at most): a profiled gateway (GATEWAY_NODE_ARGS=--cpu-prof) writes its profile as it exits.

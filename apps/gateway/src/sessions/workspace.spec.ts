@@ -12,18 +12,22 @@ describe('Workspace', () => {
     expect(ws.needsDiscard).toBe(false);
   });
 
-  it('without: a request-scoped workspace with a fresh unguessable id, discarded only once something used it', () => {
+  it('without: a request-scoped workspace with a fresh unguessable id, named at its first use and discarded only once used', () => {
     const a = Workspace.of(caller, undefined);
     const b = Workspace.of(caller, undefined);
-    expect(a.ref.scope).toBe('request');
-    expect(a.ref.tenant).toBe('acct_1');
-    expect(a.ref.session).not.toBe(b.ref.session);
-    expect(a.ref.session).toMatch(/^req_[0-9a-f]{32}$/);
-    expect(SessionIdSchema.safeParse(a.ref.session).success).toBe(true);
-    expect(a.clientSession).toBeUndefined();
-    // Nothing created it: nothing to delete.
+    // Nothing used it: nothing to delete, and nothing to name it by.
     expect(a.needsDiscard).toBe(false);
-    a.use();
+    expect(() => a.ref).toThrow();
+    const fields = a.use();
+    expect(fields.scope).toBe('request');
+    expect(fields.tenant).toBe('acct_1');
+    expect(fields.session).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(SessionIdSchema.safeParse(fields.session).success).toBe(true);
+    // Every later use (each run_code of the request, its sub-agents) names the same workspace.
+    expect(a.use()).toBe(fields);
+    expect(a.ref).toBe(fields);
+    expect(b.use().session).not.toBe(fields.session);
+    expect(a.clientSession).toBeUndefined();
     expect(a.needsDiscard).toBe(true);
   });
 });

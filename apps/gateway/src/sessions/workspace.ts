@@ -22,34 +22,41 @@ export interface WorkspaceFields {
  *   loop deletes it when the request ends, however it ends.
  */
 export class Workspace {
-  private used = false;
+  /** Named at its first use: most requests never run code, and need no id (issue 20). */
+  private fields: WorkspaceFields | undefined;
 
-  private constructor(private readonly fields: WorkspaceFields) {}
+  private constructor(
+    private readonly tenant: string,
+    private readonly session: string | undefined,
+  ) {}
 
   static of(caller: Caller, session: string | undefined): Workspace {
-    if (session !== undefined) return new Workspace({ tenant: caller.account_id, session, scope: 'session' });
-    // 128 random bits in the session id alphabet ([A-Za-z0-9_-]).
-    return new Workspace({ tenant: caller.account_id, session: `req_${randomId()}`, scope: 'request' });
+    return new Workspace(caller.account_id, session);
   }
 
   /** The fields naming it for a run or a file call; marks it used (the sandbox creates it on first use). */
   use(): WorkspaceFields {
-    this.used = true;
+    this.fields ??=
+      this.session !== undefined
+        ? { tenant: this.tenant, session: this.session, scope: 'session' }
+        : // 128 random bits in the session id alphabet ([A-Za-z0-9_-]).
+          { tenant: this.tenant, session: `req_${randomId()}`, scope: 'request' };
     return this.fields;
   }
 
   /** The client's session id, when the request named one (files there are the client's to fetch). */
   get clientSession(): string | undefined {
-    return this.fields.scope === 'session' ? this.fields.session : undefined;
+    return this.session;
   }
 
-  /** A request's own workspace that something created: delete it when the request ends. */
+  /** A request's own workspace that something created (used, so named): delete it when the request ends. */
   get needsDiscard(): boolean {
-    return this.fields.scope === 'request' && this.used;
+    return this.fields?.scope === 'request';
   }
 
-  /** For discarding only: does not mark it used. */
+  /** For discarding only: the fields of a used workspace (needsDiscard), without marking it used. */
   get ref(): WorkspaceFields {
+    if (!this.fields) throw new Error('a workspace never used has nothing to discard');
     return this.fields;
   }
 }

@@ -33,6 +33,7 @@ export class ToolCatalogue {
    * catalogue, so its definitions are built and serialised once, not per request.
    */
   private readonly servedBy = new Map<string, ServedCatalogue>();
+  private readonly candidatesByLevel = new Map<Caller['tool_level'], readonly ServerTool[]>();
 
   constructor(
     runCode: RunCodeTool,
@@ -48,10 +49,29 @@ export class ToolCatalogue {
     if (this.all.length > MAX_CATALOGUE_TOOLS) throw new Error(`the catalogue has ${this.all.length} tools; the ceiling is ${MAX_CATALOGUE_TOOLS}`);
   }
 
-  async served(caller: Caller, options: { subAgent: boolean }): Promise<ServedCatalogue> {
-    const allowed = allowedTools(caller.tool_level);
-    const candidates = this.all.filter((t) => allowed.has(t.name));
-    const wired = await Promise.all(candidates.map((t) => t.isWired()));
+  /**
+   * The catalogue for this caller: at once when every candidate's wiring is known (a fresh health
+   * answer, most requests: no promise per tool, issue 20), after the probes otherwise.
+   */
+  served(caller: Caller, options: { subAgent: boolean }): ServedCatalogue | Promise<ServedCatalogue> {
+    const candidates = this.candidatesOf(caller.tool_level);
+    const wiring = candidates.map((t) => t.isWired());
+    if (wiring.every((w) => typeof w === 'boolean')) return this.servedFor(caller, options, candidates, wiring as boolean[]);
+    return Promise.all(wiring).then((wired) => this.servedFor(caller, options, candidates, wired));
+  }
+
+  /** The tools a level may be served, in catalogue order (fixed per level). */
+  private candidatesOf(level: Caller['tool_level']): readonly ServerTool[] {
+    let candidates = this.candidatesByLevel.get(level);
+    if (!candidates) {
+      const allowed = allowedTools(level);
+      candidates = this.all.filter((t) => allowed.has(t.name));
+      this.candidatesByLevel.set(level, candidates);
+    }
+    return candidates;
+  }
+
+  private servedFor(caller: Caller, options: { subAgent: boolean }, candidates: readonly ServerTool[], wired: readonly boolean[]): ServedCatalogue {
     let key = `${caller.tool_level}:${options.subAgent ? 'sub' : 'top'}:`;
     for (const w of wired) key += w ? '1' : '0';
     let served = this.servedBy.get(key);

@@ -44,8 +44,8 @@ export abstract class ProviderTool<Provider, Args> implements ServerTool {
     return undefined;
   }
 
-  async isWired(): Promise<boolean> {
-    return this.provider() !== undefined && (await this.health.isUp('billing'));
+  isWired(): boolean | Promise<boolean> {
+    return this.provider() !== undefined && this.health.isUp('billing');
   }
 
   async run(rawArgs: unknown, ctx: ToolContext): Promise<ToolResult> {

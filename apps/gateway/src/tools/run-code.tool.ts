@@ -51,7 +51,7 @@ export class RunCodeTool implements ServerTool {
     };
   }
 
-  isWired(): Promise<boolean> {
+  isWired(): boolean | Promise<boolean> {
     return this.health.isUp('sandbox');
   }
 

@@ -75,7 +75,11 @@ export interface ServerTool {
    * caller: the catalogue serves one definition per level (ToolCatalogue.served caches it).
    */
   definition(caller: Pick<Caller, 'tool_level'>): FunctionToolDefinition;
-  isWired(): Promise<boolean>;
+  /**
+   * Whether its provider is wired: known at once when the answer is fresh (most requests, so
+   * deciding the catalogue costs no promise), or a promise when a probe has to be asked.
+   */
+  isWired(): boolean | Promise<boolean>;
   /** The result as JSON fields, or as one text (each cut at 8 KiB with the cut stated, tool-result.ts). */
   run(args: unknown, ctx: ToolContext): Promise<ToolResult | string>;
 }

@@ -23,7 +23,8 @@ export class ServiceHealth {
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
-  async isUp(service: ServiceName): Promise<boolean> {
+  /** A fresh answer at once; otherwise the probe in flight, or a new one. */
+  isUp(service: ServiceName): boolean | Promise<boolean> {
     const probe = this.probes.get(service);
     const now = Date.now();
     if (probe && now - probe.at < this.config.DRAEL_TOOL_HEALTH_TTL_MS) return probe.up;

@@ -72,7 +72,7 @@ export class SpawnAgentTool implements ServerTool {
     };
   }
 
-  async isWired(): Promise<boolean> {
+  isWired(): boolean {
     // Children run on the parent's own upstream: wired whenever the request is.
     return true;
   }

@@ -46,7 +46,7 @@ export class WebFetchTool implements ServerTool {
     };
   }
 
-  isWired(): Promise<boolean> {
+  isWired(): boolean | Promise<boolean> {
     return this.health.isUp('fetch');
   }
 

@@ -48,7 +48,7 @@ export class WebSearchTool implements ServerTool {
     };
   }
 
-  isWired(): Promise<boolean> {
+  isWired(): boolean | Promise<boolean> {
     return this.health.isUp('search');
   }
 
