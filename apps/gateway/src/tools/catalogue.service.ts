@@ -55,9 +55,10 @@ export class ToolCatalogue {
    */
   served(caller: Caller, options: { subAgent: boolean }): ServedCatalogue | Promise<ServedCatalogue> {
     const candidates = this.candidatesOf(caller.tool_level);
-    const wiring = candidates.map((t) => t.isWired());
-    if (wiring.every((w) => typeof w === 'boolean')) return this.servedFor(caller, options, candidates, wiring as boolean[]);
-    return Promise.all(wiring).then((wired) => this.servedFor(caller, options, candidates, wired));
+    const wiring: Array<boolean | Promise<boolean>> = candidates.map((t) => t.isWired());
+    const known = wiring.filter((w): w is boolean => typeof w === 'boolean');
+    if (known.length === wiring.length) return this.servedFor(caller, options, candidates, known);
+    return Promise.all(wiring.map((w) => Promise.resolve(w))).then((wired) => this.servedFor(caller, options, candidates, wired));
   }
 
   /** The tools a level may be served, in catalogue order (fixed per level). */

@@ -69,6 +69,21 @@ describe('the catalogue', () => {
     expect(child).not.toContain('spawn_agent');
   });
 
+  it('is decided at once, with no promise, when every health answer is fresh; after the probes when one is not (issue 20)', async () => {
+    const fresh = { isUp: () => true } as unknown as ServiceHealth;
+    const now = catalogue(fresh).served(caller, { subAgent: false });
+    expect(now).not.toBeInstanceOf(Promise);
+    expect((now as Awaited<typeof now>).definitions.map((d) => d.function.name)).toEqual([...TOOL_NAMES]);
+    // One probe still asking: the same catalogue, once it answers.
+    const oneAsking = { isUp: (s: string) => (s === 'sandbox' ? Promise.resolve(true) : true) } as unknown as ServiceHealth;
+    const later = catalogue(oneAsking).served(caller, { subAgent: false });
+    expect(later).toBeInstanceOf(Promise);
+    expect((await later).definitionsJson).toBe((now as Awaited<typeof now>).definitionsJson);
+    // And a probe that answers "down" takes its tool out, as before.
+    const sandboxDown = { isUp: (s: string) => (s === 'sandbox' ? Promise.resolve(false) : true) } as unknown as ServiceHealth;
+    expect((await catalogue(sandboxDown).served(caller, { subAgent: false })).definitions.map((d) => d.function.name)).not.toContain('run_code');
+  });
+
   it('requests of one tool level share one frozen catalogue, serialised once (issue 20)', async () => {
     const c = catalogue();
     const first = await c.served(caller, { subAgent: false });

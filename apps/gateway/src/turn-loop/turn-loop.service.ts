@@ -313,7 +313,7 @@ function baseBodyOf(request: ChatCompletionRequest): Record<string, unknown> {
   // Copied key by key rather than spread and deleted: a deleted key leaves the object in V8's
   // slow dictionary mode, and each turn's JSON.stringify of it pays for that.
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(request)) if (!NOT_FORWARDED.has(key)) out[key] = request[key as keyof ChatCompletionRequest];
+  for (const key of Object.keys(request)) if (!NOT_FORWARDED.has(key)) out[key] = request[key];
   return out;
 }
 
