@@ -310,7 +310,8 @@ export class WorkspaceService implements OnApplicationShutdown {
           if (e.refs === 0 && e.removeOnRelease) {
             await this.removeNow(e, mountPoint, image, this.keyOf(ref));
           } else if (e.refs === 0) {
-            if (ref.scope !== 'request') await recordUsage(record, mountPoint).catch(() => undefined);
+            // The listing's bytes: bookkeeping nothing on the call's path reads, noted after its answer.
+            if (ref.scope !== 'request') this.afterAnswer(e, () => recordUsage(record, mountPoint));
             // Idle time counts from the end of the last use, not its start (a run can be long).
             this.touch(e, image);
             if (!e.tmpfs) {
@@ -338,6 +339,15 @@ export class WorkspaceService implements OnApplicationShutdown {
       // Not fatal: the entry keeps the time while this process lives, and the next use marks again.
       return markUsed(image).catch(() => undefined);
     });
+  }
+
+  /** Runs `fn` in the entry's chain once the current call's answer has left, if its volume is still mounted then. */
+  private afterAnswer(e: Entry, fn: () => Promise<void>): void {
+    void untilAnswered().then(() =>
+      this.serialize(e, async () => {
+        if (e.mounted && !e.gone) await fn().catch(() => undefined);
+      }),
+    );
   }
 
   private async unmountSlot(slot: string): Promise<void> {
