@@ -26,7 +26,7 @@ describe('RunWorkspaces quota check', () => {
     expect(release).toHaveBeenCalledOnce();
   });
 
-  it("asks nothing of a fresh workspace from the pool: it is empty, its whole quota free", async () => {
+  it('asks nothing of a fresh workspace from the pool: it is empty, its whole quota free', async () => {
     const usage = vi.fn(() => Promise.resolve({ usedBytes: QUOTA, freeBytes: 0 }));
     const { runs, release } = setup({ fresh: true, usage });
     const ws = await runs.acquire(req);
