@@ -17,8 +17,30 @@ export async function answering<T>(call: () => Promise<T>): Promise<T> {
   } finally {
     // The caller publishes the reply in the microtasks that follow (nats-rpc's respond, then
     // nats.js's flush to the socket); setImmediate runs only once they are all done.
-    setImmediate(open);
+    setImmediate(() => {
+      open();
+      const waiting = nextAnswered;
+      nextAnswered = deferred();
+      waiting.resolve();
+    });
   }
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+let nextAnswered = deferred();
+
+/**
+ * Resolves once the answer of the next call to end (any call run with `answering`, from now on)
+ * has left: work that is not needed before then waits for the gap after that answer instead of
+ * joining the work already begun after this one (issue 20).
+ */
+export function afterNextAnswer(): Promise<void> {
+  return nextAnswered.promise;
 }
 
 /** Resolves once the answer of the current call has left; at once outside a call. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxCatalog } from '@drael/contracts';
-import { b64, containersOf, startSandbox, unb64, type Sandbox } from './sandbox-harness.js';
+import { join } from 'node:path';
+import { b64, containersOf, exec, startSandbox, unb64, type Sandbox } from './sandbox-harness.js';
 
 /*
  * Issue 20: a request's workspace comes ready-made (a prepared tmpfs slot with a container already
@@ -81,5 +82,36 @@ describe('pooled request workspaces', () => {
     // What is left are the pools' containers (per runtime: a run's, and a fresh request
     // workspace's two) and those of live workspaces, never one per run.
     expect((await containersOf(sbx.instance, 'running')).length).toBeLessThanOrEqual(3 * (1 + 2) + 16);
+  });
+
+  it("a refilled fresh workspace's second container begins after the next run's answer, not beside the refill", async () => {
+    // Containers bound to each fresh workspace's tmpfs on the host (the pools' slots, and the
+    // request workspaces that kept theirs), by slot.
+    const slots = join(sbx.stateDir, 'slots', sbx.instance);
+    const perSlot = async () => {
+      const counts = new Map<string, number>();
+      const ids = await containersOf(sbx.instance);
+      if (ids.length === 0) return counts;
+      const { stdout } = await exec('docker', ['inspect', '--format', '{{range .Mounts}}{{if eq .Destination "/work"}}{{.Source}}{{end}}{{end}}', ...ids]);
+      for (const src of stdout.split('\n')) if (src.startsWith(`${slots}/`)) counts.set(src, (counts.get(src) ?? 0) + 1);
+      return counts;
+    };
+    const before = new Set((await perSlot()).keys());
+    // Containers on the slot made after this request took one from the pool (the refill's).
+    const onNewSlots = async () => [...(await perSlot()).entries()].filter(([slot]) => !before.has(slot)).map(([, n]) => n);
+    const ws = req('req_pool_refill');
+    expect(await sbx.run({ ...ws, runtime: 'python', code: 'print(1)' })).toMatchObject({ ok: true });
+    // Its own slot (one of the pool's before) goes with it.
+    expect(await sbx.call(sandboxCatalog.workspaceDelete, ws)).toEqual({ deleted: true });
+    // The python pool's slot, refilled after that answer, gets its first container only...
+    await expect.poll(onNewSlots, { timeout: 60_000, interval: 250 }).toEqual([1]);
+    // ... and no second one while no run is answered (a file call is not a run; the wait is a
+    // window in which a second create + start would have been begun beside the first, as before).
+    await sbx.call(sandboxCatalog.filesList, req('req_pool_refill_other'));
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(await onNewSlots()).toEqual([1]);
+    // The next run's answer begins it.
+    expect(await sbx.run({ tenant: 'acme', runtime: 'bash', code: 'true' })).toMatchObject({ ok: true });
+    await expect.poll(onNewSlots, { timeout: 60_000, interval: 250 }).toEqual([2]);
   });
 });

@@ -46,8 +46,9 @@ export class RunWorkspaces {
     const ws = await this.workspaces.acquire({ tenant: req.tenant, session: req.session, scope: req.scope }, { create: true, fresh });
     if (!ws) throw new Error('workspace missing after create');
     try {
-      // issue 3: a session (or request workspace) with less than the headroom left is full.
-      if ((await ws.usage()).freeBytes < QUOTA_HEADROOM_BYTES) {
+      // issue 3: a session (or request workspace) with less than the headroom left is full. A
+      // fresh one from the pool is empty (its whole quota, at least 8 MiB, is free): not asked.
+      if (!ws.fresh && (await ws.usage()).freeBytes < QUOTA_HEADROOM_BYTES) {
         throw new SandboxError('quota_exceeded', `the session workspace quota (${this.workspaces.quotaBytes} bytes) is used up; delete files first`, false, {
           quota_bytes: this.workspaces.quotaBytes,
         });

@@ -7,6 +7,7 @@ import { isSessionId, SESSION_ID_RULE, type WorkspaceScope } from '@drael/contra
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { createVolume, mountVolume, mountsUnder, unmountVolume, volumeUsage, type VolumeUsage } from './session-volume.js';
 import { SandboxError } from '../sandbox-error.js';
+import { untilAnswered } from '../after-answer.js';
 
 /**
  * A session counts as full once less than this much of its quota is free: the filesystem keeps
@@ -18,6 +19,8 @@ export const QUOTA_HEADROOM_BYTES = 1024 * 1024;
 /** A mounted session workspace; `release()` once done with it. */
 export interface SessionWorkspace {
   readonly path: string;
+  /** Made by this acquire from the pool's fresh tmpfs: empty, its whole quota free. */
+  readonly fresh: boolean;
   usage(): Promise<VolumeUsage>;
   release(): Promise<void>;
 }
@@ -53,6 +56,12 @@ interface Entry extends Chain {
   // (moving it would put two host commands before the request's next run). The entry stays in
   // the map while the tmpfs is mounted, so this is where every user of the workspace finds it.
   slot?: string;
+  // Its last use (ms), as the idle sweep reads it: kept here at once, written to the image's
+  // mtime (what a restarted process or another one on this state dir reads) once the call's
+  // answer has left. See touch().
+  usedAt?: number;
+  // That write is scheduled and not begun yet: later uses in the same call need no other.
+  markPending?: boolean;
 }
 
 // A volume stays mounted this long after its last user, so a run followed by file calls (the
@@ -109,6 +118,9 @@ export class WorkspaceService implements OnApplicationShutdown {
   // Session creations of one tenant, one at a time, so that concurrent creates cannot overshoot
   // SANDBOX_MAX_SESSIONS_PER_TENANT; dropped once nobody waits on it.
   private readonly tenantCreates = new Map<string, Chain>();
+  // Directories of request workspaces this process has made: never removed while it runs, so
+  // a new request's workspace is not one more mkdir on its run's path.
+  private readonly madeDirs = new Set<string>();
   private sweeper?: NodeJS.Timeout;
   private hooks?: WorkspaceHooks;
   // Called with a workspace's directory before it is unmounted (the runtime's prepared
@@ -233,13 +245,14 @@ export class WorkspaceService implements OnApplicationShutdown {
 
   /**
    * Mounts the session's volume (creating it on first use) and holds it until release(). Every
-   * acquire and release marks the volume used (its image's mtime), which is what the idle sweep
-   * reads: a session only read from is as alive as one written to.
+   * acquire and release marks the volume used (touch()), which is what the idle sweep reads: a
+   * session only read from is as alive as one written to.
    */
   async acquire(ref: WorkspaceRef, options: { create: boolean; fresh?: () => Promise<string | undefined> }): Promise<SessionWorkspace | undefined> {
     assertSessionId(ref.session);
     const { dir, image, mountPoint, record } = this.locate(ref);
     let e!: Entry;
+    let fresh = false;
     const mounted = await this.onEntry(mountPoint, async (entry) => {
       e = entry;
       if (e.gone) {
@@ -260,10 +273,14 @@ export class WorkspaceService implements OnApplicationShutdown {
           // A request's workspace from a prepared tmpfs: nothing to format or mount on the way.
           const slot = ref.scope === 'request' && options.fresh ? await options.fresh() : undefined;
           if (slot) {
-            await mkdir(dir, { recursive: true, mode: 0o700 });
+            if (!this.madeDirs.has(dir)) {
+              await mkdir(dir, { recursive: true, mode: 0o700 });
+              this.madeDirs.add(dir);
+            }
             await writeFile(image, '', { mode: 0o600, flag: 'wx' });
-            Object.assign(e, { mounted: true, tmpfs: true, slot });
+            Object.assign(e, { mounted: true, tmpfs: true, slot, usedAt: Date.now() });
             e.refs += 1;
+            fresh = true;
             return true;
           }
           if (ref.scope === 'request') await this.createVolumeIn(dir, image);
@@ -274,8 +291,7 @@ export class WorkspaceService implements OnApplicationShutdown {
         // A session made before volumes had records gets one at its next use, so it is listed.
         if (ref.scope !== 'request' && exists) await this.ensureRecord(record, image, ref.session, !!this.hooks).catch(() => undefined);
       }
-      // Not fatal: held, the volume is safe from this sweep anyway, and release marks it again.
-      await markUsed(image).catch(() => undefined);
+      this.touch(e, image);
       e.refs += 1;
       return true;
     });
@@ -284,6 +300,7 @@ export class WorkspaceService implements OnApplicationShutdown {
     const path = e.slot ?? mountPoint;
     return {
       path,
+      fresh,
       usage: () => volumeUsage(path),
       release: async () => {
         if (released) return;
@@ -293,9 +310,10 @@ export class WorkspaceService implements OnApplicationShutdown {
           if (e.refs === 0 && e.removeOnRelease) {
             await this.removeNow(e, mountPoint, image, this.keyOf(ref));
           } else if (e.refs === 0) {
-            if (ref.scope !== 'request') await recordUsage(record, mountPoint).catch(() => undefined);
+            // The listing's bytes: bookkeeping nothing on the call's path reads, noted after its answer.
+            if (ref.scope !== 'request') this.afterAnswer(e, () => recordUsage(record, mountPoint));
             // Idle time counts from the end of the last use, not its start (a run can be long).
-            await markUsed(image).catch(() => undefined);
+            this.touch(e, image);
             if (!e.tmpfs) {
               e.idle = setTimeout(() => void this.unmountIdle(e, mountPoint), IDLE_UNMOUNT_MS);
               e.idle.unref();
@@ -304,6 +322,32 @@ export class WorkspaceService implements OnApplicationShutdown {
         });
       },
     };
+  }
+
+  /**
+   * Marks the workspace used now. Every acquire and release does, and the idle sweep reads it: in
+   * the entry at once (the sweep runs in the same chain, so it can never see a use older than the
+   * last release), and in the image's mtime once the current call's answer has left (one write
+   * per call, off its path; a process that restarts, or another on this state dir, reads that).
+   */
+  private touch(e: Entry, image: string): void {
+    e.usedAt = Date.now();
+    if (e.markPending) return;
+    e.markPending = true;
+    void untilAnswered().then(() => {
+      e.markPending = false;
+      // Not fatal: the entry keeps the time while this process lives, and the next use marks again.
+      return markUsed(image).catch(() => undefined);
+    });
+  }
+
+  /** Runs `fn` in the entry's chain once the current call's answer has left, if its volume is still mounted then. */
+  private afterAnswer(e: Entry, fn: () => Promise<void>): void {
+    void untilAnswered().then(() =>
+      this.serialize(e, async () => {
+        if (e.mounted && !e.gone) await fn().catch(() => undefined);
+      }),
+    );
   }
 
   private async unmountSlot(slot: string): Promise<void> {
@@ -498,10 +542,10 @@ export class WorkspaceService implements OnApplicationShutdown {
         if (!name.endsWith('.img')) continue;
         const image = join(dir, name);
         const mountPoint = image.replace(/\.img$/, '.mnt');
-        if ((await idleMsOf(image)) < maxIdleMs || inUse(mountPoint, this.entries.get(mountPoint))) continue;
+        if ((await idleMsOf(image, this.entries.get(mountPoint))) < maxIdleMs || inUse(mountPoint, this.entries.get(mountPoint))) continue;
         // Checked again in the volume's chain: an acquire queued before this one has marked it used.
         const gone = await this.onEntry(mountPoint, async (e) => {
-          if (e.gone || inUse(mountPoint, e) || (await idleMsOf(image)) < maxIdleMs) return false;
+          if (e.gone || inUse(mountPoint, e) || (await idleMsOf(image, e)) < maxIdleMs) return false;
           return this.removeNow(e, mountPoint, image, `${kind}.${tenantDir}.${name.slice(0, -'.img'.length)}`);
         });
         if (gone) removed += 1;
@@ -573,10 +617,14 @@ async function recordUsage(record: string, mountPoint: string): Promise<void> {
   if (usedBytes !== rec.bytes) await writeRecord(record, { ...rec, bytes: usedBytes });
 }
 
-/** How long since the volume was last used; 0 if it is gone (nothing to sweep). */
-function idleMsOf(image: string): Promise<number> {
+/**
+ * How long since the volume was last used; 0 if it is gone (nothing to sweep). Its entry's time
+ * counts too: the image's mtime is written after the answer of the call that used it.
+ */
+function idleMsOf(image: string, e: Entry | undefined): Promise<number> {
+  const sinceUse = e?.usedAt === undefined ? Number.POSITIVE_INFINITY : Date.now() - e.usedAt;
   return stat(image).then(
-    (st) => Date.now() - st.mtimeMs,
+    (st) => Math.min(sinceUse, Date.now() - st.mtimeMs),
     () => 0,
   );
 }
