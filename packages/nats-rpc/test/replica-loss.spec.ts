@@ -67,7 +67,7 @@ function countBeats(client: NatsRpcClient): () => number {
       ...opts,
       callback: (err, msg) => {
         if (!err && msg.headers?.has(HEARTBEAT_HEADER)) n++;
-        opts?.callback?.(err, msg);
+        return opts?.callback?.(err, msg);
       },
     }),
   );
