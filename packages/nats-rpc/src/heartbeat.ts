@@ -3,8 +3,9 @@ import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transpo
 /**
  * Liveness of the replica serving a long request (issue 19, item 2). The caller asks for
  * heartbeats with this header (its value: the interval it wants, in ms); the serving replica then
- * sends an empty message carrying the header to the request's reply subject as soon as its handler
- * has started and every interval until it answers. A caller that hears nothing for its liveness
+ * sends an empty message carrying the header to the request's reply subject a quarter of the
+ * interval after its handler started and every interval until it answers (none if it answers
+ * sooner). A caller that hears nothing for its liveness
  * window knows the replica is gone (killed, partitioned, frozen) and fails at once with a typed,
  * retryable `unavailable` instead of waiting for the request's whole timeout.
  *
@@ -13,8 +14,9 @@ import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transpo
  * its connection is gone (killed, crashed) and the caller fails at once; an answer or a silence
  * means it is alive but slow (a blocked event loop on a loaded machine), and the caller keeps
  * waiting, up to SILENCE_LIMIT_FACTOR liveness windows of silence in all. A request that no replica
- * ever heartbeated for names nobody to ask: a live replica beats within a turn of its event loop,
- * so it fails after one window (rpc-client.ts, `unclaimed`).
+ * ever heartbeated for names nobody to ask: a live replica beats within a quarter of the interval
+ * of its handler's start (far less than one window), so it fails after one window (rpc-client.ts,
+ * `unclaimed`).
  *
  * Opt-in, so a caller that does not ask (a plain request from another language, Nest's
  * ClientProxy) only ever receives the one reply it expects. All heartbeat header handling is in
@@ -29,6 +31,8 @@ const MAX_INTERVAL_MS = 10_000;
 /** Defaults: one beat a second; four silent seconds mean the replica is gone (spec: a caller learns within 5 s). */
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
 export const DEFAULT_LIVENESS_MS = 4_000;
+/** The first beat waits this fraction of the interval (startHeartbeats). */
+const HEARTBEAT_GRACE_FRACTION = 0.25;
 /** Silence this many liveness windows long fails the request even when NATS still sees the replica (a frozen or partitioned one). */
 export const SILENCE_LIMIT_FACTOR = 5;
 
@@ -49,14 +53,19 @@ export function isHeartbeat(msg: Msg): boolean {
 }
 
 /**
- * Serving side: when the request asks for heartbeats, send the first one as soon as the handler
- * has started (its synchronous part has run) and the next every interval until the returned
- * stop() is called (after the reply is sent). No-op otherwise.
+ * Serving side: when the request asks for heartbeats, send the first one a grace of a quarter of
+ * the interval after the handler starts (HEARTBEAT_GRACE_FRACTION), then one every interval until
+ * the returned stop() is called (after the reply is sent). No-op otherwise.
  *
- * Why not before the handler starts: the beat's encoding and its socket write would then come
- * ahead of the handler's own first steps (a search's request to SearXNG); one turn of the event
- * loop later they overlap the handler's first wait instead. A reply sent within that turn (an
- * answer from memory) needs no beat, and none is sent: the caller has its answer.
+ * Why a grace: most requests that ask (every search, a fetch, a health check: their timeouts are
+ * above the caller's liveness window) are answered within it, and a beat sent at once cost each
+ * of them a message more through nats-server and a wake-up of the caller while it waits
+ * (bench/search/README.md). An answer sent within the grace goes without any beat: the caller has
+ * its answer. Liveness is not weakened: the silence before the first beat (a quarter of the
+ * interval) is shorter than the silence between two beats, and a replica that dies within the
+ * grace leaves its caller with no beat at all, which the caller's unclaimed rule (rpc-client.ts)
+ * fails typed and retryable after one liveness window, the same bound as for a replica that dies
+ * later.
  */
 export function startHeartbeats(msg: Msg, replica?: string): () => void {
   const asked = Number(msg.headers?.get(HEARTBEAT_HEADER));
@@ -71,13 +80,13 @@ export function startHeartbeats(msg: Msg, replica?: string): () => void {
       // The connection is closing: the caller learns it from the silence.
     }
   };
-  const first = setImmediate(beat);
+  const first = setTimeout(beat, intervalMs * HEARTBEAT_GRACE_FRACTION);
   const timer = setInterval(beat, intervalMs);
   // A pending beat never keeps a process alive that is otherwise done.
   first.unref();
   timer.unref();
   return () => {
-    clearImmediate(first);
+    clearTimeout(first);
     clearInterval(timer);
   };
 }

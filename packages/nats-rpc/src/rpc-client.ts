@@ -214,8 +214,8 @@ export class NatsRpcClient {
         // most likely went down with the server it was sent to. Nobody can have acted on it.
         if (replica === undefined && this.reconnects !== reconnectsAtSend) return finish(() => reject(replicaLost(entry, silentMs, 'lost_in_reconnect')));
         if (!taken) {
-          // Unclaimed: no replica ever said it took it. A live one beats within one turn of its
-          // event loop (heartbeat.ts), even when slow, so a whole liveness window of silence means
+          // Unclaimed: no replica ever said it took it. A live one beats within a quarter of its
+          // beat interval (heartbeat.ts), even when slow, so a whole liveness window of silence means
           // the message went to a replica that was dying, still unread in its socket, with no name
           // to ask NATS about (the chaos runs saw a fetch wait 20 s and a chat 21 s for the silence
           // limit). Beats already on the socket are read first (a caller whose own loop was blocked

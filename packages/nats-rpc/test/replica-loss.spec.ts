@@ -58,12 +58,29 @@ async function bootReplicas(prefix: string, client: NatsRpcClient, n: number): P
   return replicas;
 }
 
+/** How many heartbeats the client's watched requests have heard (counted on its one reply subscription; call before its first request). */
+function countBeats(client: NatsRpcClient): () => number {
+  let n = 0;
+  const subscribe = client.connection.subscribe.bind(client.connection);
+  vi.spyOn(client.connection, 'subscribe').mockImplementation((subject, opts) =>
+    subscribe(subject, {
+      ...opts,
+      callback: (err, msg) => {
+        if (!err && msg.headers?.has(HEARTBEAT_HEADER)) n++;
+        return opts?.callback?.(err, msg);
+      },
+    }),
+  );
+  return () => n;
+}
+
 const received = (r: Replica, text: string) => r.output().includes(`"text":"${text}"`);
 
 describe('a replica that dies mid-request', { timeout: 120_000 }, () => {
   it('answers its caller with a typed, retryable unavailable (replica_lost) long before the request timeout, and a run-like request is not sent again', async () => {
     const prefix = testPrefix('loss');
     const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
+    const beats = countBeats(client);
     try {
       const replicas = await bootReplicas(prefix, client, 2);
       const pending = client.request(echo(false), { text: 'not-idempotent', delay_ms: 60_000 });
@@ -72,6 +89,8 @@ describe('a replica that dies mid-request', { timeout: 120_000 }, () => {
         (err: unknown) => err,
       );
       await until('a replica took the request', () => replicas.some((r) => received(r, 'not-idempotent')));
+      // Killed once it has beaten (after its grace), so that the caller knows whom to ask NATS about.
+      await until('the replica beat', () => beats() > 0);
       const serving = replicas.find((r) => received(r, 'not-idempotent'))!;
       const other = replicas.find((r) => r !== serving)!;
       serving.child.kill('SIGKILL');
@@ -158,14 +177,14 @@ describe('a replica that dies mid-request', { timeout: 120_000 }, () => {
     }
   });
 
-  it('sends the first heartbeat once the handler has started, and none for an answer sent in that same turn', async () => {
+  it('sends no heartbeat for an answer given within the grace (a quarter of the interval), and beats through a longer one', async () => {
     const prefix = testPrefix('beat');
     const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
     const nc = await connect({ servers: NATS_URL.replace(/^nats:\/\//, '') });
     try {
       await bootReplicas(prefix, client, 1);
-      // What arrives on the reply subject of one request that asks for a beat every 100 ms.
-      const heard = async (req: object): Promise<string[]> => {
+      // What arrives on the reply subject of one request that asks for a beat every `interval` ms.
+      const heard = async (req: object, interval: number): Promise<string[]> => {
         const inbox = createInbox();
         const kinds: string[] = [];
         const sub = nc.subscribe(inbox, {
@@ -175,20 +194,51 @@ describe('a replica that dies mid-request', { timeout: 120_000 }, () => {
           },
         });
         const h = natsHeaders();
-        h.set(HEARTBEAT_HEADER, '100');
+        h.set(HEARTBEAT_HEADER, String(interval));
         nc.publish(wireSubject('search.echo.v1', prefix), JSON.stringify(req), { reply: inbox, headers: h });
         await sub.closed;
         return kinds;
       };
       // Answered at once (no await in the handler's way): the reply alone.
-      expect(await heard({ text: 'now' })).toEqual(['reply']);
-      // Answered after 350 ms: the replica said it was alive at the start and every 100 ms.
-      const slow = await heard({ text: 'later', delay_ms: 350 });
+      expect(await heard({ text: 'now' }, 100)).toEqual(['reply']);
+      // Answered after a wait (a search waiting for SearXNG) shorter than the grace (2.5 s of a
+      // 10 s interval): the reply alone. The handler's timer is due before the grace's, so the
+      // reply leaves first however late the loop runs them. A beat at once sent ['beat', 'reply'].
+      expect(await heard({ text: 'soon', delay_ms: 50 }, 10_000)).toEqual(['reply']);
+      // Answered after 350 ms with a beat asked every 100 ms: beats from the grace (25 ms) on.
+      const slow = await heard({ text: 'later', delay_ms: 350 }, 100);
       expect(slow[0]).toBe('beat');
       expect(slow.filter((k) => k === 'beat').length).toBeGreaterThanOrEqual(3);
       expect(slow.at(-1)).toBe('reply');
     } finally {
       await nc.close();
+      await client.close();
+    }
+  });
+
+  it('fails typed and retryable after one liveness window when the replica dies within the grace, before its first beat (nothing names it)', async () => {
+    const prefix = testPrefix('grace');
+    // A 10 s interval: the first beat would come 2.5 s after the handler starts; the replica is
+    // killed as soon as it has the request, long before. The window (3 s) is above the grace, as
+    // the defaults' 4 s window is above their 0.25 s grace.
+    const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix, heartbeatIntervalMs: 10_000, livenessMs: 3_000 });
+    try {
+      const replicas = await bootReplicas(prefix, client, 2);
+      const outcome = client.request(echo(false), { text: 'in-grace', delay_ms: 60_000 }).catch((e: unknown) => e);
+      await until('a replica took the request', () => replicas.some((r) => received(r, 'in-grace')));
+      const serving = replicas.find((r) => received(r, 'in-grace'))!;
+      const other = replicas.find((r) => r !== serving)!;
+      serving.child.kill('SIGKILL');
+      const err = await outcome;
+      expect(err).toBeInstanceOf(RpcError);
+      expect((err as RpcError).code).toBe('unavailable');
+      expect((err as RpcError).retryable).toBe(true);
+      // No beat came, so no replica to ask NATS about: told by the unclaimed rule (one window),
+      // not by the silence limit (five windows) nor the request's timeout (120 s).
+      expect((err as RpcError).details).toMatchObject({ reason: 'replica_lost', detected_by: 'unclaimed' });
+      // Not idempotent: never sent to the surviving replica.
+      expect(received(other, 'in-grace')).toBe(false);
+    } finally {
       await client.close();
     }
   });
@@ -220,8 +270,8 @@ describe('a replica that dies mid-request', { timeout: 120_000 }, () => {
 
 describe('a request given to a replica that dies before it says anything', { timeout: 60_000 }, () => {
   // NATS can hand a request to a replica whose connection is about to close (SIGKILLed a moment
-  // before): no heartbeat, no reply, and NATS still up. A live replica beats within one turn of its
-  // event loop, so one liveness window of silence from the start means nobody took it. The chaos
+  // before): no heartbeat, no reply, and NATS still up. A live replica beats within a quarter of its
+  // beat interval, so one liveness window of silence from the start means nobody took it. The chaos
   // run saw a fetch wait 20 s (the silence limit) for this.
   const swallowFirst = async (prefix: string, then?: (nc: Awaited<ReturnType<typeof connect>>) => void) => {
     const nc = await connect({ servers: NATS_URL.replace(/^nats:\/\//, '') });
