@@ -5,7 +5,7 @@
 // round trip, and a whole run through the service for each kind (session-less, warm session,
 // fresh request workspace). Medians over --n repetitions; loopback and the local engine only.
 // Needs root (mount), Docker, NATS, the sandbox image and the built sandbox app.
-// Usage: node bench/sandbox/breakdown.mjs [--n 15] [--service 0|1]
+// Usage: node bench/sandbox/breakdown.mjs [--n 15] [--service 0|1] [--only-service 1] [--pause 150]
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile, open, chmod } from 'node:fs/promises';
@@ -26,6 +26,9 @@ const arg = (name, fallback) => {
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 };
 const N = Math.min(arg('n', 15), 100);
+// Between the service's runs: long enough, on a slow engine, for the background work one run
+// leaves (its container's removal, the next container's create + start) to finish before the next.
+const PAUSE_MS = arg('pause', 150);
 const ONLY_SERVICE = arg('only-service', 0) === 1;
 const WITH_SERVICE = arg('service', 1) === 1;
 const IMAGE = process.env.SANDBOX_IMAGE ?? 'drael-sandbox:latest';
@@ -156,7 +159,7 @@ async function service() {
       const r = await timed(name, () => s.client.request(sandboxCatalog.run, { tenant: 'bench', runtime: 'python', code: 'print(1)', ...extra }));
       if (r.stdout !== '1\n') throw new Error(`unexpected reply ${JSON.stringify(r)}`);
     };
-    const pause = () => new Promise((r) => setTimeout(r, 150));
+    const pause = () => new Promise((r) => setTimeout(r, PAUSE_MS));
     for (const s of services) for (let i = 0; i < 3; i++) await run(s, 'warm-up', { session: 'warm' });
     for (let i = 0; i < N; i++) {
       for (const s of services) {
@@ -192,7 +195,7 @@ try {
   await rm(scratch, { recursive: true, force: true });
 }
 console.log(
-  `sandbox breakdown: python print(1), ${N} repetitions, medians; load average ${load0} at start, ${loadavg()
+  `sandbox breakdown: python print(1), ${N} repetitions, ${PAUSE_MS} ms between runs, medians; load average ${load0} at start, ${loadavg()
     .map((x) => x.toFixed(2))
     .join(' ')} at end; ${new Date().toISOString()}`,
 );
