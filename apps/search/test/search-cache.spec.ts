@@ -120,6 +120,21 @@ describe('RedisSearchCache key index (two replicas on one prefix, real Redis)', 
     await until('b sees the new write', async () => (await b.get(key('short lived')))?.value.results[0]?.title === 'short lived again');
   });
 
+  it('the writer answers from its memory at once, the shared copy follows (set resolves once written), a close drops a write still waiting', async () => {
+    const a = replica();
+    await until('index ready', () => a.indexReady);
+    const written = entry('written after the reply');
+    const writing = a.set(key('written after the reply'), written);
+    expect((await a.get(key('written after the reply')))?.value).toEqual(written.value);
+    await writing;
+    expect(await admin.exists(a.keyOf(key('written after the reply')))).toBe(1);
+
+    const dropped = a.set(key('never shared'), entry('never shared'));
+    await a.close();
+    await dropped;
+    expect(await admin.exists(a.keyOf(key('never shared')))).toBe(0);
+  });
+
   it('Redis down: the index never becomes ready, a lookup fails fast (the service then searches uncached)', async () => {
     const down = replica({}, `redis://127.0.0.1:${await closedPort()}`);
     const started = performance.now();

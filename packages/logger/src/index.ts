@@ -55,7 +55,19 @@ export function createLogger(service: string, level = 'info', destination?: Dest
  */
 export function bufferedStdout(flushMs = 500): DestinationStream & { flushSync(): void } {
   const dest = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  setInterval(() => dest.flush(), flushMs).unref();
+  // sonic-boom's flush() writes even when nothing is buffered (an empty write(2) on libuv's thread
+  // pool, and a wake-up of the loop, twice a second in every idle process): flush only after a write.
+  let written = false;
+  const write = dest.write.bind(dest);
+  dest.write = (data: string) => {
+    written = true;
+    return write(data);
+  };
+  setInterval(() => {
+    if (!written) return;
+    written = false;
+    dest.flush();
+  }, flushMs).unref();
   return dest;
 }
 

@@ -54,8 +54,8 @@ export function isHeartbeat(msg: Msg): boolean {
 
 /**
  * Serving side: when the request asks for heartbeats, send the first one a grace of a quarter of
- * the interval after the handler starts (HEARTBEAT_GRACE_FRACTION), then one every interval until
- * the returned stop() is called (after the reply is sent). No-op otherwise.
+ * the interval after the handler starts (HEARTBEAT_GRACE_FRACTION), then one every interval after
+ * it until the returned stop() is called (after the reply is sent). No-op otherwise.
  *
  * Why a grace: most requests that ask (every search, a fetch, a health check: their timeouts are
  * above the caller's liveness window) are answered within it, and a beat sent at once cost each
@@ -80,13 +80,16 @@ export function startHeartbeats(msg: Msg, replica?: string): () => void {
       // The connection is closing: the caller learns it from the silence.
     }
   };
-  const first = setTimeout(beat, intervalMs * HEARTBEAT_GRACE_FRACTION);
-  const timer = setInterval(beat, intervalMs);
-  // A pending beat never keeps a process alive that is otherwise done.
-  first.unref();
-  timer.unref();
+  // One timer per request until the first beat: most requests are answered before it, and the
+  // interval is made only for those that are not. A pending beat never keeps a process alive that
+  // is otherwise done (unref).
+  let every: NodeJS.Timeout | undefined;
+  const first = setTimeout(() => {
+    beat();
+    every = setInterval(beat, intervalMs).unref();
+  }, intervalMs * HEARTBEAT_GRACE_FRACTION).unref();
   return () => {
     clearTimeout(first);
-    clearInterval(timer);
+    clearInterval(every);
   };
 }

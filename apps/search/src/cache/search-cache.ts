@@ -49,6 +49,13 @@ const INDEX_PRUNE_MS = 60_000;
 // A scan that failed (the command connection down while the subscriber is up) is tried again after this.
 const INDEX_RESCAN_MS = 1_000;
 const SCAN_BATCH = 1_000;
+// The shared write (SET, then the announcement every replica hears, this one included) waits this
+// long after the answer is made: the reply it belongs to is still on its way through nats-server,
+// the gateway and the client, and on a small machine a Redis round trip and each replica's wake-up
+// for the announcement were taking CPU from it (bench/search/README.md, issue 20). This replica's
+// memory and key index have the entry at once; another replica asked for the same search within
+// this window searches it again, which costs a SearXNG query, never a wrong answer.
+const SHARED_WRITE_DELAY_MS = 10;
 
 export interface RedisSearchCacheOptions {
   /** Delay before the announcement subscriber reconnects (ioredis's back-off when absent). */
@@ -73,6 +80,8 @@ export class RedisSearchCache implements SearchCache {
   private readonly pruneTimer: NodeJS.Timeout;
   private rescanTimer?: NodeJS.Timeout;
   private closed = false;
+  /** Shared writes waiting out SHARED_WRITE_DELAY_MS, each with the settle of its set() promise. */
+  private readonly pendingWrites = new Map<NodeJS.Timeout, () => void>();
 
   constructor(
     url: string,
@@ -149,6 +158,19 @@ export class RedisSearchCache implements SearchCache {
     this.remember(k, entry);
     // Recorded before the write lands: "may hold" only costs a GET if the write then fails.
     this.index.record(k, entry.expiresAt);
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pendingWrites.delete(timer);
+        this.writeShared(k, entry).then(resolve, reject);
+      }, SHARED_WRITE_DELAY_MS);
+      this.pendingWrites.set(timer, resolve);
+    });
+  }
+
+  private async writeShared(k: string, entry: CacheEntry): Promise<void> {
+    // The lifetime left when the write is sent (the entry may have aged while it waited).
+    const ttlMs = entry.expiresAt - Date.now();
+    if (ttlMs <= 0 || this.closed) return;
     // The announcement follows the SET on the same connection, so Redis has the key by the time
     // another replica hears of it. It carries the lifetime, not the expiry: each replica adds it to
     // its own clock on receipt, which is never earlier than the real expiry.
@@ -164,6 +186,12 @@ export class RedisSearchCache implements SearchCache {
   async close(): Promise<void> {
     this.closed = true;
     this.epoch++;
+    // Writes still waiting are dropped: the shared cache only spares SearXNG queries.
+    for (const [timer, settle] of this.pendingWrites) {
+      clearTimeout(timer);
+      settle();
+    }
+    this.pendingWrites.clear();
     clearInterval(this.pruneTimer);
     clearTimeout(this.rescanTimer);
     this.subscriber.disconnect();

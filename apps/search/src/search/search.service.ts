@@ -72,8 +72,9 @@ export class SearchService {
     const ttlMs = this.cache.ttlMs;
     if (ttlMs === 0) return { ...answer, took_ms: tookMs(), cached: false, ...searx };
     const entry = { value: answer, expiresAt: Date.now() + ttlMs };
-    // The write (key hash, JSON, the Redis command) runs after the reply has left: the reply does
-    // not depend on it, and this one connection sends it before any GET that comes later.
+    // The write runs after the reply has left: the reply does not depend on it. This replica's
+    // memory has the entry from the next turn of the loop; the shared copy follows a moment later
+    // (SearchCache.set).
     setImmediate(() => void this.cacheSet(key, entry));
     return { ...answer, took_ms: tookMs(), cached: false, cache_ttl_ms: ttlMs, ...searx };
   }
@@ -97,7 +98,6 @@ export class SearchService {
     }
 
     let answer;
-    const asked = performance.now();
     try {
       answer = await this.searx.search({
         query: req.query,
@@ -108,7 +108,7 @@ export class SearchService {
     } catch (err) {
       return unreachable(err, queried);
     }
-    timing.searxMs = Math.round((performance.now() - asked) * 100) / 100;
+    timing.searxMs = answer.searxMs;
     recordSearxLatency(timing.searxMs);
 
     const askedEngines = new Set(queried);

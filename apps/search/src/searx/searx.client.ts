@@ -37,6 +37,12 @@ export type SearxEngineInfo = z.infer<typeof SearxConfigSchema>['engines'][numbe
 export interface SearxAnswer {
   results: SearxResult[];
   unresponsive: { engine: string; reason: string }[];
+  /**
+   * How long SearXNG took: from the request's start to its body's last byte, in ms. Parsing and
+   * checking the body are Drael's own time and are not in it (the search.query.v1 reply's
+   * `searx_ms`, and the gateway's Server-Timing, tell SearXNG's share from Drael's).
+   */
+  searxMs: number;
 }
 
 export interface SearxQuery {
@@ -100,7 +106,9 @@ export class SearxClient {
     // SearXNG's time_range takes the same four words as Drael's freshness.
     if (q.freshness) params.set('time_range', q.freshness);
     if (q.language) params.set('language', q.language);
-    const answer = SearxAnswerSchema.safeParse(await this.getJson(`search?${params.toString()}`));
+    const started = performance.now();
+    const { body, readAt } = await this.getJson(`search?${params.toString()}`);
+    const answer = SearxAnswerSchema.safeParse(body);
     if (!answer.success) throw new SearxUnreachableError('SearXNG answered JSON of an unexpected shape');
     const results: SearxResult[] = [];
     for (const raw of answer.data.results) {
@@ -110,6 +118,7 @@ export class SearxClient {
     return {
       results,
       unresponsive: answer.data.unresponsive_engines.map(([engine, reason]) => ({ engine, reason })),
+      searxMs: Math.round((readAt - started) * 100) / 100,
     };
   }
 
@@ -150,7 +159,7 @@ export class SearxClient {
   }
 
   private async fetchEngines(): Promise<SearxEngineInfo[]> {
-    const body = await this.getJson('config');
+    const { body } = await this.getJson('config');
     const parsed = SearxConfigSchema.safeParse(body);
     if (!parsed.success) throw new SearxUnreachableError('SearXNG /config answered an unexpected shape');
     return parsed.data.engines;
@@ -163,7 +172,7 @@ export class SearxClient {
    * path, and an Error with a stack trace for every connection the server closes (searx answers
    * HTTP/1.0, `Connection: close`). Keep-alive is used where SearXNG offers it.
    */
-  private getJson(relativePath: string): Promise<unknown> {
+  private getJson(relativePath: string): Promise<{ body: unknown; readAt: number }> {
     return new Promise((resolve, reject) => {
       let timedOut = false;
       const options = { ...this.requestOptions, path: `${this.base.pathname}${relativePath}` };
@@ -190,10 +199,11 @@ export class SearxClient {
         res.on('error', fail);
         res.on('aborted', () => fail(new Error('the answer was cut off')));
         res.on('end', () => {
+          const readAt = performance.now();
           clearTimeout(timer);
           if (timedOut) return;
           try {
-            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown);
+            resolve({ body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown, readAt });
           } catch {
             reject(new SearxUnreachableError('SearXNG answered something that is not JSON'));
           }
