@@ -97,14 +97,17 @@ export class SearchService {
       };
     }
 
+    const asking = this.searx.search({
+      query: req.query,
+      engines: onion ? queried : undefined,
+      freshness: req.freshness,
+      language: req.language,
+    });
+    // The query's intent depends on the query alone: worked out while SearXNG searches, not after.
+    const intent = classifyIntent(req.query);
     let answer;
     try {
-      answer = await this.searx.search({
-        query: req.query,
-        engines: onion ? queried : undefined,
-        freshness: req.freshness,
-        language: req.language,
-      });
+      answer = await asking;
     } catch (err) {
       return unreachable(err, queried);
     }
@@ -127,7 +130,7 @@ export class SearchService {
       degraded: failed,
       coverage,
       sources_tried: queried,
-      intent: classifyIntent(req.query),
+      intent,
     };
     if (results.length === 0) {
       const answered = queried.length - failed.length;
