@@ -112,12 +112,6 @@ export interface ScriptedUpstream {
   close(): Promise<void>;
 }
 
-/** A promise with its resolve function (Promise.withResolvers needs Node 22). */
-function gate(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pieces = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
@@ -134,7 +128,7 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions): P
   const aborted: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   let seq = 0;
-  let paused = gate();
+  let paused = Promise.withResolvers<void>();
 
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -193,7 +187,7 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions): P
     aborted,
     resume() {
       paused.resolve();
-      paused = gate();
+      paused = Promise.withResolvers<void>();
     },
     async waitForRequests(count, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
