@@ -112,7 +112,6 @@ export interface ScriptedUpstream {
   close(): Promise<void>;
 }
 
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pieces = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
