@@ -28,8 +28,13 @@ const MAX_CAPTURE_BYTES = MAX_STREAM_BYTES;
 // Every container is started ahead of its run and waits for one line on its stdin: then it runs
 // the program (already written to /sandbox), with /dev/null as its stdin. A container whose stdin
 // closes without that line exits without running anything. The program path comes as arguments,
-// never the program; the launcher execs it, so nothing of it stays in the run's process tree.
-const LAUNCHER = 'read -r _ || exit 0; exec "$@" </dev/null';
+// never the program. Once the program has ended, the launcher (pid 1) kills whatever it left
+// running (`kill -1`: every process but pid 1) and writes
+// `<mark> <status>` on stdout and on stderr, the mark a random one sent in the line (the program's
+// stdin is /dev/null; it never sees it): once both have come through the attach stream, all the
+// program's output has, and the run's answer need not wait for the engine to see the container's
+// exit (issue 20: on a busy 2-core machine that took 80-200 ms after the program had ended).
+const LAUNCHER = 'read -r _ mark || exit 0; "$@" </dev/null; s=$?; kill -9 -1 2>/dev/null; printf "%s %s\\n" "$mark" "$s"; printf "%s %s\\n" "$mark" "$s" >&2; exit $s';
 // A prepared container kept for a workspace's next run, at most this many (each holds a few MiB).
 const MAX_PREPARED_FOR_DIRS = 16;
 
@@ -471,7 +476,11 @@ export class DockerContainerRuntime implements ContainerRuntime {
         ReadonlyRootfs: true,
         CapDrop: ['ALL'],
         SecurityOpt: ['no-new-privileges:true'],
-        Init: true,
+        // The launcher is the container's init (pid 1): the program's `kill -9 -1` cannot reach it
+        // (a pid namespace's init gets no signal it has no handler for from inside), so it always
+        // lives to say the program ended; while it waits for the program, dash reaps every child,
+        // orphans included, as docker-init did.
+        Init: false,
         Privileged: false,
         Memory: memory,
         // memory + swap = memory: no swap, so a memory bomb is OOM-killed instead of thrashing.
@@ -527,9 +536,11 @@ export class DockerContainerRuntime implements ContainerRuntime {
     const kill = () => container.kill({ signal: 'SIGKILL' }).catch(() => undefined);
     const onAbort = () => void kill();
     if (p.exited || p.stream.destroyed) throw new StartFailed(new Error('the prepared container ended before its run'));
+    const mark = `drael-end-${randomBytes(16).toString('hex')}`;
+    const ended = Promise.all([stdout.watchEnd(mark), stderr.watchEnd(mark)]);
     const startedAt = performance.now();
     try {
-      await new Promise<void>((resolve, reject) => p.stream.write('\n', (err) => (err ? reject(new StartFailed(err)) : resolve())));
+      await new Promise<void>((resolve, reject) => p.stream.write(`run ${mark}\n`, (err) => (err ? reject(new StartFailed(err)) : resolve())));
     } catch (err) {
       throw err instanceof StartFailed ? err : new StartFailed(err);
     }
@@ -541,18 +552,32 @@ export class DockerContainerRuntime implements ContainerRuntime {
       signal?.addEventListener('abort', onAbort, { once: true });
       // Cancelled while the container was starting: the listener came too late to hear it.
       if (signal?.aborted) void kill();
-      const { StatusCode } = await p.waited;
+      const first = await Promise.race([ended, p.waited]);
       const durationS = (performance.now() - startedAt) / 1000;
+      // The program ended with 0 and all its output is here: the answer needs nothing more of the
+      // engine (the container's own exit follows; it is removed after the answer, as always).
+      const clean = Array.isArray(first) && first[0].status === 0 && first[1].status === 0;
+      let state: { ExitCode?: number; OOMKilled: boolean } = { ExitCode: 0, OOMKilled: false };
+      let statusCode = 0;
+      if (!clean) {
+        // It failed, or its launcher never said (killed by the timer or a cancel): the engine says how.
+        statusCode = (await p.waited).StatusCode;
+        clearTimeout(timer);
+        await Promise.race([p.streamEnded, new Promise((r) => setTimeout(r, STREAM_DRAIN_MS))]);
+        // Only a failed run needs the engine's record (OOM kill, its exit code).
+        if (statusCode !== 0) state = (await container.inspect()).State;
+      }
       clearTimeout(timer);
-      await Promise.race([p.streamEnded, new Promise((r) => setTimeout(r, STREAM_DRAIN_MS))]);
-      // Only a failed run needs the engine's record (OOM kill, its exit code); a clean exit 0 is
-      // what wait said, so the usual run spends no round trip on it.
-      const state = StatusCode === 0 ? { ExitCode: 0, OOMKilled: false } : (await container.inspect()).State;
-      const cut = (c: OutputCapture) => ({ bytes: c.bytes.subarray(0, spec.maxStreamBytes), truncated: c.seen > spec.maxStreamBytes });
-      const out = cut(stdout);
-      const err = cut(stderr);
+      // The launcher's end marks are not the program's output; bytes after them are of nothing it ran.
+      const marks = await Promise.race([ended, Promise.resolve(undefined)]);
+      const cut = (c: OutputCapture, at: number | undefined) => {
+        const end = at ?? c.seen;
+        return { bytes: c.bytes.subarray(0, Math.min(end, spec.maxStreamBytes)), truncated: end > spec.maxStreamBytes };
+      };
+      const out = cut(stdout, marks?.[0].at);
+      const err = cut(stderr, marks?.[1].at);
       return {
-        exitCode: typeof state.ExitCode === 'number' ? state.ExitCode : StatusCode,
+        exitCode: typeof state.ExitCode === 'number' ? state.ExitCode : statusCode,
         stdout: out.bytes,
         stderr: err.bytes,
         truncated: { stdout: out.truncated, stderr: err.truncated },

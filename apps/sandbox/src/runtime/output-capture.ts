@@ -8,6 +8,7 @@ export class OutputCapture extends Writable {
   private readonly chunks: Buffer[] = [];
   private kept = 0;
   private seenBytes = 0;
+  private endMark: EndMarkScanner | undefined;
 
   constructor(private readonly limit: number) {
     super({ decodeStrings: true });
@@ -20,6 +21,7 @@ export class OutputCapture extends Writable {
 
   /** Takes a chunk directly (the attach demuxer), without a Writable's per-write bookkeeping. */
   take(chunk: Buffer): void {
+    this.endMark?.scan(chunk, this.seenBytes);
     this.seenBytes += chunk.length;
     const room = this.limit - this.kept;
     if (room > 0) {
@@ -28,6 +30,17 @@ export class OutputCapture extends Writable {
       this.chunks.push(Buffer.from(part));
       this.kept += part.length;
     }
+  }
+
+  /**
+   * Resolves when `<mark> <status>\n` has come through this stream (the launcher writes it once the
+   * program has ended): with the stream's byte count before the mark (the program's output ends
+   * there) and the status. Scans every byte, kept or not, in O(bytes).
+   */
+  watchEnd(mark: string): Promise<EndMark> {
+    const scanner = new EndMarkScanner(Buffer.from(`${mark} `));
+    this.endMark = scanner;
+    return scanner.found;
   }
 
   /** Every byte the program wrote to this stream, kept or not. */
@@ -41,6 +54,57 @@ export class OutputCapture extends Writable {
 
   get bytes(): Buffer {
     return Buffer.concat(this.chunks, this.kept);
+  }
+}
+
+/** Where a stream's end mark was found: `at` bytes of the program's output came before it. */
+export interface EndMark {
+  at: number;
+  status: number;
+}
+
+// `<mark> <status>\n`: the status is a shell's $? (0-255), three digits at most.
+const MAX_STATUS_DIGITS = 3;
+
+/** Finds `<mark><status>\n` in a stream, across chunk boundaries, keeping only a mark's length of it. */
+class EndMarkScanner {
+  readonly found: Promise<EndMark>;
+  private resolve!: (m: EndMark) => void;
+  private done = false;
+  // The stream's last bytes not yet known to hold no mark, and where they began in the stream.
+  private tail = Buffer.alloc(0);
+  private tailAt = 0;
+
+  constructor(private readonly mark: Buffer) {
+    this.found = new Promise((r) => (this.resolve = r));
+  }
+
+  scan(chunk: Buffer, chunkAt: number): void {
+    if (this.done) return;
+    const buf = this.tail.length > 0 ? Buffer.concat([this.tail, chunk]) : chunk;
+    const bufAt = this.tail.length > 0 ? this.tailAt : chunkAt;
+    const i = buf.indexOf(this.mark);
+    if (i >= 0) {
+      const digitsAt = i + this.mark.length;
+      const newline = buf.indexOf(0x0a, digitsAt);
+      if (newline >= 0) {
+        this.done = true;
+        this.tail = Buffer.alloc(0);
+        this.resolve({ at: bufAt + i, status: Number(buf.subarray(digitsAt, newline).toString('latin1')) });
+        return;
+      }
+      if (buf.length - digitsAt <= MAX_STATUS_DIGITS) {
+        this.keep(buf, bufAt, i);
+        return;
+      }
+    }
+    // A mark cut by the chunk's end starts in its last mark.length - 1 bytes.
+    this.keep(buf, bufAt, Math.max(0, buf.length - (this.mark.length - 1)));
+  }
+
+  private keep(buf: Buffer, bufAt: number, from: number): void {
+    this.tail = Buffer.from(buf.subarray(from));
+    this.tailAt = bufAt + from;
   }
 }
 
