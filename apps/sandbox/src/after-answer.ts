@@ -20,19 +20,13 @@ export async function answering<T>(call: () => Promise<T>): Promise<T> {
     setImmediate(() => {
       open();
       const waiting = nextAnswered;
-      nextAnswered = deferred();
+      nextAnswered = Promise.withResolvers<void>();
       waiting.resolve();
     });
   }
 }
 
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-let nextAnswered = deferred();
+let nextAnswered = Promise.withResolvers<void>();
 
 /**
  * Resolves once the answer of the next call to end (any call run with `answering`, from now on)

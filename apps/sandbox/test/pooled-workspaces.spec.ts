@@ -43,7 +43,11 @@ describe('pooled request workspaces', () => {
 
   it("a request's second run finds a container started before its first run began, which sees the first run's files", async () => {
     const ws = req('req_pool_spare');
-    // Its container's age: how long pid 1 (the container's init) has lived.
+    // The slot this request takes was refilled after the last test's runs, and its spare begins
+    // after an answer: let both finish starting (a slot whose spare is still starting when the
+    // first run begins gives the second run a container younger than that run).
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // Its container's age: how long pid 1 (the container's launcher) has lived.
     const age = 'import os\nup = float(open("/proc/uptime").read().split()[0])\nst = int(open("/proc/1/stat").read().rsplit(")", 1)[1].split()[19])\n';
     const first = await sbx.run({ ...ws, runtime: 'python', code: `${age}import time\ntime.sleep(1.5)\nopen("a.txt", "w").write("from-1")\nprint(sorted(os.listdir(".")))` });
     expect(first).toMatchObject({ ok: true, stdout: "['a.txt']\n" });
