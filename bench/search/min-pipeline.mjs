@@ -8,7 +8,11 @@
 // Fastify, no validation, no auth, no cache, no mapping. Whatever Drael adds above "minimal" is
 // its own code; whatever "minimal" adds above SearXNG direct is the shape on this machine.
 // Each of the three is timed per request; the paired figure takes SearXNG's share (timed inside
-// the responder / the search service, the same way) out of each request.
+// the responder / the search service, the same way: from the request's start to its body's last
+// byte) out of each request. Each answer also says how long its service's handler took (Drael's
+// Server-Timing `search`, the responder's own), which splits the own time in two: inside the
+// service's handler (its time less SearXNG's) and outside it (the HTTP front, NATS both ways, the
+// service's message handling before and after its handler).
 // Usage: node bench/search/min-pipeline.mjs [--n 100] [--baseline /path/to/another/checkout]
 // --baseline adds a fourth kind, interleaved with the others: Drael as built in that checkout (its
 // own bench/lib/search-stack.mjs (or bench/search/drael-search.mjs) and built apps, e.g. a `cp -al` copy of this tree taken before
@@ -63,13 +67,14 @@ if (role === 'responder') {
   nc.subscribe(subject, {
     queue: 'min',
     callback: (_err, msg) => {
+      const received = performance.now();
       const req = msg.json();
       const asked = performance.now();
       const q = new URLSearchParams({ q: req.query, format: 'json', categories: 'general' });
       get(`${SEARXNG_URL}/search?${q}`, agent).then((r) => {
         const searxMs = performance.now() - asked;
         const results = JSON.parse(r.text).results.slice(0, req.limit);
-        msg.respond(JSON.stringify({ ok: true, results, searx_ms: searxMs }));
+        msg.respond(JSON.stringify({ ok: true, results, searx_ms: searxMs, took_ms: performance.now() - received }));
       });
     },
   });
@@ -86,7 +91,7 @@ if (role === 'responder') {
       const body = JSON.parse(Buffer.concat(chunks).toString());
       const reply = (await nc.request(subject, JSON.stringify({ query: body.query, limit: body.max_results }), { timeout: 10_000 })).json();
       const out = JSON.stringify({ results: reply.results, provider: 'minimal' });
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out), 'server-timing': `searxng;dur=${reply.searx_ms}` });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out), 'server-timing': `search;dur=${reply.took_ms}, searxng;dur=${reply.searx_ms}` });
       res.end(out);
     });
   });
@@ -117,8 +122,10 @@ if (role === 'responder') {
   const { gateway } = drael;
   const baseline = baselineRepo ? await startBaselineSearch(baselineRepo, { natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL }) : undefined;
 
+  // per kind: [the service's handler less SearXNG, everything outside the handler], per request
+  const split = {};
   // one uncached search through an HTTP front: [wall, SearXNG's share]
-  const through = async (base, query, headers = {}) => {
+  const through = async (kind, base, query, headers = {}) => {
     const t = performance.now();
     const r = await call(`${base}/v1/tools/search`, {
       method: 'POST',
@@ -129,7 +136,12 @@ if (role === 'responder') {
     if (r.status !== 200) throw new Error(`${base} answered ${r.status}: ${r.text}`);
     const body = JSON.parse(r.text);
     if (body.cached || body.results.length === 0) throw new Error('expected an uncached answer with results');
-    return [wall, Number(/searxng;dur=([\d.]+)/.exec(r.headers['server-timing'] ?? '')?.[1])];
+    const timing = r.headers['server-timing'] ?? '';
+    const handler = Number(/search;dur=([\d.]+)/.exec(timing)?.[1]);
+    const searx = Number(/searxng;dur=([\d.]+)/.exec(timing)?.[1]);
+    (split[kind] ??= { inside: [], outside: [] }).inside.push(handler - searx);
+    split[kind].outside.push(wall - handler);
+    return [wall, searx];
   };
   const direct = async (query) => {
     const t = performance.now();
@@ -139,9 +151,9 @@ if (role === 'responder') {
   };
   const kinds = {
     direct: (i) => direct(`drael zznonce-${prefix}-d${i}`).then((w) => [w, Number.NaN]),
-    minimal: (i) => through(`http://127.0.0.1:${frontPort}`, `drael zznonce-${prefix}-m${i}`),
-    drael: (i) => through(gateway.url, `drael zznonce-${prefix}-g${i}`, gateway.authHeaders ?? {}),
-    ...(baseline ? { baseline: (i) => through(baseline.gateway.url, `drael zznonce-${prefix}-b${i}`, baseline.gateway.authHeaders ?? {}) } : {}),
+    minimal: (i) => through('minimal', `http://127.0.0.1:${frontPort}`, `drael zznonce-${prefix}-m${i}`),
+    drael: (i) => through('drael', gateway.url, `drael zznonce-${prefix}-g${i}`, gateway.authHeaders ?? {}),
+    ...(baseline ? { baseline: (i) => through('baseline', baseline.gateway.url, `drael zznonce-${prefix}-b${i}`, baseline.gateway.authHeaders ?? {}) } : {}),
   };
   const names = Object.keys(kinds);
   // CPU time (user + system) of each kind's processes over the measured loop, per request: steadier
@@ -190,6 +202,7 @@ if (role === 'responder') {
         `paired own time ${fmt(o)} = ${(1 + o / mSx).toFixed(3)}× direct; ` +
         `CPU per request, front / service: ${cpuAfter[k].map((c, j) => fmt((c - cpuBefore[k][j]) / N)).join(' / ')}`,
     );
+    console.log(`  split: inside the service's handler (less SearXNG) ${fmt(median(split[k].inside))}; outside it ${fmt(median(split[k].outside))}`);
   }
   console.log(`Drael's code above the bare shape (paired own time): ${fmt(median(own.drael) - median(own.minimal))}`);
   if (baseline) {
