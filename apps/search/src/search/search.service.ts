@@ -122,7 +122,16 @@ export class SearchService {
       return { ok: false, code: 'all_engines_failed', reason: `every engine failed (${why.join('; ')})`, degraded: failed, sources_tried: queried };
     }
 
-    const candidates = answer.results.map((r) => toResult(r, askedEngines)).filter((r): r is SearchResult => r !== null && (!onion || isOnionUrl(r.url)));
+    // Without verification the first `limit` usable results are the answer: the rest of SearXNG's
+    // (a real instance gives 20-40) are never checked or mapped. Verification may drop some, so it
+    // gets them all.
+    const wanted = key.verify && this.options.verifier ? Number.POSITIVE_INFINITY : key.limit;
+    const candidates: SearchResult[] = [];
+    for (const r of answer.results) {
+      const result = toResult(r, askedEngines);
+      if (result !== null && (!onion || isOnionUrl(result.url))) candidates.push(result);
+      if (candidates.length >= wanted) break;
+    }
     const results = await this.verifyAndCut(candidates, key.limit, key.verify);
     const coverage = Math.round(((queried.length - failed.length) / queried.length) * 1000) / 1000;
     const base = {

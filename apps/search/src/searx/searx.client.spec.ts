@@ -84,7 +84,11 @@ describe('SearxClient.search over HTTP', () => {
   beforeAll(async () => {
     searx = createServer((req, res) => {
       seen = { url: req.url, accept: req.headers.accept };
-      const body = JSON.stringify({ results: [{ url: 'https://a.example/', title: 'A', content: 'a', engines: ['one'] }], unresponsive_engines: [['two', 'timeout']] });
+      // The second result has no url: not a result Drael can use.
+      const body = JSON.stringify({
+        results: [{ url: 'https://a.example/', title: 'A', content: 'a', engines: ['one'] }, { title: 'no url', engines: ['one'] }],
+        unresponsive_engines: [['two', 'timeout']],
+      });
       if (mode === 'ok') res.writeHead(200, { 'content-type': 'application/json' }).end(body);
       else if (mode === 'stall-body')
         res.writeHead(200, { 'content-type': 'application/json' }).write(body.slice(0, 10)); // never ends
@@ -106,12 +110,12 @@ describe('SearxClient.search over HTTP', () => {
     connections = 0;
   });
 
-  it('asks /search with the query, json format and general category; reads results and failed engines', async () => {
+  it('asks /search with the query, json format and general category; reads results (skipping one without a url) and failed engines', async () => {
     const client = new SearxClient(searxUrl, 2_000);
     const answer = await client.search({ query: 'drael search', freshness: 'week' });
     expect(seen.accept).toBe('application/json');
     expect(Object.fromEntries(new URL(seen.url!, searxUrl).searchParams)).toEqual({ q: 'drael search', format: 'json', categories: 'general', time_range: 'week' });
-    expect(answer.results.map((r) => r.url)).toEqual(['https://a.example/']);
+    expect([...answer.results].map((r) => r.url)).toEqual(['https://a.example/']);
     expect(answer.unresponsive).toEqual([{ engine: 'two', reason: 'timeout' }]);
   });
 

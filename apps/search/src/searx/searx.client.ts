@@ -35,7 +35,11 @@ const SearxConfigSchema = z.object({
 export type SearxResult = z.infer<typeof SearxResultSchema>;
 export type SearxEngineInfo = z.infer<typeof SearxConfigSchema>['engines'][number];
 export interface SearxAnswer {
-  results: SearxResult[];
+  /**
+   * SearXNG's results in its order, each checked when it is reached (one that does not match the
+   * schema is skipped): a caller that needs the first ten of forty checks ten.
+   */
+  results: Iterable<SearxResult>;
   unresponsive: { engine: string; reason: string }[];
   /**
    * How long SearXNG took: from the request's start to its body's last byte, in ms. Parsing and
@@ -51,6 +55,14 @@ export interface SearxQuery {
   engines?: readonly string[];
   freshness?: Freshness;
   language?: string;
+}
+
+/** Each raw result that matches the schema, checked as the caller reaches it. */
+function* checkedResults(raw: readonly unknown[]): Generator<SearxResult> {
+  for (const item of raw) {
+    const r = SearxResultSchema.safeParse(item);
+    if (r.success) yield r.data;
+  }
 }
 
 /** SearXNG could not be asked or gave no usable answer (network, status, body). */
@@ -110,13 +122,8 @@ export class SearxClient {
     const { body, readAt } = await this.getJson(`search?${params.toString()}`);
     const answer = SearxAnswerSchema.safeParse(body);
     if (!answer.success) throw new SearxUnreachableError('SearXNG answered JSON of an unexpected shape');
-    const results: SearxResult[] = [];
-    for (const raw of answer.data.results) {
-      const r = SearxResultSchema.safeParse(raw);
-      if (r.success) results.push(r.data);
-    }
     return {
-      results,
+      results: checkedResults(answer.data.results),
       unresponsive: answer.data.unresponsive_engines.map(([engine, reason]) => ({ engine, reason })),
       searxMs: Math.round((readAt - started) * 100) / 100,
     };
