@@ -91,7 +91,11 @@ if (role === 'responder') {
       const body = JSON.parse(Buffer.concat(chunks).toString());
       const reply = (await nc.request(subject, JSON.stringify({ query: body.query, limit: body.max_results }), { timeout: 10_000 })).json();
       const out = JSON.stringify({ results: reply.results, provider: 'minimal' });
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out), 'server-timing': `search;dur=${reply.took_ms}, searxng;dur=${reply.searx_ms}` });
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(out),
+        'server-timing': `search;dur=${reply.took_ms}, searxng;dur=${reply.searx_ms}`,
+      });
       res.end(out);
     });
   });

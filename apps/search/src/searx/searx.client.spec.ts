@@ -86,7 +86,10 @@ describe('SearxClient.search over HTTP', () => {
       seen = { url: req.url, accept: req.headers.accept };
       // The second result has no url: not a result Drael can use.
       const body = JSON.stringify({
-        results: [{ url: 'https://a.example/', title: 'A', content: 'a', engines: ['one'] }, { title: 'no url', engines: ['one'] }],
+        results: [
+          { url: 'https://a.example/', title: 'A', content: 'a', engines: ['one'] },
+          { title: 'no url', engines: ['one'] },
+        ],
         unresponsive_engines: [['two', 'timeout']],
       });
       if (mode === 'ok') res.writeHead(200, { 'content-type': 'application/json' }).end(body);
