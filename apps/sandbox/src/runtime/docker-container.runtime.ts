@@ -567,7 +567,6 @@ export class DockerContainerRuntime implements ContainerRuntime {
         // Only a failed run needs the engine's record (OOM kill, its exit code).
         if (statusCode !== 0) state = (await container.inspect()).State;
       }
-      clearTimeout(timer);
       // The launcher's end marks are not the program's output; bytes after them are of nothing it ran.
       const marks = await Promise.race([ended, Promise.resolve(undefined)]);
       const cut = (c: OutputCapture, at: number | undefined) => {

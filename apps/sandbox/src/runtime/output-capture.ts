@@ -68,16 +68,14 @@ const MAX_STATUS_DIGITS = 3;
 
 /** Finds `<mark><status>\n` in a stream, across chunk boundaries, keeping only a mark's length of it. */
 class EndMarkScanner {
-  readonly found: Promise<EndMark>;
-  private resolve!: (m: EndMark) => void;
+  private readonly end = Promise.withResolvers<EndMark>();
+  readonly found = this.end.promise;
   private done = false;
   // The stream's last bytes not yet known to hold no mark, and where they began in the stream.
   private tail = Buffer.alloc(0);
   private tailAt = 0;
 
-  constructor(private readonly mark: Buffer) {
-    this.found = new Promise((r) => (this.resolve = r));
-  }
+  constructor(private readonly mark: Buffer) {}
 
   scan(chunk: Buffer, chunkAt: number): void {
     if (this.done) return;
@@ -90,7 +88,7 @@ class EndMarkScanner {
       if (newline >= 0) {
         this.done = true;
         this.tail = Buffer.alloc(0);
-        this.resolve({ at: bufAt + i, status: Number(buf.subarray(digitsAt, newline).toString('latin1')) });
+        this.end.resolve({ at: bufAt + i, status: Number(buf.subarray(digitsAt, newline).toString('latin1')) });
         return;
       }
       if (buf.length - digitsAt <= MAX_STATUS_DIGITS) {
