@@ -92,6 +92,8 @@ const gateway = await startGatewayProcess(
     DRAEL_NATS_PREFIX: prefix,
     DRAEL_BACKEND_SERVICES: 'search',
     LOG_LEVEL: 'warn',
+    // GATEWAY_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the gateway (written at its exit)
+    ...(process.env.GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.GATEWAY_NODE_OPTIONS } : {}),
     DRAEL_MODELS: JSON.stringify({ bench: { base_url: upstreamUrl, model: 'm' } }),
   },
   { readyTimeoutMs: 90_000, billing: { tool_level: 'l1_http', plan: 'pro' } },
