@@ -9,6 +9,7 @@ import { inFlight } from './in-flight.js';
 import { natsConnectOptions, type NatsSecurity } from './nats-security.js';
 import { startHeartbeats } from './heartbeat.js';
 import { queueGroup, wireSubject } from './subject.js';
+import { directHandler, type DirectDispatchSource } from './direct-dispatch.js';
 
 export interface DrainingNatsServerOptions {
   servers: string | string[];
@@ -100,15 +101,19 @@ function errorOf(envelope: unknown): string | undefined {
  * Why the direct answer: Nest's per-message path parses each subject as JSON first (an exception
  * per message for a plain subject), wraps the result in an rxjs stream, queues the reply on
  * process.nextTick and builds a record through its serializer; on billing's hold/settle that was
- * 13-15 % of the service's CPU per request (docs/decisions/0003-billing-hot-path.md). The handler
- * itself is still Nest's: guards, pipes, interceptors and exception filters run as before, and
- * a packet request whose handler answers with an Observable (an interceptor's, or an exception
- * filter's stream) is sent through Nest's own send(). The bytes on the wire are the same as Nest's.
+ * 13-15 % of the service's CPU per request (docs/decisions/0003-billing-hot-path.md). Guards,
+ * pipes, interceptors and exception filters run as before: a subject with any of them keeps Nest's
+ * handler, and a packet request whose handler answers with an Observable (an interceptor's, or an
+ * exception filter's stream) is sent through Nest's own send(). Only a subject that has none of
+ * them anywhere has its @Handles method called directly (direct-dispatch.ts, allowDirectDispatch).
+ * The bytes on the wire are the same as Nest's.
  */
 export class DrainingNatsServer extends ServerNats {
   private client?: NatsConnection;
   private micro?: MicroRegistration;
   private refusedLogged = 0;
+  private directSource?: DirectDispatchSource;
+  private readonly direct = new Set<string>();
 
   constructor(private readonly drainOptions: DrainingNatsServerOptions) {
     super({ servers: drainOptions.servers, name: drainOptions.service, maxReconnectAttempts: -1, ...natsConnectOptions(drainOptions.security) });
@@ -128,6 +133,20 @@ export class DrainingNatsServer extends ServerNats {
     );
   }
 
+  /**
+   * Lets a subject whose @Handles method nothing wraps (no guard, interceptor, pipe or filter,
+   * anywhere) be answered by calling that method directly (direct-dispatch.ts). Given before
+   * listen(); without it every message goes through Nest's handler.
+   */
+  allowDirectDispatch(source: DirectDispatchSource): void {
+    this.directSource = source;
+  }
+
+  /** The subjects whose @Handles method is called directly (the rest go through Nest's handler). */
+  get directSubjects(): ReadonlySet<string> {
+    return this.direct;
+  }
+
   override bindEvents(): void {
     // Subscriptions are made by register() (see start()).
   }
@@ -136,14 +155,17 @@ export class DrainingNatsServer extends ServerNats {
     const { service, prefix, catalog } = this.drainOptions;
     const queue = queueGroup(service, prefix);
     const entries = new Map((catalog ? catalogEntries(catalog) : []).map((e) => [e.subject, e]));
-    const endpoints: MicroEndpoint[] = [...this.messageHandlers].flatMap(([channel, handler]) => {
+    const endpoints: MicroEndpoint[] = [...this.messageHandlers].flatMap(([channel, nestHandler]) => {
       const entry = entries.get(channel);
+      const directly = directHandler(channel, this.directSource);
+      if (directly) this.direct.add(channel);
+      const handler = directly ?? (nestHandler as NestHandler);
       const endpoint = (subject: string, name: string): MicroEndpoint => ({
         name,
         subject,
         queue,
         metadata: entry ? endpointMetadata(entry) : {},
-        handle: (msg: Msg) => this.answer(channel, handler as NestHandler, msg),
+        handle: (msg: Msg) => this.answer(channel, handler, msg),
       });
       const base = wireSubject(channel, prefix);
       const routes = this.drainOptions.routes?.[channel] ?? [];
@@ -193,7 +215,16 @@ export class DrainingNatsServer extends ServerNats {
     const ctx = new NatsContext([msg.subject, msg.headers]);
     if (!isPacket(body, channel)) return this.answerPlain(channel, handler, body, ctx, msg);
     const id = body.id;
-    const result = await handler(body.data, ctx);
+    let result: unknown;
+    try {
+      result = await handler(body.data, ctx);
+    } catch (err) {
+      // Only a directly called method can throw here (Nest's handler answers a failure as a stream);
+      // @Handles catches its method's errors, so this is a defect of the wrapper: logged, answered.
+      this.logger.error(err);
+      msg.respond(`{"response":${INTERNAL},"isDisposed":true,"id":${JSON.stringify(id)}}`);
+      return 'internal';
+    }
     if (isObservable(result)) {
       // A stream (an interceptor's, or the exception filter's error): Nest sends it the way it always has.
       const publish = (response: object) => {

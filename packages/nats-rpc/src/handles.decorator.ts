@@ -6,6 +6,7 @@ import { RpcError } from './rpc-error.js';
 import { REQUEST_ID_HEADER, TRACEPARENT_HEADER } from './subject.js';
 import { inFlight } from './in-flight.js';
 import { trackHandler } from './rpc.metrics.js';
+import { recordHandlesMethod } from './direct-dispatch.js';
 
 /** Subjects handled in this process, with the handlers that claim each (the boot check reads it). */
 export const handlerRegistry = new Map<string, string[]>();
@@ -88,6 +89,8 @@ export function Handles(entry: RpcEntry): MethodDecorator {
     };
     Object.defineProperty(wrapped, 'name', { value: original.name });
     descriptor.value = wrapped;
+    // The server may call it without Nest's per-message pipeline when nothing wraps it (direct-dispatch.ts).
+    recordHandlesMethod(entry.subject, { owner: (target as { constructor: new () => unknown }).constructor, key: propertyKey, method: wrapped });
     MessagePattern(entry.subject)(target, propertyKey, descriptor);
     // Explicit argument bindings: without them Nest passes only as many arguments as the
     // original method declares, and the NATS context (with the headers) would be lost.

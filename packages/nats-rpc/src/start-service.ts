@@ -61,6 +61,11 @@ export async function startService(options: ServiceBootOptions): Promise<Running
   });
   await app.init();
   assertCatalogHandled(options.catalog);
+  server.allowDirectDispatch({
+    instanceOf: (owner) => app.get(owner as never, { strict: false }),
+    // Nest keeps it on the app without an accessor; read where it is, and direct dispatch stays off if it moved.
+    applicationConfig: (app as unknown as { applicationConfig?: unknown }).applicationConfig,
+  });
   await app.listen();
   let draining = false;
   let health: HealthHttpServer | undefined;
