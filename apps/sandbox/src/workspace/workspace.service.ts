@@ -273,26 +273,32 @@ export class WorkspaceService implements OnApplicationShutdown {
       clearTimeout(e.idle);
       e.idle = undefined;
       if (!e.mounted) {
-        const exists = await access(image).then(
-          () => true,
-          () => false,
-        );
-        if (!exists) {
-          if (!options.create) return false;
-          // A request's workspace from a prepared tmpfs: nothing to format or mount on the way.
-          const slot = ref.scope === 'request' && options.fresh ? await options.fresh() : undefined;
+        // A new request's workspace from a prepared tmpfs: nothing to format or mount on the way.
+        // Its empty marker is made first: that one call (`wx`) also says it did not exist.
+        const marked = options.create && ref.scope === 'request' && options.fresh !== undefined && (await this.markNewRequest(dir, image));
+        if (marked) {
+          const slot = await options.fresh?.().catch(async (err: unknown) => {
+            await unlink(image).catch(() => undefined);
+            throw err;
+          });
           if (slot) {
-            if (!this.madeDirs.has(dir)) {
-              await mkdir(dir, { recursive: true, mode: 0o700 });
-              this.madeDirs.add(dir);
-            }
-            await writeFile(image, '', { mode: 0o600, flag: 'wx' });
             Object.assign(e, { mounted: true, tmpfs: true, slot, usedAt: Date.now(), uses: 1, knownUsage: undefined });
             e.refs += 1;
             use = 1;
             fresh = true;
             return true;
           }
+          // None ready: a volume, made the usual way.
+          await unlink(image);
+        }
+        const exists =
+          !marked &&
+          (await access(image).then(
+            () => true,
+            () => false,
+          ));
+        if (!exists) {
+          if (!options.create) return false;
           if (ref.scope === 'request') await this.createVolumeIn(dir, image);
           else await this.createSessionVolume(dir, image, record, ref);
         }
@@ -342,6 +348,21 @@ export class WorkspaceService implements OnApplicationShutdown {
         });
       },
     };
+  }
+
+  /** Makes a request workspace's empty marker; false if its image exists already. */
+  private async markNewRequest(dir: string, image: string): Promise<boolean> {
+    if (!this.madeDirs.has(dir)) {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      this.madeDirs.add(dir);
+    }
+    return writeFile(image, '', { mode: 0o600, flag: 'wx' }).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => {
+        if (err.code === 'EEXIST') return false;
+        throw err;
+      },
+    );
   }
 
   /**
