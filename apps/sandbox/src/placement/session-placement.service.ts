@@ -30,7 +30,9 @@ export type SessionRecord = z.infer<typeof SessionRecordSchema>;
 export type Placement =
   // Here: this replica holds it. `restoreFrom`: it has just taken it over, its disk copy is not
   // to be trusted, the saved copy of that name is restored before the call.
-  | { where: 'here'; key: string; restoreFrom?: string | undefined; takenOver: boolean }
+  // `kept`: the workspace this disk had when the call began is the one to use (its record is as
+  // this process last wrote it, or a new request's workspace was just claimed).
+  | { where: 'here'; key: string; restoreFrom?: string | undefined; takenOver: boolean; kept?: boolean }
   // Another live replica holds it: the call is forwarded there.
   | { where: 'there'; key: string; holder: string }
   // No record and nothing to create (a read of a session that does not exist): answered here
@@ -115,18 +117,35 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
     return this.inChain(key, () => this.placeNow(key, ref, create, unreachable));
   }
 
-  private async placeNow(key: string, ref: WorkspaceRef, create: boolean, unreachable: string | undefined): Promise<Placement> {
+  /**
+   * For a call that may run beside its placement (issue 20: the KV round trip off a run's path;
+   * see SessionRouter): starts placing `ref` and returns that placement, once what this disk must
+   * do first is done (a stale copy of a new request workspace discarded), or undefined when the
+   * call must wait for its placement (a workspace this process does not hold yet, other than a
+   * new request's: a session to count against the cap, take over or restore).
+   */
+  async placeBeside(ref: WorkspaceRef, create: boolean): Promise<{ placed: Promise<Placement> } | undefined> {
+    const key = this.workspaces.keyOf(ref);
+    if (this.held.has(key)) return { placed: this.place(ref, create) };
+    if (!create || ref.scope !== 'request') return undefined;
+    // Before the call's own workspace exists here: discarded after, it would be that one.
+    await this.workspaces.discardCopy(ref);
+    return { placed: this.inChain(key, () => this.placeNow(key, ref, create, undefined, true)) };
+  }
+
+  private async placeNow(key: string, ref: WorkspaceRef, create: boolean, unreachable: string | undefined, discarded = false): Promise<Placement> {
     // A request's workspace is new at its first call (the gateway names one per request): claimed
     // at once, one KV round trip fewer than reading first. Taken (it exists): read it as below.
     if (create && ref.scope === 'request' && !this.held.has(key)) {
+      // As below: a copy left on this disk is not this workspace's (this process does not hold it;
+      // if another replica does, the call goes there, and a takeover restores the saved copy).
+      if (!discarded) await this.workspaces.discardCopy(ref);
       const now = Date.now();
       const record: SessionRecord = { id: ref.session, holder: this.replicaId, created_at_ms: now, last_used_ms: now, bytes: 0 };
       const revision = await this.stores.placement.create(key, JSON.stringify(record)).catch(() => undefined);
       if (revision !== undefined) {
-        // As below: a copy left on this disk under a record now gone is not this workspace's.
-        await this.workspaces.discardCopy(ref);
         this.held.set(key, { revision, record });
-        return { where: 'here', key, takenOver: false };
+        return { where: 'here', key, takenOver: false, kept: true };
       }
     }
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -159,7 +178,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
       }
       const record = parseRecord(entry.string());
       if (!record) throw new SandboxError('internal', 'the session record is unreadable', false);
-      if (record.holder === this.replicaId && this.held.get(key)?.revision === entry.revision) return { where: 'here', key, takenOver: false };
+      if (record.holder === this.replicaId && this.held.get(key)?.revision === entry.revision) return { where: 'here', key, takenOver: false, kept: true };
       if (record.holder !== this.replicaId && record.holder !== unreachable && (await this.isAlive(record.holder))) {
         this.held.delete(key);
         return { where: 'there', key, holder: record.holder };
@@ -221,9 +240,10 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
    * on it (nothing to commit, nothing to lose). Still in the key's chain, so the workspace's next
    * call is placed after it.
    */
-  recordUseAfterAnswer(key: string, change: { bytes: number }): void {
+  recordUseAfterAnswer(key: string, bytes: () => Promise<number>): void {
     void untilAnswered()
-      .then(() => this.recordUse(key, change))
+      .then(bytes)
+      .then((b) => this.recordUse(key, { bytes: b }))
       .catch((err: unknown) => this.logger.warn({ err, key }, "a workspace's last use could not be recorded"));
   }
 

@@ -15,7 +15,7 @@ import { createLogger, currentRequestId, newRequestId, withRequestId } from '@dr
 import { inFlight, REQUEST_ID_HEADER, RpcError, wireSubject } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { WorkspaceStore } from '../workspace/workspace-store.js';
-import { assertSessionId, type WorkspaceRef } from '../workspace/workspace.service.js';
+import { assertSessionId, WorkspaceService, type WorkspaceRef } from '../workspace/workspace.service.js';
 import { SANDBOX_STORES, type SandboxStores } from './sandbox-stores.js';
 import { SessionPlacement, type Placement } from './session-placement.service.js';
 import { answering } from '../after-answer.js';
@@ -33,6 +33,14 @@ export interface Route<E extends RoutedEntry> {
   mutates: boolean;
   /** The call needs the files (false for a delete: a session taken over is deleted, not restored first). */
   needsFiles: boolean;
+  /**
+   * The call may run beside its placement instead of after it: it has no effect outside its
+   * workspace and its answer (a run without the network), so when the placement then says the
+   * workspace is not this replica's to use as it is (held elsewhere, taken over, gone), its
+   * result is dropped, and the call is answered as if it had waited (forwarded, or run again on
+   * the restored or new workspace). Only for a workspace this replica holds, or a new request's.
+   */
+  runsBeside?(req: ParsedRequestOf<E>): boolean;
   /** Input checks that refuse a call before anything is placed or created. */
   validate?(req: ParsedRequestOf<E>): void;
   /** How long a forwarded call may take (default: the entry's timeout). */
@@ -71,6 +79,7 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
     @Inject(SANDBOX_STORES) private readonly stores: SandboxStores,
     private readonly placement: SessionPlacement,
     private readonly store: WorkspaceStore,
+    private readonly workspaces: WorkspaceService,
   ) {
     this.logger = createLogger('sandbox', config.LOG_LEVEL);
   }
@@ -93,10 +102,29 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
     route.validate?.(req);
     assertSessionId(session);
     const ref: WorkspaceRef = { tenant, session, scope };
+    // issue 20: the placement's KV round trip (the fence against a takeover, or a new request's
+    // claim) beside the run rather than before it.
+    const beside = route.runsBeside?.(req) ? await this.placement.placeBeside(ref, route.create) : undefined;
+    let early: Placement | undefined;
+    if (beside) {
+      const [placed, result] = await Promise.allSettled([beside.placed, route.local(req, undefined)]);
+      if (placed.status === 'rejected') throw placed.reason;
+      if (placed.value.where === 'here' && placed.value.kept === true) {
+        if (result.status === 'rejected') throw result.reason;
+        await this.commit(route, ref, placed.value.key);
+        return result.value;
+      }
+      // Not this replica's workspace as it was (held elsewhere, taken over, made anew): what the
+      // call did here is dropped, and it is answered below as if it had waited for this placement.
+      // A new request's workspace made here is another replica's: it goes.
+      if (placed.value.where === 'there' && scope === 'request') await this.workspaces.discardCopy(ref).catch(() => undefined);
+      early = placed.value;
+    }
     // Twice at most: a holder found gone on the way (no subscription any more) is taken over.
     let unreachable: string | undefined;
     for (let attempt = 0; attempt < 2; attempt++) {
-      const placed = await this.placement.place(ref, route.create, unreachable);
+      const placed = early ?? (await this.placement.place(ref, route.create, unreachable));
+      early = undefined;
       if (placed.where === 'there') {
         if (forwarded) throw new SandboxError('unavailable', 'the session is moving between replicas; retry', true);
         const answer = await this.forward(route, placed.holder, req);
@@ -117,20 +145,23 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
         }
       }
       const result = await route.local(req, placed);
-      if (placed.where === 'here') {
-        try {
-          if (route.mutates) await this.store.save(ref, placed.key);
-          else await this.placement.recordUse(placed.key);
-        } catch (err) {
-          if (err instanceof RpcError) throw err;
-          // Answered as done, the change would be lost with this replica: say it is not kept.
-          this.logger.error({ err, key: placed.key }, 'session save failed');
-          throw new SandboxError('unavailable', "the session's files could not be saved; the change may be lost, retry", true);
-        }
-      }
+      if (placed.where === 'here') await this.commit(route, ref, placed.key);
       return result;
     }
     throw new SandboxError('unavailable', 'the replica holding this session stopped; retry', true);
+  }
+
+  /** After a call answered here: its changes saved (a call that may change the files), or its use noted. */
+  private async commit(route: Route<RoutedEntry>, ref: WorkspaceRef, key: string): Promise<void> {
+    try {
+      if (route.mutates) await this.store.save(ref, key);
+      else await this.placement.recordUse(key);
+    } catch (err) {
+      if (err instanceof RpcError) throw err;
+      // Answered as done, the change would be lost with this replica: say it is not kept.
+      this.logger.error({ err, key }, 'session save failed');
+      throw new SandboxError('unavailable', "the session's files could not be saved; the change may be lost, retry", true);
+    }
   }
 
   /**

@@ -23,4 +23,15 @@ describe('RunRegistry', () => {
     // The early cancel is used once: the same run id again starts normally.
     expect(runs.track('owner', 'late').signal.aborted).toBe(false);
   });
+
+  it('a run cancelled while it ran does not start again if it comes back (run again after its placement moved)', () => {
+    const runs = new RunRegistry();
+    const first = runs.track('owner', 'job-2');
+    expect(runs.cancel('owner', 'job-2')).toBe(true);
+    first.done();
+    expect(runs.track('owner', 'job-2').signal.aborted).toBe(true);
+    // A run that ended without a cancel leaves nothing behind.
+    runs.track('owner', 'job-3').done();
+    expect(runs.track('owner', 'job-3').signal.aborted).toBe(false);
+  });
 });

@@ -28,7 +28,11 @@ export class RunRegistry {
     return {
       signal: abort.signal,
       done: () => {
-        if (this.running.get(key) === abort) this.running.delete(key);
+        if (this.running.get(key) !== abort) return;
+        this.running.delete(key);
+        // Cancelled while it ran: if the same run comes again (it ran beside its placement, which
+        // then sent it elsewhere or to a restored workspace: SessionRouter), it does not start.
+        if (abort.signal.aborted) this.rememberEarlyCancel(key);
       },
     };
   }

@@ -25,6 +25,9 @@ export class RunController {
       create: true,
       mutates: true,
       needsFiles: true,
+      // Without the network a run does nothing outside its workspace and its answer: it may run
+      // while its placement is read (dropped and run again where it belongs if that says so).
+      runsBeside: (req) => req.network !== true,
       // The input is refused before a session is placed or created (the service checks it again).
       validate: (req) => {
         assertCodeSize(req.code);

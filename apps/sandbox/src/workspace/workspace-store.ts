@@ -122,25 +122,35 @@ export class WorkspaceStore {
     // Not held here any more (deleted meanwhile, or moved): nothing of ours to save.
     if (!copy) return undefined;
     const prev = await this.knownOf(key, copy.object);
-    const ws = await this.workspaces.acquire(ref, { create: false });
+    // It reads only: the size it reads can serve the next run's quota check (WorkspaceService).
+    const ws = await this.workspaces.acquire(ref, { create: false, readOnly: true });
     // Deleted meanwhile (the call was a delete, or it expired): nothing to keep.
     if (!ws) return undefined;
     let saved: Saved;
     let bytes: number;
+    let heldPastAnswer = false;
     try {
       saved = await this.uploadChanges(ws.path, key, prev);
+      if (!saved.begun) {
+        // Nothing changed, so nothing can be lost: only its last use and size are noted, once the
+        // answer has left (a KV round trip and a statfs fewer on the path of a run that wrote
+        // nothing). The workspace stays held until then, so its size is read from it, mounted.
+        this.remember(key, { ...prev, fingerprints: saved.fingerprints });
+        heldPastAnswer = true;
+        this.placement.recordUseAfterAnswer(key, async () => {
+          try {
+            return (await ws.usage()).usedBytes;
+          } finally {
+            await ws.release();
+          }
+        });
+        return undefined;
+      }
       bytes = (await ws.usage()).usedBytes;
     } finally {
-      await ws.release();
+      if (!heldPastAnswer) await ws.release();
     }
     const { manifest, fingerprints, begun } = saved;
-    if (!begun) {
-      // Nothing changed, so nothing can be lost: only its last use and size are noted, once the
-      // answer has left (one KV round trip fewer on the path of a run that wrote nothing).
-      this.remember(key, { ...prev, fingerprints });
-      this.placement.recordUseAfterAnswer(key, { bytes });
-      return undefined;
-    }
     if (begun === 'gone') return undefined; // deleted before the save began: nothing was uploaded
     const { slot, interrupted, uploaded } = begun;
     const kept = await this.placement.recordUse(key, { object: slot, bytes });

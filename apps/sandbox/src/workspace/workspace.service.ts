@@ -62,6 +62,12 @@ interface Entry extends Chain {
   usedAt?: number;
   // That write is scheduled and not begun yet: later uses in the same call need no other.
   markPending?: boolean;
+  // Acquires of the mounted workspace so far: what `knownUsage` is checked against.
+  uses?: number;
+  // Its usage as read by a holder that changes nothing (a save), while it alone held it, after
+  // acquire number `at`. The next acquire, if nobody held it in between, reads this instead of a
+  // statfs (issue 20: one fewer before a run): nothing has written to it since.
+  knownUsage?: { at: number; value: VolumeUsage };
 }
 
 // A volume stays mounted this long after its last user, so a run followed by file calls (the
@@ -180,6 +186,7 @@ export class WorkspaceService implements OnApplicationShutdown {
       clearTimeout(e.idle);
       e.idle = undefined;
       e.gone = false;
+      e.knownUsage = undefined;
       // A request's tmpfs workspace is replaced by a volume at the usual mount point (users find
       // it there once the slot is gone).
       if (e.slot) {
@@ -248,11 +255,13 @@ export class WorkspaceService implements OnApplicationShutdown {
    * acquire and release marks the volume used (touch()), which is what the idle sweep reads: a
    * session only read from is as alive as one written to.
    */
-  async acquire(ref: WorkspaceRef, options: { create: boolean; fresh?: () => Promise<string | undefined> }): Promise<SessionWorkspace | undefined> {
+  async acquire(ref: WorkspaceRef, options: { create: boolean; fresh?: () => Promise<string | undefined>; readOnly?: boolean }): Promise<SessionWorkspace | undefined> {
     assertSessionId(ref.session);
     const { dir, image, mountPoint, record } = this.locate(ref);
     let e!: Entry;
     let fresh = false;
+    let use = 0;
+    let alone = false;
     const mounted = await this.onEntry(mountPoint, async (entry) => {
       e = entry;
       if (e.gone) {
@@ -264,35 +273,45 @@ export class WorkspaceService implements OnApplicationShutdown {
       clearTimeout(e.idle);
       e.idle = undefined;
       if (!e.mounted) {
-        const exists = await access(image).then(
-          () => true,
-          () => false,
-        );
-        if (!exists) {
-          if (!options.create) return false;
-          // A request's workspace from a prepared tmpfs: nothing to format or mount on the way.
-          const slot = ref.scope === 'request' && options.fresh ? await options.fresh() : undefined;
+        // A new request's workspace from a prepared tmpfs: nothing to format or mount on the way.
+        // Its empty marker is made first: that one call (`wx`) also says it did not exist.
+        const marked = options.create && ref.scope === 'request' && options.fresh !== undefined && (await this.markNewRequest(dir, image));
+        if (marked) {
+          const slot = await options.fresh?.().catch(async (err: unknown) => {
+            await unlink(image).catch(() => undefined);
+            throw err;
+          });
           if (slot) {
-            if (!this.madeDirs.has(dir)) {
-              await mkdir(dir, { recursive: true, mode: 0o700 });
-              this.madeDirs.add(dir);
-            }
-            await writeFile(image, '', { mode: 0o600, flag: 'wx' });
-            Object.assign(e, { mounted: true, tmpfs: true, slot, usedAt: Date.now() });
+            Object.assign(e, { mounted: true, tmpfs: true, slot, usedAt: Date.now(), uses: 1, knownUsage: undefined });
             e.refs += 1;
+            use = 1;
             fresh = true;
             return true;
           }
+          // None ready: a volume, made the usual way.
+          await unlink(image);
+        }
+        const exists =
+          !marked &&
+          (await access(image).then(
+            () => true,
+            () => false,
+          ));
+        if (!exists) {
+          if (!options.create) return false;
           if (ref.scope === 'request') await this.createVolumeIn(dir, image);
           else await this.createSessionVolume(dir, image, record, ref);
         }
         await mountVolume(image, mountPoint);
         e.mounted = true;
+        e.knownUsage = undefined;
         // A session made before volumes had records gets one at its next use, so it is listed.
         if (ref.scope !== 'request' && exists) await this.ensureRecord(record, image, ref.session, !!this.hooks).catch(() => undefined);
       }
       this.touch(e, image);
+      alone = e.refs === 0;
       e.refs += 1;
+      use = e.uses = (e.uses ?? 0) + 1;
       return true;
     });
     if (!mounted) return undefined;
@@ -301,7 +320,14 @@ export class WorkspaceService implements OnApplicationShutdown {
     return {
       path,
       fresh,
-      usage: () => volumeUsage(path),
+      usage: async () => {
+        const known = e.knownUsage;
+        if (alone && known?.at === use - 1) return known.value;
+        const value = await volumeUsage(path);
+        // Nobody else holds it or has acquired it since this holder did, and this one writes nothing.
+        if (options.readOnly && !released && e.refs === 1 && e.uses === use && e.mounted) e.knownUsage = { at: use, value };
+        return value;
+      },
       release: async () => {
         if (released) return;
         released = true;
@@ -322,6 +348,21 @@ export class WorkspaceService implements OnApplicationShutdown {
         });
       },
     };
+  }
+
+  /** Makes a request workspace's empty marker; false if its image exists already. */
+  private async markNewRequest(dir: string, image: string): Promise<boolean> {
+    if (!this.madeDirs.has(dir)) {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      this.madeDirs.add(dir);
+    }
+    return writeFile(image, '', { mode: 0o600, flag: 'wx' }).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => {
+        if (err.code === 'EEXIST') return false;
+        throw err;
+      },
+    );
   }
 
   /**
@@ -501,6 +542,7 @@ export class WorkspaceService implements OnApplicationShutdown {
       await this.beforeUnmount(mountPoint).catch(() => undefined);
       await unmountVolume(mountPoint);
       e.mounted = false;
+      e.knownUsage = undefined;
     });
     this.dropIfUnused(mountPoint, e);
   }
