@@ -45,7 +45,8 @@ export interface Route<E extends RoutedEntry> {
   validate?(req: ParsedRequestOf<E>): void;
   /** How long a forwarded call may take (default: the entry's timeout). */
   timeoutMs?(req: ParsedRequestOf<E>): number;
-  local(req: ParsedRequestOf<E>, placed: Placement | undefined): Promise<ReplyOf<E>>;
+  /** `stop`: aborted when a call run beside its placement is found not to be this replica's (runsBeside). */
+  local(req: ParsedRequestOf<E>, placed: Placement | undefined, stop?: AbortSignal): Promise<ReplyOf<E>>;
 }
 
 // How often a replica forwarding a call checks that the session's holder still listens.
@@ -107,18 +108,34 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
     const beside = route.runsBeside?.(req) ? await this.placement.placeBeside(ref, route.create) : undefined;
     let early: Placement | undefined;
     if (beside) {
-      const [placed, result] = await Promise.allSettled([beside.placed, route.local(req, undefined)]);
-      if (placed.status === 'rejected') throw placed.reason;
-      if (placed.value.where === 'here' && placed.value.kept === true) {
-        if (result.status === 'rejected') throw result.reason;
-        await this.commit(route, ref, placed.value.key);
-        return result.value;
+      const stop = new AbortController();
+      const ran = route.local(req, undefined, stop.signal);
+      // Settled either way before anything below touches the workspace again.
+      const settled = ran.then(
+        () => undefined,
+        () => undefined,
+      );
+      let placed: Placement;
+      try {
+        placed = await beside.placed;
+      } catch (err) {
+        stop.abort();
+        await settled;
+        throw err;
       }
-      // Not this replica's workspace as it was (held elsewhere, taken over, made anew): what the
-      // call did here is dropped, and it is answered below as if it had waited for this placement.
-      // A new request's workspace made here is another replica's: it goes.
-      if (placed.value.where === 'there' && scope === 'request') await this.workspaces.discardCopy(ref).catch(() => undefined);
-      early = placed.value;
+      if (placed.where === 'here' && placed.kept === true) {
+        const result = await ran;
+        await this.commit(route, ref, placed.key);
+        return result;
+      }
+      // Not this replica's workspace as it was (held elsewhere, taken over, made anew): the run
+      // here is stopped (a long program would otherwise run to its end for nothing) and dropped,
+      // and the call is answered below as if it had waited for this placement. A new request's
+      // workspace made here is another replica's: it goes.
+      stop.abort();
+      await settled;
+      if (placed.where === 'there' && scope === 'request') await this.workspaces.discardCopy(ref).catch(() => undefined);
+      early = placed;
     }
     // Twice at most: a holder found gone on the way (no subscription any more) is taken over.
     let unreachable: string | undefined;

@@ -35,7 +35,7 @@ export class RunController {
       },
       // The run's own timeout plus container start and teardown, as the catalog's default is for the longest.
       timeoutMs: (req) => (resolveTimeoutS(req.timeout_s) + 30) * 1000,
-      local: (req) => this.runHere(req),
+      local: (req, _placed, stop) => this.runHere(req, stop),
     });
   }
 
@@ -45,12 +45,13 @@ export class RunController {
     return answering(() => this.router.call(sandboxCatalog.run, req));
   }
 
-  private async runHere(req: SandboxRunRequest): Promise<SandboxRunReply> {
-    if (req.run_id === undefined) return this.runs.run(req);
+  /** `stop`: the router's, when the run went ahead of its placement and must not finish here. */
+  private async runHere(req: SandboxRunRequest, stop?: AbortSignal): Promise<SandboxRunReply> {
+    if (req.run_id === undefined) return this.runs.run(req, stop);
     // A named run can be stopped by its caller (e.g. the client of a chat completion went away).
     const tracked = this.registry.track(req.tenant, req.run_id);
     try {
-      return await this.runs.run(req, tracked.signal);
+      return await this.runs.run(req, stop ? AbortSignal.any([tracked.signal, stop]) : tracked.signal);
     } finally {
       tracked.done();
     }
