@@ -39,7 +39,8 @@ interface Chunk {
 /**
  * The one reader of a streamed chat completion (both loops): text deltas are handed on as they
  * arrive, one call per network read with that read's deltas in order (so text before a tool call
- * reaches the client at once, and the chat writer writes once per read); tool calls are joined
+ * reaches the client at once, and the chat writer writes once per read; the read that ends the
+ * answer with `[DONE]` is handed on when the body ends, with the finish); tool calls are joined
  * from their pieces by index; usage comes from the final chunk. A chunk that is not JSON, an error
  * chunk, or a body that breaks off is the one `upstream_*` error of answerFailure.
  */
@@ -52,9 +53,14 @@ export async function readTurnStream(
   const calls: Array<{ id: string; name: string; arguments: string }> = [];
   const pending: string[] = [];
   let failure: ApiError | undefined;
+  let done = false;
 
   const onEvent = (event: EventSourceMessage) => {
-    if (event.data === '[DONE]' || failure) return;
+    if (event.data === '[DONE]') {
+      done = true;
+      return;
+    }
+    if (failure) return;
     let chunk: Chunk;
     try {
       chunk = JSON.parse(event.data) as Chunk;
@@ -96,7 +102,10 @@ export async function readTurnStream(
     for await (const chunk of body) {
       parser.feed(decoder.write(chunk as Buffer));
       if (failure) break;
-      await flush();
+      // The read that holds `[DONE]` hands its text on at the body's end, a moment later: the
+      // answer's last text and the finish the loop writes next then leave in one client write
+      // (issue 20: one socket write fewer per streamed answer whose end comes in one read).
+      if (!done) await flush();
     }
     if (!failure) {
       parser.feed(decoder.end());
