@@ -101,7 +101,7 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
     /** onText's promise is pending (the client's socket is full): read nothing more until it settles. */
     let waiting = false;
     let ended = false;
-    const settle = (err: unknown, value?: TurnAnswer) => {
+    const settle = (err: Error | undefined, value?: TurnAnswer) => {
       if (settled) return;
       settled = true;
       body.off('readable', pump);
@@ -114,7 +114,8 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
     const fail = (err: unknown) => {
       if (settled) return;
       body.destroy();
-      settle(signal.aborted ? err : answerFailure(err));
+      // An abort's reason goes on as it came (what the engine's callers expect of an abort).
+      settle(signal.aborted ? (err as Error) : answerFailure(err));
     };
     /** Hands the pending text on; false while its promise holds the reading. */
     const flush = (): boolean => {
