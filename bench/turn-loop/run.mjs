@@ -9,6 +9,11 @@
 // model call: SSE parsing, tool dispatch and shaping, NATS, request building, loopback hops.
 // Peer in the same run: one proxied completion (x-drael-server-tools: 0) end to end.
 // Loopback only; bounded counts. Usage: node bench/turn-loop/run.mjs [--requests 300] [--warmup 50]
+// A/B in one run: GATEWAY_B_DIR=<another build's apps/gateway> starts that build too (its own
+// process, billing and key, the same upstream and tool responder) and then takes --rounds rounds
+// of --block requests per mode, the two gateways taking turns (order swapped every round): each
+// gateway's median over rounds, and the per-round ratio this ÷ B (median), which scheduling noise
+// on a shared machine moves far less than the totals of separate runs.
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -28,22 +33,30 @@ const arg = (name, def) => {
 };
 const REQUESTS = arg('requests', 300);
 const WARMUP = arg('warmup', 50);
+const ROUNDS = arg('rounds', 10);
+const BLOCK = arg('block', 300);
+const B_DIR = process.env.GATEWAY_B_DIR;
 const prefix = benchPrefix('bench-loop');
+// Gateway B has a NATS prefix of its own (its own billing and key), served by the same responder.
+const prefixB = benchPrefix('bench-loop-b');
 
 // --- the tool: search.query.v1 answering at once (Nest's NATS packet format) -----------------
 let toolReceived = 0;
 let toolReplied = 0;
-const nc = await serveSubjects(
-  prefix,
-  { ...healthAnswer('search'), 'search.query.v1': () => SEARCH_ANSWER },
-  {
-    onRequest: (subject, step) => {
-      if (subject !== 'search.query.v1') return;
-      if (step === 'received') toolReceived = performance.now();
-      else toolReplied = performance.now();
+const serveTool = (p) =>
+  serveSubjects(
+    p,
+    { ...healthAnswer('search'), 'search.query.v1': () => SEARCH_ANSWER },
+    {
+      onRequest: (subject, step) => {
+        if (subject !== 'search.query.v1') return;
+        if (step === 'received') toolReceived = performance.now();
+        else toolReplied = performance.now();
+      },
     },
-  },
-);
+  );
+const nc = await serveTool(prefix);
+const ncB = B_DIR ? await serveTool(prefixB) : undefined;
 
 // --- the model: answers at once ---------------------------------------------------------------
 let turn1Ended = 0;
@@ -86,37 +99,41 @@ const upstream = createServer((req, res) => {
 await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
 const upstreamUrl = `http://127.0.0.1:${upstream.address().port}/v1`;
 
-const gateway = await startGatewayProcess(
-  {
-    NATS_URL,
-    DRAEL_NATS_PREFIX: prefix,
-    DRAEL_BACKEND_SERVICES: 'search',
-    LOG_LEVEL: 'warn',
-    // GATEWAY_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the gateway (written at its exit)
-    ...(process.env.GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.GATEWAY_NODE_OPTIONS } : {}),
-    DRAEL_MODELS: JSON.stringify({ bench: { base_url: upstreamUrl, model: 'm' } }),
-  },
-  { readyTimeoutMs: 90_000, billing: { tool_level: 'l1_http', plan: 'pro' } },
-);
-const headers = { 'content-type': 'application/json', authorization: `Bearer ${gateway.apiKey}` };
+const gatewayEnv = {
+  NATS_URL,
+  DRAEL_NATS_PREFIX: prefix,
+  DRAEL_BACKEND_SERVICES: 'search',
+  LOG_LEVEL: 'warn',
+  // GATEWAY_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the gateway (written at its exit)
+  ...(process.env.GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.GATEWAY_NODE_OPTIONS } : {}),
+  DRAEL_MODELS: JSON.stringify({ bench: { base_url: upstreamUrl, model: 'm' } }),
+};
+const gatewayOptions = { readyTimeoutMs: 90_000, billing: { tool_level: 'l1_http', plan: 'pro' } };
+const gateway = await startGatewayProcess(gatewayEnv, gatewayOptions);
+// Gateway B: the other build's own test-support starts its own apps/gateway.
+const gatewayB = B_DIR
+  ? await (await import(resolve(B_DIR, '../../packages/test-support/dist/index.js'))).startGatewayProcess({ ...gatewayEnv, DRAEL_NATS_PREFIX: prefixB }, gatewayOptions)
+  : undefined;
+const headersOf = (g) => ({ 'content-type': 'application/json', authorization: `Bearer ${g.apiKey}` });
+const headers = headersOf(gateway);
 const body = JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'q' }], stream: true });
 
-async function loopRequest() {
+async function loopRequest(g = gateway, h = headers) {
   const t0 = performance.now();
-  const r = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers, body });
+  const r = await fetch(`${g.url}/v1/chat/completions`, { method: 'POST', headers: h, body });
   const text = await r.text();
   if (r.status !== 200 || !text.includes('Answer.')) throw new Error(`unexpected answer ${r.status}: ${text.slice(0, 300)}`);
   return { total: performance.now() - t0, overhead: toolReceived - turn1Ended + (turn2Received - toolReplied) };
 }
-async function proxyRequest() {
+async function proxyRequest(g = gateway, h = headers) {
   const t0 = performance.now();
-  const r = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { ...headers, 'x-drael-server-tools': '0' }, body });
+  const r = await fetch(`${g.url}/v1/chat/completions`, { method: 'POST', headers: { ...h, 'x-drael-server-tools': '0' }, body });
   await r.text();
   return performance.now() - t0;
 }
 
 // CPU milliseconds the gateway process has used, every thread (bench/lib/proc-cpu.mjs).
-const cpuMs = () => cpuSeconds(gateway.child.pid) * 1000;
+const cpuMs = (g = gateway) => cpuSeconds(g.child.pid) * 1000;
 
 const q = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -158,9 +175,54 @@ try {
   console.log(
     `  gateway CPU per request: catalogue mode ${f(loopCpu)}, proxied ${f(proxyCpu)}; the tool round (one more model turn + the tool call) costs ${f(loopCpu - proxyCpu)} of CPU`,
   );
+  if (gatewayB) await abRounds();
 } finally {
+  await gatewayB?.stop();
   await gateway.stop();
   await nc.drain();
+  await ncB?.drain();
   upstream.closeAllConnections();
   upstream.close();
+}
+
+/** GATEWAY_B_DIR: both builds in turns, per round and mode a block of BLOCK requests each. */
+async function abRounds() {
+  const sides = [
+    { name: 'this', g: gateway, h: headers, overhead: [], loopCpu: [], proxyCpu: [], round: [] },
+    { name: 'B', g: gatewayB, h: headersOf(gatewayB), overhead: [], loopCpu: [], proxyCpu: [], round: [] },
+  ];
+  for (const s of sides) for (let i = 0; i < WARMUP; i++) await loopRequest(s.g, s.h), await proxyRequest(s.g, s.h);
+  const ratios = { loop: [], round: [], overhead: [] };
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const s of r % 2 ? [...sides].reverse() : sides) {
+      const overhead = [];
+      let c0 = cpuMs(s.g);
+      for (let i = 0; i < BLOCK; i++) overhead.push((await loopRequest(s.g, s.h)).overhead);
+      const loop = (cpuMs(s.g) - c0) / BLOCK;
+      c0 = cpuMs(s.g);
+      for (let i = 0; i < BLOCK; i++) await proxyRequest(s.g, s.h);
+      const proxy = (cpuMs(s.g) - c0) / BLOCK;
+      s.overhead.push(q(overhead, 50));
+      s.loopCpu.push(loop);
+      s.proxyCpu.push(proxy);
+      s.round.push(loop - proxy);
+    }
+    ratios.loop.push(sides[0].loopCpu[r] / sides[1].loopCpu[r]);
+    ratios.round.push(sides[0].round[r] / sides[1].round[r]);
+    ratios.overhead.push(sides[0].overhead[r] / sides[1].overhead[r]);
+  }
+  const list = (xs) => xs.map((x) => x.toFixed(2)).join(' ');
+  console.log(
+    `A/B (GATEWAY_B_DIR=${B_DIR}): ${ROUNDS} rounds of ${BLOCK} requests per mode; load average now ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
+  for (const s of sides) {
+    console.log(
+      `  ${s.name.padEnd(4)} overhead median ${f(q(s.overhead, 50))} (rounds: ${list(s.overhead)}); CPU catalogue ${f(q(s.loopCpu, 50))}, proxied ${f(q(s.proxyCpu, 50))}, tool round ${f(q(s.round, 50))} (rounds: ${list(s.round)})`,
+    );
+  }
+  console.log(
+    `  this ÷ B per round, median: catalogue-mode CPU ${q(ratios.loop, 50).toFixed(3)} (${list(ratios.loop)}), tool round CPU ${q(ratios.round, 50).toFixed(3)}, overhead ${q(ratios.overhead, 50).toFixed(3)}`,
+  );
 }

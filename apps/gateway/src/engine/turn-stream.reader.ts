@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ApiError } from '../errors/api-error.js';
@@ -39,22 +40,27 @@ interface Chunk {
 /**
  * The one reader of a streamed chat completion (both loops): text deltas are handed on as they
  * arrive, one call per network read with that read's deltas in order (so text before a tool call
- * reaches the client at once, and the chat writer writes once per read); tool calls are joined
+ * reaches the client at once, and the chat writer writes once per read; the read that ends the
+ * answer with `[DONE]` is handed on when the body ends, with the finish); tool calls are joined
  * from their pieces by index; usage comes from the final chunk. A chunk that is not JSON, an error
  * chunk, or a body that breaks off is the one `upstream_*` error of answerFailure.
  */
-export async function readTurnStream(
-  body: AsyncIterable<unknown> & { destroy(): void },
-  signal: AbortSignal,
-  onText?: (deltas: readonly string[]) => void | Promise<void>,
-): Promise<TurnAnswer> {
+/** The body of a streamed answer: a Readable (undici's), read as it fills. */
+export type TurnBody = Pick<Readable, 'read' | 'on' | 'off' | 'destroy'>;
+
+export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (deltas: readonly string[]) => void | Promise<void>): Promise<TurnAnswer> {
   const answer: TurnAnswer = { content: '', toolCalls: [], finishReason: null, usage: { prompt_tokens: 0, completion_tokens: 0 } };
   const calls: Array<{ id: string; name: string; arguments: string }> = [];
   const pending: string[] = [];
   let failure: ApiError | undefined;
+  let done = false;
 
   const onEvent = (event: EventSourceMessage) => {
-    if (event.data === '[DONE]' || failure) return;
+    if (event.data === '[DONE]') {
+      done = true;
+      return;
+    }
+    if (failure) return;
     let chunk: Chunk;
     try {
       chunk = JSON.parse(event.data) as Chunk;
@@ -86,34 +92,101 @@ export async function readTurnStream(
   };
   const parser = createParser({ onEvent });
   const decoder = new StringDecoder('utf8');
-  const flush = async () => {
-    if (pending.length === 0) return;
-    const deltas = pending.splice(0);
-    if (onText) await onText(deltas);
-  };
 
-  try {
-    for await (const chunk of body) {
-      parser.feed(decoder.write(chunk as Buffer));
-      if (failure) break;
-      await flush();
+  // Read on the Readable's own events rather than `for await` (issue 20: no async iterator, no
+  // end-of-stream watcher and no promise per read on the tool round's path). read() hands over
+  // everything buffered, so tokens that gathered while the client's socket was full go on as one.
+  return new Promise<TurnAnswer>((resolve, reject) => {
+    let settled = false;
+    /** onText's promise is pending (the client's socket is full): read nothing more until it settles. */
+    let waiting = false;
+    let ended = false;
+    const settle = (err: Error | undefined, value?: TurnAnswer) => {
+      if (settled) return;
+      settled = true;
+      body.off('readable', pump);
+      body.off('end', onEnd);
+      body.off('close', onClose);
+      // onError stays: an error after the answer settled finds a listener (fail ignores it).
+      if (err === undefined) resolve(value!);
+      else reject(err);
+    };
+    const fail = (err: unknown) => {
+      if (settled) return;
+      body.destroy();
+      // An abort's reason goes on as it came (what the engine's callers expect of an abort).
+      settle(signal.aborted ? (err as Error) : answerFailure(err));
+    };
+    /** Hands the pending text on; false while its promise holds the reading. */
+    const flush = (): boolean => {
+      if (pending.length === 0 || !onText) {
+        pending.length = 0;
+        return true;
+      }
+      let r: void | Promise<void>;
+      try {
+        r = onText(pending.splice(0));
+      } catch (err) {
+        fail(err);
+        return false;
+      }
+      if (!r) return true;
+      waiting = true;
+      r.then(() => {
+        waiting = false;
+        if (ended) finish();
+        else pump();
+      }, fail);
+      return false;
+    };
+    let tailFed = false;
+    const finish = () => {
+      if (settled || waiting) return;
+      if (!tailFed) {
+        tailFed = true;
+        parser.feed(decoder.end());
+      }
+      if (!flush()) return;
+      if (failure) {
+        body.destroy();
+        return settle(failure);
+      }
+      answer.toolCalls = calls
+        .filter((c) => c !== undefined && c.name !== '')
+        .map((c, i) => ({ id: c.id || `call_drael_${i}`, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+      settle(undefined, answer);
+    };
+    function pump(): void {
+      if (settled || waiting) return;
+      let chunk: Buffer | string | null;
+      while ((chunk = body.read() as Buffer | string | null) !== null) {
+        parser.feed(typeof chunk === 'string' ? chunk : decoder.write(chunk));
+        if (failure) {
+          body.destroy();
+          return settle(failure);
+        }
+        // The read that holds `[DONE]` hands its text on at the body's end, a moment later: the
+        // answer's last text and the finish the loop writes next then leave in one client write
+        // (issue 20: one socket write fewer per streamed answer whose end comes in one read).
+        if (!done && !flush()) return;
+      }
     }
-    if (!failure) {
-      parser.feed(decoder.end());
-      await flush();
+    function onEnd(): void {
+      ended = true;
+      finish();
     }
-  } catch (err) {
-    if (signal.aborted) throw err;
-    throw answerFailure(err);
-  }
-  if (failure) {
-    body.destroy();
-    throw failure;
-  }
-  answer.toolCalls = calls
-    .filter((c) => c !== undefined && c.name !== '')
-    .map((c, i) => ({ id: c.id || `call_drael_${i}`, type: 'function', function: { name: c.name, arguments: c.arguments } }));
-  return answer;
+    function onError(err: Error): void {
+      fail(err);
+    }
+    // A body closed before its end without an error (what `for await` reports as a premature close).
+    function onClose(): void {
+      if (!ended) fail(new Error('the upstream answer closed before its end'));
+    }
+    body.on('readable', pump);
+    body.on('end', onEnd);
+    body.on('error', onError);
+    body.on('close', onClose);
+  });
 }
 
 interface Completion {

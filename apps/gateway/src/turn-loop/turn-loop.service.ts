@@ -13,7 +13,7 @@ import { SessionFilesService } from '../sessions/session-files.service.js';
 import { Workspace } from '../sessions/workspace.js';
 import { ToolCatalogue, type ServedCatalogue } from '../tools/catalogue.service.js';
 import { cutText, failed, failureOf, renderResult, type ToolResult } from '../tools/tool-result.js';
-import type { SubAgentAnswer, SubAgentRunner, SubAgentSpec, ToolContext } from '../tools/server-tool.js';
+import type { SubAgentAnswer, SubAgentFrame, SubAgentRunner, SubAgentSpec, ToolContext } from '../tools/server-tool.js';
 import { measureToolCall, recordSpawnedAgent } from '../metrics/gateway.metrics.js';
 import { ChatStreamWriter, type DraelFrame } from './chat-stream.writer.js';
 import { CostMeter } from './cost-meter.js';
@@ -254,46 +254,63 @@ export class TurnLoopService {
       callId: `${call.id || 'call'}:${index}:${randomId().slice(0, 8)}`,
       ordinal,
       // Only the request's own loop starts sub-agents (spec 04: children never spawn).
-      ...(run.agent ? {} : { subAgents: this.subAgentsOf(run) }),
+      ...(run.agent ? {} : { subAgents: new SubAgents(run, this.childRunner) }),
     };
   }
 
+  /** runChild bound once, for every request's SubAgents. */
+  private readonly childRunner = (parent: ChatRun, child: SubAgentSpec): Promise<SubAgentAnswer> => this.runChild(parent, child);
+
   /** How a tool of the request's own loop runs a child: its own loop and context, on the parent's alias (spec 04). */
-  private subAgentsOf(parent: ChatRun): SubAgentRunner {
-    return {
-      get ceilingReached() {
-        return parent.meter.reached;
-      },
-      frame: async (frame) => {
-        await parent.onFrame?.(frame);
-      },
-      run: async (child: SubAgentSpec): Promise<SubAgentAnswer> => {
-        try {
-          const result = await this.loop({
-            route: parent.route,
-            baseBody: { ...pick(parent.baseBody, INHERITED), max_tokens: child.maxTokens },
-            messages: [
-              { role: 'system', content: child.brief },
-              { role: 'user', content: child.task },
-            ],
-            catalogue: await this.catalogue.served(child.caller, { subAgent: true }),
-            maxTurns: child.maxTurns,
-            caller: child.caller,
-            workspace: parent.workspace,
-            requestId: parent.requestId,
-            signal: parent.signal,
-            meter: parent.meter,
-            agent: child.id,
-            ...(parent.onTrace ? { onTrace: parent.onTrace } : {}),
-          });
-          if (result.content.trim() === '') return spawned({ ok: false, reason: 'failed' });
-          return spawned({ ok: true, content: result.content });
-        } catch (err) {
-          if (parent.signal.aborted) throw err;
-          return spawned({ ok: false, reason: err instanceof CostCeilingReached ? 'cost_ceiling' : 'failed' });
-        }
-      },
-    };
+  private async runChild(parent: ChatRun, child: SubAgentSpec): Promise<SubAgentAnswer> {
+    try {
+      const result = await this.loop({
+        route: parent.route,
+        baseBody: { ...pick(parent.baseBody, INHERITED), max_tokens: child.maxTokens },
+        messages: [
+          { role: 'system', content: child.brief },
+          { role: 'user', content: child.task },
+        ],
+        catalogue: await this.catalogue.served(child.caller, { subAgent: true }),
+        maxTurns: child.maxTurns,
+        caller: child.caller,
+        workspace: parent.workspace,
+        requestId: parent.requestId,
+        signal: parent.signal,
+        meter: parent.meter,
+        agent: child.id,
+        ...(parent.onTrace ? { onTrace: parent.onTrace } : {}),
+      });
+      if (result.content.trim() === '') return spawned({ ok: false, reason: 'failed' });
+      return spawned({ ok: true, content: result.content });
+    } catch (err) {
+      if (parent.signal.aborted) throw err;
+      return spawned({ ok: false, reason: err instanceof CostCeilingReached ? 'cost_ceiling' : 'failed' });
+    }
+  }
+}
+
+/**
+ * The sub-agent runner every tool call of a request's own loop is handed. A class (its getter on
+ * the prototype) rather than an object literal with a getter and two closures: the literal is
+ * built on V8's slow path, once per tool call, and showed in the tool round's profile (issue 20).
+ */
+class SubAgents implements SubAgentRunner {
+  constructor(
+    private readonly parent: ChatRun,
+    private readonly runChild: (parent: ChatRun, child: SubAgentSpec) => Promise<SubAgentAnswer>,
+  ) {}
+
+  get ceilingReached(): boolean {
+    return this.parent.meter.reached;
+  }
+
+  async frame(frame: SubAgentFrame): Promise<void> {
+    await this.parent.onFrame?.(frame);
+  }
+
+  run(child: SubAgentSpec): Promise<SubAgentAnswer> {
+    return this.runChild(this.parent, child);
   }
 }
 

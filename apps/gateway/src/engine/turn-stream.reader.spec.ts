@@ -1,0 +1,97 @@
+import { Readable } from 'node:stream';
+import { setImmediate as nextLoopTurn } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../errors/api-error.js';
+import { readTurnStream } from './turn-stream.reader.js';
+
+const event = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+
+/** A body that receives these reads one event-loop turn apart, logging each and its end next to what the reader hands on. */
+function bodyOf(reads: string[], log: string[], options: { breakOff?: boolean } = {}): Readable {
+  const body = new Readable({ read() {} });
+  body.on('end', () => log.push('end'));
+  void (async () => {
+    for (const [i, read] of reads.entries()) {
+      await nextLoopTurn();
+      log.push(`read ${i}`);
+      body.push(Buffer.from(read));
+    }
+    await nextLoopTurn();
+    if (options.breakOff) body.destroy(new Error('socket hang up'));
+    else body.push(null);
+  })();
+  return body;
+}
+
+const logText = (log: string[]) => (deltas: readonly string[]) => {
+  log.push(`text ${deltas.join('')}`);
+};
+
+describe('readTurnStream', () => {
+  it('hands each read’s text on before the next read, and the read holding [DONE] with the body’s end', async () => {
+    const log: string[] = [];
+    const body = bodyOf([event({ role: 'assistant', content: 'Hel' }), event({ content: 'lo' }) + event({}, 'stop') + 'data: [DONE]\n\n'], log);
+    const answer = await readTurnStream(body, new AbortController().signal, logText(log));
+    // issue 20: the answer's last text leaves with the finish the loop writes right after, in one client write.
+    expect(log).toEqual(['read 0', 'text Hel', 'read 1', 'end', 'text lo']);
+    expect(answer).toEqual({ content: 'Hello', finishReason: 'stop', toolCalls: [], usage: { prompt_tokens: 0, completion_tokens: 0 } });
+  });
+
+  it('still streams text that comes before [DONE] in reads of its own, and joins tool calls and usage', async () => {
+    const log: string[] = [];
+    const reads = [
+      event({ content: 'a' }),
+      event({ content: 'b' }) + event({ tool_calls: [{ index: 0, id: 'call_1', function: { name: 'web_', arguments: '{"q":' } }] }),
+      event({ tool_calls: [{ index: 0, function: { name: 'search', arguments: '"x"}' } }] }) + event({}, 'tool_calls'),
+      `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 4 } })}\n\ndata: [DONE]\n\n`,
+    ];
+    const answer = await readTurnStream(bodyOf(reads, log), new AbortController().signal, logText(log));
+    expect(log).toEqual(['read 0', 'text a', 'read 1', 'text b', 'read 2', 'read 3', 'end']);
+    expect(answer).toEqual({
+      content: 'ab',
+      finishReason: 'tool_calls',
+      toolCalls: [{ id: 'call_1', type: 'function', function: { name: 'web_search', arguments: '{"q":"x"}' } }],
+      usage: { prompt_tokens: 3, completion_tokens: 4 },
+    });
+  });
+
+  it('reads nothing more while the client’s socket is full, and hands on what gathered meanwhile as one', async () => {
+    const log: string[] = [];
+    let release!: () => void;
+    const body = new Readable({ read() {} });
+    const reading = readTurnStream(body, new AbortController().signal, (deltas) => {
+      log.push(`text ${deltas.join('|')}`);
+      if (deltas[0] === 'a') return new Promise<void>((r) => (release = r));
+    });
+    body.push(event({ content: 'a' }));
+    await nextLoopTurn();
+    body.push(event({ content: 'b' }));
+    await nextLoopTurn();
+    body.push(event({ content: 'c' }));
+    body.push(null);
+    await nextLoopTurn();
+    expect(log).toEqual(['text a']);
+    release();
+    expect(await reading).toMatchObject({ content: 'abc' });
+    expect(log).toEqual(['text a', 'text b|c']);
+  });
+
+  it('fails with upstream_error for a body that breaks off, and for an event that is not JSON', async () => {
+    const broken = readTurnStream(bodyOf([event({ content: 'a' })], [], { breakOff: true }), new AbortController().signal);
+    await expect(broken).rejects.toBeInstanceOf(ApiError);
+    await expect(broken).rejects.toMatchObject({ code: 'upstream_error' });
+    const notJson = bodyOf(['data: {nope\n\n'], []);
+    await expect(readTurnStream(notJson, new AbortController().signal)).rejects.toMatchObject({ code: 'upstream_error', message: expect.stringContaining('not JSON') });
+    expect(notJson.destroyed).toBe(true);
+  });
+
+  it('rejects with the abort itself once the request is aborted', async () => {
+    const abort = new AbortController();
+    const body = new Readable({ read() {} });
+    const reading = readTurnStream(body, abort.signal);
+    const reason = new DOMException('aborted', 'AbortError');
+    abort.abort(reason);
+    body.destroy(reason);
+    await expect(reading).rejects.toBe(reason);
+  });
+});
