@@ -266,9 +266,11 @@ export class Metrics {
     if (processMetricsOn.has(this.registry)) return;
     processMetricsOn.add(this.registry);
     // The lag histogram samples a timer every `eventLoopMonitoringPrecision` ms, waking an idle
-    // process each time: at 20 ms that was 5.4 ms of CPU a second per idle process, at 100 ms 2.3
-    // (node 24, 2-core VM, 2026-12-02). A blocked loop still shows: it delays the next sample.
-    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 100 });
+    // process each time: at 20 ms that is 5.3 ms of CPU a second per idle process, at 100 ms 2.3
+    // (bench/metrics/idle.mjs). Kept at 20: at 100 a search read ~0.2 ms slower end to end in
+    // bench/search/min-pipeline (a process that sleeps longer wakes slower), and latency is what
+    // users feel (bench/nats-rpc/README.md, 2026-12-02).
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 20 });
   }
 
   /** The text exposition format Prometheus scrapes. */
