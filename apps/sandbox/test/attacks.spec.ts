@@ -21,6 +21,18 @@ afterAll(async () => {
 const py = (code: string, extra: { timeout_s?: number; session?: string } = {}) => sbx.run({ tenant: 'attacker', runtime: 'python', code, ...extra });
 const sh = (code: string, extra: { timeout_s?: number; session?: string } = {}) => sbx.run({ tenant: 'attacker', runtime: 'bash', code, ...extra });
 
+/** Retries `check` until it passes (at most ~10 s): for what the run's teardown after its answer ends. */
+async function eventually(check: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await check();
+    } catch (err) {
+      if (attempt >= 50) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
 /** After each attack the service still runs a plain program: the host and the service are unaffected. */
 async function expectHealthy(): Promise<void> {
   expect(await py('print(6 * 7)')).toMatchObject({ ok: true, stdout: '42\n' });
@@ -241,12 +253,25 @@ describe('attack suite', () => {
 
   it('an orphaned daemon does not outlive its run', async () => {
     const marker = String(400000 + Math.floor(Math.random() * 90000));
-    const r = await sh(`(setsid sleep ${marker} </dev/null >/dev/null 2>&1 &); nohup sleep ${marker} >/dev/null 2>&1 & disown; echo started`, {
-      timeout_s: 60,
-    });
+    const session = `orphans-${marker}`;
+    // Daemons detached every way a program can, two of them set to write into the session's
+    // workspace once the run has answered, as a daemon that outlived it would.
+    const code = [
+      `(setsid sleep ${marker} </dev/null >/dev/null 2>&1 &)`,
+      `nohup sleep ${marker} >/dev/null 2>&1 & disown`,
+      `(setsid sh -c 'sleep 3; echo late > late-setsid.txt' </dev/null >/dev/null 2>&1 &)`,
+      `nohup sh -c 'sleep 3; echo late > late-nohup.txt' >/dev/null 2>&1 & disown`,
+      'echo started',
+    ].join('; ');
+    const r = await sh(code, { session, timeout_s: 60 });
     expect(r).toMatchObject({ ok: true, timed_out: false, stdout: 'started\n' });
-    expect(await hostProcessesWith(`sleep ${marker}`)).toEqual([]);
-    expect(await busySandboxContainers(sbx.instance)).toEqual([]);
+    // Killed before the answer (the launcher's kill -9 -1), their container removed right after it
+    // (issue 20): a moment later none is on the host and no container of the run is left.
+    await eventually(async () => expect(await hostProcessesWith(`sleep ${marker}`)).toEqual([]));
+    await eventually(async () => expect(await busySandboxContainers(sbx.instance)).toEqual([]));
+    // And none ever ran again: past their 3 s, the session holds only what the run itself wrote (nothing).
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    expect(await sh('ls -A', { session })).toMatchObject({ ok: true, stdout: '' });
   });
 
   it('zombies are reaped by the init process', async () => {
