@@ -14,6 +14,9 @@ const env = { ...process.env, TURBO_TELEMETRY_DISABLED: '1', FORCE_COLOR: '0' };
 let passed = 0;
 let failed = 0;
 const failures = [];
+// Each failed test by name, with the first line of why, printed again at the end: CI keeps only
+// the tail of the log, and a package's own output scrolls far above it.
+const failedTests = [];
 
 function step(name, cmd, args) {
   console.log(`\n=== ${name}: ${cmd} ${args.join(' ')}`);
@@ -64,8 +67,20 @@ for (const { dir, pkg } of packages) {
   const brokenFiles = (r.testResults ?? []).filter((f) => f.status === 'failed' && !(f.assertionResults ?? []).some((a) => a.status === 'failed'));
   failed += brokenFiles.length;
   if (r.numFailedTests > 0 || brokenFiles.length > 0) failures.push(pkg.name);
+  for (const file of r.testResults ?? []) {
+    const where = `${pkg.name} ${file.name.replace(`${root}${dir}/`, '')}`;
+    for (const a of file.assertionResults ?? []) {
+      if (a.status === 'failed') failedTests.push(`${where} > ${a.fullName}: ${firstLine(a.failureMessages?.[0])}`);
+    }
+    if (brokenFiles.includes(file)) failedTests.push(`${where}: ${firstLine(file.message)}`);
+  }
 }
 
+function firstLine(text) {
+  return (text ?? 'no message').split('\n')[0].slice(0, 300);
+}
+
+if (failedTests.length) console.log(`\nfailed tests:\n${failedTests.map((t) => `  ${t}`).join('\n')}`);
 if (failures.length) console.log(`\nfailing: ${failures.join(', ')}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);
