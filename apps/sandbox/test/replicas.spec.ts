@@ -197,10 +197,10 @@ describe('sandbox sessions across two replicas', () => {
     // Back (same disk, new process), the old holder keeps a stale copy of the session. Deleted
     // through the bus, the session stays deleted whichever replica answers: the stale copy is
     // never adopted as a session of its own.
+    // Its start returns once the restarted process itself listens (startServiceProcess), not when
+    // the survivor answers the health subject for it.
     await holder.restart();
-    // Its start answers as soon as the health subject does, which the survivor answers too: wait
-    // until the restarted process itself is in the queue group.
-    await expect.poll(async () => (await requestsPerReplica(sandboxCatalog.filesList.subject)).length, { timeout: 90_000, interval: 500 }).toBe(2);
+    expect(await requestsPerReplica(sandboxCatalog.filesList.subject)).toHaveLength(2);
     expect(await imagesOn(holder, ws.tenant)).toHaveLength(1);
     expect(await client.request(sandboxCatalog.workspaceDelete, ws)).toEqual({ deleted: true });
     for (let i = 0; i < 10; i++) {

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { NatsContext, ServerNats } from '@nestjs/microservices';
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { catalogEntries, entrySchemas, type Catalog, type RpcEntry } from '@drael/contracts';
@@ -178,7 +179,9 @@ export class DrainingNatsServer extends ServerNats {
         name: service,
         version: this.drainOptions.version ?? '0.1.0',
         description: this.drainOptions.description ?? `Drael ${service}: request/reply over NATS, plain JSON or Nest's packet`,
-        metadata: prefix ? { prefix } : {},
+        // Which process this is (a pod's hostname is its name): `nats micro ls` tells replicas apart,
+        // and a starter can wait for its own process rather than any replica of the service.
+        metadata: { ...(prefix ? { prefix } : {}), host: hostname(), pid: String(process.pid) },
       },
       endpoints,
     );

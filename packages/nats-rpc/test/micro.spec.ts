@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { entrySchemas } from '@drael/contracts';
@@ -65,7 +66,7 @@ describe('NATS micro registration', () => {
   it('$SRV.INFO lists every catalog entry with its subject, queue group and generated JSON Schemas', async () => {
     const info = await srv<{ type: string; name: string; description: string; endpoints: EndpointInfo[]; metadata: Record<string, string> }>('INFO');
     expect(info.type).toBe('io.nats.micro.v1.info_response');
-    expect(info.metadata).toEqual({ prefix });
+    expect(info.metadata).toEqual({ prefix, host: hostname(), pid: String(process.pid) });
     for (const entry of Object.values(testCatalog)) {
       const endpoint = info.endpoints.find((e) => e.subject === wireSubject(entry.subject, prefix));
       expect(endpoint, entry.subject).toBeDefined();
