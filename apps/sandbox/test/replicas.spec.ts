@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { sandboxCatalog } from '@drael/contracts';
 import { NatsRpcClient, RpcError, wireSubject } from '@drael/nats-rpc';
-import { b64, containersOf, exec, placementKeyOf, placementKv, startSandbox, unb64, type Sandbox } from './sandbox-harness.js';
+import { b64, containersOf, exec, placementKeyOf, placementKv, rewritePlacementRecord, startSandbox, unb64, type Sandbox } from './sandbox-harness.js';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 // A short heartbeat TTL, so the survivor takes a killed replica's sessions over soon.
@@ -131,14 +131,7 @@ describe('sandbox sessions across two replicas', () => {
     // The holder prepares a container on the session's volume for its next run.
     await expect.poll(async () => (await containersOnSessions(holder)).length, { timeout: 30_000, interval: 100 }).toBeGreaterThan(0);
     // The record rewritten as it is, at its revision: the holder's own last write is not the latest.
-    const { kv, nc: knc } = await placementKv(a.prefix);
-    try {
-      const key = placementKeyOf(ws.tenant, ws.session);
-      const e = await kv.get(key);
-      await kv.update(key, e!.string(), e!.revision);
-    } finally {
-      await knc.close();
-    }
+    await rewritePlacementRecord(a.prefix, ws.tenant, ws.session, (record) => record);
     const second = await client.request(sandboxCatalog.run, { ...ws, runtime: 'bash', code: 'echo 2 >> log.txt' });
     expect(second.ok).toBe(true);
     const third = await client.request(sandboxCatalog.run, { ...ws, runtime: 'bash', code: 'cat log.txt' });

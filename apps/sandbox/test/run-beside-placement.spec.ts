@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxCatalog } from '@drael/contracts';
-import { placementKeyOf, placementKv, startSandbox, unb64, type Sandbox } from './sandbox-harness.js';
+import { rewritePlacementRecord, startSandbox, unb64, type Sandbox } from './sandbox-harness.js';
 
 /*
  * Issue 20: a run without the network in a workspace this replica holds (or a new request's) runs
@@ -16,20 +16,6 @@ afterAll(async () => {
   await sbx?.stop();
 });
 
-/** Rewrites a session's placement record (at its revision, as another replica would). */
-async function rewriteRecord(tenant: string, session: string, change: (record: Record<string, unknown>) => Record<string, unknown> | undefined): Promise<void> {
-  const { kv, nc } = await placementKv(sbx.prefix);
-  try {
-    const key = placementKeyOf(tenant, session);
-    const e = await kv.get(key);
-    const next = change(JSON.parse(e!.string()) as Record<string, unknown>);
-    if (next === undefined) await kv.delete(key, { previousSeq: e!.revision });
-    else await kv.update(key, JSON.stringify(next), e!.revision);
-  } finally {
-    await nc.close();
-  }
-}
-
 const readBack = 'cat kept.txt 2>/dev/null || echo none';
 
 describe('a run beside its placement', () => {
@@ -38,7 +24,7 @@ describe('a run beside its placement', () => {
     expect(await sbx.run({ ...ws, runtime: 'bash', code: 'echo old > kept.txt; echo ok' })).toMatchObject({ ok: true, stdout: 'ok\n' });
     expect((await sbx.run({ ...ws, runtime: 'bash', code: readBack })).stdout).toBe('old\n');
     // Deleted (or expired) by another replica: the session is gone everywhere.
-    await rewriteRecord(ws.tenant, ws.session, () => undefined);
+    await rewritePlacementRecord(sbx.prefix, ws.tenant, ws.session, () => undefined);
     expect((await sbx.run({ ...ws, runtime: 'bash', code: readBack })).stdout).toBe('none\n');
     // The new session is this run's: its next run is answered from it.
     await sbx.run({ ...ws, runtime: 'bash', code: 'echo new > kept.txt' });
@@ -50,7 +36,7 @@ describe('a run beside its placement', () => {
     await sbx.run({ ...ws, runtime: 'bash', code: 'echo old > kept.txt' });
     // Rewritten as never saved (e.g. by a replica that took it over and gave it back): the saved
     // copy it names is empty, and that is what the next run must see.
-    await rewriteRecord(ws.tenant, ws.session, ({ object: _, ...rest }) => rest);
+    await rewritePlacementRecord(sbx.prefix, ws.tenant, ws.session, ({ object: _, ...rest }) => rest);
     expect((await sbx.run({ ...ws, runtime: 'bash', code: readBack })).stdout).toBe('none\n');
     const listed = await sbx.call(sandboxCatalog.filesList, { ...ws });
     expect(listed.files.map((f) => f.path)).toEqual([]);

@@ -93,6 +93,35 @@ export async function placementKv(prefix: string): Promise<{ kv: KV; nc: NatsCon
   return { kv: await new Kvm(nc).open(`${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_sandbox_placement`), nc };
 }
 
+/**
+ * Rewrites a session's placement record at its revision, as another replica would: read, change,
+ * compare-and-set, again if the holder wrote it in between (it notes a run's use after answering).
+ */
+export async function rewritePlacementRecord(
+  prefix: string,
+  tenant: string,
+  session: string,
+  change: (record: Record<string, unknown>) => Record<string, unknown> | undefined,
+): Promise<void> {
+  const { kv, nc } = await placementKv(prefix);
+  try {
+    const key = placementKeyOf(tenant, session);
+    for (let attempt = 1; ; attempt++) {
+      const e = await kv.get(key);
+      const next = change(JSON.parse(e!.string()) as Record<string, unknown>);
+      try {
+        if (next === undefined) await kv.delete(key, { previousSeq: e!.revision });
+        else await kv.update(key, JSON.stringify(next), e!.revision);
+        return;
+      } catch (err) {
+        if (attempt >= 20 || !/wrong last sequence/.test((err as Error).message)) throw err;
+      }
+    }
+  } finally {
+    await nc.close();
+  }
+}
+
 export async function containersOf(instance: string, status?: 'running'): Promise<string[]> {
   const args = ['ps', '-aq', '--no-trunc', '--filter', `label=drael.sandbox.instance=${instance}`];
   if (status) args.push('--filter', `status=${status}`);
