@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Inject, Injectable } from '@nestjs/common';
@@ -15,6 +14,7 @@ import {
   openScanned,
   readChunks,
   holdsNothing,
+  isEmptyDir,
   sameManifest,
   scanWorkspace,
   writeWorkspace,
@@ -182,7 +182,7 @@ export class WorkspaceStore {
     let interrupted: Interrupted | undefined;
     // Never saved and still empty (a fresh request workspace after a run that wrote nothing): one
     // look at its root instead of a listing (see below).
-    if (prev.object === undefined && (await readdir(root)).length === 0) return { manifest: prev.manifest, fingerprints: prev.fingerprints };
+    if (prev.object === undefined && isEmptyDir(root)) return { manifest: prev.manifest, fingerprints: prev.fingerprints };
     for (let attempt = 1; ; attempt++) {
       const { manifest, fingerprints, files } = await scanWorkspace(root, prev.fingerprints);
       if (sameManifest(manifest, prev.manifest)) return { manifest, fingerprints };
