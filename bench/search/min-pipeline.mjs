@@ -14,6 +14,7 @@
 // service's handler (its time less SearXNG's) and outside it (the HTTP front, NATS both ways, the
 // service's message handling before and after its handler).
 // Usage: node bench/search/min-pipeline.mjs [--n 100] [--baseline /path/to/another/checkout]
+// Profiling: SEARCH_NODE_ARGS / GATEWAY_NODE_ARGS (with CPU_PROF_DIR), as in run.mjs.
 // --baseline adds a fourth kind, interleaved with the others: Drael as built in that checkout (its
 // own bench/lib/search-stack.mjs (or bench/search/drael-search.mjs) and built apps, e.g. a `cp -al` copy of this tree taken before
 // a change, with its dist folders copied for real), so a change is compared with its before in
@@ -122,7 +123,16 @@ if (role === 'responder') {
   const front = fork(fileURLToPath(import.meta.url), ['front', minSubject]);
   const frontPort = await new Promise((r) => front.once('message', r));
 
-  const drael = await startSearchStack({ natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL });
+  // Profiling, as in run.mjs: SEARCH_NODE_ARGS / GATEWAY_NODE_ARGS become that process's NODE_OPTIONS
+  // (e.g. "--require ./bench/search/cpu-prof.cjs", with CPU_PROF_DIR).
+  const nodeArgs = (name) => (process.env[name] ? { NODE_OPTIONS: process.env[name], ...(process.env.CPU_PROF_DIR ? { CPU_PROF_DIR: process.env.CPU_PROF_DIR } : {}) } : {});
+  const drael = await startSearchStack({
+    natsUrl: NATS_URL,
+    redisUrl: REDIS_URL,
+    searxngUrl: SEARXNG_URL,
+    searchEnv: nodeArgs('SEARCH_NODE_ARGS'),
+    gatewayEnv: nodeArgs('GATEWAY_NODE_ARGS'),
+  });
   const { gateway } = drael;
   const baseline = baselineRepo ? await startBaselineSearch(baselineRepo, { natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL }) : undefined;
 
