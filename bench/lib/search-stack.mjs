@@ -7,6 +7,15 @@ import { benchPrefix, NATS_URL, root } from './stack-env.mjs';
 
 const { startGatewayProcess, startServiceProcess } = await import(resolve(root, 'packages/test-support/dist/index.js'));
 
+/**
+ * SEARCH_NODE_ARGS / GATEWAY_NODE_ARGS in the bench's environment become that process's NODE_OPTIONS
+ * (profiling: "--require ./bench/search/cpu-prof.cjs", which writes to CPU_PROF_DIR).
+ */
+function nodeArgs(name) {
+  if (!process.env[name]) return {};
+  return { NODE_OPTIONS: process.env[name], ...(process.env.CPU_PROF_DIR ? { CPU_PROF_DIR: process.env.CPU_PROF_DIR } : {}) };
+}
+
 /** Starts search + gateway; `searchEnv` / `gatewayEnv` are added to each process's environment. */
 export async function startSearchStack({
   prefix = benchPrefix(),
@@ -26,9 +35,17 @@ export async function startSearchStack({
     SEARCH_ONION_ENGINES: 'fixture-onion',
     SEARCH_VERIFY: 'false',
     LOG_LEVEL: 'warn',
+    ...nodeArgs('SEARCH_NODE_ARGS'),
     ...searchEnv,
   });
-  const gateway = await startGatewayProcess({ NATS_URL: natsUrl, DRAEL_NATS_PREFIX: prefix, DRAEL_BACKEND_SERVICES: 'search', LOG_LEVEL: 'warn', ...gatewayEnv });
+  const gateway = await startGatewayProcess({
+    NATS_URL: natsUrl,
+    DRAEL_NATS_PREFIX: prefix,
+    DRAEL_BACKEND_SERVICES: 'search',
+    LOG_LEVEL: 'warn',
+    ...nodeArgs('GATEWAY_NODE_ARGS'),
+    ...gatewayEnv,
+  });
   return {
     prefix,
     search,

@@ -123,16 +123,8 @@ if (role === 'responder') {
   const front = fork(fileURLToPath(import.meta.url), ['front', minSubject]);
   const frontPort = await new Promise((r) => front.once('message', r));
 
-  // Profiling, as in run.mjs: SEARCH_NODE_ARGS / GATEWAY_NODE_ARGS become that process's NODE_OPTIONS
-  // (e.g. "--require ./bench/search/cpu-prof.cjs", with CPU_PROF_DIR).
-  const nodeArgs = (name) => (process.env[name] ? { NODE_OPTIONS: process.env[name], ...(process.env.CPU_PROF_DIR ? { CPU_PROF_DIR: process.env.CPU_PROF_DIR } : {}) } : {});
-  const drael = await startSearchStack({
-    natsUrl: NATS_URL,
-    redisUrl: REDIS_URL,
-    searxngUrl: SEARXNG_URL,
-    searchEnv: nodeArgs('SEARCH_NODE_ARGS'),
-    gatewayEnv: nodeArgs('GATEWAY_NODE_ARGS'),
-  });
+  // SEARCH_NODE_ARGS / GATEWAY_NODE_ARGS (profiling) are read by startSearchStack.
+  const drael = await startSearchStack({ natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL });
   const { gateway } = drael;
   const baseline = baselineRepo ? await startBaselineSearch(baselineRepo, { natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL }) : undefined;
 

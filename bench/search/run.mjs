@@ -67,19 +67,9 @@ async function withCpu(pids, fn) {
   return pids.map((p, i) => cpuMs(p) - before[i]);
 }
 
-function nodeArgs(name) {
-  if (!process.env[name]) return {};
-  return { NODE_OPTIONS: process.env[name], ...(process.env.CPU_PROF_DIR ? { CPU_PROF_DIR: process.env.CPU_PROF_DIR } : {}) };
-}
-
 execFileSync('bash', [`${repo}/infra/searx/start-local.sh`], { stdio: 'inherit' });
-const drael = await startSearchStack({
-  natsUrl: NATS_URL,
-  redisUrl: REDIS_URL,
-  searxngUrl: SEARXNG_URL,
-  searchEnv: nodeArgs('SEARCH_NODE_ARGS'),
-  gatewayEnv: nodeArgs('GATEWAY_NODE_ARGS'),
-});
+// SEARCH_NODE_ARGS / GATEWAY_NODE_ARGS (profiling) are read by startSearchStack.
+const drael = await startSearchStack({ natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL });
 const { prefix, search, gateway, stop } = drael;
 const base = gateway.url;
 const auth = gateway.authHeaders ?? {};
