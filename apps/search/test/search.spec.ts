@@ -155,18 +155,13 @@ describe('search.query.v1 against searx', () => {
       expect(ok(await search.query({ query: 'drael news', limit: 3, language: 'de' })).cached).toBe(false);
     });
     it('an empty answer is cached (it is an answer); a failure never is', async () => {
-      // The shared copy of an answer is written a moment after it (SHARED_WRITE_DELAY_MS): the
-      // earlier tests' writes land first, and each count below waits past that moment.
-      const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
-      await settle();
+      // Each count waits until the shared writes of the answers before it have landed (cacheKeys).
       const start = (await cacheKeys(search.cachePrefix)).length;
       ok(await search.query({ query: 'zzempty cached' }));
       expect(ok(await search.query({ query: 'zzempty cached' })).cached).toBe(true);
-      await settle();
       expect((await cacheKeys(search.cachePrefix)).length).toBe(start + 1);
       await search.query({ query: 'zzfail-all cache me not' });
       await search.query({ query: 'zzfail-all cache me not' });
-      await settle();
       expect((await cacheKeys(search.cachePrefix)).length).toBe(start + 1);
     });
     it('says how much longer the shared cache holds an answer (cache_ttl_ms), never for a failure', async () => {
