@@ -21,18 +21,6 @@ afterAll(async () => {
 const py = (code: string, extra: { timeout_s?: number; session?: string } = {}) => sbx.run({ tenant: 'attacker', runtime: 'python', code, ...extra });
 const sh = (code: string, extra: { timeout_s?: number; session?: string } = {}) => sbx.run({ tenant: 'attacker', runtime: 'bash', code, ...extra });
 
-/** Retries `check` until it passes (at most ~10 s): for what the run's teardown after its answer ends. */
-async function eventually(check: () => Promise<void>): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await check();
-    } catch (err) {
-      if (attempt >= 50) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-}
-
 /** After each attack the service still runs a plain program: the host and the service are unaffected. */
 async function expectHealthy(): Promise<void> {
   expect(await py('print(6 * 7)')).toMatchObject({ ok: true, stdout: '42\n' });
@@ -267,8 +255,8 @@ describe('attack suite', () => {
     expect(r).toMatchObject({ ok: true, timed_out: false, stdout: 'started\n' });
     // Killed before the answer (the launcher's kill -9 -1), their container removed right after it
     // (issue 20): a moment later none is on the host and no container of the run is left.
-    await eventually(async () => expect(await hostProcessesWith(`sleep ${marker}`)).toEqual([]));
-    await eventually(async () => expect(await busySandboxContainers(sbx.instance)).toEqual([]));
+    await expect.poll(() => hostProcessesWith(`sleep ${marker}`), { timeout: 10_000, interval: 200 }).toEqual([]);
+    await expect.poll(() => busySandboxContainers(sbx.instance), { timeout: 10_000, interval: 200 }).toEqual([]);
     // And none ever ran again: past their 3 s, the session holds only what the run itself wrote (nothing).
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     expect(await sh('ls -A', { session })).toMatchObject({ ok: true, stdout: '' });
