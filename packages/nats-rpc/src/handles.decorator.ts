@@ -1,5 +1,6 @@
 import { Ctx, MessagePattern, Payload, type NatsContext } from '@nestjs/microservices';
 import type { RpcEntry } from '@drael/contracts';
+import { compiledCheck } from '@drael/contracts/compiled-check';
 import { currentRequestId, newRequestId, withRequestId, type Logger } from '@drael/logger';
 import { inSpan } from '@drael/tracing';
 import { RpcError } from './rpc-error.js';
@@ -42,6 +43,8 @@ export function Handles(entry: RpcEntry): MethodDecorator {
     const original = descriptor.value as (req: unknown, ctx: NatsContext) => unknown;
     const name = `${(target as { constructor: { name: string } }).constructor.name}.${String(propertyKey)}`;
     const declared = new Set<string>(entry.errors);
+    // The payload is parsed JSON (Nest's packet or a plain request): compiled where the schema allows.
+    const requestCheck = compiledCheck(entry.request);
     handlerRegistry.set(entry.subject, [...(handlerRegistry.get(entry.subject) ?? []), name]);
 
     const wrapped = async function (this: unknown, payload: unknown, ctx: NatsContext) {
@@ -52,7 +55,7 @@ export function Handles(entry: RpcEntry): MethodDecorator {
         const traced = { kind: 'server', parent: headerOf(ctx, TRACEPARENT_HEADER), attributes: { 'rpc.system': 'nats', 'rpc.service': entry.service } } as const;
         const reply: { result?: unknown; error?: { code: string } } = await withRequestId(requestIdOf(ctx), () =>
           inSpan(entry.subject, traced, async (span) => {
-            const parsed = entry.request.safeParse(payload);
+            const parsed = requestCheck.safeParse(payload);
             if (!parsed.success) {
               const issue = parsed.error.issues[0];
               span.setAttributes({ 'rpc.error_code': 'bad_request' });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
-import { replyEnvelope, type RpcEntry, type RequestOf, type ReplyOf } from '@drael/contracts';
+import { replyEnvelope, type RpcEntry, type WireError, type RequestOf, type ReplyOf } from '@drael/contracts';
+import { compiledCheck, type SchemaCheck } from '@drael/contracts/compiled-check';
 import { currentRequestId, newRequestId } from '@drael/logger';
 import { inSpan, type TraceSpan } from '@drael/tracing';
 import { natsConnectOptions, type NatsSecurity } from './nats-security.js';
@@ -46,7 +47,8 @@ interface NestReplyPacket {
 const encoder = new TextEncoder();
 /** Only names the liveness probe in its (never surfaced) transport errors. */
 const PROBE = { subject: '$SRV.PING', service: 'gateway' } as unknown as RpcEntry;
-const envelopes = new WeakMap<RpcEntry, ReturnType<typeof replyEnvelope>>();
+/** Each entry's reply check: its envelope, compiled where the schema allows (compiled-check.ts). */
+const envelopes = new WeakMap<RpcEntry, SchemaCheck<{ result: unknown } | { error: WireError }>>();
 
 /**
  * The typed NATS client. `request(entry, payload)` validates the payload against the entry's
@@ -164,12 +166,12 @@ export class NatsRpcClient {
     if (raw.err !== undefined && raw.err !== null) {
       throw new RpcError('unavailable', `${serviceOf(entry)}: ${typeof raw.err === 'string' ? raw.err : 'service error'}`, true, { subject: entry.subject });
     }
-    let envelopeSchema = envelopes.get(entry);
-    if (!envelopeSchema) {
-      envelopeSchema = replyEnvelope(entry.reply);
-      envelopes.set(entry, envelopeSchema);
+    let envelopeCheck = envelopes.get(entry);
+    if (!envelopeCheck) {
+      envelopeCheck = compiledCheck(replyEnvelope(entry.reply));
+      envelopes.set(entry, envelopeCheck);
     }
-    const envelope = envelopeSchema.safeParse(raw.response);
+    const envelope = envelopeCheck.safeParse(raw.response);
     if (!envelope.success) {
       throw new RpcError('internal', `${serviceOf(entry)}: reply does not match its schema: ${envelope.error.issues[0]?.message}`, false, { subject: entry.subject });
     }

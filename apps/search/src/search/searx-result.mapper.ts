@@ -6,7 +6,7 @@ export function toResult(r: SearxResult, asked: ReadonlySet<string>): SearchResu
   // A result from an engine that was not asked means SearXNG fell back: not ours to return.
   if (engines.length === 0) return null;
   return {
-    title: r.title,
+    title: r.title ?? '',
     url: r.url,
     snippet: r.content ?? '',
     source: engines[0]!,

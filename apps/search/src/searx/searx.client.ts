@@ -3,11 +3,16 @@ import https from 'node:https';
 import { urlToHttpOptions } from 'node:url';
 import { z } from 'zod';
 import type { Freshness } from '@drael/contracts';
+import { compiledCheck } from '@drael/contracts/compiled-check';
+
+// SearXNG's answers are checked by validators compiled from these schemas (compiled-check.ts): they
+// are loose (SearXNG's other fields are kept, never read) and have no defaults, so that a valid
+// answer is taken as it is. The mapper fills what is missing.
 
 /** One result as SearXNG's JSON format gives it (only the fields Drael reads). */
-const SearxResultSchema = z.object({
+const SearxResultSchema = z.looseObject({
   url: z.string(),
-  title: z.string().default(''),
+  title: z.string().optional(),
   content: z.string().nullish(),
   engine: z.string().optional(),
   engines: z.array(z.string()).optional(),
@@ -16,11 +21,13 @@ const SearxResultSchema = z.object({
   pubdate: z.string().nullish(),
   publishedDate: z.string().nullish(),
 });
-const SearxAnswerSchema = z.object({
+const SearxAnswerSchema = z.looseObject({
   results: z.array(z.unknown()),
   // [[engine, reason], ...]
-  unresponsive_engines: z.array(z.tuple([z.string(), z.string()]).rest(z.unknown())).default([]),
+  unresponsive_engines: z.array(z.tuple([z.string(), z.string()]).rest(z.unknown())).optional(),
 });
+const checkResult = compiledCheck(SearxResultSchema);
+const checkAnswer = compiledCheck(SearxAnswerSchema);
 const SearxConfigSchema = z.object({
   engines: z.array(
     z.object({
@@ -60,7 +67,7 @@ export interface SearxQuery {
 /** Each raw result that matches the schema, checked as the caller reaches it. */
 function* checkedResults(raw: readonly unknown[]): Generator<SearxResult> {
   for (const item of raw) {
-    const r = SearxResultSchema.safeParse(item);
+    const r = checkResult.safeParse(item);
     if (r.success) yield r.data;
   }
 }
@@ -120,11 +127,11 @@ export class SearxClient {
     if (q.language) params.set('language', q.language);
     const started = performance.now();
     const { body, readAt } = await this.getJson(`search?${params.toString()}`);
-    const answer = SearxAnswerSchema.safeParse(body);
+    const answer = checkAnswer.safeParse(body);
     if (!answer.success) throw new SearxUnreachableError('SearXNG answered JSON of an unexpected shape');
     return {
       results: checkedResults(answer.data.results),
-      unresponsive: answer.data.unresponsive_engines.map(([engine, reason]) => ({ engine, reason })),
+      unresponsive: (answer.data.unresponsive_engines ?? []).map(([engine, reason]) => ({ engine, reason })),
       searxMs: Math.round((readAt - started) * 100) / 100,
     };
   }
