@@ -17,8 +17,11 @@ export interface SearchCacheKey {
 
 /** Lower case, NFKC, whitespace collapsed: "  Curs  BNR " and "curs bnr" are one search. */
 export function normaliseQuery(query: string): string {
-  return query.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase();
+  // NFKC leaves ASCII as it is: most queries skip the call into ICU on every search's path.
+  const composed = NON_ASCII.test(query) ? query.normalize('NFKC') : query;
+  return composed.trim().replace(/\s+/g, ' ').toLowerCase();
 }
+const NON_ASCII = /[^\u0000-\u007f]/;
 
 /** One cached answer and when the shared cache lets it go. */
 export interface CacheEntry {
@@ -30,7 +33,11 @@ export interface CacheEntry {
 export interface SearchCache {
   /** How long a new entry lives, in ms; 0: nothing is cached. */
   readonly ttlMs: number;
-  get(key: SearchCacheKey): Promise<CacheEntry | undefined>;
+  /**
+   * The cached answer. Without a promise when this replica can tell on its own (its memory has the
+   * answer, or its key index says no replica wrote one): the lookup is on every search's path.
+   */
+  get(key: SearchCacheKey): CacheEntry | undefined | Promise<CacheEntry | undefined>;
   set(key: SearchCacheKey, entry: CacheEntry): Promise<void>;
   close(): Promise<void>;
 }
@@ -136,7 +143,7 @@ export class RedisSearchCache implements SearchCache {
     return `${this.prefix}v2:${hash('sha256', canonical, 'hex')}`;
   }
 
-  async get(key: SearchCacheKey): Promise<CacheEntry | undefined> {
+  get(key: SearchCacheKey): CacheEntry | undefined | Promise<CacheEntry | undefined> {
     const k = this.keyOf(key);
     const now = Date.now();
     const near = this.memory.get(k);
@@ -144,6 +151,10 @@ export class RedisSearchCache implements SearchCache {
     if (near) this.memory.delete(k);
     // No replica wrote this key within its lifetime (or the index is not trusted right now).
     if (!this.index.mayHold(k, now)) return undefined;
+    return this.getShared(k, now);
+  }
+
+  private async getShared(k: string, now: number): Promise<CacheEntry | undefined> {
     const raw = await this.redis.get(k);
     if (raw === null) return undefined;
     const stored = JSON.parse(raw) as CacheEntry;

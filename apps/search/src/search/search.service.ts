@@ -56,7 +56,8 @@ export class SearchService {
       verify,
     };
 
-    const hit = await this.cacheGet(key);
+    const found = this.cacheGet(key);
+    const hit = found instanceof Promise ? await found : found;
     recordCacheLookup(hit !== undefined);
     if (hit) {
       const ttlMs = hit.expiresAt - Date.now();
@@ -188,12 +189,17 @@ export class SearchService {
       .map(({ drop: _drop, ...r }) => r);
   }
 
-  private async cacheGet(key: SearchCacheKey): Promise<CacheEntry | undefined> {
-    try {
-      return await this.cache.get(key);
-    } catch (err) {
+  /** A promise only when Redis is asked (SearchCache.get); a cache that fails is a miss. */
+  private cacheGet(key: SearchCacheKey): CacheEntry | undefined | Promise<CacheEntry | undefined> {
+    const down = (err: unknown) => {
       this.logger.warn({ err }, 'search cache unavailable; searching uncached');
       return undefined;
+    };
+    try {
+      const found = this.cache.get(key);
+      return found instanceof Promise ? found.catch(down) : found;
+    } catch (err) {
+      return down(err);
     }
   }
 

@@ -217,7 +217,9 @@ export class SearxClient {
           clearTimeout(timer);
           if (timedOut) return;
           try {
-            resolve({ body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown, readAt });
+            // Most answers come in one chunk: no copy into a new buffer for those.
+            const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+            resolve({ body: JSON.parse(text) as unknown, readAt });
           } catch {
             reject(new SearxUnreachableError('SearXNG answered something that is not JSON'));
           }
