@@ -1,6 +1,6 @@
 import { Ctx, MessagePattern, Payload, type NatsContext } from '@nestjs/microservices';
 import type { RpcEntry } from '@drael/contracts';
-import { compiledCheck } from '@drael/contracts/compiled-check';
+import { compiledCheck } from '@drael/schema-check';
 import { currentRequestId, newRequestId, withRequestId, type Logger } from '@drael/logger';
 import { inSpan } from '@drael/tracing';
 import { RpcError } from './rpc-error.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { replyEnvelope, type RpcEntry, type WireError, type RequestOf, type ReplyOf } from '@drael/contracts';
-import { compiledCheck, type SchemaCheck } from '@drael/contracts/compiled-check';
+import { compiledCheck, type SchemaCheck } from '@drael/schema-check';
 import { currentRequestId, newRequestId } from '@drael/logger';
 import { inSpan, type TraceSpan } from '@drael/tracing';
 import { natsConnectOptions, type NatsSecurity } from './nats-security.js';

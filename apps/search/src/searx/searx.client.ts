@@ -3,7 +3,7 @@ import https from 'node:https';
 import { urlToHttpOptions } from 'node:url';
 import { z } from 'zod';
 import type { Freshness } from '@drael/contracts';
-import { compiledCheck } from '@drael/contracts/compiled-check';
+import { compiledCheck } from '@drael/schema-check';
 
 // SearXNG's answers are checked by validators compiled from these schemas (compiled-check.ts): they
 // are loose (SearXNG's other fields are kept, never read) and have no defaults, so that a valid

@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { compiledCheck, identityReason } from '../src/compiled-check.js';
-import { replyEnvelope } from '../src/wire-error.js';
-import { searchCatalog } from '../src/search.js';
-import { sandboxCatalog } from '../src/sandbox.js';
+import { replyEnvelope, sandboxCatalog, searchCatalog } from '@drael/contracts';
 
 // The compiled check may only ever be as strict as zod or stricter (a value it refuses goes to zod,
 // which answers): these tests send both the same values, valid, broken and hostile, and hold every
@@ -134,14 +132,18 @@ describe('compiledCheck', () => {
     ['readonly (frozen)', z.object({ a: z.string() }).readonly(), { a: 'x' }],
     ['an enum-keyed record', z.record(z.enum(['a', 'b']), z.number()), { a: 1 }],
     ['a pipe', z.object({ n: z.string().pipe(z.coerce.number()) }), { n: '1' }],
-    ['recursion', (() => {
-      const Node: z.ZodType = z.lazy(() => z.object({ next: Node.nullable() }));
-      return Node;
-    })(), { next: { next: null } }],
+    [
+      'recursion',
+      (() => {
+        const Node: z.ZodType = z.lazy(() => z.object({ next: Node.nullable() }));
+        return Node;
+      })(),
+      { next: { next: null } },
+    ],
     ['a catch', z.object({ n: z.number().catch(0) }), { n: 'x' }],
   ];
 
-  it.each(zodOnly)('leaves a schema with %s to zod, with zod\'s answer', (_name, schema, value) => {
+  it.each(zodOnly)("leaves a schema with %s to zod, with zod's answer", (_name, schema, value) => {
     expect(identityReason(schema)).toBeDefined();
     const check = compiledCheck(schema);
     expect(check.compiled).toBe(false);
@@ -151,7 +153,7 @@ describe('compiledCheck', () => {
     if (ours.success && zods.success) expect(ours.data).toEqual(zods.data);
   });
 
-  it('holds random mutations of a valid value to zod\'s answer', () => {
+  it("holds random mutations of a valid value to zod's answer", () => {
     const check = compiledCheck(Everything);
     const odd = [undefined, null, 0, -1, 1.5, 2 ** 53, '', 'x', '😀'.repeat(5), true, [], [1], {}, { a: 1 }];
     let seed = 42;

@@ -1,0 +1,1 @@
+export { compiledCheck, identityReason, type CheckResult, type SchemaCheck } from './compiled-check.js';
