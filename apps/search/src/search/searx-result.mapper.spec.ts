@@ -20,6 +20,10 @@ describe('toResult', () => {
     expect(toResult({ url: 'u', title: 't', content: 'c', engines: ['x', 'b'] }, asked)).toMatchObject({ source: 'b', engines: ['b'], snippet: 'c', verified: false });
     expect(toResult({ url: 'u', title: 't', engines: ['x'] }, asked)).toBeNull();
   });
+
+  it('gives a result SearXNG sent without a title or content empty strings', () => {
+    expect(toResult({ url: 'u', content: null, engines: ['a'] }, new Set(['a']))).toMatchObject({ title: '', snippet: '' });
+  });
 });
 
 describe('isOnionUrl', () => {

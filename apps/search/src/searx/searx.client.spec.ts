@@ -76,7 +76,7 @@ describe('SearxClient.engines', () => {
 
 // SearXNG's /search over a real socket, answering in the ways the client must tell apart.
 describe('SearxClient.search over HTTP', () => {
-  let mode: 'ok' | 'stall-body' | 'cut' = 'ok';
+  let mode: 'ok' | 'sparse' | 'stall-body' | 'cut' = 'ok';
   let connections = 0;
   let seen: { url?: string; accept?: string } = {};
   let searx: Server;
@@ -92,7 +92,19 @@ describe('SearxClient.search over HTTP', () => {
         ],
         unresponsive_engines: [['two', 'timeout']],
       });
+      // SearXNG's fields Drael never reads, a result without a title, one whose title is not a
+      // string, and no unresponsive_engines at all.
+      const sparse = JSON.stringify({
+        query: 'q',
+        number_of_results: 0,
+        results: [
+          { url: 'https://b.example/', content: null, engines: ['one'], score: 1, parsed_url: ['https', 'b.example', '/', '', '', ''] },
+          { url: 'https://c.example/', title: 42, engines: ['one'] },
+        ],
+        answers: [],
+      });
       if (mode === 'ok') res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      else if (mode === 'sparse') res.writeHead(200, { 'content-type': 'application/json' }).end(sparse);
       else if (mode === 'stall-body')
         res.writeHead(200, { 'content-type': 'application/json' }).write(body.slice(0, 10)); // never ends
       else {
@@ -120,6 +132,16 @@ describe('SearxClient.search over HTTP', () => {
     expect(Object.fromEntries(new URL(seen.url!, searxUrl).searchParams)).toEqual({ q: 'drael search', format: 'json', categories: 'general', time_range: 'week' });
     expect([...answer.results].map((r) => r.url)).toEqual(['https://a.example/']);
     expect(answer.unresponsive).toEqual([{ engine: 'two', reason: 'timeout' }]);
+  });
+
+  it('takes an answer with fields it does not read and without unresponsive_engines; skips a result whose title is not a string', async () => {
+    mode = 'sparse';
+    const client = new SearxClient(searxUrl, 2_000);
+    const answer = await client.search({ query: 'drael search' });
+    const results = [...answer.results];
+    expect(results.map((r) => r.url)).toEqual(['https://b.example/']);
+    expect(results[0]?.title).toBeUndefined();
+    expect(answer.unresponsive).toEqual([]);
   });
 
   it('keeps the connection for the next search where the server allows it', async () => {
