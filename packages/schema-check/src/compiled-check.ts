@@ -121,9 +121,19 @@ const EXACT_CHECKS: Record<string, ReadonlySet<string>> = {
  * schema's JSON Schema says exactly that (or more); otherwise what stops it, for the tests and
  * whoever wonders why a schema is not compiled.
  */
-export function identityReason(schema: z.ZodType, seen = new Set<z.ZodType>()): string | undefined {
-  if (seen.has(schema)) return 'recursive';
-  seen.add(schema);
+export function identityReason(schema: z.ZodType, ancestors = new Set<z.ZodType>()): string | undefined {
+  // Only the schemas on the path from the root: one reused in two fields is walked twice, not
+  // taken for recursion (a getter that returns an ancestor is, and stays with zod).
+  if (ancestors.has(schema)) return 'recursive';
+  ancestors.add(schema);
+  try {
+    return identityReasonOf(schema, ancestors);
+  } finally {
+    ancestors.delete(schema);
+  }
+}
+
+function identityReasonOf(schema: z.ZodType, ancestors: Set<z.ZodType>): string | undefined {
   const def = defOf(schema);
   const checks = [...(def.checks ?? []).map((c) => c._zod.def), ...(def.check ? [{ check: def.check, format: def.format, pattern: def.pattern }] : [])];
   const allowed = EXACT_CHECKS[def.type] ?? new Set<string>();
@@ -132,7 +142,7 @@ export function identityReason(schema: z.ZodType, seen = new Set<z.ZodType>()): 
     if (c.check === 'number_format' && c.format !== 'safeint') return `number of format ${c.format}`;
     if (c.check === 'string_format' && (c.format !== 'regex' || c.pattern?.flags !== '')) return `string of format ${c.format}${c.pattern?.flags ? ` /${c.pattern.flags}` : ''}`;
   }
-  const inner = (s: z.ZodType | undefined | null): string | undefined => (s ? identityReason(s, seen) : undefined);
+  const inner = (s: z.ZodType | undefined | null): string | undefined => (s ? identityReason(s, ancestors) : undefined);
   switch (def.type) {
     case 'string':
     case 'number':

@@ -141,7 +141,31 @@ describe('compiledCheck', () => {
       { next: { next: null } },
     ],
     ['a catch', z.object({ n: z.number().catch(0) }), { n: 'x' }],
+    [
+      'recursion through a getter',
+      (() => {
+        const Tree = z.object({
+          name: z.string(),
+          get children(): z.ZodArray<typeof Tree> {
+            return z.array(Tree);
+          },
+        });
+        return Tree;
+      })(),
+      { name: 'a', children: [{ name: 'b', children: [] }] },
+    ],
   ];
+
+  it('compiles a schema that uses one sub-schema in two places (reuse is not recursion)', () => {
+    const Point = z.object({ x: z.number(), y: z.number() });
+    const Line = z.object({ from: Point, to: Point, via: z.array(Point).max(4) });
+    expect(identityReason(Line)).toBeUndefined();
+    const check = compiledCheck(Line);
+    expect(check.compiled).toBe(true);
+    const line = { from: { x: 0, y: 0 }, to: { x: 1, y: 1 }, via: [] };
+    expect(check.safeParse(line)).toEqual({ success: true, data: line });
+    expect(check.safeParse({ ...line, to: { x: 1 } }).success).toBe(false);
+  });
 
   it.each(zodOnly)("leaves a schema with %s to zod, with zod's answer", (_name, schema, value) => {
     expect(identityReason(schema)).toBeDefined();
