@@ -73,12 +73,16 @@ const targetDefs = {
 };
 const targets = TARGETS.map((t) => targetDefs[t]);
 
-// Every target must give the answer the model gave before its CPU means anything.
+// Every target must give the answer the model gave before its CPU means anything. Each check has
+// a deadline: a target that never answers stops the bench with its name instead of stalling it
+// (one run on 2026-12-02 stalled silently before this line's output and was not reproduced).
 for (const n of TOKENS) {
   const want = Array.from({ length: n }, (_, i) => `tok${i} `).join('');
   for (const t of targets) {
     for (const stream of STREAM_MODES) {
-      const r = await fetch(t.url, { method: 'POST', headers: t.headers, body: bodyOf(n, stream) });
+      const r = await fetch(t.url, { method: 'POST', headers: t.headers, body: bodyOf(n, stream), signal: AbortSignal.timeout(30_000) }).catch((err) => {
+        throw new Error(`${t.name} t${n} stream=${stream}: no answer (${err.name === 'TimeoutError' ? 'none within 30 s' : err.message})`);
+      });
       const text = await r.text();
       const got = stream
         ? text
