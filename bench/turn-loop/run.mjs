@@ -7,13 +7,17 @@
 //   overhead = (tool request received − upstream turn 1 ended) + (upstream turn 2 received − tool reply sent)
 // i.e. everything between the model's answer and the tool, and between the tool and the next
 // model call: SSE parsing, tool dispatch and shaping, NATS, request building, loopback hops.
-// Peer in the same run: one proxied completion (x-drael-server-tools: 0) end to end.
+// Peers in the same run: one proxied completion (x-drael-server-tools: 0) end to end; and the bare
+// shape of a tool round (bare-loop.mjs: a process doing only the loop's hops, no product code),
+// taking turns with the gateway request by request, so `Drael − bare` (paired, per request) is the
+// gateway's own code above this machine's floor.
 // Loopback only; bounded counts. Usage: node bench/turn-loop/run.mjs [--requests 300] [--warmup 50]
 // A/B in one run: GATEWAY_B_DIR=<another build's apps/gateway> starts that build too (its own
 // process, billing and key, the same upstream and tool responder) and then takes --rounds rounds
 // of --block requests per mode, the two gateways taking turns (order swapped every round): each
 // gateway's median over rounds, and the per-round ratio this ÷ B (median), which scheduling noise
 // on a shared machine moves far less than the totals of separate runs.
+import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -114,6 +118,9 @@ const gateway = await startGatewayProcess(gatewayEnv, gatewayOptions);
 const gatewayB = B_DIR
   ? await (await import(resolve(B_DIR, '../../packages/test-support/dist/index.js'))).startGatewayProcess({ ...gatewayEnv, DRAEL_NATS_PREFIX: prefixB }, gatewayOptions)
   : undefined;
+// The bare shape: its own process, the same upstream and tool responder (on the gateway's prefix).
+const bare = fork(resolve(here, 'bare-loop.mjs'), ['0', upstreamUrl, prefix], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const barePort = (await new Promise((r) => bare.once('message', r))).port;
 const headersOf = (g) => ({ 'content-type': 'application/json', authorization: `Bearer ${g.apiKey}` });
 const headers = headersOf(gateway);
 const body = JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'q' }], stream: true });
@@ -123,6 +130,13 @@ async function loopRequest(g = gateway, h = headers) {
   const r = await fetch(`${g.url}/v1/chat/completions`, { method: 'POST', headers: h, body });
   const text = await r.text();
   if (r.status !== 200 || !text.includes('Answer.')) throw new Error(`unexpected answer ${r.status}: ${text.slice(0, 300)}`);
+  return { total: performance.now() - t0, overhead: toolReceived - turn1Ended + (turn2Received - toolReplied) };
+}
+async function bareRequest() {
+  const t0 = performance.now();
+  const r = await fetch(`http://127.0.0.1:${barePort}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const text = await r.text();
+  if (r.status !== 200 || !text.includes('Answer.')) throw new Error(`bare shape: unexpected answer ${r.status}: ${text.slice(0, 300)}`);
   return { total: performance.now() - t0, overhead: toolReceived - turn1Ended + (turn2Received - toolReplied) };
 }
 async function proxyRequest(g = gateway, h = headers) {
@@ -144,15 +158,21 @@ const f = (ms) => `${ms.toFixed(2)} ms`;
 try {
   for (let i = 0; i < WARMUP; i++) {
     await loopRequest();
+    await bareRequest();
     await proxyRequest();
   }
   const overhead = [];
   const loopTotal = [];
   const proxyTotal = [];
+  const bareOverhead = [];
+  const aboveBare = [];
   for (let i = 0; i < REQUESTS; i++) {
-    const r = await loopRequest();
+    // Drael and the bare shape take turns, who goes first alternating: each pair saw the same machine.
+    const [r, b] = i % 2 ? [await loopRequest(), await bareRequest()] : await bareRequest().then(async (b1) => [await loopRequest(), b1]);
     overhead.push(r.overhead);
     loopTotal.push(r.total);
+    bareOverhead.push(b.overhead);
+    aboveBare.push(r.overhead - b.overhead);
     proxyTotal.push(await proxyRequest());
   }
   // Gateway CPU per request, each mode in a block of its own: scheduling delays on a loaded
@@ -163,17 +183,23 @@ try {
   c0 = cpuMs();
   for (let i = 0; i < REQUESTS; i++) await proxyRequest();
   const proxyCpu = (cpuMs() - c0) / REQUESTS;
+  c0 = cpuSeconds(bare.pid) * 1000;
+  for (let i = 0; i < REQUESTS; i++) await bareRequest();
+  const bareCpu = (cpuSeconds(bare.pid) * 1000 - c0) / REQUESTS;
   console.log(
     `turn loop bench: ${REQUESTS} requests (1 tool round each) after ${WARMUP} warm-up; load average ${loadavg()
       .map((x) => x.toFixed(1))
       .join(' ')}`,
   );
   console.log(`  overhead per tool round (excl. model and tool time): median ${f(q(overhead, 50))}, p99 ${f(q(overhead, 99))}   (target: median <= 5 ms)`);
+  console.log(
+    `  bare shape (bare-loop.mjs, the same hops and no product code): overhead median ${f(q(bareOverhead, 50))}; Drael above it, paired per request: median ${f(q(aboveBare, 50))}`,
+  );
   console.log(`  catalogue-mode request, 2 model turns + 1 tool call, end to end: median ${f(q(loopTotal, 50))}, p99 ${f(q(loopTotal, 99))}`);
   console.log(`  peer, proxied single completion (x-drael-server-tools: 0), end to end: median ${f(q(proxyTotal, 50))}, p99 ${f(q(proxyTotal, 99))}`);
   console.log(`  ratio catalogue-mode / proxied (medians): ${(q(loopTotal, 50) / q(proxyTotal, 50)).toFixed(2)}x`);
   console.log(
-    `  gateway CPU per request: catalogue mode ${f(loopCpu)}, proxied ${f(proxyCpu)}; the tool round (one more model turn + the tool call) costs ${f(loopCpu - proxyCpu)} of CPU`,
+    `  gateway CPU per request: catalogue mode ${f(loopCpu)}, proxied ${f(proxyCpu)}; the tool round (one more model turn + the tool call) costs ${f(loopCpu - proxyCpu)} of CPU; the bare shape's whole request ${f(bareCpu)} of CPU`,
   );
   if (gatewayB) await abRounds();
 } finally {
@@ -181,6 +207,7 @@ try {
   await gateway.stop();
   await nc.drain();
   await ncB?.drain();
+  bare.kill();
   upstream.closeAllConnections();
   upstream.close();
 }
