@@ -24,7 +24,12 @@ const nc = await connect({ servers: NATS_URL });
 
 const upstreamUrl = new URL(`${upstreamBase}/chat/completions`);
 const agent = new http.Agent({ keepAlive: true });
-const TOOLS = [{ type: 'function', function: { name: 'web_search', description: 'Search the web.', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } } }];
+const TOOLS = [
+  {
+    type: 'function',
+    function: { name: 'web_search', description: 'Search the web.', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
+  },
+];
 
 /** One streamed upstream turn read to its end: its text and its tool calls. */
 function turn(body, onText) {
@@ -75,9 +80,16 @@ const server = http.createServer((req, res) => {
       const { model, messages } = JSON.parse(Buffer.concat(parts).toString('utf8'));
       const first = await turn({ model, messages, tools: TOOLS, stream: true });
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const write = (text) => res.write(`data: ${JSON.stringify({ id: 'bare', object: 'chat.completion.chunk', created: 0, model, choices: [{ index: 0, delta: { content: text }, finish_reason: null }] })}\n\n`);
+      const write = (text) =>
+        res.write(
+          `data: ${JSON.stringify({ id: 'bare', object: 'chat.completion.chunk', created: 0, model, choices: [{ index: 0, delta: { content: text }, finish_reason: null }] })}\n\n`,
+        );
       const results = await Promise.all(first.calls.map(tool));
-      const next = [...messages, { role: 'assistant', content: null, tool_calls: first.calls }, ...first.calls.map((c, i) => ({ role: 'tool', tool_call_id: c.id, content: results[i] }))];
+      const next = [
+        ...messages,
+        { role: 'assistant', content: null, tool_calls: first.calls },
+        ...first.calls.map((c, i) => ({ role: 'tool', tool_call_id: c.id, content: results[i] })),
+      ];
       await turn({ model, messages: next, tools: TOOLS, stream: true }, write);
       res.end('data: [DONE]\n\n');
     } catch (err) {
