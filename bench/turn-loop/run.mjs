@@ -125,20 +125,16 @@ const headersOf = (g) => ({ 'content-type': 'application/json', authorization: `
 const headers = headersOf(gateway);
 const body = JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'q' }], stream: true });
 
-async function loopRequest(g = gateway, h = headers) {
+/** One catalogue-mode request (one tool round) to `baseUrl`: its end-to-end time and its overhead, from the stamps. */
+async function toolRoundRequest(baseUrl, h) {
   const t0 = performance.now();
-  const r = await fetch(`${g.url}/v1/chat/completions`, { method: 'POST', headers: h, body });
+  const r = await fetch(`${baseUrl}/v1/chat/completions`, { method: 'POST', headers: h, body });
   const text = await r.text();
-  if (r.status !== 200 || !text.includes('Answer.')) throw new Error(`unexpected answer ${r.status}: ${text.slice(0, 300)}`);
+  if (r.status !== 200 || !text.includes('Answer.')) throw new Error(`${baseUrl}: unexpected answer ${r.status}: ${text.slice(0, 300)}`);
   return { total: performance.now() - t0, overhead: toolReceived - turn1Ended + (turn2Received - toolReplied) };
 }
-async function bareRequest() {
-  const t0 = performance.now();
-  const r = await fetch(`http://127.0.0.1:${barePort}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  const text = await r.text();
-  if (r.status !== 200 || !text.includes('Answer.')) throw new Error(`bare shape: unexpected answer ${r.status}: ${text.slice(0, 300)}`);
-  return { total: performance.now() - t0, overhead: toolReceived - turn1Ended + (turn2Received - toolReplied) };
-}
+const loopRequest = (g = gateway, h = headers) => toolRoundRequest(g.url, h);
+const bareRequest = () => toolRoundRequest(`http://127.0.0.1:${barePort}`, { 'content-type': 'application/json' });
 async function proxyRequest(g = gateway, h = headers) {
   const t0 = performance.now();
   const r = await fetch(`${g.url}/v1/chat/completions`, { method: 'POST', headers: { ...h, 'x-drael-server-tools': '0' }, body });
