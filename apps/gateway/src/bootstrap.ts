@@ -11,6 +11,7 @@ import { OpenAIExceptionFilter } from './errors/openai-exception.filter.js';
 import { apiErrorOf, writeClientError, writeErrorResponse } from './errors/error-response.js';
 import { AdminToken } from './auth/admin-token.js';
 import { refuseUnread, registerRouteAccess } from './auth/route-access.hook.js';
+import { lingerIfBodyUnread } from './http/lingering-close.js';
 import { ApiError } from './errors/api-error.js';
 import { closeStalledBodies } from './http/body-idle.js';
 import { registerJsonBodyParser } from './http/json-body.parser.js';
@@ -75,7 +76,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     // Transport-level refusals in the envelope too: what Node's parser rejects (400, 408, 431) and
     // what the router rejects before any route is matched (bad percent-encoding 400, 414).
     clientErrorHandler: writeClientError,
-    frameworkErrors: (error: Error, req: FastifyRequest, reply: FastifyReply) => writeErrorResponse(reply.raw, apiErrorOf(error), String(req.id)),
+    frameworkErrors: (error: Error, req: FastifyRequest, reply: FastifyReply) =>
+      writeErrorResponse(reply.raw, apiErrorOf(error), String(req.id), lingerIfBodyUnread(req.raw) ? { connection: 'close' } : undefined),
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     bodyParser: false,

@@ -1,8 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { billingCatalog } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { createTestKey, startGatewayProcess, startScriptedUpstream, testPrefix, type GatewayProcess, type ScriptedUpstream, type TestKey } from '@drael/test-support';
-import { concretePath, hasWholeAnswer, isEnvelope, parseRawAnswer, rawExchange, rawRequest, routesOf, type LoggedRoute } from './edge-support.js';
+import {
+  concretePath,
+  hasWholeAnswer,
+  isEnvelope,
+  parseRawAnswer,
+  rawExchange,
+  rawRequest,
+  routesOf,
+  serverHoldsConnection,
+  wholeUploadThenRead,
+  type LoggedRoute,
+} from './edge-support.js';
 
 /**
  * Issue 15's edge: authentication on the route Fastify matched (whatever spelling of the path
@@ -205,6 +217,60 @@ describe('the key before the body', () => {
       expect(isEnvelope(r.body)).toBe(true);
       expect(r.head).toContain('connection: close');
     }
+  });
+
+  it('a client that writes its whole upload before it reads (as OpenAI SDKs do) still reads the refusal: the close lingers, no reset', async () => {
+    const MiB = 1024 * 1024;
+    const cases: [string, Record<string, string>, number, number, ('content-length' | 'chunked')?][] = [
+      // The hot route, with no key, and with a revoked one (its verdict is a NATS round trip, so the
+      // body's first megabytes fill the buffers and stop the socket's reads before the answer).
+      ['/v1/chat/completions', {}, 8 * MiB, 401],
+      ['/v1/chat/completions', { authorization: `Bearer ${revoked.api_key}` }, 8 * MiB, 401],
+      // Fastify's routes: a hook's refusal, an unknown route, a path the router refuses.
+      ['/v1/agents', {}, 8 * MiB, 401],
+      ['/v1/no-such-route', gateway.authHeaders, 8 * MiB, 404],
+      ['/v1/%zz', gateway.authHeaders, 8 * MiB, 400],
+      // Over the 32 MiB body limit, with a valid key: the hot route's 413 and Fastify's.
+      ['/v1/chat/completions', gateway.authHeaders, 40 * MiB, 413],
+      ['/v1/agents', gateway.authHeaders, 40 * MiB, 413],
+      // Chunked, so the limit is found only once 32 MiB have been read: refused mid-body.
+      ['/v1/chat/completions', gateway.authHeaders, 40 * MiB, 413, 'chunked'],
+      ['/v1/agents', gateway.authHeaders, 40 * MiB, 413, 'chunked'],
+    ];
+    for (const [path, headers, size, status, framing] of cases) {
+      const r = await wholeUploadThenRead(gateway.url, path, headers, size, framing);
+      const what = `${path} ${JSON.stringify(headers)} ${size} bytes`;
+      expect(r.writeError, what).toBeUndefined();
+      const answer = parseRawAnswer(r.text);
+      expect(answer.status, what).toBe(status);
+      expect(isEnvelope(answer.body), what).toBe(true);
+      expect(answer.head, what).toContain('connection: close');
+    }
+  });
+
+  it('a refused client that stops sending and keeps its side open is let go all the same: the linger is bounded', async () => {
+    const { hostname, port } = new URL(gateway.url);
+    // allowHalfOpen: this client does not close its side when the server's FIN comes.
+    const socket = connect({ host: hostname, port: Number(port), allowHalfOpen: true });
+    let text = '';
+    socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+    socket.on('error', () => undefined);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: ${8 * 1024 * 1024}\r\n\r\n`);
+    socket.write(Buffer.alloc(1024 * 1024, 0x20));
+    await vi.waitFor(() => expect(parseRawAnswer(text).status).toBe(401), { timeout: 5_000 });
+    expect(serverHoldsConnection(Number(port), socket.localPort!)).toBe(true);
+    // Released once the client has been quiet for HTTP_BODY_IDLE_TIMEOUT_MS (3 s here), long
+    // before the request timeout (300 s).
+    await vi.waitFor(() => expect(serverHoldsConnection(Number(port), socket.localPort!)).toBe(false), { timeout: 20_000, interval: 250 });
+    socket.destroy();
+  }, 30_000);
+
+  it('a refused client that goes on sending is cut off after 64 MiB: what the linger reads is bounded', async () => {
+    // Its write fails (the reset): a server that read on would have taken all 256 MiB. (The 401 was
+    // sent first; a client that reads only after writing loses it to the reset.)
+    const r = await wholeUploadThenRead(gateway.url, '/v1/chat/completions', {}, 256 * 1024 * 1024);
+    expect(['EPIPE', 'ECONNRESET']).toContain(r.writeError);
   });
 
   it('no key with malformed JSON is 401, not invalid_json', async () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { checkGatewayAnswer, type GatewayProcess } from '@drael/test-support';
@@ -116,6 +117,65 @@ export function rawExchange(
     socket.on('close', () => done(true));
     socket.on('error', (err) => (settled ? undefined : text ? done(true) : reject(err)));
   });
+}
+
+/**
+ * As most HTTP clients do (OpenAI's SDKs among them): writes the whole request, head and a body of
+ * `size` bytes, and reads the answer only once every byte is written. Tells whether the write
+ * failed (a reset from the server) and what came back once the server closed.
+ */
+export function wholeUploadThenRead(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+  size: number,
+  framing: 'content-length' | 'chunked' = 'content-length',
+): Promise<{ writeError?: string; text: string }> {
+  const { hostname, port } = new URL(base);
+  const length = framing === 'chunked' ? 'transfer-encoding: chunked' : `content-length: ${size}`;
+  const head = `POST ${path} HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\n${length}\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('')}\r\n`;
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port), allowHalfOpen: true });
+    let text = '';
+    let writeError: string | undefined;
+    // Read only after the last byte is written: until then the answer waits in the kernel.
+    socket.pause();
+    socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+    socket.on('error', (err: NodeJS.ErrnoException) => (writeError ??= err.code ?? err.message));
+    socket.on('close', () => resolve({ writeError, text }));
+    const chunk = Buffer.alloc(256 * 1024, 0x20);
+    const framed = (piece: Buffer) => (framing === 'chunked' ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece);
+    let sent = 0;
+    const pump = (): void => {
+      while (sent < size) {
+        const n = Math.min(chunk.length, size - sent);
+        sent += n;
+        if (!socket.write(framed(chunk.subarray(0, n)))) return void socket.once('drain', pump);
+      }
+      if (framing === 'chunked') socket.write('0\r\n\r\n');
+      socket.end(() => socket.resume());
+    };
+    socket.on('connect', () => {
+      socket.write(head);
+      pump();
+    });
+  });
+}
+
+/**
+ * Whether a process still holds the server's end of the IPv4 connection between these ports, read
+ * from the kernel's table (/proc/net/tcp): once the server closes its socket, the entry is gone or
+ * orphaned (inode 0) whatever the client does, so this tells the server's close from the client's
+ * view of it (a half-open client sees nothing until it writes).
+ */
+export function serverHoldsConnection(serverPort: number, clientPort: number): boolean {
+  return readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .some((f) => f.length > 9 && Number.parseInt(f[1]!.split(':')[1]!, 16) === serverPort && Number.parseInt(f[2]!.split(':')[1]!, 16) === clientPort && f[9] !== '0');
 }
 
 /** Status and JSON body of a raw HTTP/1.1 answer. */

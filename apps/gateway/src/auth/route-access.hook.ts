@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
 import { transportError } from '../errors/error-response.js';
-import { checkRouteInput, hasBody } from '../http/request-input.js';
+import { checkRouteInput } from '../http/request-input.js';
+import { lingerIfBodyUnread } from '../http/lingering-close.js';
 import type { AdminToken } from './admin-token.js';
 import type { KeyGate } from './key-gate.service.js';
 import { accessOf, type RouteAccess } from './route-access.js';
@@ -99,9 +100,10 @@ function checkContentEncoding(headers: IncomingHttpHeaders): void {
 
 /**
  * A refused request's body is never read; the connection is closed after the answer rather than
- * drained for the next request, so an unread upload costs nothing more.
+ * drained for the next request, so an unread upload costs nothing more (the close lingers so the
+ * client still reads the answer: lingering-close.ts).
  */
 export function refuseUnread(req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction, err: unknown): void {
-  if (hasBody(req.headers) && !req.raw.complete) void reply.header('connection', 'close');
+  if (lingerIfBodyUnread(req.raw)) void reply.header('connection', 'close');
   done(err as Error);
 }

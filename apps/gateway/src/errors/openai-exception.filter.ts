@@ -2,6 +2,7 @@ import { Catch, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common'
 import type { FastifyReply } from 'fastify';
 import type { Logger } from '@drael/logger';
 import { apiErrorOf, logServerError, writeErrorResponse } from './error-response.js';
+import { lingerIfBodyUnread } from '../http/lingering-close.js';
 
 /**
  * Renders every error leaving the gateway's Nest routes as the OpenAI envelope
@@ -21,6 +22,8 @@ export class OpenAIExceptionFilter implements ExceptionFilter {
       writeErrorResponse(reply.raw, error, String(reply.request.id));
       return;
     }
+    // Refused before its body was read (too large, a hook's refusal): closed after the answer.
+    if (lingerIfBodyUnread(reply.request.raw)) void reply.header('connection', 'close');
     void reply
       .status(error.status)
       .headers(error.headers ?? {})

@@ -6,7 +6,7 @@ import type { KeyGate } from '../auth/key-gate.service.js';
 import { apiErrorOf, logServerError, writeErrorResponse } from '../errors/error-response.js';
 import { isPlainJson, readJsonBody } from './json-body.parser.js';
 import { requestIdOf } from './request-id.js';
-import { hasBody } from './request-input.js';
+import { lingerIfBodyUnread } from './lingering-close.js';
 import { recordHttpRequest } from '../metrics/gateway.metrics.js';
 
 /** A route the HTTP server serves itself, ahead of Fastify (bootstrap.ts). */
@@ -87,8 +87,8 @@ export class KeyedJsonPostRoute implements HotRoute {
       const error = apiErrorOf(exception);
       withRequestId(requestId, () => logServerError(logger, exception, error));
       // Refused before its body was read (no key, too large): closed after the answer rather
-      // than drained for a next request.
-      if (hasBody(req.headers) && !req.complete) head.connection = 'close';
+      // than drained for a next request, lingering so the client reads the answer.
+      if (lingerIfBodyUnread(req)) head.connection = 'close';
       writeErrorResponse(res, error, requestId, head);
     }
   }

@@ -1,0 +1,54 @@
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { hasBody } from './request-input.js';
+
+// nginx's lingering_time: how long a client may go on sending before the socket is destroyed. A
+// client that goes quiet is let go by the server's idle timer (HTTP_BODY_IDLE_TIMEOUT_MS,
+// body-idle.ts), as any quiet connection is.
+const LINGER_TOTAL_MS = 30_000;
+// What is read and dropped at most: twice the default body limit.
+const LINGER_MAX_BYTES = 64 * 1024 * 1024;
+const LINGER_CHECK_MS = 250;
+
+const lingering = new WeakSet<Socket>();
+
+/**
+ * A request refused before its body was read (no key, too large, unknown route) is answered and
+ * its connection closed rather than drained for a next request. Closing a socket that still has
+ * unread bytes makes the kernel send a reset, and a client still sending its body (most send the
+ * whole body before they read) then loses the answer: it sees EPIPE or ECONNRESET instead of the
+ * 401 or 413, and OpenAI's SDKs retry a connection error. So the close lingers, as nginx's
+ * `lingering_close` does: the answer and a FIN go out, what the client still sends is read and
+ * dropped, and the socket goes when the client closes its side, goes quiet (the server's idle
+ * timer), has sent for 30 s or has sent 64 MiB.
+ *
+ * Returns whether the body is unread: the caller then marks its answer `connection: close`, and
+ * Node's close of that connection (socket.destroySoon, once the answer is written) lingers.
+ */
+export function lingerIfBodyUnread(req: IncomingMessage): boolean {
+  if (!hasBody(req.headers) || req.complete) return false;
+  const socket = req.socket as Socket & { destroySoon?: () => void };
+  if (!lingering.has(socket)) {
+    lingering.add(socket);
+    socket.destroySoon = () => linger(socket);
+  }
+  return true;
+}
+
+function linger(socket: Socket): void {
+  if (socket.destroyed) return;
+  // Queued after the answer: the client reads the answer, then the end of the stream. Once the
+  // client ends its side too, the socket closes with nothing unread (autoDestroy): no reset.
+  socket.end();
+  // Node's HTTP parser reads the socket itself (no 'data' events), so progress is read off bytesRead.
+  const startedAt = Date.now();
+  const startBytes = socket.bytesRead;
+  const check = setInterval(() => {
+    if (Date.now() - startedAt >= LINGER_TOTAL_MS || socket.bytesRead - startBytes > LINGER_MAX_BYTES) socket.destroy();
+  }, LINGER_CHECK_MS);
+  check.unref();
+  socket.once('close', () => clearInterval(check));
+  // What arrives goes through Node's HTTP parser, which drops the body of a request answered
+  // unread; nothing here touches the socket's reading (a 'data' listener or a resume() on a socket
+  // the parser reads would stall it).
+}
