@@ -11,6 +11,7 @@
 // GATEWAY_B_DIR=<another build's apps/gateway>: that build runs beside this one (its own process,
 // billing and key) as the targets `proxy B` and `catalogue B` (added to --targets unless named
 // there), and each row also prints the per-round ratio catalogue ÷ catalogue B (A/B in one run).
+// GATEWAY_B_NODE_ARGS: Node flags for B alone (B may be this same build: a V8 flag's A/B).
 import { fork } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,7 +52,7 @@ const naivePort = await freePort();
 const naive = await forkReady('naive-proxy.mjs', [String(naivePort), String(upstreamPort)]);
 const models = Object.fromEntries(TOKENS.map((n) => [`t${n}`, `http://127.0.0.1:${upstreamPort}/v1`]));
 const gateway = await startGatewayStack({ models, gatewayDir: process.env.GATEWAY_DIR, nodeArgs: (process.env.GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean) });
-const gatewayB = B_DIR ? await startGatewayStack({ models, gatewayDir: B_DIR }) : undefined;
+const gatewayB = B_DIR ? await startGatewayStack({ models, gatewayDir: B_DIR, nodeArgs: (process.env.GATEWAY_B_NODE_ARGS ?? '').split(' ').filter(Boolean) }) : undefined;
 const gen = await startLoadGenerator();
 
 const MESSAGES = [
