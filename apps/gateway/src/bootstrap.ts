@@ -14,6 +14,7 @@ import { refuseUnread, registerRouteAccess } from './auth/route-access.hook.js';
 import { lingerIfBodyUnread } from './http/lingering-close.js';
 import { ApiError } from './errors/api-error.js';
 import { closeStalledBodies } from './http/body-idle.js';
+import { answerBareRefusals, refuseMissingHost } from './http/bare-refusals.js';
 import { registerJsonBodyParser } from './http/json-body.parser.js';
 import { requestIdOf } from './http/request-id.js';
 import { KeyGate } from './auth/key-gate.service.js';
@@ -47,9 +48,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         requestTimeout: Math.max(config.HTTP_REQUEST_TIMEOUT_MS, config.HTTP_HEADERS_TIMEOUT_MS),
         // How often Node checks the two above (its default, 30 s, would answer a 10 s bound after 40).
         connectionsCheckingInterval: Math.min(1_000, config.HTTP_HEADERS_TIMEOUT_MS / 2),
+        // Node's own refusal of an HTTP/1.1 request without Host has an empty body: refused in the
+        // envelope by refuseMissingHost instead (http/bare-refusals.ts).
+        requireHostHeader: false,
       },
       // Each request in a server span, the client's traceparent its parent (tracing off: as is).
       traceRequests((req: IncomingMessage, res: ServerResponse) => {
+        if (refuseMissingHost(req, res)) return;
         if (!stopping) {
           for (const route of hotRoutes) {
             if (route.matches(req)) {
@@ -63,6 +68,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       }),
     );
     closeStalledBodies(server, config.HTTP_BODY_IDLE_TIMEOUT_MS);
+    answerBareRefusals(server);
     return server;
   };
   const adapter = new FastifyAdapter({

@@ -317,6 +317,26 @@ describe('transport errors, in the envelope', () => {
     expectEnvelope(parseRawAnswer(nul.text), 400);
   });
 
+  it('what Node would refuse with an empty body or no answer at all: no Host (400), an unknown Expect (417), CONNECT (400)', async () => {
+    const noHost = await rawExchange(gateway.url, `GET /v1/models HTTP/1.1\r\nauthorization: Bearer ${gateway.apiKey}\r\n\r\n`, undefined);
+    expectEnvelope(parseRawAnswer(noHost.text), 400);
+    expect(parseRawAnswer(noHost.text).head).toContain('connection: close');
+    // HTTP/1.0 has no Host requirement: served.
+    const old = await rawExchange(gateway.url, `GET /v1/models HTTP/1.0\r\nauthorization: Bearer ${gateway.apiKey}\r\n\r\n`, undefined);
+    expect(parseRawAnswer(old.text).status).toBe(200);
+    const expectation = await rawExchange(
+      gateway.url,
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: 2\r\nexpect: 200-ok\r\n\r\n`,
+      undefined,
+      hasWholeAnswer,
+    );
+    expectation.socket.destroy();
+    expectEnvelope(parseRawAnswer(expectation.text), 417);
+    const tunnel = await rawExchange(gateway.url, 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nhost: 127.0.0.1:22\r\n\r\n', undefined);
+    expectEnvelope(parseRawAnswer(tunnel.text), 400);
+    expect(tunnel.closed).toBe(true);
+  });
+
   it('stalled headers get 408 and the connection is closed (HTTP_HEADERS_TIMEOUT_MS)', async () => {
     const r = await rawExchange(gateway.url, 'GET /v1/models HTTP/1.1\r\nhost: t\r\n', undefined);
     expect(r.closed).toBe(true);

@@ -49,7 +49,7 @@ export function bodyTooLarge(): ApiError {
  * An error of the HTTP layer itself (timeouts, sizes, encodings, malformed requests), answered
  * before any route or service has a say: its status is fixed here rather than in the code table.
  */
-export function transportError(status: 400 | 408 | 413 | 414 | 415 | 431, code: string, message: string): ApiError {
+export function transportError(status: 400 | 408 | 413 | 414 | 415 | 417 | 431, code: string, message: string): ApiError {
   return new ApiError(code, message, null, { status, type: 'invalid_request_error' });
 }
 
@@ -67,6 +67,11 @@ export function writeClientError(err: NodeJS.ErrnoException, socket: Duplex): vo
       : err.code === 'HPE_HEADER_OVERFLOW'
         ? transportError(431, 'headers_too_large', 'The request headers are too large.')
         : transportError(400, 'invalid_request', 'Malformed HTTP request.');
+  writeRawErrorAndClose(error, socket);
+}
+
+/** An error written straight to a connection no HTTP response object owns, then the connection closed. */
+export function writeRawErrorAndClose(error: ApiError, socket: Duplex): void {
   // A response of this connection already on its way: nothing can follow it cleanly.
   const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (socket.writable && !inFlight?.headersSent) {
