@@ -102,6 +102,21 @@ describe('openai SDK against the gateway', () => {
       type: 'not_found_error',
     });
   });
+
+  it('a large request with a wrong key, and one over the body limit, are typed SDK errors (401, 413), not connection errors', async () => {
+    // (This SDK reads while it writes; a client that writes first is edge-auth.spec.ts's.)
+    const wrongKey = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'sk-not-a-drael-key', maxRetries: 0 });
+    const big = 'x'.repeat(8 * 1024 * 1024);
+    const refusal = await wrongKey.chat.completions.create({ model: 'drael-test', messages: [{ role: 'user', content: big }] }).catch((err: unknown) => err);
+    expect(refusal).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect(refusal).toMatchObject({ status: 401 });
+    // Over the body limit (32 MiB) with the right key: 413, read the same way.
+    const tooLarge = await client.chat.completions
+      .create({ model: 'drael-test', messages: [{ role: 'user', content: 'x'.repeat(40 * 1024 * 1024) }] })
+      .catch((err: unknown) => err);
+    expect(tooLarge).toBeInstanceOf(OpenAI.APIError);
+    expect(tooLarge).toMatchObject({ status: 413 });
+  });
 });
 
 describe("openai SDK: retrieve a model, a response's input items, cancel", () => {
