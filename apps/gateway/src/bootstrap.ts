@@ -15,6 +15,7 @@ import { lingerIfBodyUnread } from './http/lingering-close.js';
 import { ApiError } from './errors/api-error.js';
 import { closeStalledBodies } from './http/body-idle.js';
 import { answerBareRefusals, refuseMissingHost } from './http/bare-refusals.js';
+import { continueWhenBodyIsRead } from './http/expect-continue.js';
 import { registerJsonBodyParser } from './http/json-body.parser.js';
 import { requestIdOf } from './http/request-id.js';
 import { KeyGate } from './auth/key-gate.service.js';
@@ -69,6 +70,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     );
     closeStalledBodies(server, config.HTTP_BODY_IDLE_TIMEOUT_MS);
     answerBareRefusals(server);
+    continueWhenBodyIsRead(server);
     return server;
   };
   const adapter = new FastifyAdapter({

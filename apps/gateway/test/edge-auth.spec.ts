@@ -273,6 +273,39 @@ describe('the key before the body', () => {
     expect(['EPIPE', 'ECONNRESET']).toContain(r.writeError);
   });
 
+  it('a client that asks `Expect: 100-continue` gets its refusal instead of the 100, and sends no body; a wanted body is asked for', async () => {
+    // Refused before the body is read: the answer comes in place of "100 Continue" (the client
+    // never uploads), and the connection closes.
+    const refused: [string, Record<string, string>, number, number][] = [
+      ['/v1/chat/completions', {}, 4096, 401],
+      ['/v1/agents', {}, 4096, 401],
+      ['/v1/no-such-route', gateway.authHeaders, 4096, 404],
+      ['/v1/chat/completions', gateway.authHeaders, 40 * 1024 * 1024, 413],
+      ['/v1/agents', gateway.authHeaders, 40 * 1024 * 1024, 413],
+    ];
+    for (const [path, headers, length, status] of refused) {
+      const r = await askToContinue(path, headers, length);
+      const what = `${path} ${JSON.stringify(headers)}`;
+      expect(r.continued, what).toBe(false);
+      const answer = parseRawAnswer(r.text);
+      expect(answer.status, what).toBe(status);
+      expect(isEnvelope(answer.body), what).toBe(true);
+      expect(answer.head, what).toContain('connection: close');
+    }
+    // Wanted: the 100 comes once the key is verified and the body is read, on the hot route and on
+    // Fastify's (whose body is then refused by its own validation, after it was read).
+    const chat = await askToContinue(
+      '/v1/chat/completions',
+      { ...gateway.authHeaders, 'x-drael-server-tools': '0' },
+      JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }),
+    );
+    expect(chat.continued).toBe(true);
+    expect(parseRawAnswer(chat.after).status).toBe(200);
+    const agents = await askToContinue('/v1/agents', gateway.authHeaders, '{}');
+    expect(agents.continued).toBe(true);
+    expect(parseRawAnswer(agents.after).status).toBe(400);
+  });
+
   it('no key with malformed JSON is 401, not invalid_json', async () => {
     for (const path of ['/v1/chat/completions', '/v1/agents', '/%761/chat/completions']) {
       const r = await rawRequest(gateway.url, 'POST', path, json, '{bad');
@@ -409,3 +442,37 @@ describe('hostile input is a 4xx decided at the edge', () => {
     }
   });
 });
+
+/**
+ * A request with `Expect: 100-continue` whose body (`body`, or `body` spaces) is sent only once
+ * the server says "100 Continue", as curl does. `continued`: the 100 came; `after`: what followed it.
+ */
+function askToContinue(path: string, headers: Record<string, string>, body: string | number): Promise<{ continued: boolean; text: string; after: string }> {
+  const bytes = typeof body === 'string' ? Buffer.from(body) : Buffer.alloc(body, 0x20);
+  const { hostname, port } = new URL(gateway.url);
+  const head = `POST ${path} HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: ${bytes.length}\r\nexpect: 100-continue\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('')}\r\n`;
+  const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    let text = '';
+    let continued = false;
+    const done = () => {
+      socket.destroy();
+      resolve({ continued, text, after: continued ? text.slice(text.indexOf(CONTINUE) + CONTINUE.length) : text });
+    };
+    socket.on('connect', () => socket.write(head));
+    socket.on('data', (d: Buffer) => {
+      text += d.toString('latin1');
+      if (!continued && text.startsWith(CONTINUE)) {
+        continued = true;
+        socket.write(bytes);
+      }
+      const rest = continued ? text.slice(CONTINUE.length) : text;
+      if (hasWholeAnswer(rest)) done();
+    });
+    socket.on('close', done);
+    socket.on('error', reject);
+  });
+}
