@@ -17,11 +17,11 @@ type Readable = IncomingMessage & { _read(size: number): void };
 export function continueWhenBodyIsRead(server: Server): void {
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     const stream = req as Readable;
-    const read = stream._read;
-    stream._read = function firstRead(this: Readable, size: number) {
+    const read = stream._read.bind(stream);
+    stream._read = (size: number) => {
       stream._read = read;
       if (!res.headersSent && !res.writableEnded) res.writeContinue();
-      read.call(this, size);
+      read(size);
     };
     // With a checkContinue listener Node no longer emits 'request' for these: handed on as any request.
     server.emit('request', req, res);
