@@ -80,6 +80,21 @@ describe('one model-turn engine for chat and Responses', () => {
     expect({ code: respError.code, message: respError.message }).toEqual({ code: chatError.code, message: chatError.message });
   });
 
+  it('an answer that never ends (one endless line, held open) is cut at 64 MiB: the same typed error from both loops, streamed or not', async () => {
+    const flood = { type: 'flood' as const, bytes: 80 * 1024 * 1024 };
+    const answers: Array<{ status: number; error: any }> = [];
+    for (const send of [() => h.chat({ messages: ask }), () => h.chat({ messages: ask, stream: true }), () => responses({ input: 'What is new?' })]) {
+      h.script([flood]);
+      const res = await send();
+      answers.push({ status: res.status, error: ((await res.json()) as any).error });
+    }
+    // Without the bound, none of these would answer: the upstream never ends its answer.
+    for (const a of answers) {
+      expect(a.status).toBe(502);
+      expect(a.error).toMatchObject({ code: 'upstream_error', message: "The model upstream's answer went over 64 MiB; it was cut off" });
+    }
+  });
+
   it('catalogue mode asks the upstream for what the client asked: streamed and not, the same answer, usage and tool handling', async () => {
     const script = [
       {

@@ -64,7 +64,17 @@ export interface DropTurn extends TurnTiming {
   afterChunks?: number;
 }
 
-export type ScriptedTurn = TextTurn | ToolCallsTurn | ErrorTurn | DropTurn;
+/**
+ * An answer that never ends as it should (a broken or hostile upstream): after the headers,
+ * `bytes` of one line that never ends (an SSE `data:` line, or the JSON object's content string),
+ * written as fast as the client reads, and then the connection held open, nothing more sent.
+ */
+export interface FloodTurn extends TurnTiming {
+  type: 'flood';
+  bytes: number;
+}
+
+export type ScriptedTurn = TextTurn | ToolCallsTurn | ErrorTurn | DropTurn | FloodTurn;
 
 export interface RecordedRequest {
   method: string;
@@ -226,6 +236,17 @@ async function answer(turn: ScriptedTurn, res: ServerResponse, socket: Socket, p
   }
   if (turn.type === 'drop' && !turn.afterChunks) {
     socket.destroy();
+    return;
+  }
+
+  if (turn.type === 'flood') {
+    res.writeHead(200, { 'content-type': ctx.stream ? 'text/event-stream' : 'application/json' });
+    res.write(ctx.stream ? 'data: {"choices":[{"index":0,"delta":{"content":"' : '{"choices":[{"index":0,"message":{"role":"assistant","content":"');
+    const piece = Buffer.alloc(1024 * 1024, 'a');
+    for (let sent = 0; sent < turn.bytes && !res.destroyed; sent += piece.length) {
+      if (!res.write(piece)) await new Promise<void>((r) => res.once('drain', r).once('close', r));
+    }
+    // Held open: the answer neither ends nor closes (the client gives up, or the socket goes at close()).
     return;
   }
 

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ApiError } from '../errors/api-error.js';
-import { answerFailure } from '../upstream/upstream-failure.js';
+import { answerFailure, answerTooLarge, MAX_MODEL_ANSWER_BYTES } from '../upstream/upstream-failure.js';
 
 export interface TurnUsage {
   prompt_tokens: number;
@@ -140,6 +140,7 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
       return false;
     };
     let tailFed = false;
+    let read = 0;
     const finish = () => {
       if (settled || waiting) return;
       if (!tailFed) {
@@ -160,7 +161,10 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
       if (settled || waiting) return;
       let chunk: Buffer | string | null;
       while ((chunk = body.read() as Buffer | string | null) !== null) {
-        parser.feed(typeof chunk === 'string' ? chunk : decoder.write(chunk));
+        // Bounded: the parser holds an unfinished line and `answer` the text (MAX_MODEL_ANSWER_BYTES).
+        read += chunk.length;
+        if (read > MAX_MODEL_ANSWER_BYTES) failure = answerTooLarge();
+        else parser.feed(typeof chunk === 'string' ? chunk : decoder.write(chunk));
         if (failure) {
           body.destroy();
           return settle(failure);

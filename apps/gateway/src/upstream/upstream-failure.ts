@@ -35,6 +35,19 @@ export function upstreamFailure(err: unknown, origin = 'the upstream'): ApiError
 }
 
 /**
+ * The most of one model answer the gateway reads and keeps (a turn the loops parse, a whole
+ * answer): far above any real answer (128k output tokens stream as ~25 MiB of SSE), far below
+ * what would take a replica's memory. An answer that goes on past it (a broken or hostile
+ * upstream: a line that never ends, tokens that never stop) is cut there and fails typed. The
+ * proxy's answers are not read but relayed, and are not bounded here.
+ */
+export const MAX_MODEL_ANSWER_BYTES = 64 * 1024 * 1024;
+
+export function answerTooLarge(): ApiError {
+  return new ApiError('upstream_error', `The model upstream's answer went over ${MAX_MODEL_ANSWER_BYTES / (1024 * 1024)} MiB; it was cut off`);
+}
+
+/**
  * An accepted answer that broke off (a stream or a body cut, a timeout between chunks): the one
  * error every reader of an answer reports (both loops' stream reader, the proxy), by its transport
  * kind when it has one.

@@ -8,7 +8,7 @@ import type { DeploymentConfig } from '../models/model-routes.config.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { Deployment } from './deployment.js';
 import { ModelRouter, type RoutePlan } from './model-router.service.js';
-import { answerFailure, statusFailure, transportFailure, type AttemptFailure } from './upstream-failure.js';
+import { answerFailure, answerTooLarge, MAX_MODEL_ANSWER_BYTES, statusFailure, transportFailure, type AttemptFailure } from './upstream-failure.js';
 
 export interface UpstreamCall {
   readonly path: string;
@@ -321,6 +321,7 @@ class WholeAnswerSink implements RoutedSink {
   private controller?: Dispatcher.DispatchController;
   private accepted: DeploymentConfig | undefined;
   private chunks: Buffer[] = [];
+  private bytes = 0;
   /** Resolved or rejected: later callbacks of the attempt (after a failure stopped it) are dropped. */
   private settled = false;
   private readonly onAbort = () => this.controller?.abort(this.signal.reason);
@@ -345,6 +346,8 @@ class WholeAnswerSink implements RoutedSink {
   }
 
   onData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.bytes += chunk.length;
+    if (this.bytes > MAX_MODEL_ANSWER_BYTES) return this.fail(answerTooLarge());
     this.chunks.push(chunk);
   }
 
