@@ -95,6 +95,55 @@ describe('one model-turn engine for chat and Responses', () => {
     }
   });
 
+  it('a broken upstream is a typed 502 from both loops, streamed or not: an HTML page, headers over the limit; never a 500', async () => {
+    const html = { type: 'raw' as const, status: 200, headers: { 'content-type': 'text/html' }, body: '<html><body>Bad gateway</body></html>' };
+    const bigHeader = { type: 'raw' as const, status: 200, headers: { 'content-type': 'application/json', 'x-padding': 'a'.repeat(60_000) }, body: '{}' };
+    for (const turn of [html, bigHeader]) {
+      for (const send of [() => h.chat({ messages: ask }), () => h.chat({ messages: ask, stream: true }), () => responses({ input: 'What is new?' })]) {
+        h.script([turn]);
+        const res = await send();
+        const what = `${turn === html ? 'html' : 'big header'}`;
+        expect(res.status, what).toBe(502);
+        expect(((await res.json()) as any).error.code, what).toBe('upstream_error');
+      }
+    }
+  });
+
+  it('a streamed turn answered as one JSON object (a server that ignores stream: true) is read as that answer', async () => {
+    const completion = {
+      id: 'c1',
+      object: 'chat.completion',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Plain answer.' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 3, completion_tokens: 2 },
+    };
+    h.script([{ type: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(completion) }]);
+    const res = await h.chat({ messages: ask, stream: true });
+    expect(res.status).toBe(200);
+    const text = (await res.text())
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: {'))
+      .map((e) => JSON.parse(e.slice(6)).choices[0]?.delta?.content ?? '')
+      .join('');
+    expect(text).toBe('Plain answer.');
+  });
+
+  it('a streamed tool call at index 2^31 - 1 is one call, run at once (an index is a key, not an array length)', async () => {
+    const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const body = [
+      chunk({ tool_calls: [{ index: 2 ** 31 - 1, id: 'far', type: 'function', function: { name: 'made_up_tool', arguments: '{}' } }] }),
+      chunk({}, 'tool_calls'),
+      'data: [DONE]\n\n',
+    ].join('');
+    h.script([
+      { type: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body },
+      { type: 'text', content: 'done' },
+    ]);
+    const seen = await seenFor(() => h.chat({ messages: ask, stream: true }));
+    expect(seen.text).toContain('done');
+    expect(toolMessages(seen.seen[1]!.body)).toHaveLength(1);
+    expect(toolMessages(seen.seen[1]!.body)[0]).toMatchObject({ tool_call_id: 'far', content: { ok: false, error: 'unknown_tool' } });
+  });
+
   it('catalogue mode asks the upstream for what the client asked: streamed and not, the same answer, usage and tool handling', async () => {
     const script = [
       {

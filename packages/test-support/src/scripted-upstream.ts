@@ -74,7 +74,15 @@ export interface FloodTurn extends TurnTiming {
   bytes: number;
 }
 
-export type ScriptedTurn = TextTurn | ToolCallsTurn | ErrorTurn | DropTurn | FloodTurn;
+/** An answer written exactly as given, whatever the request asked: a broken or unusual upstream. */
+export interface RawTurn extends TurnTiming {
+  type: 'raw';
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type ScriptedTurn = TextTurn | ToolCallsTurn | ErrorTurn | DropTurn | FloodTurn | RawTurn;
 
 export interface RecordedRequest {
   method: string;
@@ -239,6 +247,11 @@ async function answer(turn: ScriptedTurn, res: ServerResponse, socket: Socket, p
     return;
   }
 
+  if (turn.type === 'raw') {
+    res.writeHead(turn.status, turn.headers);
+    res.end(turn.body);
+    return;
+  }
   if (turn.type === 'flood') {
     res.writeHead(200, { 'content-type': ctx.stream ? 'text/event-stream' : 'application/json' });
     res.write(ctx.stream ? 'data: {"choices":[{"index":0,"delta":{"content":"' : '{"choices":[{"index":0,"message":{"role":"assistant","content":"');

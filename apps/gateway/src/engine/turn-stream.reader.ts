@@ -50,12 +50,16 @@ export type TurnBody = Pick<Readable, 'read' | 'on' | 'off' | 'destroy'>;
 
 export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (deltas: readonly string[]) => void | Promise<void>): Promise<TurnAnswer> {
   const answer: TurnAnswer = { content: '', toolCalls: [], finishReason: null, usage: { prompt_tokens: 0, completion_tokens: 0 } };
-  const calls: Array<{ id: string; name: string; arguments: string }> = [];
+  // By the index the upstream gives each call: a Map, not an array, so that an index of 99999999
+  // (a broken or hostile upstream) costs one entry, not a hundred-million-slot walk at the end.
+  const calls = new Map<number, { id: string; name: string; arguments: string }>();
+  let events = 0;
   const pending: string[] = [];
   let failure: ApiError | undefined;
   let done = false;
 
   const onEvent = (event: EventSourceMessage) => {
+    events += 1;
     if (event.data === '[DONE]') {
       done = true;
       return;
@@ -82,8 +86,9 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
       pending.push(text);
     }
     for (const piece of choice.delta?.tool_calls ?? []) {
-      const i = piece.index ?? calls.length;
-      const call = (calls[i] ??= { id: '', name: '', arguments: '' });
+      const i = typeof piece.index === 'number' ? piece.index : calls.size;
+      let call = calls.get(i);
+      if (!call) calls.set(i, (call = { id: '', name: '', arguments: '' }));
       if (piece.id) call.id = piece.id;
       if (piece.function?.name) call.name += piece.function.name;
       if (piece.function?.arguments) call.arguments += piece.function.arguments;
@@ -148,12 +153,16 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
         parser.feed(decoder.end());
       }
       if (!flush()) return;
+      // A body that ended with no event at all (an HTML page, an empty body) is no answer, not an empty one.
+      failure ??= events === 0 ? new ApiError('upstream_error', 'The model upstream answered with no stream events') : undefined;
       if (failure) {
         body.destroy();
         return settle(failure);
       }
-      answer.toolCalls = calls
-        .filter((c) => c !== undefined && c.name !== '')
+      answer.toolCalls = [...calls]
+        .sort(([a], [b]) => a - b)
+        .map(([, c]) => c)
+        .filter((c) => c.name !== '')
         .map((c, i) => ({ id: c.id || `call_drael_${i}`, type: 'function', function: { name: c.name, arguments: c.arguments } }));
       settle(undefined, answer);
     };
@@ -191,6 +200,32 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
     body.on('error', onError);
     body.on('close', onClose);
   });
+}
+
+/**
+ * A streamed turn whose upstream answered one JSON object instead (a server that ignores
+ * `stream: true`): read whole, bounded like any answer, then read as turnOfJson reads it.
+ */
+export async function readJsonTurn(
+  body: AsyncIterable<Buffer> & Pick<Readable, 'destroy'>,
+  signal: AbortSignal,
+  onText?: (deltas: readonly string[]) => void | Promise<void>,
+): Promise<TurnAnswer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      size += chunk.length;
+      if (size > MAX_MODEL_ANSWER_BYTES) {
+        body.destroy();
+        throw answerTooLarge();
+      }
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    throw err instanceof ApiError || signal.aborted ? err : answerFailure(err);
+  }
+  return turnOfJson(Buffer.concat(chunks).toString('utf8'), onText);
 }
 
 interface Completion {

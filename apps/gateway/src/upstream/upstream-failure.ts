@@ -31,6 +31,17 @@ export function upstreamFailure(err: unknown, origin = 'the upstream'): ApiError
   ) {
     return new ApiError('upstream_unreachable', `The model upstream could not be reached (${origin}): ${code || (err as Error).message}`);
   }
+  // The upstream broke HTTP itself (headers over undici's limit, a body unlike its Content-Length,
+  // bytes that do not parse as HTTP): its failure, never the gateway's 500.
+  if (
+    err instanceof undiciErrors.HeadersOverflowError ||
+    err instanceof undiciErrors.HTTPParserError ||
+    err instanceof undiciErrors.ResponseContentLengthMismatchError ||
+    err instanceof undiciErrors.ResponseExceededMaxSizeError ||
+    err instanceof undiciErrors.InformationalError
+  ) {
+    return new ApiError('upstream_error', `The model upstream sent a malformed HTTP answer (${origin}): ${code || (err as Error).message}`);
+  }
   return undefined;
 }
 
@@ -60,7 +71,7 @@ export function answerFailure(err: unknown, origin = 'the upstream'): ApiError {
 export function transportFailure(err: unknown, deployment: string): AttemptFailure | undefined {
   const error = upstreamFailure(err, deployment);
   if (!error) return undefined;
-  return { kind: error.code === 'upstream_timeout' ? 'timeout' : 'connect', error };
+  return { kind: error.code === 'upstream_timeout' ? 'timeout' : error.code === 'upstream_error' ? 'server_error' : 'connect', error };
 }
 
 /**
