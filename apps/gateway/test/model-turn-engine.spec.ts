@@ -144,6 +144,57 @@ describe('one model-turn engine for chat and Responses', () => {
     expect(toolMessages(seen.seen[1]!.body)[0]).toMatchObject({ tool_call_id: 'far', content: { ok: false, error: 'unknown_tool' } });
   });
 
+  it('a turn asking for more than 128 tool calls is refused whole, typed, from both loops: none of them runs', async () => {
+    const calls = Array.from({ length: 129 }, (_, i) => ({ id: `c${i}`, type: 'function', function: { name: 'made_up_tool', arguments: '{}' } }));
+    const json = {
+      type: 'raw' as const,
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: calls }, finish_reason: 'tool_calls' }] }),
+    };
+    const events = calls.map((c, i) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [{ index: i, ...c }] }, finish_reason: null }] })}\n\n`).join('');
+    const sse = { type: 'raw' as const, status: 200, headers: { 'content-type': 'text/event-stream' }, body: `${events}data: [DONE]\n\n` };
+    for (const [turn, send] of [
+      [json, () => h.chat({ messages: ask })],
+      [sse, () => h.chat({ messages: ask, stream: true })],
+      [json, () => responses({ input: 'What is new?' })],
+    ] as const) {
+      h.script([turn, { type: 'text', content: 'never asked' }]);
+      const { text, seen } = await seenFor(send);
+      expect(JSON.parse(text).error).toMatchObject({ code: 'upstream_error', message: 'The model asked for more than 128 tool calls in one turn; none of them was run' });
+      // No tool ran, so no second turn was asked for.
+      expect(seen).toHaveLength(1);
+    }
+  });
+
+  it('events and answers of any shape are typed errors and never take the gateway down: null, arrays, tool calls that are not a list', async () => {
+    const sse = (...events: string[]) => ({
+      type: 'raw' as const,
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      body: `${events.map((e) => `data: ${e}\n\n`).join('')}data: [DONE]\n\n`,
+    });
+    const json = (body: string) => ({ type: 'raw' as const, status: 200, headers: { 'content-type': 'application/json' }, body });
+    const streamed = [sse('null'), sse('[1,2]'), sse('{"choices":[{"index":0,"delta":{"tool_calls":[null]}}]}'), sse('{"choices":[{"index":0,"delta":{"tool_calls":5}}]}')];
+    for (const turn of streamed) {
+      h.script([turn]);
+      const res = await h.chat({ messages: ask, stream: true });
+      expect(res.status, turn.body).toBe(502);
+      expect(((await res.json()) as any).error.code, turn.body).toBe('upstream_error');
+    }
+    for (const turn of [json('null'), json('[]'), json('{"choices":[{"index":0,"message":{"tool_calls":7}}]}')]) {
+      h.script([turn]);
+      const res = await h.chat({ messages: ask });
+      expect(res.status, turn.body).toBe(502);
+    }
+    // A null among the calls is no call; the answer is the text.
+    h.script([json('{"choices":[{"index":0,"message":{"content":"fine","tool_calls":[null]},"finish_reason":"stop"}]}')]);
+    expect(((await (await h.chat({ messages: ask })).json()) as any).choices[0].message.content).toBe('fine');
+    // Still serving.
+    h.script([{ type: 'text', content: 'alive' }]);
+    expect(((await (await h.chat({ messages: ask })).json()) as any).choices[0].message.content).toBe('alive');
+  });
+
   it('catalogue mode asks the upstream for what the client asked: streamed and not, the same answer, usage and tool handling', async () => {
     const script = [
       {

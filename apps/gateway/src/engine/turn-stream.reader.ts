@@ -38,6 +38,18 @@ interface Chunk {
 }
 
 /**
+ * The most tool calls one model turn may ask for. Every call of a turn runs at once (spec 04), and
+ * each is an output item, a history message and a service call: a turn asking for more (a broken
+ * or runaway upstream; no model asks for this many in earnest) is refused whole, typed, before any
+ * of them runs, so that one answer cannot fan out without bound.
+ */
+export const MAX_TOOL_CALLS_PER_TURN = 128;
+
+function tooManyToolCalls(): ApiError {
+  return new ApiError('upstream_error', `The model asked for more than ${MAX_TOOL_CALLS_PER_TURN} tool calls in one turn; none of them was run`);
+}
+
+/**
  * The one reader of a streamed chat completion (both loops): text deltas are handed on as they
  * arrive, one call per network read with that read's deltas in order (so text before a tool call
  * reaches the client at once, and the chat writer writes once per read; the read that ends the
@@ -58,7 +70,16 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
   let failure: ApiError | undefined;
   let done = false;
 
+  // Whatever shape an event has, reading it never throws: an exception here would leave the parser
+  // inside the body's 'readable' listener, where nothing catches it.
   const onEvent = (event: EventSourceMessage) => {
+    try {
+      readEvent(event);
+    } catch {
+      failure ??= new ApiError('upstream_error', 'The model upstream sent an event of an unexpected shape');
+    }
+  };
+  const readEvent = (event: EventSourceMessage) => {
     events += 1;
     if (event.data === '[DONE]') {
       done = true;
@@ -69,7 +90,11 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
     try {
       chunk = JSON.parse(event.data) as Chunk;
     } catch {
-      failure = new ApiError('upstream_error', 'The model upstream sent an event that is not JSON');
+      chunk = null as unknown as Chunk;
+    }
+    // `null`, a number, an array: no chunk (reading fields of `null` would throw inside the parser).
+    if (typeof chunk !== 'object' || chunk === null || Array.isArray(chunk)) {
+      failure = new ApiError('upstream_error', 'The model upstream sent an event that is not a JSON object');
       return;
     }
     if (chunk.error) {
@@ -88,7 +113,13 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
     for (const piece of choice.delta?.tool_calls ?? []) {
       const i = typeof piece.index === 'number' ? piece.index : calls.size;
       let call = calls.get(i);
-      if (!call) calls.set(i, (call = { id: '', name: '', arguments: '' }));
+      if (!call) {
+        if (calls.size >= MAX_TOOL_CALLS_PER_TURN) {
+          failure = tooManyToolCalls();
+          return;
+        }
+        calls.set(i, (call = { id: '', name: '', arguments: '' }));
+      }
       if (piece.id) call.id = piece.id;
       if (piece.function?.name) call.name += piece.function.name;
       if (piece.function?.arguments) call.arguments += piece.function.arguments;
@@ -249,14 +280,21 @@ export async function turnOfJson(text: string, onText?: (deltas: readonly string
   } catch {
     throw new ApiError('upstream_error', 'The model upstream sent an answer that is not JSON');
   }
+  if (typeof completion !== 'object' || completion === null || Array.isArray(completion)) {
+    throw new ApiError('upstream_error', 'The model upstream sent an answer that is not a JSON object');
+  }
   if (completion.error) throw new ApiError('upstream_error', `The model upstream failed mid-answer: ${completion.error.message ?? 'unknown error'}`);
   const choice = completion.choices?.[0];
+  const listed = choice?.message?.tool_calls;
+  if (listed !== undefined && listed !== null && !Array.isArray(listed)) throw new ApiError('upstream_error', 'The model upstream sent tool calls that are not a list');
+  const calls = listed ?? [];
+  if (calls.length > MAX_TOOL_CALLS_PER_TURN) throw tooManyToolCalls();
   const content = typeof choice?.message?.content === 'string' ? choice.message.content : '';
   if (content.length > 0 && onText) await onText([content]);
   return {
     content,
-    toolCalls: (choice?.message?.tool_calls ?? [])
-      .filter((c) => c.function?.name)
+    toolCalls: calls
+      .filter((c) => typeof c === 'object' && c !== null && c.function?.name)
       .map((c, i) => ({ id: c.id || `call_drael_${i}`, type: 'function', function: { name: c.function!.name!, arguments: c.function!.arguments ?? '' } })),
     finishReason: choice?.finish_reason ?? null,
     usage: { prompt_tokens: completion.usage?.prompt_tokens ?? 0, completion_tokens: completion.usage?.completion_tokens ?? 0 },
