@@ -90,7 +90,8 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
     try {
       chunk = JSON.parse(event.data) as Chunk;
     } catch {
-      chunk = null as unknown as Chunk;
+      failure = new ApiError('upstream_error', 'The model upstream sent an event that is not JSON');
+      return;
     }
     // `null`, a number, an array: no chunk (reading fields of `null` would throw inside the parser).
     if (typeof chunk !== 'object' || chunk === null || Array.isArray(chunk)) {
