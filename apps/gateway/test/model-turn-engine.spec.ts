@@ -32,6 +32,9 @@ async function seenFor(send: () => Promise<Response>): Promise<{ text: string; s
   return { text, seen: h.upstream.requests.slice(before) };
 }
 
+/** One request through each loop and each way of answering: chat not streamed, chat streamed, Responses. */
+const everyWay = [() => h.chat({ messages: ask }), () => h.chat({ messages: ask, stream: true }), () => responses({ input: 'What is new?' })];
+
 const forever = { type: 'tool_calls' as const, calls: [{ id: 'm1', name: 'made_up_tool', arguments: '{}' }] };
 
 describe('one model-turn engine for chat and Responses', () => {
@@ -83,7 +86,7 @@ describe('one model-turn engine for chat and Responses', () => {
   it('an answer that never ends (one endless line, held open) is cut at 64 MiB: the same typed error from both loops, streamed or not', async () => {
     const flood = { type: 'flood' as const, bytes: 80 * 1024 * 1024 };
     const answers: Array<{ status: number; error: any }> = [];
-    for (const send of [() => h.chat({ messages: ask }), () => h.chat({ messages: ask, stream: true }), () => responses({ input: 'What is new?' })]) {
+    for (const send of everyWay) {
       h.script([flood]);
       const res = await send();
       answers.push({ status: res.status, error: ((await res.json()) as any).error });
@@ -99,7 +102,7 @@ describe('one model-turn engine for chat and Responses', () => {
     const html = { type: 'raw' as const, status: 200, headers: { 'content-type': 'text/html' }, body: '<html><body>Bad gateway</body></html>' };
     const bigHeader = { type: 'raw' as const, status: 200, headers: { 'content-type': 'application/json', 'x-padding': 'a'.repeat(60_000) }, body: '{}' };
     for (const turn of [html, bigHeader]) {
-      for (const send of [() => h.chat({ messages: ask }), () => h.chat({ messages: ask, stream: true }), () => responses({ input: 'What is new?' })]) {
+      for (const send of everyWay) {
         h.script([turn]);
         const res = await send();
         const what = `${turn === html ? 'html' : 'big header'}`;

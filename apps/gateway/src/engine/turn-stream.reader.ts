@@ -186,7 +186,7 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
       }
       if (!flush()) return;
       // A body that ended with no event at all (an HTML page, an empty body) is no answer, not an empty one.
-      failure ??= events === 0 ? new ApiError('upstream_error', 'The model upstream answered with no stream events') : undefined;
+      if (!failure && events === 0) failure = new ApiError('upstream_error', 'The model upstream answered with no stream events');
       if (failure) {
         body.destroy();
         return settle(failure);
