@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
 import { testPrefix } from '@drael/test-support';
 import { CooldownStore, type CooldownSettings } from '../src/upstream/cooldown.store.js';
 import { Deployment } from '../src/upstream/deployment.js';
@@ -71,6 +72,58 @@ describe('CooldownStore (one Redis, two replicas)', () => {
     one.store.recordFailure(one.y, 'server_error');
     expect(one.y.state(Date.now())).toBe('cooling');
     await until(() => two.y.cooldown?.reason === 'server_error', 'replica two sees the new cooldown');
+  });
+
+  it('a message of another shape on the channel, or a stored cooldown of one, changes nothing and ends no process', async () => {
+    // Anything that can write to Redis can publish there: a replica of another version, a typo, an attacker inside.
+    const writer = new Redis(REDIS_URL);
+    const channel = `${settings.keyPrefix}events`;
+    try {
+      // y's last cooldown (the test before) is over first: a success while cooling keeps it.
+      await until(() => one.y.state(Date.now()) !== 'cooling' && two.y.state(Date.now()) !== 'cooling', 'y no longer cooling');
+      one.store.recordSuccess(one.y);
+      two.store.recordSuccess(two.y);
+      await until(() => one.y.cooldown === undefined && two.y.cooldown === undefined, 'y healthy on both');
+      const hostile = [
+        'null',
+        '[]',
+        '"x"',
+        '7',
+        'not json',
+        JSON.stringify({ name: 'y', state: 5 }),
+        JSON.stringify({ name: 'y', state: { until: Date.now() + 60_000, reason: 'bogus' } }),
+        JSON.stringify({ name: 'y', state: { until: '1e300', reason: 'timeout' } }),
+        JSON.stringify({ name: 'y', state: { until: null, reason: 'timeout' } }),
+        JSON.stringify({ name: { toString: 1 }, state: null }),
+        JSON.stringify({ name: '__proto__', state: null }),
+      ];
+      for (const message of hostile) await writer.publish(channel, message);
+      // A cooldown far in the future is one: it is kept within the longest this replica sets itself.
+      await writer.publish(channel, JSON.stringify({ name: 'y', state: { until: 1e300, reason: 'timeout' } }));
+      await until(() => one.y.cooldown !== undefined && two.y.cooldown !== undefined, 'both hear of the far cooldown');
+      for (const r of [one, two]) {
+        expect(r.y.cooldown!.reason).toBe('timeout');
+        expect(r.y.cooldown!.until).toBeLessThanOrEqual(Date.now() + settings.maxCooldownMs);
+        // Still a date: the deployment report (GET /admin/models) prints it.
+        expect(new Date(r.y.cooldown!.until).toISOString()).toMatch(/^\d{4}-/);
+      }
+      // The same shapes stored under the key a starting replica reads.
+      await writer.set(`${settings.keyPrefix}cool:x`, JSON.stringify({ until: Date.now() + 60_000, reason: 'bogus' }), 'PX', 60_000);
+      await writer.set(`${settings.keyPrefix}cool:y`, 'null', 'PX', 60_000);
+      const late = replica(settings);
+      await late.store.start();
+      try {
+        expect(late.x.cooldown).toBeUndefined();
+        expect(late.y.cooldown).toBeUndefined();
+      } finally {
+        await late.store.stop();
+        await writer.del(`${settings.keyPrefix}cool:x`, `${settings.keyPrefix}cool:y`);
+      }
+      one.store.recordSuccess(one.y);
+      two.store.recordSuccess(two.y);
+    } finally {
+      writer.disconnect();
+    }
   });
 
   it('a replica that starts later reads the cooldowns already set', async () => {

@@ -1,5 +1,5 @@
 import { Redis, type Result } from 'ioredis';
-import type { CooldownState, Deployment, FailureKind } from './deployment.js';
+import { FAILURE_KINDS, type CooldownState, type Deployment, type FailureKind } from './deployment.js';
 import { upstreamMetrics } from '../metrics/gateway.metrics.js';
 
 export interface CooldownSettings {
@@ -145,23 +145,43 @@ export class CooldownStore {
     const values = await this.redis.mget(names.map((n) => `${this.settings.keyPrefix}cool:${n}`));
     names.forEach((name, i) => {
       const d = this.byName.get(name)!;
-      const state = parseState(values[i] ?? null);
+      const state = this.stateOf(parseJson(values[i] ?? null));
       // A cooldown this replica set itself may not have reached Redis yet; never drop a newer one.
       if (state) d.cooldown = state;
       else if (d.cooldown && d.cooldown.until <= Date.now()) d.cooldown = undefined;
     });
   }
 
+  /**
+   * A change another replica published. Anything that can write to Redis can publish here, so a
+   * message of any other shape (not JSON, `null`, an unknown deployment or reason, a time that is
+   * not a date) changes nothing: it must neither end the process (this runs in ioredis's
+   * listener, where nothing catches) nor cool a deployment for good.
+   */
   private apply(message: string): void {
-    let event: { name?: unknown; state?: unknown };
+    let event: unknown;
     try {
-      event = JSON.parse(message) as typeof event;
+      event = JSON.parse(message);
     } catch {
       return;
     }
-    const d = typeof event.name === 'string' ? this.byName.get(event.name) : undefined;
+    if (typeof event !== 'object' || event === null) return;
+    const { name, state } = event as { name?: unknown; state?: unknown };
+    const d = typeof name === 'string' ? this.byName.get(name) : undefined;
     if (!d) return;
-    d.cooldown = event.state === null ? undefined : (parseState(JSON.stringify(event.state)) ?? d.cooldown);
+    d.cooldown = state === null ? undefined : (this.stateOf(state) ?? d.cooldown);
+  }
+
+  /**
+   * A cooldown as stored or published, or undefined when it is not one. Its end is kept within
+   * the longest cooldown this replica would set itself (maxCooldownMs from now): whatever wrote
+   * it, no deployment is taken out for longer.
+   */
+  private stateOf(value: unknown): CooldownState | undefined {
+    if (typeof value !== 'object' || value === null) return undefined;
+    const { until, reason } = value as { until?: unknown; reason?: unknown };
+    if (typeof until !== 'number' || !Number.isFinite(until) || !isFailureKind(reason)) return undefined;
+    return { until: Math.min(until, Date.now() + this.settings.maxCooldownMs), reason };
   }
 
   private coolKey(d: Deployment): string {
@@ -173,12 +193,15 @@ export class CooldownStore {
   }
 }
 
-function parseState(raw: string | null): CooldownState | undefined {
+function parseJson(raw: string | null): unknown {
   if (raw === null) return undefined;
   try {
-    const s = JSON.parse(raw) as { until?: unknown; reason?: unknown };
-    return typeof s.until === 'number' && typeof s.reason === 'string' ? { until: s.until, reason: s.reason as FailureKind } : undefined;
+    return JSON.parse(raw);
   } catch {
     return undefined;
   }
+}
+
+function isFailureKind(value: unknown): value is FailureKind {
+  return (FAILURE_KINDS as readonly unknown[]).includes(value);
 }

@@ -1,7 +1,8 @@
 import type { DeploymentConfig } from '../models/model-routes.config.js';
 
 /** Why a deployment failed an attempt; the router's rules (retry, cool) read only this. */
-export type FailureKind = 'connect' | 'timeout' | 'rate_limited' | 'server_error' | 'context_length' | 'client_error';
+export const FAILURE_KINDS = ['connect', 'timeout', 'rate_limited', 'server_error', 'context_length', 'client_error'] as const;
+export type FailureKind = (typeof FAILURE_KINDS)[number];
 
 /** What every replica knows of a deployment's health (mirrored from Redis). */
 export interface CooldownState {
