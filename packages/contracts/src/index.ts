@@ -2,6 +2,7 @@ export * from './rpc-entry.js';
 export * from './list-page.js';
 export * from './wire-error.js';
 export * from './stored-text.js';
+export * from './pattern-refinement.js';
 export * from './idempotency.js';
 export * from './health.js';
 export * from './session-id.js';

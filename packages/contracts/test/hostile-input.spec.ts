@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { agentRunCatalog, billingCatalog, canonicalJson, idempotencyRequest, isStorableText, MAX_TASK_CHARS, taskProblem } from '../src/index.js';
+import { z } from 'zod';
+import {
+  agentRunCatalog,
+  billingCatalog,
+  canonicalJson,
+  idempotencyRequest,
+  isStorableText,
+  MAX_TASK_CHARS,
+  patternRefinement,
+  refinementPattern,
+  STORABLE_TEXT,
+  taskProblem,
+} from '../src/index.js';
 
 describe('text PostgreSQL can store', () => {
   it('refuses NUL and unpaired surrogates, keeps paired ones (emoji)', () => {
@@ -9,6 +21,49 @@ describe('text PostgreSQL can store', () => {
     expect(isStorableText('\ud800')).toBe(false);
     expect(isStorableText('x\udc00y')).toBe(false);
     expect(isStorableText('\udc00\ud800')).toBe(false);
+  });
+
+  it('the pattern says what a walk over the UTF-16 code units says, for any string', () => {
+    // The rule written the long way: NUL, or a surrogate not in a high-low pair, is unstorable.
+    const walk = (s: string): boolean => {
+      for (let i = 0; i < s.length; i++) {
+        const c = s.charCodeAt(i);
+        if (c === 0 || (c >= 0xdc00 && c <= 0xdfff)) return false;
+        if (c >= 0xd800 && c <= 0xdbff) {
+          const next = s.charCodeAt(i + 1);
+          if (!(next >= 0xdc00 && next <= 0xdfff)) return false;
+          i++;
+        }
+      }
+      return true;
+    };
+    const units = ['a', '\0', '\n', '\ud800', '\udbff', '\udc00', '\udfff', '😀', 'é', '\uffff', '\ud7ff', '\ue000', '\u0001'];
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    let refused = 0;
+    for (let i = 0; i < 20_000; i++) {
+      let s = '';
+      for (let j = random(9); j > 0; j--) s += units[random(units.length)];
+      expect(isStorableText(s), JSON.stringify(s)).toBe(walk(s));
+      if (!walk(s)) refused++;
+    }
+    expect(refused).toBeGreaterThan(5_000);
+    // Long text is linear: no backtracking blow-up on a long run of pairs or a late NUL.
+    expect(isStorableText('😀'.repeat(1_000_000))).toBe(true);
+    expect(isStorableText(`${'x'.repeat(1_000_000)}\0`)).toBe(false);
+  });
+
+  it('is a pattern refinement: known as its pattern, kept out of the published JSON Schema', () => {
+    expect(refinementPattern(isStorableText)).toBe(STORABLE_TEXT);
+    expect(refinementPattern((s: string) => STORABLE_TEXT.test(s))).toBeUndefined();
+    expect(() => patternRefinement(/x/u)).toThrow(/without flags/);
+    // Surrogate escapes: Rust's and Go's regex engines refuse them, which would break a generated client.
+    const schema = z.toJSONSchema(billingCatalog.createAccount.request, { target: 'draft-7', io: 'input' });
+    expect(schema.properties?.name).toMatchObject({ type: 'string' });
+    expect(schema.properties?.name).not.toHaveProperty('pattern');
   });
 
   it('every id and name of agent-run and billing requests refuses them, naming the field', () => {

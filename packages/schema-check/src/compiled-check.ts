@@ -1,5 +1,6 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { z } from 'zod';
+import { refinementPattern } from '@drael/contracts';
 
 /** What `safeParse` answers, as zod's own does. */
 export type CheckResult<T> = { success: true; data: T } | { success: false; error: z.ZodError };
@@ -50,11 +51,20 @@ export function compiledCheck<T extends z.ZodType>(schema: T): SchemaCheck<z.out
 
 function compile(schema: z.ZodType): ValidateFunction | null {
   try {
-    return ajv().compile(z.toJSONSchema(schema, { target: 'draft-7', io: 'output', unrepresentable: 'throw' }));
+    return ajv().compile(z.toJSONSchema(schema, { target: 'draft-7', io: 'output', unrepresentable: 'throw', override: withRefinementPatterns }));
   } catch {
     // Something ajv refuses (strict mode): zod alone, as for any schema the walk does not accept.
     return null;
   }
+}
+
+/** z.toJSONSchema leaves refinements out: a patternRefinement goes into the compiled schema as the pattern it is. */
+function withRefinementPatterns(ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown> }): void {
+  const patterns = (defOf(ctx.zodSchema as z.ZodType).checks ?? []).flatMap((c) => {
+    const pattern = c._zod.def.check === 'custom' ? refinementPattern(c._zod.def.fn) : undefined;
+    return pattern ? [{ pattern: pattern.source }] : [];
+  });
+  if (patterns.length > 0) ctx.jsonSchema.allOf = [...((ctx.jsonSchema.allOf as unknown[] | undefined) ?? []), ...patterns];
 }
 
 let shared: Ajv | undefined;
@@ -87,7 +97,7 @@ interface ZodDef {
   check?: string;
   format?: string;
   pattern?: RegExp;
-  checks?: { _zod: { def: { check: string; format?: string; pattern?: RegExp } } }[];
+  checks?: { _zod: { def: { check: string; format?: string; pattern?: RegExp; fn?: unknown } } }[];
   shape?: Record<string, z.ZodType>;
   catchall?: z.ZodType;
   element?: z.ZodType;
@@ -138,6 +148,8 @@ function identityReasonOf(schema: z.ZodType, ancestors: Set<z.ZodType>): string 
   const checks = [...(def.checks ?? []).map((c) => c._zod.def), ...(def.check ? [{ check: def.check, format: def.format, pattern: def.pattern }] : [])];
   const allowed = EXACT_CHECKS[def.type] ?? new Set<string>();
   for (const c of checks) {
+    // A refinement that is exactly a pattern (contracts' patternRefinement) is compiled as that pattern.
+    if (def.type === 'string' && c.check === 'custom' && refinementPattern(c.fn) !== undefined) continue;
     if (!allowed.has(c.check)) return `${def.type} with a ${c.check} check`;
     if (c.check === 'number_format' && c.format !== 'safeint') return `number of format ${c.format}`;
     if (c.check === 'string_format' && (c.format !== 'regex' || c.pattern?.flags !== '')) return `string of format ${c.format}${c.pattern?.flags ? ` /${c.pattern.flags}` : ''}`;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { compiledCheck, identityReason } from '../src/compiled-check.js';
-import { replyEnvelope, sandboxCatalog, searchCatalog } from '@drael/contracts';
+import { billingCatalog, replyEnvelope, sandboxCatalog, searchCatalog } from '@drael/contracts';
 
 // The compiled check may only ever be as strict as zod or stricter (a value it refuses goes to zod,
 // which answers): these tests send both the same values, valid, broken and hostile, and hold every
@@ -211,9 +211,20 @@ describe('compiledCheck', () => {
     expect(accepted).toBeGreaterThan(10);
   });
 
-  it('compiles the replies on the hot paths: a search, a run, a file', () => {
-    for (const entry of [searchCatalog.query, sandboxCatalog.run, sandboxCatalog.filesRead]) {
+  it('compiles the replies on the hot paths: a search, a run, a file, a key, a hold', () => {
+    for (const entry of [searchCatalog.query, sandboxCatalog.run, sandboxCatalog.filesRead, billingCatalog.verifyKey, billingCatalog.hold, billingCatalog.settle]) {
       expect(compiledCheck(replyEnvelope(entry.reply)).compiled, entry.subject).toBe(true);
+    }
+  });
+
+  it("holds a stored text field (ids, names: a pattern, not a refinement) to zod's answer", () => {
+    const check = compiledCheck(billingCatalog.hold.request.pick({ account_id: true }));
+    expect(check.compiled).toBe(true);
+    for (const account_id of ['acct_1', '', 'a\u0000', '\ud800', 'x\udc00', '😀', '\ud83d\ude00\ud83d', 'x'.repeat(64), 'x'.repeat(65), 7, null]) {
+      const ours = check.safeParse({ account_id });
+      const zods = billingCatalog.hold.request.pick({ account_id: true }).safeParse({ account_id });
+      expect(ours.success, JSON.stringify(account_id)).toBe(zods.success);
+      if (!ours.success && !zods.success) expect(ours.error.issues).toEqual(zods.error.issues);
     }
   });
 });
