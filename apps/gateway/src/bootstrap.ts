@@ -124,7 +124,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   await app.init();
   // The route table with each route's access, once per boot: what is public is never a guess.
   logger.info({ routes: routes.map((r) => `${r.method} ${r.url} ${r.access}`) }, 'routes');
-  await connectGatewaySubjects(app, config);
+  await connectGatewaySubjects(app, config, logger);
   await app.listen({ host: config.HOST, port: config.PORT });
   // Prometheus scrapes its own port, never the public one (docs/operations.md "Where /metrics is").
   const metricsHttp: MetricsHttpServer | undefined = config.METRICS_PORT === undefined ? undefined : await startMetricsHttp({ port: config.METRICS_PORT, host: config.HOST });

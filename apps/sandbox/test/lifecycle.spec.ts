@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { sandboxCatalog } from '@drael/contracts';
+import { wireSubject } from '@drael/nats-rpc';
 import { containersOf, startSandbox, type Sandbox } from './sandbox-harness.js';
 
 const started: Sandbox[] = [];
@@ -38,6 +39,16 @@ describe('concurrency and lifecycle', () => {
     // Another tenant naming the same run id stops nothing: no replica owns that run, none answers.
     expect(await sbx.errorOf(sandboxCatalog.runCancel, { tenant: 'intruder', run_id: 'job-1' })).toMatchObject({ code: 'timeout' });
     expect(await containersOf(sbx.instance, 'running')).toEqual(running);
+    // A cancel whose answer would not fit in one NATS message (an id of nearly max_payload echoed
+    // back) used to throw inside the listener's callback and end its subscription: every later
+    // cancel went unheard. It is answered small and typed, and the listener lives on.
+    const nc = sbx.client.connection;
+    const cancelSubject = wireSubject(sandboxCatalog.runCancel.subject, sbx.prefix);
+    const huge = JSON.stringify({ pattern: sandboxCatalog.runCancel.subject, id: 'i'.repeat(nc.info!.max_payload - 200), data: {} });
+    const refused = await nc.request(cancelSubject, huge, { timeout: 5000 });
+    expect(refused.data.length).toBeLessThan(500);
+    expect(refused.json()).toMatchObject({ error: { code: 'bad_request' } });
+    expect((await nc.request(cancelSubject, '{}', { timeout: 5000 })).json()).toMatchObject({ error: { code: 'bad_request' } });
     expect(await sbx.call(sandboxCatalog.runCancel, { tenant: 'owner', run_id: 'job-1' })).toEqual({ run_id: 'job-1', cancelled: true });
     expect(await run).toMatchObject({ ok: false, exit_code: 137, timed_out: false, stdout: 'started\n' });
     // Removed once the answer has left (src/after-answer.ts), not before it.

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { COMMON_ERROR_CODES, subjectErrors } from './wire-error.js';
 import { defineEntry } from './rpc-entry.js';
 import { healthEntry } from './health.js';
-import { AccountIdSchema, levelAtLeast, ReceiptKeySchema, ReceiptSchema, RunEndSchema, StepKindSchema, ToolLevelSchema, type ToolLevel } from './billing.js';
+import { AccountIdSchema, levelAtLeast, MAX_INT4, ReceiptKeySchema, ReceiptSchema, RunEndSchema, StepKindSchema, ToolLevelSchema, type ToolLevel } from './billing.js';
 import { storedText } from './stored-text.js';
 import { IdempotencyKeySchema } from './idempotency.js';
 import { ListPageQueryShape } from './list-page.js';
@@ -229,7 +229,7 @@ export const agentRunCatalog = {
   // Long poll: answers as soon as there are events after `after`, or empty after `wait_ms`.
   runEvents: entry(
     'agent-run.runs.events.v1',
-    z.object({ ...RunRef, after: z.number().int().nonnegative().default(0), wait_ms: z.number().int().min(0).max(20_000).default(10_000) }),
+    z.object({ ...RunRef, after: z.number().int().nonnegative().max(MAX_INT4).default(0), wait_ms: z.number().int().min(0).max(20_000).default(10_000) }),
     z.object({ events: z.array(RunEventSchema), done: z.boolean() }),
     errors('run_not_found'),
     25_000,

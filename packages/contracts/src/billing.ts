@@ -197,6 +197,18 @@ const Hex32 = z.string().regex(/^[0-9a-f]{64}$/);
 const Hex64 = z.string().regex(/^[0-9a-f]{128}$/);
 const Micros = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
+/** PostgreSQL's int4, the type of unit, sequence and counter columns: a larger number is a 400 naming the field, never an overflow in the database. */
+export const MAX_INT4 = 2_147_483_647;
+
+/**
+ * A receipt's usage as a settle may write it: a few named figures (model, tokens, exit code). It is
+ * signed, stored and sent back with every read of the run's receipts, so it is bounded where it
+ * comes in: at most 32 entries, names of 1-64 and text of at most 1,024 characters PostgreSQL can store.
+ */
+const ReceiptUsageInput = z
+  .record(storedText(1, 64), z.union([z.number(), storedText(0, 1024), z.null()]))
+  .refine((usage) => Object.keys(usage).length <= 32, { message: 'at most 32 usage entries' });
+
 /** The signed part of a receipt. Its keccak256 over the JCS (RFC 8785) bytes is the receipt hash. */
 export const ReceiptPayloadSchema = z.object({
   version: z.literal(1),
@@ -359,8 +371,9 @@ export const billingCatalog = {
       .object({
         account_id: AccountIdSchema,
         hold_id: z.string(),
-        units: z.number().int().nonnegative().optional(),
-        contacts: z.object({ plain: z.number().int().nonnegative(), premium: z.number().int().nonnegative() }).optional(),
+        // Far above any hold (10,000 units): what a settle reports beyond its hold is capped at it.
+        units: z.number().int().nonnegative().max(1_000_000).optional(),
+        contacts: z.object({ plain: z.number().int().nonnegative().max(1_000_000), premium: z.number().int().nonnegative().max(1_000_000) }).optional(),
       })
       .refine((r) => (r.units === undefined) !== (r.contacts === undefined), { message: 'give exactly one of units or contacts' }),
     reply: HoldSchema,
@@ -460,7 +473,10 @@ export const billingCatalog = {
       hold_id: z.string(),
       kind: StepKindSchema,
       amount_micros: z.number().int().nonnegative().max(1_000_000_000_000),
-      receipt: ReceiptPayloadSchema.pick({ usage: true, input_fingerprint: true, output_fingerprint: true, run: true }),
+      receipt: ReceiptPayloadSchema.pick({ input_fingerprint: true, output_fingerprint: true }).extend({
+        usage: ReceiptUsageInput,
+        run: ReceiptPayloadSchema.shape.run.extend({ id: storedText(1, 64), sequence: z.number().int().nonnegative().max(MAX_INT4) }),
+      }),
     }),
     reply: z.object({ hold: SpendHoldSchema, receipt: ReceiptSchema }),
     errors: billingErrors('hold_not_found', 'hold_already_resolved', 'receipt_chain_mismatch'),

@@ -3,6 +3,7 @@ export * from './list-page.js';
 export * from './wire-error.js';
 export * from './stored-text.js';
 export * from './pattern-refinement.js';
+export * from './json-depth.js';
 export * from './idempotency.js';
 export * from './health.js';
 export * from './session-id.js';

@@ -77,6 +77,39 @@ describe('text PostgreSQL can store', () => {
 });
 
 describe('numbers within their columns', () => {
+  it('a settle, a receipt link and an event cursor: int4 columns get no larger number (they answered internal)', () => {
+    const fingerprint = 'a'.repeat(64);
+    const receipt = {
+      usage: { model: 'm', prompt_tokens: 3 },
+      input_fingerprint: fingerprint,
+      output_fingerprint: fingerprint,
+      run: { id: 'run_1', sequence: 0, previous_receipt_hash: null },
+    };
+    const spend = { account_id: 'a', hold_id: 'h', kind: 'inference.chat' as const, amount_micros: 1, receipt };
+    expect(billingCatalog.settleSpend.request.safeParse(spend).success).toBe(true);
+    expect(billingCatalog.settleSpend.request.safeParse({ ...spend, receipt: { ...receipt, run: { ...receipt.run, sequence: 2 ** 31 } } }).success).toBe(false);
+    expect(billingCatalog.settle.request.safeParse({ account_id: 'a', hold_id: 'h', units: 2 ** 31 }).success).toBe(false);
+    expect(billingCatalog.settle.request.safeParse({ account_id: 'a', hold_id: 'h', contacts: { plain: 2 ** 31, premium: 0 } }).success).toBe(false);
+    expect(agentRunCatalog.runEvents.request.safeParse({ account_id: 'a', run_id: 'run_1', after: 2 ** 31 }).success).toBe(false);
+  });
+
+  it("a receipt's usage is a few figures: bounded in entries and text, storable (a megabyte of it made a settle whose answer could not be sent)", () => {
+    const fingerprint = 'a'.repeat(64);
+    const settle = (usage: Record<string, unknown>) =>
+      billingCatalog.settleSpend.request.safeParse({
+        account_id: 'a',
+        hold_id: 'h',
+        kind: 'inference.chat',
+        amount_micros: 1,
+        receipt: { usage, input_fingerprint: fingerprint, output_fingerprint: fingerprint, run: { id: 'run_1', sequence: 0, previous_receipt_hash: null } },
+      }).success;
+    expect(settle({ model: 'x'.repeat(1024), exit_code: null })).toBe(true);
+    expect(settle({ model: 'x'.repeat(1_000_000) })).toBe(false);
+    expect(settle({ model: 'a\u0000b' })).toBe(false);
+    expect(settle({ ['\ud800']: 1 })).toBe(false);
+    expect(settle(Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, i])))).toBe(false);
+  });
+
   it('key limits and the daily ceiling', () => {
     for (const n of [2 ** 31, 1e12]) {
       expect(billingCatalog.createKey.request.safeParse({ account_id: 'a', rate_limit: { per_minute: n, per_hour: 10 } }).success).toBe(false);

@@ -21,6 +21,18 @@ export function newRequestId(): string {
   return randomUUID();
 }
 
+// A caller's id is kept only if it is short and printable, so it cannot bloat or forge log lines.
+const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The request id a caller sent (an HTTP `x-request-id`, a NATS `x-request-id` header), when it is
+ * one this system keeps: 1-128 characters of `A-Za-z0-9._:-`. Anything else, or nothing, is
+ * undefined: the caller then gets an id of ours, never its text in every log line.
+ */
+export function acceptedRequestId(given: unknown): string | undefined {
+  return typeof given === 'string' && ACCEPTABLE_REQUEST_ID.test(given) ? given : undefined;
+}
+
 /** Runs `fn` with `requestId` as the current request id. */
 export function withRequestId<T>(requestId: string, fn: () => T): T {
   return requestContext.run({ requestId }, fn);

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { NatsContext, ServerNats } from '@nestjs/microservices';
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
-import { catalogEntries, entrySchemas, type Catalog, type RpcEntry } from '@drael/contracts';
+import { catalogEntries, entrySchemas, MAX_JSON_DEPTH, nestedDeeperThan, type Catalog, type RpcEntry } from '@drael/contracts';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { handlerRegistry } from './handles.decorator.js';
 import { RpcError } from './rpc-error.js';
@@ -11,6 +11,7 @@ import { natsConnectOptions, type NatsSecurity } from './nats-security.js';
 import { startHeartbeats } from './heartbeat.js';
 import { queueGroup, wireSubject } from './subject.js';
 import { directHandler, type DirectDispatchSource } from './direct-dispatch.js';
+import { MAX_PACKET_ID_CHARS, respondBounded } from './bounded-reply.js';
 
 export interface DrainingNatsServerOptions {
   servers: string | string[];
@@ -59,6 +60,13 @@ const INTERNAL = JSON.stringify({ error: new RpcError('internal', 'internal erro
 function isPacket(body: unknown, channel: string): body is RequestPacket {
   return typeof body === 'object' && body !== null && (body as RequestPacket).pattern === channel && typeof (body as RequestPacket).id === 'string';
 }
+
+const ID_TOO_LONG = JSON.stringify({
+  error: new RpcError('bad_request', `the packet's id is longer than ${MAX_PACKET_ID_CHARS} characters (send a UUID)`, false).toWire(),
+});
+const TOO_DEEP = JSON.stringify({
+  error: new RpcError('bad_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted`, false).toWire(),
+});
 
 /** `billing.plans.list.v1` → `plans-list-v1`: a micro endpoint name is one token. */
 function endpointName(service: string, subject: string): string {
@@ -215,29 +223,40 @@ export class DrainingNatsServer extends ServerNats {
       msg.respond(NOT_JSON);
       return 'bad_request: not JSON';
     }
+    const packet = isPacket(body, channel) ? body : undefined;
+    // The edge's bound on nesting, for every subject as for every HTTP route: no handler, schema
+    // or re-encoding of the request then walks deeper than this.
+    if (nestedDeeperThan(packet ? packet.data : body, MAX_JSON_DEPTH)) {
+      msg.respond(TOO_DEEP);
+      return 'bad_request: too deep';
+    }
     const ctx = new NatsContext([msg.subject, msg.headers]);
-    if (!isPacket(body, channel)) return this.answerPlain(channel, handler, body, ctx, msg);
-    const id = body.id;
+    if (!packet) return this.answerPlain(channel, handler, body, ctx, msg);
+    const id = packet.id;
+    if (id.length > MAX_PACKET_ID_CHARS) {
+      msg.respond(ID_TOO_LONG);
+      return 'bad_request: packet id too long';
+    }
     let result: unknown;
     try {
-      result = await handler(body.data, ctx);
+      result = await handler(packet.data, ctx);
     } catch (err) {
       // Only a directly called method can throw here (Nest's handler answers a failure as a stream);
       // @Handles catches its method's errors, so this is a defect of the wrapper: logged, answered.
       this.logger.error(err);
-      msg.respond(`{"response":${INTERNAL},"isDisposed":true,"id":${JSON.stringify(id)}}`);
+      respondBounded(msg, `{"response":${INTERNAL},"isDisposed":true,"id":${JSON.stringify(id)}}`, id);
       return 'internal';
     }
     if (isObservable(result)) {
       // A stream (an interceptor's, or the exception filter's error): Nest sends it the way it always has.
       const publish = (response: object) => {
-        msg.respond(JSON.stringify({ ...response, id }));
+        respondBounded(msg, JSON.stringify({ ...response, id }), id);
       };
       this.send(result, publish);
       return undefined;
     }
     // What Nest's send() writes for a single value: the value and the end of the stream in one packet.
-    msg.respond(JSON.stringify({ response: result, isDisposed: true, id }));
+    respondBounded(msg, JSON.stringify({ response: result, isDisposed: true, id }), id);
     return errorOf(result);
   }
 
@@ -259,7 +278,7 @@ export class DrainingNatsServer extends ServerNats {
     }
     const envelope = result as { result?: unknown; error?: unknown } | undefined;
     if (envelope && typeof envelope === 'object' && ('result' in envelope || 'error' in envelope)) {
-      msg.respond(JSON.stringify(envelope));
+      respondBounded(msg, JSON.stringify(envelope));
       return errorOf(envelope);
     }
     msg.respond(INTERNAL);

@@ -1,9 +1,9 @@
 import { Ctx, MessagePattern, Payload, type NatsContext } from '@nestjs/microservices';
 import type { RpcEntry } from '@drael/contracts';
 import { compiledCheck } from '@drael/schema-check';
-import { currentRequestId, newRequestId, withRequestId, type Logger } from '@drael/logger';
+import { acceptedRequestId, currentRequestId, newRequestId, withRequestId, type Logger } from '@drael/logger';
 import { inSpan } from '@drael/tracing';
-import { RpcError } from './rpc-error.js';
+import { badRequestOf, RpcError } from './rpc-error.js';
 import { REQUEST_ID_HEADER, TRACEPARENT_HEADER } from './subject.js';
 import { inFlight } from './in-flight.js';
 import { trackHandler } from './rpc.metrics.js';
@@ -24,7 +24,7 @@ function headerOf(ctx: unknown, name: string): string | undefined {
 }
 
 function requestIdOf(ctx: unknown): string {
-  return headerOf(ctx, REQUEST_ID_HEADER) ?? currentRequestId() ?? newRequestId();
+  return acceptedRequestId(headerOf(ctx, REQUEST_ID_HEADER)) ?? currentRequestId() ?? newRequestId();
 }
 
 /**
@@ -57,13 +57,8 @@ export function Handles(entry: RpcEntry): MethodDecorator {
           inSpan(entry.subject, traced, async (span) => {
             const parsed = requestCheck.safeParse(payload);
             if (!parsed.success) {
-              const issue = parsed.error.issues[0];
               span.setAttributes({ 'rpc.error_code': 'bad_request' });
-              return {
-                error: new RpcError('bad_request', `${issue?.path.join('.') || 'payload'}: ${issue?.message ?? 'invalid'}`, false, {
-                  param: issue?.path.join('.') || null,
-                }).toWire(),
-              };
+              return { error: badRequestOf(parsed.error).toWire() };
             }
             try {
               return { result: await original.call(this, parsed.data, ctx) };

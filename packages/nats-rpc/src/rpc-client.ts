@@ -5,10 +5,11 @@ import { compiledCheck, type SchemaCheck } from '@drael/schema-check';
 import { currentRequestId, newRequestId } from '@drael/logger';
 import { inSpan, type TraceSpan } from '@drael/tracing';
 import { natsConnectOptions, type NatsSecurity } from './nats-security.js';
-import { RpcError } from './rpc-error.js';
+import { badRequestOf, RpcError } from './rpc-error.js';
 import { outcomeOf, trackClientRequest } from './rpc.metrics.js';
 import { REQUEST_ID_HEADER, TRACEPARENT_HEADER, wireSubject } from './subject.js';
 import { ReplyInbox } from './reply-inbox.js';
+import { isMaxPayloadError } from './bounded-reply.js';
 import { askForHeartbeats, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LIVENESS_MS, heartbeatReplica, isHeartbeat, SILENCE_LIMIT_FACTOR } from './heartbeat.js';
 
 export interface RpcClientOptions {
@@ -116,12 +117,7 @@ export class NatsRpcClient {
 
   private async send<E extends RpcEntry>(entry: E, payload: RequestOf<E>, options: RequestOptions, span: TraceSpan): Promise<ReplyOf<E>> {
     const parsed = entry.request.safeParse(payload);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new RpcError('bad_request', `${issue?.path.join('.') || 'payload'}: ${issue?.message ?? 'invalid'}`, false, {
-        param: issue?.path.join('.') || null,
-      });
-    }
+    if (!parsed.success) throw badRequestOf(parsed.error);
     // The request's own bound (a run's timeout_s plus slack) unless the caller set one.
     const timeoutMs = options.timeoutMs ?? entry.timeoutFor?.(parsed.data) ?? entry.timeoutMs;
     try {
@@ -308,10 +304,6 @@ function raceAbort<T>(pending: Promise<T>, signal: AbortSignal, entry: RpcEntry)
 }
 
 /** nats.js refuses, before sending, a message (headers and body) above the server's max_payload. */
-function isMaxPayloadError(err: unknown): boolean {
-  return err instanceof Error && err.message.includes('max_payload');
-}
-
 /**
  * A request that cannot travel as one NATS message: a typed, non-retryable error stating the
  * limit (the gateway answers 413), never a 503 naming an internal subject.

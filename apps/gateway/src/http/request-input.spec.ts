@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../errors/api-error.js';
 import { parseJsonBody } from './json-body.parser.js';
-import { checkRouteInput, MAX_JSON_DEPTH } from './request-input.js';
+import { MAX_JSON_DEPTH } from '@drael/contracts';
+import { checkRouteInput } from './request-input.js';
 
 const parse = (text: string) => parseJsonBody(Buffer.from(text, 'utf8'));
 const errorOf = (f: () => unknown): ApiError => {

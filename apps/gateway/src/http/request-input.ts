@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { MAX_JSON_DEPTH } from '@drael/contracts';
 import { ApiError } from '../errors/api-error.js';
 import { paramOf } from '../openai/validate.js';
 
@@ -7,12 +8,8 @@ import { paramOf } from '../openai/validate.js';
  * route access hook for path and query) so that no route, service or database sees it:
  * - no NUL and no unpaired UTF-16 surrogate in any string: PostgreSQL refuses NUL in text and
  *   JSON, and a lone surrogate cannot be encoded as UTF-8 on the way to a service;
- * - JSON nested at most MAX_JSON_DEPTH deep.
+ * - JSON nested at most MAX_JSON_DEPTH deep (@drael/contracts: the same bound at the NATS edge).
  */
-
-// Issue 15: a documented bound on JSON nesting, far above any OpenAI body (tool schemas nest ~10),
-// far below what recursive code (validation, re-encoding) can walk without running out of stack.
-export const MAX_JSON_DEPTH = 64;
 
 declare global {
   interface String {

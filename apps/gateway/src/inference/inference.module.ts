@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import type { INestApplication } from '@nestjs/common';
 import { gatewayCatalog, inferenceRouteToken } from '@drael/contracts';
-import { assertCatalogHandled, DrainingNatsServer } from '@drael/nats-rpc';
+import type { Logger } from '@drael/logger';
+import { assertCatalogHandled, DrainingNatsServer, setHandlerLogger } from '@drael/nats-rpc';
 import type { GatewayConfig } from '../config/config.schema.js';
 import { InferenceController } from './inference.controller.js';
 import { InferenceService } from './inference.service.js';
@@ -14,8 +15,10 @@ export class InferenceModule {}
  * the `gateway` queue group, drained on shutdown like every service; inference also on one routed
  * subject per model alias it serves.
  */
-export async function connectGatewaySubjects(app: INestApplication, config: GatewayConfig): Promise<void> {
+export async function connectGatewaySubjects(app: INestApplication, config: GatewayConfig, logger: Logger): Promise<void> {
   assertCatalogHandled(gatewayCatalog);
+  // A handler's failure is logged, as in every service (startService does this there).
+  setHandlerLogger(logger);
   app.connectMicroservice(
     {
       strategy: new DrainingNatsServer({

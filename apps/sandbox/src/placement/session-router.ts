@@ -11,8 +11,8 @@ import {
   type RpcEntry,
   type WorkspaceScope,
 } from '@drael/contracts';
-import { createLogger, currentRequestId, newRequestId, withRequestId } from '@drael/logger';
-import { inFlight, REQUEST_ID_HEADER, RpcError, wireSubject } from '@drael/nats-rpc';
+import { acceptedRequestId, createLogger, currentRequestId, newRequestId, withRequestId } from '@drael/logger';
+import { badRequestOf, inFlight, REQUEST_ID_HEADER, respondBounded, RpcError, wireSubject } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { WorkspaceStore } from '../workspace/workspace-store.js';
 import { assertSessionId, WorkspaceService, type WorkspaceRef } from '../workspace/workspace.service.js';
@@ -273,11 +273,11 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
   private async onForwarded(msg: Msg, subject: string): Promise<void> {
     if (!msg.reply) return;
     const route = this.routes.get(subject);
-    const respond = (envelope: unknown) => msg.respond(JSON.stringify(envelope));
+    const respond = (envelope: unknown) => respondBounded(msg, JSON.stringify(envelope));
     if (!route) return void respond({ error: new SandboxError('bad_request', 'not a routed sandbox subject', false).toWire() });
     inFlight.enter();
     try {
-      const requestId = msg.headers?.get(REQUEST_ID_HEADER) || newRequestId();
+      const requestId = acceptedRequestId(msg.headers?.get(REQUEST_ID_HEADER)) ?? newRequestId();
       await withRequestId(requestId, async () => {
         let body: unknown;
         try {
@@ -286,7 +286,7 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
           return respond({ error: new SandboxError('bad_request', 'the body is not JSON', false).toWire() });
         }
         const parsed = route.entry.request.safeParse(body);
-        if (!parsed.success) return respond({ error: new SandboxError('bad_request', parsed.error.issues[0]?.message ?? 'invalid', false).toWire() });
+        if (!parsed.success) return respond({ error: badRequestOf(parsed.error).toWire() });
         try {
           respond({ result: await answering(() => this.answer(route, parsed.data, true)) });
         } catch (err) {

@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { sandboxCatalog } from '@drael/contracts';
 import { createLogger } from '@drael/logger';
-import { natsConnectOptions, wireSubject } from '@drael/nats-rpc';
+import { badRequestOf, MAX_PACKET_ID_CHARS, natsConnectOptions, respondBounded, wireSubject } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { RunRegistry } from './run-registry.js';
 import { SandboxError } from '../sandbox-error.js';
@@ -28,6 +28,8 @@ interface Packet {
 export class RunCancelListener implements OnApplicationBootstrap, OnApplicationShutdown {
   private connection?: NatsConnection;
   private started?: Promise<void>;
+  /** Messages refused for want of a reply subject, for the log's throttle. */
+  private refusedLogged = 0;
   private readonly logger;
 
   constructor(
@@ -54,7 +56,14 @@ export class RunCancelListener implements OnApplicationBootstrap, OnApplicationS
     this.connection = connection;
     connection.subscribe(wireSubject(sandboxCatalog.runCancel.subject, this.config.DRAEL_NATS_PREFIX), {
       callback: (err, msg) => {
-        if (!err) this.onCancel(msg);
+        if (err) return;
+        // Nothing may escape into nats.js's callback: an exception there ends the subscription,
+        // and no cancel would reach this replica again.
+        try {
+          this.onCancel(msg);
+        } catch (failure) {
+          this.logger.error({ err: failure }, 'cancel listener failed on a message');
+        }
       },
     });
     // The subscription is known to the server before the service reports itself listening.
@@ -62,9 +71,13 @@ export class RunCancelListener implements OnApplicationBootstrap, OnApplicationS
   }
 
   private onCancel(msg: Msg): void {
-    // Every subject is a request: one without a reply subject is not acted on (issue 15, item 9).
+    // Every subject is a request: one without a reply subject is not acted on (issue 15, item 9);
+    // logged as the other subjects' are, the first ten and then every thousandth.
     if (!msg.reply) {
-      this.logger.warn({ subject: msg.subject }, 'refused a message without a reply subject (not executed)');
+      this.refusedLogged++;
+      if (this.refusedLogged <= 10 || this.refusedLogged % 1000 === 0) {
+        this.logger.warn({ subject: msg.subject, refused: this.refusedLogged }, 'refused a message without a reply subject (not executed)');
+      }
       return;
     }
     let body: unknown;
@@ -80,11 +93,14 @@ export class RunCancelListener implements OnApplicationBootstrap, OnApplicationS
       typeof body === 'object' && body !== null && (body as Packet & { pattern?: unknown }).pattern === sandboxCatalog.runCancel.subject && typeof (body as Packet).id === 'string'
         ? body
         : { data: body };
+    if (typeof packet.id === 'string' && packet.id.length > MAX_PACKET_ID_CHARS) {
+      this.reply(msg, undefined, { error: new SandboxError('bad_request', `the packet's id is longer than ${MAX_PACKET_ID_CHARS} characters (send a UUID)`, false).toWire() });
+      return;
+    }
     const parsed = sandboxCatalog.runCancel.request.safeParse(packet.data);
     if (!parsed.success) {
       // Every replica answers a malformed cancel the same way; the first answer is the caller's.
-      const issue = parsed.error.issues[0];
-      this.reply(msg, packet.id, { error: new SandboxError('bad_request', `${issue?.path.join('.') || 'payload'}: ${issue?.message ?? 'invalid'}`, false).toWire() });
+      this.reply(msg, packet.id, { error: badRequestOf(parsed.error).toWire() });
       return;
     }
     const { tenant, run_id } = parsed.data;
@@ -95,8 +111,10 @@ export class RunCancelListener implements OnApplicationBootstrap, OnApplicationS
 
   private reply(msg: Msg, id: unknown, response: unknown): void {
     if (!msg.reply) return;
-    // A plain request (no packet id) gets the bare envelope.
-    msg.respond(JSON.stringify(id === undefined ? response : { id, response, isDisposed: true }));
+    // A plain request (no packet id) gets the bare envelope. Bounded: a reply that does not fit in
+    // one NATS message must not throw here, in the subscription's callback, which would end it.
+    const packetId = typeof id === 'string' ? id : undefined;
+    respondBounded(msg, JSON.stringify(packetId === undefined ? response : { id: packetId, response, isDisposed: true }), packetId);
   }
 
   async onApplicationShutdown(): Promise<void> {
