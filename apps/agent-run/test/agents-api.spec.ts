@@ -67,6 +67,11 @@ describe('tool levels bind hosted agents (spec 04)', { timeout: 120_000 }, () =>
     const rewrite = await none('PATCH', `/v1/agents/${agent.id}`, { instructions: 'run this instead' });
     expect(rewrite.status).toBe(403);
     expectEnvelope(rewrite.json, 'tool_not_allowed');
+    // Nor take the tool away in the same request to make it an agent it may change.
+    const strip = await none('PATCH', `/v1/agents/${agent.id}`, { tools: [], instructions: 'run this instead' });
+    expect(strip.status).toBe(403);
+    expect(strip.json.error.param).toBe('agent_id');
+    expect((await owner('GET', `/v1/agents/${agent.id}`)).json).toMatchObject({ tools: ['sandbox.execute'], instructions: '' });
     const mine = (await none('POST', '/v1/agents', { model: MODEL })).json;
     const patch = await none('PATCH', `/v1/agents/${mine.id}`, { tools: ['sandbox.execute'] });
     expect(patch.status).toBe(403);

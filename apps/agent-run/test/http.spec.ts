@@ -55,6 +55,16 @@ describe('gateway HTTP endpoints for agents and runs (real gateway, billing key,
     expect(sse).toMatch(/id: 1\nevent: run.status\ndata: .*"status":"queued"/);
     expect(sse).toMatch(/id: 3\nevent: run.step\n/);
     expect(sse).toMatch(/event: run.done\ndata: .*"status":"succeeded"/);
+    // Resuming: only what came after the id sent back; an id no stream sends is a 400 before any
+    // byte of the stream (2^31 reached agent-run's int4 column and ended the stream with an internal error).
+    const resumed = await (await fetch(`${stack.gateway.url}/v1/runs/${run.id}/events`, { headers: { ...auth, 'last-event-id': '2' } })).text();
+    expect(resumed).not.toMatch(/^id: [12]\n/m);
+    expect(resumed).toMatch(/event: run.done/);
+    for (const bad of ['2147483648', '-1', '1e3', 'x']) {
+      const res = await fetch(`${stack.gateway.url}/v1/runs/${run.id}/events`, { headers: { ...auth, 'last-event-id': bad } });
+      expect(res.status, bad).toBe(400);
+      expect(await res.json()).toMatchObject({ error: { type: 'invalid_request_error', param: 'Last-Event-ID' } });
+    }
 
     const final = (await (await api(`/v1/runs/${run.id}`)).json()) as { status: string; output: string };
     expect(final).toMatchObject({ status: 'succeeded', output: 'over http' });

@@ -44,10 +44,11 @@ export class AgentsService {
   }
 
   async update(accountId: string, id: string, toolLevel: ToolLevel, patch: UpdateBody): Promise<Agent> {
-    // The key that changes an agent must be allowed the tools it will have: a key of a lower level
-    // cannot reconfigure (say, rewrite the instructions of) an agent that executes code.
-    const tools = patch.tools ?? (await this.mustFind(accountId, id)).tools;
-    assertToolsAllowed(toolLevel, tools, patch.tools !== undefined ? 'tools' : 'agent_id');
+    // The key that changes an agent must be allowed the tools it has and the tools it will have: a
+    // key of a lower level can neither reconfigure (say, rewrite the instructions of) an agent that
+    // executes code nor take its tools away to make it one it may change.
+    assertToolsAllowed(toolLevel, (await this.mustFind(accountId, id)).tools, 'agent_id');
+    if (patch.tools !== undefined) assertToolsAllowed(toolLevel, patch.tools, 'tools');
     const data: Partial<AgentWrite> = {};
     if (patch.name !== undefined) data.name = patch.name;
     if (patch.model !== undefined) data.model = patch.model;

@@ -8,6 +8,7 @@ import {
   AgentIdSchema,
   AgentUpdateBodySchema,
   CursorPageSchema,
+  MAX_INT4,
   taskProblem,
   type KeyIdentity,
   type Run,
@@ -149,8 +150,7 @@ export class AgentsController {
     @Headers('last-event-id') lastEventId: string | undefined,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    let after = Number.parseInt(lastEventId ?? '0', 10);
-    if (!Number.isFinite(after) || after < 0) after = 0;
+    let after = resumePointOf(lastEventId);
     // Not found before any byte is written, so it is an ordinary JSON error.
     await this.call('getRun', { account_id: caller.account_id, run_id: runId });
     const res = reply.raw;
@@ -190,3 +190,16 @@ function listObject<T extends { id: string }>(data: T[], hasMore: boolean) {
 }
 
 const runObject = (r: Run) => withObject('run', r);
+
+/**
+ * Where a run's event stream resumes: after the Last-Event-ID the client sends back, which is one of
+ * the ids this stream wrote (event sequence numbers, int4 in agent-run's database). Absent: from
+ * the start. Anything else is refused before the stream starts (it used to reach the database and
+ * end the stream with an internal error).
+ */
+function resumePointOf(lastEventId: string | undefined): number {
+  if (lastEventId === undefined || lastEventId === '') return 0;
+  const after = /^\d{1,10}$/.test(lastEventId) ? Number(lastEventId) : Number.NaN;
+  if (!(after <= MAX_INT4)) throw new ApiError('invalid_request', 'Last-Event-ID must be the id of an event this stream sent (a whole number).', 'Last-Event-ID');
+  return after;
+}
