@@ -118,6 +118,27 @@ describe('runs and session files', () => {
     expect(inside.stderr).toMatch(/Too many levels of symbolic links|Permission denied/);
   });
 
+  it('names the workspace cannot carry (not UTF-8, deeper than PATH_MAX) are left out: the session lists, saves and runs on', async () => {
+    const scope = { tenant: 'acme', session: 'odd-names' };
+    await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'keep.txt', content_base64: b64('kept') });
+    // What unzip of an old archive makes, and a tree past the kernel's path length.
+    const made = await sbx.run({
+      ...scope,
+      runtime: 'python',
+      code: 'import os\nopen(b"bad\\xff\\xfename", "w").write("x")\nos.makedirs("deep", exist_ok=True)\nos.chdir("deep")\nfor _ in range(25):\n    os.mkdir("d" * 200); os.chdir("d" * 200)\nopen("leaf.txt", "w").write("x")\nprint("made")',
+    });
+    // /work/deep plus 25 levels of 200-character names: past PATH_MAX (4,096 bytes) however the volume is mounted.
+    expect(made, made.stderr).toMatchObject({ ok: true, exit_code: 0, stdout: 'made\n' });
+    // Listed: what the workspace keeps (the deep tree's first levels, not its leaf); not a 500.
+    const listed = await sbx.call(sandboxCatalog.filesList, scope);
+    expect(listed.files.map((f) => f.path)).toContain('keep.txt');
+    expect(listed.files.some((f) => f.path.endsWith('leaf.txt') || f.path.startsWith('bad'))).toBe(false);
+    // Saved: writes and runs go on (the save of the session used to fail, and every write with it).
+    await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'after.txt', content_base64: b64('after') });
+    expect(await sbx.run({ ...scope, runtime: 'bash', code: 'cat keep.txt after.txt; ls | wc -l' })).toMatchObject({ ok: true, stdout: 'keptafter4\n' });
+    await sbx.call(sandboxCatalog.workspaceDelete, scope);
+  });
+
   it('a hard link across mounts is refused (the workspace is its own filesystem)', async () => {
     const r = await sbx.run({
       tenant: 'acme',

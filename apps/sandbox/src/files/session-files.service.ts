@@ -5,6 +5,7 @@ import { Injectable } from '@nestjs/common';
 import { MAX_FILE_TRANSFER_BYTES } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 import { QUOTA_HEADROOM_BYTES, WorkspaceService, type SessionWorkspace, type WorkspaceRef } from '../workspace/workspace.service.js';
+import { keptName } from '../workspace/workspace-manifest.js';
 import { parseWorkspacePath } from './safe-path.js';
 import { SandboxError } from '../sandbox-error.js';
 
@@ -37,10 +38,14 @@ export class SessionFilesService {
       if (!ws) return { files: [], used_bytes: 0, quota_bytes: this.workspaces.quotaBytes, free_bytes: this.workspaces.quotaBytes - QUOTA_HEADROOM_BYTES };
       const files: FileEntry[] = [];
       const walk = async (rel: string): Promise<void> => {
-        const entries = await readdir(join(ws.path, rel), { withFileTypes: true });
+        const abs = join(ws.path, rel);
+        const entries = await readdir(abs, { withFileTypes: true, encoding: 'buffer' });
         for (const d of entries) {
           if (files.length >= MAX_LISTED) return;
-          const childRel = rel ? `${rel}/${d.name}` : d.name;
+          // What the workspace cannot keep (a name that is not UTF-8, a path past PATH_MAX) is not listed either.
+          const name = keptName(d.name, abs);
+          if (name === undefined) continue;
+          const childRel = rel ? `${rel}/${name}` : name;
           // Dirent types come from lstat semantics: a symlink is a symlink, never its target.
           if (d.isDirectory()) await walk(childRel);
           else if (d.isFile()) {

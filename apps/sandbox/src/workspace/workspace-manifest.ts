@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { constants, lstatSync, opendirSync, readlinkSync, type BigIntStats } from 'node:fs';
 import { chmod, lchown, link, lstat, lutimes, mkdir, open, symlink, type FileHandle } from 'node:fs/promises';
@@ -97,14 +98,33 @@ class ScanSlices {
   }
 }
 
-/** The names in a directory (unsorted), read a piece at a time between pauses. */
+/** The longest path Linux's file calls take (PATH_MAX, 4096 with its NUL). */
+const MAX_PATH_BYTES = 4095;
+
+/**
+ * A directory entry's name as the workspace keeps it, or undefined for one it cannot: a program
+ * in a run can create names that are not UTF-8 (unzip of an older archive does) and trees deeper
+ * than PATH_MAX, which the manifest (JSON text), the files API (UTF-8 paths) and every later file
+ * call cannot carry. Such an entry is left out, like a FIFO: not listed, not saved (it stays on the
+ * volume while the session lives there). It used to fail every listing (500) and every save (503)
+ * of the session.
+ */
+export function keptName(name: Buffer, parentAbs: string): string | undefined {
+  if (!isUtf8(name) || Buffer.byteLength(parentAbs) + 1 + name.length > MAX_PATH_BYTES) return undefined;
+  return name.toString('utf8');
+}
+
+/** The names in a directory the workspace keeps (unsorted; keptName), read a piece at a time between pauses. */
 async function namesIn(abs: string, slices: ScanSlices): Promise<string[]> {
-  const dir = opendirSync(abs);
+  // Names as bytes (Node's types allow only text encodings here, its runtime takes 'buffer' too).
+  const dir = opendirSync(abs, { encoding: 'buffer' as BufferEncoding });
   try {
     const names: string[] = [];
+    let read = 0;
     for (let d = dir.readSync(); d !== null; d = dir.readSync()) {
-      names.push(d.name);
-      if (names.length % DIR_PIECE === 0) await slices.pause();
+      const name = keptName(d.name as unknown as Buffer, abs);
+      if (name !== undefined) names.push(name);
+      if (++read % DIR_PIECE === 0) await slices.pause();
     }
     return names;
   } finally {
