@@ -176,8 +176,12 @@ export const sandboxCatalog = {
     subject: 'sandbox.files.write.v1',
     service: 'sandbox',
     // append: added to the end of the file instead of replacing it, so a file larger than one
-    // message (MAX_FILE_TRANSFER_BYTES) is written in pieces.
-    request: z.object({ ...FileScope, path: FilePathSchema, content_base64: z.string(), append: z.boolean().optional() }),
+    // message (MAX_FILE_TRANSFER_BYTES) is written in pieces. more: another piece follows, and the
+    // session is saved with the last one rather than after each (a save re-reads and stores the
+    // whole file: piece by piece, an upload cost the square of its size). A piece sent with `more`
+    // is on the holder's volume but not saved until a later write without it (or any other change)
+    // is: if the holder dies first, the upload is lost, as an upload cut off is.
+    request: z.object({ ...FileScope, path: FilePathSchema, content_base64: z.string(), append: z.boolean().optional(), more: z.boolean().optional() }),
     reply: z.object({ path: z.string(), size: z.number().int() }),
     errors: sandboxErrors('invalid_session', 'invalid_path', 'file_not_found', 'file_too_large', 'quota_exceeded', 'session_limit_reached'),
     timeoutMs: 5_000,

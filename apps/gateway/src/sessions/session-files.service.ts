@@ -93,8 +93,14 @@ export class SessionFilesService {
     let written = { path, size: 0 };
     for (let at = 0; at === 0 || at < content.length; at += MAX_FILE_TRANSFER_BYTES) {
       const piece = content.subarray(at, at + MAX_FILE_TRANSFER_BYTES);
+      // Every piece but the last says more follow: the session is saved once, with the whole file.
+      const more = at + MAX_FILE_TRANSFER_BYTES < content.length;
       try {
-        written = await this.rpc.request(sandboxCatalog.filesWrite, { ...scope, path, content_base64: piece.toString('base64'), ...(at > 0 ? { append: true } : {}) }, options);
+        written = await this.rpc.request(
+          sandboxCatalog.filesWrite,
+          { ...scope, path, content_base64: piece.toString('base64'), ...(at > 0 ? { append: true } : {}), ...(more ? { more: true } : {}) },
+          options,
+        );
       } catch (err) {
         // The first piece replaced the file: what is there now is neither the old file nor the new one.
         if (at > 0) await this.rpc.request(sandboxCatalog.filesDelete, { ...scope, path }, { requestId: options.requestId }).catch(() => undefined);

@@ -33,6 +33,8 @@ export class FilesController {
         parseWorkspacePath(req.path);
         decodeWritable(req.content_base64);
       },
+      // A piece with more to come is saved with the last piece (the contract's `more`).
+      savesLater: (req) => req.more === true,
       local: (req) => files.write(req, req.path, req.content_base64, req.append === true),
     });
     router.register({

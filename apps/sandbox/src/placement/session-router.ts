@@ -31,6 +31,8 @@ export interface Route<E extends RoutedEntry> {
   create: boolean;
   /** The call may change the files: the workspace is saved before the call is answered. */
   mutates: boolean;
+  /** A call that changes the files but leaves their save to a later call (a piece of an upload with more to come). */
+  savesLater?(req: ParsedRequestOf<E>): boolean;
   /** The call needs the files (false for a delete: a session taken over is deleted, not restored first). */
   needsFiles: boolean;
   /**
@@ -125,7 +127,7 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
       }
       if (placed.where === 'here' && placed.kept === true) {
         const result = await ran;
-        await this.commit(route, ref, placed.key);
+        await this.commit(route, req, ref, placed.key);
         return result;
       }
       // Not this replica's workspace as it was (held elsewhere, taken over, made anew): the run
@@ -162,16 +164,16 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
         }
       }
       const result = await route.local(req, placed);
-      if (placed.where === 'here') await this.commit(route, ref, placed.key);
+      if (placed.where === 'here') await this.commit(route, req, ref, placed.key);
       return result;
     }
     throw new SandboxError('unavailable', 'the replica holding this session stopped; retry', true);
   }
 
-  /** After a call answered here: its changes saved (a call that may change the files), or its use noted. */
-  private async commit(route: Route<RoutedEntry>, ref: WorkspaceRef, key: string): Promise<void> {
+  /** After a call answered here: its changes saved (a call that may change the files, unless it leaves that to a later one), or its use noted. */
+  private async commit(route: Route<RoutedEntry>, req: ParsedRequestOf<RoutedEntry>, ref: WorkspaceRef, key: string): Promise<void> {
     try {
-      if (route.mutates) await this.store.save(ref, key);
+      if (route.mutates && !(route.savesLater?.(req) ?? false)) await this.store.save(ref, key);
       else await this.placement.recordUse(key);
     } catch (err) {
       if (err instanceof RpcError) throw err;
