@@ -50,6 +50,8 @@ const encoder = new TextEncoder();
 const PROBE = { subject: '$SRV.PING', service: 'gateway' } as unknown as RpcEntry;
 /** Each entry's reply check: its envelope, compiled where the schema allows (compiled-check.ts). */
 const envelopes = new WeakMap<RpcEntry, SchemaCheck<{ result: unknown } | { error: WireError }>>();
+/** Each entry's request check, made the same way (the service checks the request again with its own). */
+const requests = new WeakMap<RpcEntry, SchemaCheck<unknown>>();
 
 /**
  * The typed NATS client. `request(entry, payload)` validates the payload against the entry's
@@ -116,7 +118,12 @@ export class NatsRpcClient {
   }
 
   private async send<E extends RpcEntry>(entry: E, payload: RequestOf<E>, options: RequestOptions, span: TraceSpan): Promise<ReplyOf<E>> {
-    const parsed = entry.request.safeParse(payload);
+    let requestCheck = requests.get(entry);
+    if (!requestCheck) {
+      requestCheck = compiledCheck(entry.request);
+      requests.set(entry, requestCheck);
+    }
+    const parsed = requestCheck.safeParse(payload);
     if (!parsed.success) throw badRequestOf(parsed.error);
     // The request's own bound (a run's timeout_s plus slack) unless the caller set one.
     const timeoutMs = options.timeoutMs ?? entry.timeoutFor?.(parsed.data) ?? entry.timeoutMs;

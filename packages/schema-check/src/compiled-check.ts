@@ -58,9 +58,27 @@ function compile(schema: z.ZodType): ValidateFunction | null {
   }
 }
 
-/** z.toJSONSchema leaves refinements out: a patternRefinement goes into the compiled schema as the pattern it is. */
+/**
+ * Zod's `.trim()`: an overwrite whose function is zod's own `(input) => input.trim()`, known by
+ * its source (the same text in any string schema; one with no free variable, so the same text
+ * is the same function). Its output equals its input exactly when the input has no whitespace at
+ * either end: that is what the compiled check accepts (TRIMMED), anything else goes to zod.
+ */
+let zodTrimSource: string | undefined;
+function isZodTrim(tx: unknown): boolean {
+  zodTrimSource ??= String(defOf(z.string().trim()).checks?.[0]?._zod.def.tx);
+  return typeof tx === 'function' && String(tx) === zodTrimSource;
+}
+/** A string that trim() leaves as it is (JavaScript's \s is exactly what trim() removes). */
+const TRIMMED = '^(?:\\S(?:[\\s\\S]*\\S)?)?$';
+
+/**
+ * z.toJSONSchema leaves refinements and overwrites out: a patternRefinement goes into the compiled
+ * schema as the pattern it is, a trim as TRIMMED.
+ */
 function withRefinementPatterns(ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown> }): void {
   const patterns = (defOf(ctx.zodSchema as z.ZodType).checks ?? []).flatMap((c) => {
+    if (c._zod.def.check === 'overwrite' && isZodTrim(c._zod.def.tx)) return [{ pattern: TRIMMED }];
     const pattern = c._zod.def.check === 'custom' ? refinementPattern(c._zod.def.fn) : undefined;
     return pattern ? [{ pattern: pattern.source }] : [];
   });
@@ -97,7 +115,7 @@ interface ZodDef {
   check?: string;
   format?: string;
   pattern?: RegExp;
-  checks?: { _zod: { def: { check: string; format?: string; pattern?: RegExp; fn?: unknown } } }[];
+  checks?: { _zod: { def: { check: string; format?: string; pattern?: RegExp; fn?: unknown; tx?: unknown } } }[];
   shape?: Record<string, z.ZodType>;
   catchall?: z.ZodType;
   element?: z.ZodType;
@@ -150,6 +168,8 @@ function identityReasonOf(schema: z.ZodType, ancestors: Set<z.ZodType>): string 
   for (const c of checks) {
     // A refinement that is exactly a pattern (contracts' patternRefinement) is compiled as that pattern.
     if (def.type === 'string' && c.check === 'custom' && refinementPattern(c.fn) !== undefined) continue;
+    // Zod's trim is compiled as "already trimmed" (a value with whitespace at an end goes to zod, which trims it).
+    if (def.type === 'string' && c.check === 'overwrite' && isZodTrim(c.tx)) continue;
     if (!allowed.has(c.check)) return `${def.type} with a ${c.check} check`;
     if (c.check === 'number_format' && c.format !== 'safeint') return `number of format ${c.format}`;
     if (c.check === 'string_format' && (c.format !== 'regex' || c.pattern?.flags !== '')) return `string of format ${c.format}${c.pattern?.flags ? ` /${c.pattern.flags}` : ''}`;
