@@ -21,7 +21,11 @@ const everyPiece = process.argv.includes('--every-piece');
 
 const sandbox = await startSandboxService({ instance: `bench-upload-${process.pid}`, env: { SANDBOX_SESSION_QUOTA_MB: '256', SANDBOX_WARM_POOL: '0' } });
 try {
-  console.log(`bench/sandbox/upload (${new Date().toISOString()}, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${everyPiece ? 'each piece saved' : 'saved with the last piece'})`);
+  console.log(
+    `bench/sandbox/upload (${new Date().toISOString()}, node ${process.version}, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; ${everyPiece ? 'each piece saved' : 'saved with the last piece'})`,
+  );
   for (const mib of sizesMiB) {
     const content = randomBytes(mib * 1024 * 1024);
     const times = [];
