@@ -8,7 +8,12 @@ import { RpcError } from './rpc-error.js';
  */
 export const MAX_PACKET_ID_CHARS = 128;
 
-/** nats.js's refusal of a message larger than the server's max_payload. */
+/** The answer to a packet whose id is over MAX_PACKET_ID_CHARS (plain form: the id is not echoed). */
+export const PACKET_ID_TOO_LONG = JSON.stringify({
+  error: new RpcError('bad_request', `the packet's id is longer than ${MAX_PACKET_ID_CHARS} characters (send a UUID)`, false).toWire(),
+});
+
+/** nats.js's refusal, before sending, of a message (headers and body) above the server's max_payload. */
 export function isMaxPayloadError(err: unknown): boolean {
   return err instanceof Error && err.message.includes('max_payload');
 }

@@ -11,7 +11,7 @@ import { natsConnectOptions, type NatsSecurity } from './nats-security.js';
 import { startHeartbeats } from './heartbeat.js';
 import { queueGroup, wireSubject } from './subject.js';
 import { directHandler, type DirectDispatchSource } from './direct-dispatch.js';
-import { MAX_PACKET_ID_CHARS, respondBounded } from './bounded-reply.js';
+import { MAX_PACKET_ID_CHARS, PACKET_ID_TOO_LONG, respondBounded } from './bounded-reply.js';
 
 export interface DrainingNatsServerOptions {
   servers: string | string[];
@@ -61,9 +61,6 @@ function isPacket(body: unknown, channel: string): body is RequestPacket {
   return typeof body === 'object' && body !== null && (body as RequestPacket).pattern === channel && typeof (body as RequestPacket).id === 'string';
 }
 
-const ID_TOO_LONG = JSON.stringify({
-  error: new RpcError('bad_request', `the packet's id is longer than ${MAX_PACKET_ID_CHARS} characters (send a UUID)`, false).toWire(),
-});
 const TOO_DEEP = JSON.stringify({
   error: new RpcError('bad_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted`, false).toWire(),
 });
@@ -234,7 +231,7 @@ export class DrainingNatsServer extends ServerNats {
     if (!packet) return this.answerPlain(channel, handler, body, ctx, msg);
     const id = packet.id;
     if (id.length > MAX_PACKET_ID_CHARS) {
-      msg.respond(ID_TOO_LONG);
+      msg.respond(PACKET_ID_TOO_LONG);
       return 'bad_request: packet id too long';
     }
     let result: unknown;

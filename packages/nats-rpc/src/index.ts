@@ -11,5 +11,5 @@ export * from './start-service.js';
 export * from './subject.js';
 export { inFlight } from './in-flight.js';
 export * from './nats-security.js';
-export { MAX_PACKET_ID_CHARS, respondBounded } from './bounded-reply.js';
+export { MAX_PACKET_ID_CHARS, PACKET_ID_TOO_LONG, respondBounded } from './bounded-reply.js';
 export { HEARTBEAT_HEADER, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LIVENESS_MS } from './heartbeat.js';

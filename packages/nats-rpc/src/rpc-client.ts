@@ -310,7 +310,6 @@ function raceAbort<T>(pending: Promise<T>, signal: AbortSignal, entry: RpcEntry)
   });
 }
 
-/** nats.js refuses, before sending, a message (headers and body) above the server's max_payload. */
 /**
  * A request that cannot travel as one NATS message: a typed, non-retryable error stating the
  * limit (the gateway answers 413), never a 503 naming an internal subject.

@@ -73,14 +73,19 @@ function isZodTrim(tx: unknown): boolean {
 const TRIMMED = '^(?:\\S(?:[\\s\\S]*\\S)?)?$';
 
 /**
- * z.toJSONSchema leaves refinements and overwrites out: a patternRefinement goes into the compiled
- * schema as the pattern it is, a trim as TRIMMED.
+ * The pattern a string check is compiled as, for the two that JSON Schema leaves out but a pattern
+ * says exactly: a patternRefinement (contracts) and zod's trim. Undefined for any other check.
  */
+function compiledPatternOf(check: CheckDef): string | undefined {
+  if (check.check === 'overwrite' && isZodTrim(check.tx)) return TRIMMED;
+  return check.check === 'custom' ? refinementPattern(check.fn)?.source : undefined;
+}
+
+/** z.toJSONSchema leaves refinements and overwrites out: those compiledPatternOf knows go into the compiled schema as their pattern. */
 function withRefinementPatterns(ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown> }): void {
   const patterns = (defOf(ctx.zodSchema as z.ZodType).checks ?? []).flatMap((c) => {
-    if (c._zod.def.check === 'overwrite' && isZodTrim(c._zod.def.tx)) return [{ pattern: TRIMMED }];
-    const pattern = c._zod.def.check === 'custom' ? refinementPattern(c._zod.def.fn) : undefined;
-    return pattern ? [{ pattern: pattern.source }] : [];
+    const pattern = compiledPatternOf(c._zod.def);
+    return pattern === undefined ? [] : [{ pattern }];
   });
   if (patterns.length > 0) ctx.jsonSchema.allOf = [...((ctx.jsonSchema.allOf as unknown[] | undefined) ?? []), ...patterns];
 }
@@ -109,13 +114,22 @@ function ajv(): Ajv {
   return shared;
 }
 
+/** One check of a zod schema (zod 4's check `_zod.def`): `fn` a refinement's, `tx` an overwrite's. */
+interface CheckDef {
+  check: string;
+  format?: string;
+  pattern?: RegExp;
+  fn?: unknown;
+  tx?: unknown;
+}
+
 /** A zod schema's internals, as far as the walk reads them (zod 4's `_zod.def`). */
 interface ZodDef {
   type: string;
   check?: string;
   format?: string;
   pattern?: RegExp;
-  checks?: { _zod: { def: { check: string; format?: string; pattern?: RegExp; fn?: unknown; tx?: unknown } } }[];
+  checks?: { _zod: { def: CheckDef } }[];
   shape?: Record<string, z.ZodType>;
   catchall?: z.ZodType;
   element?: z.ZodType;
@@ -166,10 +180,8 @@ function identityReasonOf(schema: z.ZodType, ancestors: Set<z.ZodType>): string 
   const checks = [...(def.checks ?? []).map((c) => c._zod.def), ...(def.check ? [{ check: def.check, format: def.format, pattern: def.pattern }] : [])];
   const allowed = EXACT_CHECKS[def.type] ?? new Set<string>();
   for (const c of checks) {
-    // A refinement that is exactly a pattern (contracts' patternRefinement) is compiled as that pattern.
-    if (def.type === 'string' && c.check === 'custom' && refinementPattern(c.fn) !== undefined) continue;
-    // Zod's trim is compiled as "already trimmed" (a value with whitespace at an end goes to zod, which trims it).
-    if (def.type === 'string' && c.check === 'overwrite' && isZodTrim(c.tx)) continue;
+    // A patternRefinement, or zod's trim ("already trimmed": a value with whitespace at an end goes to zod, which trims it).
+    if (def.type === 'string' && compiledPatternOf(c) !== undefined) continue;
     if (!allowed.has(c.check)) return `${def.type} with a ${c.check} check`;
     if (c.check === 'number_format' && c.format !== 'safeint') return `number of format ${c.format}`;
     if (c.check === 'string_format' && (c.format !== 'regex' || c.pattern?.flags !== '')) return `string of format ${c.format}${c.pattern?.flags ? ` /${c.pattern.flags}` : ''}`;

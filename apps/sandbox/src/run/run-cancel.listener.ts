@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { sandboxCatalog } from '@drael/contracts';
 import { createLogger } from '@drael/logger';
-import { badRequestOf, MAX_PACKET_ID_CHARS, natsConnectOptions, respondBounded, wireSubject } from '@drael/nats-rpc';
+import { badRequestOf, MAX_PACKET_ID_CHARS, natsConnectOptions, PACKET_ID_TOO_LONG, respondBounded, wireSubject } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { RunRegistry } from './run-registry.js';
 import { SandboxError } from '../sandbox-error.js';
@@ -94,7 +94,7 @@ export class RunCancelListener implements OnApplicationBootstrap, OnApplicationS
         ? body
         : { data: body };
     if (typeof packet.id === 'string' && packet.id.length > MAX_PACKET_ID_CHARS) {
-      this.reply(msg, undefined, { error: new SandboxError('bad_request', `the packet's id is longer than ${MAX_PACKET_ID_CHARS} characters (send a UUID)`, false).toWire() });
+      msg.respond(PACKET_ID_TOO_LONG);
       return;
     }
     const parsed = sandboxCatalog.runCancel.request.safeParse(packet.data);
