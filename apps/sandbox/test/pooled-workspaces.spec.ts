@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxCatalog } from '@drael/contracts';
 import { join } from 'node:path';
-import { b64, containersOf, exec, startSandbox, unb64, type Sandbox } from './sandbox-harness.js';
+import { b64, containersOf, startSandbox, unb64, workMountsOf, type Sandbox } from './sandbox-harness.js';
 
 /*
  * Issue 20: a request's workspace comes ready-made (a prepared tmpfs slot with a container already
@@ -94,10 +94,7 @@ describe('pooled request workspaces', () => {
     const slots = join(sbx.stateDir, 'slots', sbx.instance);
     const perSlot = async () => {
       const counts = new Map<string, number>();
-      const ids = await containersOf(sbx.instance);
-      if (ids.length === 0) return counts;
-      const { stdout } = await exec('docker', ['inspect', '--format', '{{range .Mounts}}{{if eq .Destination "/work"}}{{.Source}}{{end}}{{end}}', ...ids]);
-      for (const src of stdout.split('\n')) if (src.startsWith(`${slots}/`)) counts.set(src, (counts.get(src) ?? 0) + 1);
+      for (const source of (await workMountsOf(sbx.instance)).values()) if (source.startsWith(`${slots}/`)) counts.set(source, (counts.get(source) ?? 0) + 1);
       return counts;
     };
     const before = new Set((await perSlot()).keys());

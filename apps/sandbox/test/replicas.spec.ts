@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { sandboxCatalog } from '@drael/contracts';
 import { NatsRpcClient, RpcError, wireSubject } from '@drael/nats-rpc';
-import { b64, containersOf, exec, placementKeyOf, placementKv, rewritePlacementRecord, startSandbox, unb64, type Sandbox } from './sandbox-harness.js';
+import { b64, placementKeyOf, placementKv, rewritePlacementRecord, startSandbox, unb64, workMountsOf, type Sandbox } from './sandbox-harness.js';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 // A short heartbeat TTL, so the survivor takes a killed replica's sessions over soon.
@@ -67,14 +67,8 @@ async function requestsPerReplica(subject: string): Promise<number[]> {
 
 /** A replica's running containers with a session's volume at /work (prepared for the session's next run). */
 async function containersOnSessions(s: Sandbox): Promise<string[]> {
-  const ids = await containersOf(s.instance, 'running');
-  if (ids.length === 0) return [];
-  const { stdout } = await exec('docker', ['inspect', '--format', '{{.Id}} {{range .Mounts}}{{if eq .Destination "/work"}}{{.Source}}{{end}}{{end}}', ...ids]);
   const sessions = join(s.stateDir, 'sessions');
-  return stdout
-    .split('\n')
-    .filter((line) => line.split(' ')[1]?.startsWith(sessions))
-    .map((line) => line.split(' ')[0]!);
+  return [...(await workMountsOf(s.instance, 'running'))].filter(([, source]) => source.startsWith(sessions)).map(([id]) => id);
 }
 
 describe('sandbox sessions across two replicas', () => {

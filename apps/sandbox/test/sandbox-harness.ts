@@ -129,6 +129,31 @@ export async function containersOf(instance: string, status?: 'running'): Promis
   return stdout.split('\n').filter(Boolean);
 }
 
+/**
+ * Each of the instance's containers (or only its running ones) with the host path mounted at
+ * /work. A container can be removed between the listing and the inspect (a run's container after
+ * its answer): `docker inspect` then exits 1 but still prints every container it found, which is
+ * what is wanted here.
+ */
+export async function workMountsOf(instance: string, status?: 'running'): Promise<Map<string, string>> {
+  const ids = await containersOf(instance, status);
+  const mounts = new Map<string, string>();
+  if (ids.length === 0) return mounts;
+  const format = '{{.Id}} {{range .Mounts}}{{if eq .Destination "/work"}}{{.Source}}{{end}}{{end}}';
+  const stdout = await exec('docker', ['inspect', '--format', format, ...ids]).then(
+    (r) => r.stdout,
+    (error: { stdout?: string; stderr?: string }) => {
+      if (!/no such (object|container)/i.test(error.stderr ?? '')) throw error;
+      return error.stdout ?? '';
+    },
+  );
+  for (const line of stdout.split('\n')) {
+    const [id, source] = line.split(' ');
+    if (id) mounts.set(id, source ?? '');
+  }
+  return mounts;
+}
+
 /** Host processes whose command line contains `marker` (containers' processes are visible from the host). */
 export async function hostProcessesWith(marker: string): Promise<string[]> {
   const { stdout } = await exec('ps', ['-eo', 'pid,args']);
