@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { createTestKey, startBillingForTests, type TestKey, type TestKeyOptions } from './billing-for-tests.js';
@@ -41,15 +41,38 @@ export interface GatewayProcessOptions {
 
 const repoRoot = resolve(new URL('../../..', import.meta.url).pathname);
 
-/** A free loopback port (the tiny race between closing and reuse is acceptable in tests). */
+/**
+ * Ports handed out below the kernel's ephemeral range (32768-60999 here, Linux's default), where
+ * no outgoing connection takes one: a port the kernel picks with `listen(0)` is in that range, and
+ * between this check and the test process's own bind an outgoing connection (to NATS, Redis,
+ * Postgres: every test makes many) could take it as its local port. That happened in CI
+ * (`listen EADDRINUSE` at a gateway's boot). A random start spreads the test workers apart.
+ */
+const FIRST_PORT = 20_000;
+const LAST_PORT = 32_767;
+const handedOut = new Set<number>();
+
+/** A loopback port free now and outside the ephemeral range (see FIRST_PORT), never the same twice in one process. */
 export async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
+  const span = LAST_PORT - FIRST_PORT + 1;
+  const start = Math.floor(Math.random() * span);
+  for (let i = 0; i < span; i++) {
+    const port = FIRST_PORT + ((start + i) % span);
+    if (handedOut.has(port)) continue;
+    if (await canListen(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`no free port in ${FIRST_PORT}-${LAST_PORT}`);
+}
+
+/** Whether a listener can bind the port on every address (a listener on any one address refuses it). */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((res) => {
     const srv = createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => res(port));
-    });
+    srv.once('error', () => res(false));
+    srv.listen(port, '0.0.0.0', () => srv.close(() => res(true)));
   });
 }
 
