@@ -259,16 +259,54 @@ describe('errors, always in the OpenAI envelope', () => {
     expect(r.headers.get('retry-after')).toBe('7');
     // A single-upstream alias is one deployment named after it.
     expect(r.headers.get('x-drael-upstream')).toBe('gpt-test');
-    expect((await envelopeOf(r)).error).toMatchObject({ message: 'slow down', type: 'rate_limit_error', code: 'upstream_rate_limited' });
+    expect((await envelopeOf(r)).error).toMatchObject({ type: 'rate_limit_error', code: 'upstream_rate_limited' });
   });
 
-  it('an upstream 5xx without an envelope is wrapped in one', async () => {
-    upstream.setTurns([{ type: 'error', status: 503, body: '<html>overloaded</html>' }]);
+  it("an upstream 5xx is answered in Drael's words, never the upstream's (its page names internal hosts)", async () => {
+    upstream.setTurns([{ type: 'error', status: 503, body: '<html>nginx internal-host-10.0.0.5 overloaded</html>' }]);
     const r = await post({ model: 'gpt-test', messages: hello, stream: true });
     expect(r.status).toBe(503);
     const { error } = await envelopeOf(r);
-    expect(error.code).toBe('upstream_error');
-    expect(error.message).toContain('overloaded');
+    expect(error).toMatchObject({ code: 'upstream_error', type: 'api_error' });
+    expect(error.message).toContain('503');
+    expect(error.message).not.toContain('internal-host');
+  });
+
+  it("an upstream 401 (the deployment's key refused) is 502, never the caller's invalid key, and never repeats the upstream's message", async () => {
+    for (const stream of [false, true]) {
+      upstream.setTurns([{ type: 'error', status: 401, message: 'Incorrect API key provided: sk-UPSTREAM-SECRET', code: 'invalid_api_key' }]);
+      const r = await post({ model: 'gpt-test', messages: hello, stream });
+      expect(r.status).toBe(502);
+      const text = await r.text();
+      expect(text).not.toContain('SECRET');
+      expect(JSON.parse(text).error).toMatchObject({ code: 'upstream_error', type: 'api_error' });
+    }
+  });
+
+  it('a whole proxied answer is bounded like every answer the gateway keeps: past 64 MiB it is a typed 502', async () => {
+    upstream.setTurns([{ type: 'flood', bytes: 80 * 1024 * 1024 }]);
+    const r = await post({ model: 'gpt-test', messages: hello });
+    // Without the bound the gateway would hold all of it (and wait for an end that never comes).
+    expect(r.status).toBe(502);
+    expect((await envelopeOf(r)).error).toMatchObject({ code: 'upstream_error', message: "The model upstream's answer went over 64 MiB; it was cut off" });
+  });
+
+  it('a proxied answer below 400 that is no answer (a redirect, an unasked content coding, an HTML page) is a typed 502, streamed or not', async () => {
+    const noAnswers: Array<{ type: 'raw'; status: number; headers: Record<string, string>; body: string }> = [
+      { type: 'raw', status: 307, headers: { location: 'http://127.0.0.1:9/internal' }, body: '' },
+      { type: 'raw', status: 200, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: '\u001f\u008b not really gzip' },
+      { type: 'raw', status: 200, headers: { 'content-type': 'text/html' }, body: '<html>Bad gateway</html>' },
+    ];
+    for (const turn of noAnswers) {
+      for (const stream of [false, true]) {
+        upstream.setTurns([turn]);
+        const r = await post({ model: 'gpt-test', messages: hello, stream });
+        const what = `${turn.status} ${JSON.stringify(turn.headers)} stream=${stream}`;
+        expect(r.status, what).toBe(502);
+        expect(r.headers.get('content-encoding'), what).toBeNull();
+        expect((await envelopeOf(r)).error.code, what).toBe('upstream_error');
+      }
+    }
   });
 
   it('an unreachable upstream is 502 upstream_unreachable', async () => {

@@ -11,7 +11,8 @@ let h: LoopHarness;
 const ask = [{ role: 'user', content: 'What is new?' }];
 
 beforeAll(async () => {
-  h = await startLoopHarness();
+  // An answer must show a piece of itself every second (the keep-alive test); every other answer here comes at once.
+  h = await startLoopHarness({ env: { UPSTREAM_BODY_TIMEOUT_MS: '1000' } });
 }, 180_000);
 afterAll(async () => {
   await h?.close();
@@ -95,6 +96,18 @@ describe('one model-turn engine for chat and Responses', () => {
     for (const a of answers) {
       expect(a.status).toBe(502);
       expect(a.error).toMatchObject({ code: 'upstream_error', message: "The model upstream's answer went over 64 MiB; it was cut off" });
+    }
+  });
+
+  it('an upstream that sends only keep-alives is a typed 504 from both loops, streamed or not, once its body timeout passes without an answer', async () => {
+    const idle = { type: 'keepalive' as const, everyMs: 100 };
+    const sends = [() => h.chat({ messages: ask }), () => h.chat({ messages: ask, stream: true }), () => responses({ input: 'What is new?' })];
+    for (const send of sends) {
+      h.script([idle]);
+      const res = await send();
+      // Without the bound, none of these would answer: every keep-alive resets undici's body timeout.
+      expect(res.status).toBe(504);
+      expect(((await res.json()) as any).error.code).toBe('upstream_timeout');
     }
   });
 

@@ -126,7 +126,7 @@ describe('errors on the typed envelope', () => {
   it('an upstream failure before the stream starts is an HTTP error, not an SSE body', async () => {
     stack.upstream.setTurns([{ type: 'error', status: 500, message: 'model crashed' }]);
     const r = await stack.post({ model: 'gpt-test', input: 'hi', stream: true });
-    expect(r.status).toBe(500);
+    expect(r.status).toBe(502);
     expect(r.headers.get('content-type')).toMatch(/application\/json/);
     expect((await json(r)).error).toMatchObject({ code: 'upstream_error', type: 'api_error' });
   });

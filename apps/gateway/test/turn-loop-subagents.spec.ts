@@ -18,6 +18,8 @@ beforeAll(async () => {
       // 100 000 USD per 1M prompt tokens: 10 cents a token, so 60 prompt tokens cross the 5 USD ceiling.
       pricey: { base_url: '', model: 'upstream-model', input_per_1m: 100_000, output_per_1m: 0 },
     },
+    // Eight tool calls a request (the default is 128): no other test here makes more than five.
+    env: { DRAEL_REQUEST_TOOL_CALLS: '8' },
   });
 }, 180_000);
 afterAll(async () => {
@@ -71,6 +73,21 @@ describe('spawn_agent', () => {
     expect(results.map((r) => r.tool_call_id)).toEqual(['f1', 'f2', 'f3', 'f4', 'f5']);
     expect(results[4]!.content).toEqual({ error: 'delegation_fanout_capped' });
     expect(results.slice(0, 4).every((r) => String(r.content).startsWith('SUB-AGENT[researcher] RESULT:'))).toBe(true);
+  });
+
+  it('a request runs at most DRAEL_REQUEST_TOOL_CALLS tool calls, its children included: the rest are answered tool_call_limit_reached, not run', async () => {
+    const fourSpawns = (round: number) => ({ type: 'tool_calls' as const, calls: [1, 2, 3, 4].map((i) => spawn(`r${round}-${i}`, 'researcher', `task ${round}.${i}`)) });
+    const child = { type: 'text' as const, content: 'c' };
+    h.script([fourSpawns(1), child, child, child, child, fourSpawns(2), child, child, child, child, fourSpawns(3), { type: 'text', content: 'final' }]);
+    const before = h.upstream.requests.length;
+    const body = (await (await h.chat({ messages: ask })).json()) as any;
+    expect(body.choices[0].message.content).toBe('final');
+    const seen = h.upstream.requests.slice(before);
+    // Eight children ran (two rounds of four); the third round's four were never started.
+    expect(seen.filter((r) => isChild(r.body))).toHaveLength(8);
+    const third = toolMessages(seen.at(-1)!.body).filter((r) => String(r.tool_call_id).startsWith('r3-'));
+    expect(third).toHaveLength(4);
+    for (const r of third) expect(r.content).toMatchObject({ ok: false, error: 'tool_call_limit_reached' });
   });
 
   it('children never spawn: a forged spawn_agent call in a child is refused', async () => {

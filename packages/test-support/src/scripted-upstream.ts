@@ -74,6 +74,15 @@ export interface FloodTurn extends TurnTiming {
   bytes: number;
 }
 
+/**
+ * An upstream that accepts and then sends only keep-alives, every `everyMs`, until the client
+ * goes: SSE comments (`: ping`) on a stream, spaces in a JSON answer (both legal, neither an answer).
+ */
+export interface KeepAliveTurn extends TurnTiming {
+  type: 'keepalive';
+  everyMs: number;
+}
+
 /** An answer written exactly as given, whatever the request asked: a broken or unusual upstream. */
 export interface RawTurn extends TurnTiming {
   type: 'raw';
@@ -82,7 +91,7 @@ export interface RawTurn extends TurnTiming {
   body: string;
 }
 
-export type ScriptedTurn = TextTurn | ToolCallsTurn | ErrorTurn | DropTurn | FloodTurn | RawTurn;
+export type ScriptedTurn = TextTurn | ToolCallsTurn | ErrorTurn | DropTurn | FloodTurn | RawTurn | KeepAliveTurn;
 
 export interface RecordedRequest {
   method: string;
@@ -250,6 +259,14 @@ async function answer(turn: ScriptedTurn, res: ServerResponse, socket: Socket, p
   if (turn.type === 'raw') {
     res.writeHead(turn.status, turn.headers);
     res.end(turn.body);
+    return;
+  }
+  if (turn.type === 'keepalive') {
+    res.writeHead(200, { 'content-type': ctx.stream ? 'text/event-stream' : 'application/json' });
+    while (!res.destroyed) {
+      res.write(ctx.stream ? ': ping\n\n' : ' ');
+      await sleep(turn.everyMs);
+    }
     return;
   }
   if (turn.type === 'flood') {

@@ -89,6 +89,8 @@ function modeOf(body: unknown, headers: ChatCall['headers']): ChatMode {
   const serverTools = serverToolsWanted(headers);
   const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   if (b.tools !== undefined || b.functions !== undefined || b.function_call !== undefined) return 'proxy';
+  // `tool_choice: "none"` asks for an answer without tools: a plain completion, as with the header.
+  if (b.tool_choice === 'none') return 'proxy';
   return serverTools ? 'loop' : 'proxy';
 }
 

@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApiError } from '../errors/api-error.js';
 import { UpstreamClient, type RoutedSink } from '../upstream/upstream.client.js';
-import { answerFailure } from '../upstream/upstream-failure.js';
+import { answerFailure, answerTooLarge, MAX_MODEL_ANSWER_BYTES } from '../upstream/upstream-failure.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { DeploymentConfig } from '../models/model-routes.config.js';
 import { metricsEnabled } from '@drael/metrics';
@@ -26,6 +26,13 @@ export interface ProxyCall {
 class ClientGone extends Error {
   constructor() {
     super('the client closed the connection');
+  }
+}
+
+/** The answer was refused while it was read (too large): the client has its error already. */
+class AnswerDropped extends Error {
+  constructor() {
+    super('the answer was dropped');
   }
 }
 
@@ -72,8 +79,9 @@ class ProxyHandler implements RoutedSink {
   private controller?: Dispatcher.DispatchController;
   private status = 0;
   private contentType: string | undefined;
-  /** Non-streaming answers are collected; streamed ones never are. */
+  /** Non-streaming answers are collected (at most MAX_MODEL_ANSWER_BYTES); streamed ones never are. */
   private chunks: Buffer[] = [];
+  private collected = 0;
   private streaming = false;
   private settled = false;
   /** Counted in the open-streams gauge: from the stream's head until the response closes. */
@@ -141,6 +149,15 @@ class ProxyHandler implements RoutedSink {
       }
       return;
     }
+    // A whole answer is held until its end (its length goes in the head): bounded like every
+    // answer the gateway keeps, so one upstream cannot take the replica's memory.
+    this.collected += chunk.length;
+    if (this.collected > MAX_MODEL_ANSWER_BYTES) {
+      this.chunks = [];
+      this.fail(answerTooLarge());
+      controller.abort(new AnswerDropped());
+      return;
+    }
     this.chunks.push(chunk);
   }
 
@@ -165,7 +182,7 @@ class ProxyHandler implements RoutedSink {
 
   onError(err: Error): void {
     const { res } = this.call;
-    if (err instanceof ClientGone || res.destroyed) return this.finish();
+    if (err instanceof ClientGone || err instanceof AnswerDropped || res.destroyed) return this.finish();
     if (this.streaming) {
       // Headers are gone: the failure is reported in-band, as one error event, then the end (never retried).
       res.end(`data: ${JSON.stringify(answerFailure(err, this.deployment?.name ?? 'the upstream').toEnvelope())}\n\n`);

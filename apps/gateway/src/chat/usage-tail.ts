@@ -1,3 +1,5 @@
+import { isTokenCount } from '../upstream/token-usage.js';
+
 /** Token counts an answer reported, as the metrics take them. */
 export interface TailUsage {
   readonly prompt_tokens: number;
@@ -71,7 +73,7 @@ function objectAfterKey(buf: Buffer, from: number): TailUsage | null {
     return null;
   }
   const u = value as Record<string, unknown>;
-  return isCount(u.prompt_tokens) && isCount(u.completion_tokens) ? { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens } : null;
+  return isTokenCount(u.prompt_tokens) && isTokenCount(u.completion_tokens) ? { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens } : null;
 }
 
 /** The index of the `}` closing the object that opens at `open`, skipping strings; -1 when it does not close in `buf`. */
@@ -88,8 +90,4 @@ function closingBrace(buf: Buffer, open: number): number {
     else if (c === 0x7d && --depth === 0) return i;
   }
   return -1;
-}
-
-function isCount(v: unknown): v is number {
-  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 }

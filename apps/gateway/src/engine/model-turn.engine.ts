@@ -5,7 +5,7 @@ import type { DeploymentConfig } from '../models/model-routes.config.js';
 import { failed, type ToolResult } from '../tools/tool-result.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import { UpstreamClient } from '../upstream/upstream.client.js';
-import { readJsonTurn, readTurnStream, turnOfJson, type ToolCall, type TurnAnswer } from './turn-stream.reader.js';
+import { readJsonTurn, readTurnStream, turnOfText, type ToolCall, type TurnAnswer } from './turn-stream.reader.js';
 
 // spec 01 "The loop": one request is bounded at six model turns (chat and Responses alike).
 export const MAX_TURNS = 6;
@@ -131,12 +131,12 @@ export class ModelTurnEngine {
       plan.onAccepted?.(deployment, turn);
       // A server that ignores `stream: true` answers one JSON object: read as such, not as an empty stream.
       const json = /^application\/json\b/i.test(String(res.headers['content-type'] ?? ''));
-      answer = json ? await readJsonTurn(res.body, options.signal, onText) : await readTurnStream(res.body, options.signal, onText);
+      answer = json ? await readJsonTurn(res.body, options.signal, onText) : await readTurnStream(res.body, options.signal, onText, this.upstream.answerIdleMs(deployment));
     } else {
       // The whole answer on the raw dispatch (issue 20: no Readable and no promise per chunk).
       const whole = await this.upstream.read(options.route, call, (d) => plan.onAccepted?.(d, turn));
       deployment = whole.deployment;
-      answer = await turnOfJson(whole.text, onText);
+      answer = await turnOfText(whole.text, options.signal, onText);
     }
     this.upstream.recordUsage(deployment, answer.usage);
     return { ...answer, deployment };

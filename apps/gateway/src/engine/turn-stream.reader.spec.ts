@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../errors/api-error.js';
-import { readTurnStream } from './turn-stream.reader.js';
+import { readTurnStream, turnOfText } from './turn-stream.reader.js';
 
 const event = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 
@@ -68,6 +68,7 @@ describe('readTurnStream', () => {
     body.push(event({ content: 'b' }));
     await nextLoopTurn();
     body.push(event({ content: 'c' }));
+    body.push('data: [DONE]\n\n');
     body.push(null);
     await nextLoopTurn();
     expect(log).toEqual(['text a']);
@@ -93,5 +94,90 @@ describe('readTurnStream', () => {
     abort.abort(reason);
     body.destroy(reason);
     await expect(reading).rejects.toBe(reason);
+  });
+
+  it('reads nothing after [DONE]: neither text nor a usage that would replace the real one', async () => {
+    const usage = (u: object) => `data: ${JSON.stringify({ choices: [], usage: u })}\n\n`;
+    const reads = [
+      event({ content: 'before' }, 'stop') + usage({ prompt_tokens: 3, completion_tokens: 4 }) + 'data: [DONE]\n\n',
+      event({ content: 'AFTER' }) + usage({ prompt_tokens: 999999, completion_tokens: 999999 }),
+    ];
+    const answer = await readTurnStream(bodyOf(reads, []), new AbortController().signal);
+    expect(answer).toMatchObject({ content: 'before', finishReason: 'stop', usage: { prompt_tokens: 3, completion_tokens: 4 } });
+  });
+
+  it('fails an answer that ends with neither [DONE] nor a finish reason (cut between events), or that never carried a choice', async () => {
+    await expect(readTurnStream(bodyOf([event({ content: 'half an ans' })], []), new AbortController().signal)).rejects.toMatchObject({
+      code: 'upstream_error',
+      message: expect.stringContaining('ended before it finished'),
+    });
+    const noChoice = `data: ${JSON.stringify({ foo: 'bar' })}\n\ndata: [DONE]\n\n`;
+    await expect(readTurnStream(bodyOf([noChoice], []), new AbortController().signal)).rejects.toMatchObject({
+      code: 'upstream_error',
+      message: expect.stringContaining('without a message'),
+    });
+    const notAList = `data: ${JSON.stringify({ choices: 'nope' })}\n\ndata: [DONE]\n\n`;
+    await expect(readTurnStream(bodyOf([notAList], []), new AbortController().signal)).rejects.toMatchObject({ code: 'upstream_error' });
+    // A finish reason without [DONE] is a whole answer (some servers never send it).
+    expect(await readTurnStream(bodyOf([event({ content: 'ok' }, 'stop')], []), new AbortController().signal)).toMatchObject({ content: 'ok' });
+  });
+
+  it("reads choice 0 only, keeps finish reasons to the API's own, and takes usage only as counts", async () => {
+    const other = `data: ${JSON.stringify({
+      choices: [
+        { index: 1, delta: { content: 'choice1' } },
+        { index: 0, delta: { content: 'choice0' } },
+      ],
+    })}\n\n`;
+    const odd = `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'banana' }], usage: { prompt_tokens: '1e9', completion_tokens: -5 } })}\n\ndata: [DONE]\n\n`;
+    const answer = await readTurnStream(bodyOf([other, odd], []), new AbortController().signal);
+    expect(answer).toEqual({ content: 'choice0', finishReason: 'stop', toolCalls: [], usage: { prompt_tokens: 0, completion_tokens: 0 } });
+    const huge = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'x' }, finish_reason: 'length' }], usage: { prompt_tokens: 1e300, completion_tokens: 7 } })}\n\ndata: [DONE]\n\n`;
+    expect(await readTurnStream(bodyOf([huge], []), new AbortController().signal)).toMatchObject({ finishReason: 'length', usage: { prompt_tokens: 0, completion_tokens: 7 } });
+  });
+
+  it('fails as upstream_timeout an answer that sends only keep-alive comments for longer than its idle bound', async () => {
+    const body = new Readable({ read() {} });
+    const reading = readTurnStream(body, new AbortController().signal, undefined, 50);
+    body.push(event({ content: 'a' }));
+    const pinging = setInterval(() => body.push(': ping\n\n'), 10);
+    try {
+      await expect(reading).rejects.toMatchObject({ code: 'upstream_timeout' });
+    } finally {
+      clearInterval(pinging);
+    }
+    expect(body.destroyed).toBe(true);
+  });
+
+  it("does not count a full client socket as the upstream's silence", async () => {
+    let release!: () => void;
+    const body = new Readable({ read() {} });
+    const reading = readTurnStream(body, new AbortController().signal, () => new Promise<void>((r) => (release = r)), 30);
+    body.push(event({ content: 'a' }));
+    // The client's socket stays full for several idle bounds; the upstream has sent all it has.
+    await new Promise((r) => setTimeout(r, 150));
+    body.push(event({}, 'stop') + 'data: [DONE]\n\n');
+    body.push(null);
+    release();
+    expect(await reading).toMatchObject({ content: 'a', finishReason: 'stop' });
+  });
+});
+
+describe('turnOfText: a whole answer', () => {
+  it('reads a completion, and a stream from a server that ignored stream: false', async () => {
+    const completion = JSON.stringify({ choices: [{ index: 0, message: { content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 2, completion_tokens: 1 } });
+    expect(await turnOfText(completion, new AbortController().signal)).toMatchObject({ content: 'hi', finishReason: 'stop', usage: { prompt_tokens: 2, completion_tokens: 1 } });
+    const streamed = `${event({ content: 'h' })}${event({ content: 'i' }, 'stop')}data: [DONE]\n\n`;
+    expect(await turnOfText(streamed, new AbortController().signal)).toMatchObject({ content: 'hi', finishReason: 'stop' });
+  });
+
+  it('fails a completion with no choice, and takes only counts as usage', async () => {
+    await expect(turnOfText(JSON.stringify({ foo: 'bar', choices: [] }), new AbortController().signal)).rejects.toMatchObject({
+      code: 'upstream_error',
+      message: expect.stringContaining('without a message'),
+    });
+    await expect(turnOfText(JSON.stringify({ choices: 'nope' }), new AbortController().signal)).rejects.toMatchObject({ code: 'upstream_error' });
+    const odd = JSON.stringify({ choices: [{ message: { content: 'x' }, finish_reason: 'banana' }], usage: { prompt_tokens: '01e9', completion_tokens: -1 } });
+    expect(await turnOfText(odd, new AbortController().signal)).toMatchObject({ finishReason: 'stop', usage: { prompt_tokens: 0, completion_tokens: 0 } });
   });
 });

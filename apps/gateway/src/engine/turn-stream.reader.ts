@@ -1,8 +1,9 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ApiError } from '../errors/api-error.js';
 import { answerFailure, answerTooLarge, MAX_MODEL_ANSWER_BYTES } from '../upstream/upstream-failure.js';
+import { tokenUsageOf } from '../upstream/token-usage.js';
 
 export interface TurnUsage {
   prompt_tokens: number;
@@ -25,6 +26,7 @@ export interface TurnAnswer {
 }
 
 interface ChunkChoice {
+  index?: number;
   delta?: {
     content?: string | null;
     tool_calls?: Array<{ index?: number; id?: string; function?: { name?: string; arguments?: string } }>;
@@ -60,7 +62,7 @@ function tooManyToolCalls(): ApiError {
 /** The body of a streamed answer: a Readable (undici's), read as it fills. */
 export type TurnBody = Pick<Readable, 'read' | 'on' | 'off' | 'destroy'>;
 
-export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (deltas: readonly string[]) => void | Promise<void>): Promise<TurnAnswer> {
+export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (deltas: readonly string[]) => void | Promise<void>, idleMs?: number): Promise<TurnAnswer> {
   const answer: TurnAnswer = { content: '', toolCalls: [], finishReason: null, usage: { prompt_tokens: 0, completion_tokens: 0 } };
   // By the index the upstream gives each call: a Map, not an array, so that an index of 99999999
   // (a broken or hostile upstream) costs one entry, not a hundred-million-slot walk at the end.
@@ -69,6 +71,8 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
   const pending: string[] = [];
   let failure: ApiError | undefined;
   let done = false;
+  /** A choice 0 came: an answer whose events never carry one is no answer. */
+  let answered = false;
 
   // Whatever shape an event has, reading it never throws: an exception here would leave the parser
   // inside the body's 'readable' listener, where nothing catches it.
@@ -80,6 +84,8 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
     }
   };
   const readEvent = (event: EventSourceMessage) => {
+    // The answer ends at [DONE]: anything after it (text, a usage that would replace the real one) is not read.
+    if (done) return;
     events += 1;
     if (event.data === '[DONE]') {
       done = true;
@@ -102,10 +108,11 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
       failure = new ApiError('upstream_error', `The model upstream failed mid-answer: ${chunk.error.message ?? 'unknown error'}`);
       return;
     }
-    if (chunk.usage) answer.usage = { prompt_tokens: chunk.usage.prompt_tokens ?? 0, completion_tokens: chunk.usage.completion_tokens ?? 0 };
-    // One choice: both loops ask for n = 1.
-    const choice = chunk.choices?.[0];
+    if (chunk.usage) answer.usage = tokenUsageOf(chunk.usage);
+    // Choice 0 only: both loops read one answer (a client's `n` above 1 still gets one).
+    const choice = firstChoiceOf<ChunkChoice>(chunk.choices);
     if (!choice) return;
+    answered = true;
     const text = choice.delta?.content;
     if (typeof text === 'string' && text.length > 0) {
       answer.content += text;
@@ -125,7 +132,7 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
       if (piece.function?.name) call.name += piece.function.name;
       if (piece.function?.arguments) call.arguments += piece.function.arguments;
     }
-    if (choice.finish_reason) answer.finishReason = choice.finish_reason;
+    if (choice.finish_reason) answer.finishReason = finishReasonOf(choice.finish_reason);
   };
   const parser = createParser({ onEvent });
   const decoder = new StringDecoder('utf8');
@@ -141,6 +148,7 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
     const settle = (err: Error | undefined, value?: TurnAnswer) => {
       if (settled) return;
       settled = true;
+      if (watchdog) clearInterval(watchdog);
       body.off('readable', pump);
       body.off('end', onEnd);
       body.off('close', onClose);
@@ -185,8 +193,13 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
         parser.feed(decoder.end());
       }
       if (!flush()) return;
-      // A body that ended with no event at all (an HTML page, an empty body) is no answer, not an empty one.
+      // A body that ended with no event at all (an HTML page, an empty body) is no answer, not an
+      // empty one; nor is one whose events never carried a choice, nor one that stopped with
+      // neither [DONE] nor a finish reason (a connection cut between events looks like an end).
       if (!failure && events === 0) failure = new ApiError('upstream_error', 'The model upstream answered with no stream events');
+      if (!failure && !answered) failure = new ApiError('upstream_error', 'The model upstream answered without a message');
+      if (!failure && !done && answer.finishReason === null)
+        failure = new ApiError('upstream_error', 'The model upstream answer ended before it finished (no finish reason, no [DONE])');
       if (failure) {
         body.destroy();
         return settle(failure);
@@ -227,6 +240,22 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
     function onClose(): void {
       if (!ended) fail(new Error('the upstream answer closed before its end'));
     }
+    // Keep-alive comments (`: ping`) are bytes, so they hold off undici's body timeout for ever: the
+    // same bound counted in answer events instead (checked every idleMs: one timer per turn, nothing
+    // per event). A client whose socket is full holds the reading, and is not the upstream's silence.
+    let seen = -1;
+    const watchdog =
+      idleMs === undefined
+        ? undefined
+        : setInterval(() => {
+            if (waiting || events !== seen) {
+              seen = waiting ? -1 : events;
+              return;
+            }
+            body.destroy();
+            settle(new ApiError('upstream_timeout', `The model upstream sent no answer for ${Math.round(idleMs / 1000)} s (only keep-alives)`));
+          }, idleMs);
+    watchdog?.unref();
     body.on('readable', pump);
     body.on('end', onEnd);
     body.on('error', onError);
@@ -260,11 +289,21 @@ export async function readJsonTurn(
   return turnOfJson(Buffer.concat(chunks).toString('utf8'), onText);
 }
 
+/**
+ * A whole answer's text as a turn: a completion object, or, from a server that streams whatever it
+ * is asked (`stream: false` ignored), the stream's events read as readTurnStream reads them.
+ */
+export function turnOfText(text: string, signal: AbortSignal, onText?: (deltas: readonly string[]) => void | Promise<void>): Promise<TurnAnswer> {
+  return /^\s*(?:data|event|id|retry)?:/.test(text) ? readTurnStream(Readable.from([text]), signal, onText) : turnOfJson(text, onText);
+}
+
+interface CompletionChoice {
+  index?: number;
+  message?: { content?: string | null; tool_calls?: Array<{ id?: string; function?: { name?: string; arguments?: string } }> };
+  finish_reason?: string | null;
+}
 interface Completion {
-  choices?: Array<{
-    message?: { content?: string | null; tool_calls?: Array<{ id?: string; function?: { name?: string; arguments?: string } }> };
-    finish_reason?: string | null;
-  }>;
+  choices?: CompletionChoice[];
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
   error?: { message?: string };
 }
@@ -285,19 +324,37 @@ export async function turnOfJson(text: string, onText?: (deltas: readonly string
     throw new ApiError('upstream_error', 'The model upstream sent an answer that is not a JSON object');
   }
   if (completion.error) throw new ApiError('upstream_error', `The model upstream failed mid-answer: ${completion.error.message ?? 'unknown error'}`);
-  const choice = completion.choices?.[0];
-  const listed = choice?.message?.tool_calls;
+  const choice = firstChoiceOf<CompletionChoice>(completion.choices);
+  if (!choice) throw new ApiError('upstream_error', 'The model upstream answered without a message');
+  const listed = choice.message?.tool_calls;
   if (listed !== undefined && listed !== null && !Array.isArray(listed)) throw new ApiError('upstream_error', 'The model upstream sent tool calls that are not a list');
   const calls = listed ?? [];
   if (calls.length > MAX_TOOL_CALLS_PER_TURN) throw tooManyToolCalls();
-  const content = typeof choice?.message?.content === 'string' ? choice.message.content : '';
+  const content = typeof choice.message?.content === 'string' ? choice.message.content : '';
   if (content.length > 0 && onText) await onText([content]);
   return {
     content,
     toolCalls: calls
       .filter((c) => typeof c === 'object' && c !== null && c.function?.name)
       .map((c, i) => ({ id: c.id || `call_drael_${i}`, type: 'function', function: { name: c.function!.name!, arguments: c.function!.arguments ?? '' } })),
-    finishReason: choice?.finish_reason ?? null,
-    usage: { prompt_tokens: completion.usage?.prompt_tokens ?? 0, completion_tokens: completion.usage?.completion_tokens ?? 0 },
+    finishReason: choice.finish_reason ? finishReasonOf(choice.finish_reason) : null,
+    usage: tokenUsageOf(completion.usage),
   };
+}
+
+/** Choice 0 of an answer's `choices` (by its `index`, or the first without one); undefined when there is none. */
+function firstChoiceOf<C extends { index?: number }>(choices: unknown): C | undefined {
+  if (choices === undefined || choices === null) return undefined;
+  if (!Array.isArray(choices)) throw new ApiError('upstream_error', 'The model upstream sent choices that are not a list');
+  for (const c of choices as unknown[]) {
+    if (typeof c === 'object' && c !== null && ((c as C).index ?? 0) === 0) return c as C;
+  }
+  return undefined;
+}
+
+/** The finish reasons of the chat completions API; any other an upstream invents is `stop` to the client. */
+const FINISH_REASONS: ReadonlySet<string> = new Set(['stop', 'length', 'tool_calls', 'content_filter', 'function_call']);
+
+function finishReasonOf(reason: unknown): string {
+  return typeof reason === 'string' && FINISH_REASONS.has(reason) ? reason : 'stop';
 }

@@ -3,7 +3,7 @@ import type { InferenceChatReply, InferenceChatRequest } from '@drael/contracts'
 import { currentRequestId, newRequestId } from '@drael/logger';
 import { ApiError } from '../errors/api-error.js';
 import { ModelRegistry } from '../models/model-registry.js';
-import { turnOfJson } from '../engine/turn-stream.reader.js';
+import { turnOfText } from '../engine/turn-stream.reader.js';
 import { UpstreamClient } from '../upstream/upstream.client.js';
 import { upstreamFailure, upstreamFailureCode } from '../upstream/upstream-failure.js';
 import { InferenceError } from './inference-error.js';
@@ -41,7 +41,7 @@ export class InferenceService {
         accept: 'application/json',
       });
       // The engine's reader of a non-streamed answer (the loops' too): one reading of choices, tool calls, usage and errors.
-      const answer = await turnOfJson(res.text);
+      const answer = await turnOfText(res.text, abort.signal);
       // No choice at all (no text, no call, no finish reason) is no answer for an agent's step: retried, as before.
       if (answer.finishReason === null && answer.content === '' && answer.toolCalls.length === 0) {
         throw new InferenceError('upstream_error', 'the model upstream answered without a message', true);

@@ -32,6 +32,8 @@ export const toolsEnvShape = {
   DRAEL_CONTACT_PROVIDER: envJson(LookupProviderSchema).optional(),
   // spec 04: the request's cost ceiling, default 5 USD (model prices per alias: input_per_1m/output_per_1m).
   DRAEL_REQUEST_COST_CEILING_USD: z.coerce.number().nonnegative().default(5),
+  // The most tool calls one chat request runs, its sub-agents' included (turn-loop/cost-meter.ts).
+  DRAEL_REQUEST_TOOL_CALLS: z.coerce.number().int().min(1).max(10_000).default(128),
   // How long a service's health answer decides whether its tool is served.
   DRAEL_TOOL_HEALTH_TTL_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   DRAEL_TOOL_HEALTH_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(500),

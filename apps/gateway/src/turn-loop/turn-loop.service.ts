@@ -93,6 +93,11 @@ export class TurnLoopService {
     if ((request.n ?? 1) > 1) {
       throw new ApiError('invalid_request', 'n > 1 is not served with server-side tools; send x-drael-server-tools: 0 for a plain completion', 'n');
     }
+    // The model chooses among Drael's tools; a choice forced on it ("required", a named function)
+    // would hold for every turn of the loop. Refused rather than dropped without a word.
+    if (request.tool_choice !== undefined && request.tool_choice !== null && request.tool_choice !== 'auto') {
+      throw new ApiError('invalid_request', 'tool_choice other than "auto" or "none" needs the request\'s own tools; with server-side tools the model chooses', 'tool_choice');
+    }
     const abort = new AbortController();
     const onClose = () => {
       if (!res.writableFinished) abort.abort();
@@ -103,7 +108,7 @@ export class TurnLoopService {
     const created = Math.floor(Date.now() / 1000);
     const stream = request.stream === true;
     const writer = stream ? new ChatStreamWriter(res, { id, model: request.model, created, requestId: input.requestId, head: input.head }) : undefined;
-    const meter = new CostMeter(this.config.DRAEL_REQUEST_COST_CEILING_USD);
+    const meter = new CostMeter(this.config.DRAEL_REQUEST_COST_CEILING_USD, this.config.DRAEL_REQUEST_TOOL_CALLS);
     // Created by the sandbox at the first run_code; deleted below however the request ends.
     const workspace = Workspace.of(input.caller, input.session);
 
@@ -234,6 +239,9 @@ export class TurnLoopService {
   private async runToolUnmeasured(call: ToolCall, run: ChatRun, index: number, ordinal: number): Promise<ToolResult | string> {
     const tool = run.catalogue.tools.get(call.function.name as never);
     if (!tool) return unknownTool(call.function.name);
+    if (!run.meter.takeToolCall()) {
+      return failed('tool_call_limit_reached', `this request has made its ${run.meter.toolCallLimit} tool calls (its sub-agents' included); answer with what you have`);
+    }
     const args = argumentsOf(call.function.arguments);
     if (args === undefined) return failed('invalid_arguments', 'the arguments are not a JSON object');
     try {

@@ -12,6 +12,9 @@ import { upstreamMetrics } from '../metrics/gateway.metrics.js';
 /** A deployment's state as /readyz shows it (never its key or URL). */
 export type { DeploymentReport };
 
+/** At most one log line per deployment this often with what its upstream said (logDetail). */
+const DETAIL_LOG_INTERVAL_MS = 10_000;
+
 /**
  * The alias's deployments and their shared health (README "Model routing"): hands each request a
  * RoutePlan, which picks a deployment per attempt and decides whether a failed attempt is
@@ -70,8 +73,24 @@ export class ModelRouter implements OnModuleInit, OnApplicationShutdown {
 
   recordFailure(d: Deployment, failure: AttemptFailure): void {
     d.stats.failures[failure.kind] = (d.stats.failures[failure.kind] ?? 0) + 1;
+    if (failure.detail !== undefined) this.logDetail(d, failure);
     // A 4xx other than 429 is the request's fault, not the deployment's.
     if (isRetryable(failure.kind)) this.store.recordFailure(d, failure.kind, failure.retryAfterMs);
+  }
+
+  /** When each deployment's refusal was last logged: at most one line per deployment per DETAIL_LOG_INTERVAL_MS. */
+  private readonly detailLoggedAt = new Map<string, number>();
+
+  /**
+   * The upstream's own words for a refusal the client was answered in Drael's (upstream-failure.ts),
+   * for the operator: what a 500 or 429 said is where the fault is found. Throttled per deployment,
+   * so an upstream's outage under load is a line every few seconds, not one per request.
+   */
+  private logDetail(d: Deployment, failure: AttemptFailure): void {
+    const now = Date.now();
+    if (now - (this.detailLoggedAt.get(d.name) ?? -Infinity) < DETAIL_LOG_INTERVAL_MS) return;
+    this.detailLoggedAt.set(d.name, now);
+    this.logger.warn(`deployment ${d.name} refused a request (${failure.kind}, answered as ${failure.error.code}): ${JSON.stringify(failure.detail)}`);
   }
 
   recordSuccess(d: Deployment): void {

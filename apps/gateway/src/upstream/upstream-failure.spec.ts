@@ -1,20 +1,24 @@
 import { errors as undiciErrors } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { UPSTREAM_FAILURE_CODES } from '@drael/contracts';
-import { answerFailure, isRetryable, parseRetryAfter, statusFailure, upstreamFailure, upstreamFailureCode } from './upstream-failure.js';
+import { answerFailure, isRetryable, parseRetryAfter, statusFailure, unacceptedAnswer, upstreamFailure, upstreamFailureCode } from './upstream-failure.js';
 
 const NOW = Date.parse('2026-12-01T06:00:00Z');
 const envelope = (message: string, code: string | null, type = 'invalid_request_error') => JSON.stringify({ error: { message, type, param: null, code } });
 
 describe('statusFailure', () => {
-  it('a 429 is upstream_rate_limited, retryable, with its Retry-After kept and read', () => {
-    const f = statusFailure(429, { 'retry-after': '30' }, envelope('slow down', 'rate_limit_exceeded'), NOW);
+  it("a 429 is upstream_rate_limited, retryable, with its Retry-After kept and read, in Drael's words", () => {
+    const f = statusFailure(429, { 'retry-after': '30' }, envelope('slow down, org-SECRET123', 'rate_limit_exceeded'), NOW, 'gpt-a');
     expect(f.kind).toBe('rate_limited');
     expect(isRetryable(f.kind)).toBe(true);
     expect(f.retryAfterMs).toBe(30_000);
     expect(f.error.status).toBe(429);
-    expect(f.error.toEnvelope().error).toMatchObject({ code: 'upstream_rate_limited', type: 'rate_limit_error', message: 'slow down' });
+    expect(f.error.toEnvelope().error).toMatchObject({ code: 'upstream_rate_limited', type: 'rate_limit_error' });
+    expect(f.error.message).not.toContain('SECRET');
+    expect(f.error.message).toContain('gpt-a');
     expect(f.error.headers).toEqual({ 'retry-after': '30' });
+    // The operator's log has what the upstream said.
+    expect(f.detail).toBe('slow down, org-SECRET123');
   });
 
   it('a 429 without Retry-After has no header to pass on', () => {
@@ -23,11 +27,33 @@ describe('statusFailure', () => {
     expect(f.error.headers).toBeUndefined();
   });
 
-  it("a 5xx is retryable; its type is never the caller's invalid request", () => {
-    const f = statusFailure(503, {}, envelope('overloaded', null), NOW);
+  it("a 5xx is retryable, answered 502 (503 stays 503, 504 is a timeout), never the caller's invalid request, never in the upstream's words", () => {
+    const f = statusFailure(500, {}, envelope('Traceback: /srv/model/secret_path.py line 42', null), NOW, 'gpt-a');
     expect(f.kind).toBe('server_error');
     expect(isRetryable(f.kind)).toBe(true);
-    expect(f.error.toEnvelope().error).toMatchObject({ code: 'upstream_error', type: 'api_error', message: 'overloaded' });
+    expect(f.error.status).toBe(502);
+    expect(f.error.toEnvelope().error).toMatchObject({ code: 'upstream_error', type: 'api_error' });
+    expect(f.error.message).not.toContain('secret_path');
+    expect(f.detail).toContain('secret_path');
+    const html = statusFailure(503, {}, '<html>nginx internal-host-10.0.0.5</html>', NOW);
+    expect(html.error.status).toBe(503);
+    expect(html.error.message).not.toContain('internal-host');
+    const late = statusFailure(504, {}, 'gateway timeout', NOW);
+    expect(late.kind).toBe('timeout');
+    expect(late.error).toMatchObject({ code: 'upstream_timeout', status: 504 });
+  });
+
+  it("a refused credential or an unknown model is the deployment's fault: 502, retried elsewhere, and nothing of the answer repeated", () => {
+    for (const status of [401, 403, 407, 404]) {
+      const f = statusFailure(status, {}, envelope('Incorrect API key provided: sk-UPSTREAM-SECRET', 'invalid_api_key', 'authentication_error'), NOW, 'gpt-a');
+      expect(f.kind).toBe('server_error');
+      expect(isRetryable(f.kind)).toBe(true);
+      expect(f.error.status).toBe(502);
+      expect(f.error.toEnvelope().error).toMatchObject({ code: 'upstream_error', type: 'api_error' });
+      expect(JSON.stringify(f.error.toEnvelope())).not.toContain('SECRET');
+      // Not even to the log, where the upstream echoed the deployment's key.
+      if (status !== 404) expect(f.detail).toBeUndefined();
+    }
   });
 
   it("a 400 is the request's fault and not retried; its envelope passes through", () => {
@@ -77,15 +103,32 @@ describe('upstreamFailureCode: every upstream failure onto the fixed set UPSTREA
   });
 
   it("answers an upstream's own code as upstream_error, even one that is also a Drael code", () => {
-    // A deployment's wrong key is not the caller's: invalid_api_key must not reach agent-run as its own.
+    // What the upstream says of the request itself passes through on HTTP; over NATS (agent-run) its code is upstream_error.
     const own = [
-      statusFailure(401, {}, envelope('Incorrect API key provided', 'invalid_api_key', 'authentication_error'), NOW).error,
       statusFailure(400, {}, envelope('too long', 'context_length_exceeded'), NOW).error,
       statusFailure(400, {}, envelope('bad temperature', 'invalid_request'), NOW).error,
-      statusFailure(404, {}, envelope('no such model', 'model_not_found'), NOW).error,
+      statusFailure(422, {}, envelope('no such key', 'invalid_api_key'), NOW).error,
     ];
-    expect(own.map((e) => e.code)).toEqual(['invalid_api_key', 'context_length_exceeded', 'invalid_request', 'model_not_found']);
-    expect(own.map((e) => upstreamFailureCode(e))).toEqual(['upstream_error', 'upstream_error', 'upstream_error', 'upstream_error']);
+    expect(own.map((e) => e.code)).toEqual(['context_length_exceeded', 'invalid_request', 'invalid_api_key']);
+    expect(own.map((e) => upstreamFailureCode(e))).toEqual(['upstream_error', 'upstream_error', 'upstream_error']);
     for (const e of own) expect(UPSTREAM_FAILURE_CODES).toContain(upstreamFailureCode(e));
+  });
+});
+
+describe('unacceptedAnswer: a head below 400 that is no model answer', () => {
+  it('refuses a redirect, an unasked content coding and an HTML page, and takes JSON and SSE', () => {
+    const refused = [
+      unacceptedAnswer(307, { location: 'http://169.254.169.254/' }, 'gpt-a'),
+      unacceptedAnswer(200, { 'content-encoding': 'gzip', 'content-type': 'application/json' }),
+      unacceptedAnswer(200, { 'content-type': 'text/html; charset=utf-8' }),
+    ];
+    for (const f of refused) {
+      expect(f?.kind).toBe('server_error');
+      expect(f?.error).toMatchObject({ code: 'upstream_error', status: 502 });
+    }
+    expect(refused[0]!.error.message).not.toContain('169.254');
+    expect(unacceptedAnswer(200, { 'content-type': 'application/json' })).toBeUndefined();
+    expect(unacceptedAnswer(200, { 'content-type': 'text/event-stream', 'content-encoding': 'identity' })).toBeUndefined();
+    expect(unacceptedAnswer(200, {})).toBeUndefined();
   });
 });

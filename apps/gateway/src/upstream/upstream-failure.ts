@@ -10,6 +10,8 @@ export interface AttemptFailure {
   readonly error: ApiError;
   /** A 429's Retry-After, in ms. */
   readonly retryAfterMs?: number;
+  /** The upstream's own message, for the operator's log only (never a refused credential's). */
+  readonly detail?: string;
 }
 
 /** Kinds a request may be retried on another deployment for (before any byte reached the client). */
@@ -49,8 +51,9 @@ export function upstreamFailure(err: unknown, origin = 'the upstream'): ApiError
  * The most of one model answer the gateway reads and keeps (a turn the loops parse, a whole
  * answer): far above any real answer (128k output tokens stream as ~25 MiB of SSE), far below
  * what would take a replica's memory. An answer that goes on past it (a broken or hostile
- * upstream: a line that never ends, tokens that never stop) is cut there and fails typed. The
- * proxy's answers are not read but relayed, and are not bounded here.
+ * upstream: a line that never ends, tokens that never stop) is cut there and fails typed. A
+ * proxied stream is relayed, never kept, and is not bounded here; a proxied whole answer is
+ * (chat-proxy.service.ts).
  */
 export const MAX_MODEL_ANSWER_BYTES = 64 * 1024 * 1024;
 
@@ -75,44 +78,97 @@ export function transportFailure(err: unknown, deployment: string): AttemptFailu
 }
 
 /**
- * An upstream 4xx/5xx as the client-facing error: same status, its OpenAI envelope kept when it
- * sent one, wrapped in one otherwise. A 429 becomes `upstream_rate_limited` with its Retry-After
- * kept (issue 15), so a client tells it from its own key's `rate_limit_exceeded`.
+ * An upstream's refusal as the client-facing error. What the upstream says reaches the client only
+ * when it is about the client's own request (a 400's "bad temperature", a context too long): then
+ * the status and the OpenAI envelope pass through. Everything else is about the deployment, not
+ * the caller, and is answered in Drael's words, never the upstream's (its text can carry the
+ * deployment's key, an org id, internal hosts and paths): a refused credential (401, 403, 407) or
+ * a model or path the upstream does not serve (404) is 502 `upstream_error`, retried on another
+ * deployment, so a valid Drael key is never told it is invalid; a 5xx is 502 (503 stays 503, 504 is
+ * `upstream_timeout`); a 429 is `upstream_rate_limited` with its Retry-After kept (issue 15), so a
+ * client tells it from its own key's `rate_limit_exceeded`. `detail` keeps the upstream's own
+ * message for the operator's log, except for a refused credential.
  */
-export function statusFailure(status: number, headers: IncomingHttpHeaders, text: string, now = Date.now()): AttemptFailure {
-  const fallbackType = status === 401 ? 'authentication_error' : status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  const e = (parsed as { error?: { message?: unknown; type?: unknown; param?: unknown; code?: unknown } } | undefined)?.error;
-  let error: ApiError;
-  if (e && typeof e === 'object') {
-    error = new ApiError(
-      typeof e.code === 'string' ? e.code : 'upstream_error',
-      typeof e.message === 'string' ? e.message : `The model upstream answered ${status}`,
-      typeof e.param === 'string' ? e.param : null,
-      // A 5xx is never the caller's invalid request, whatever type the upstream put on it.
-      { status, type: typeof e.type === 'string' && status < 500 ? e.type : fallbackType },
-    );
-  } else {
-    const detail = text.trim().slice(0, 500);
-    error = new ApiError('upstream_error', `The model upstream answered ${status}${detail ? `: ${detail}` : ''}`, null, { status, type: fallbackType });
-  }
+export function statusFailure(status: number, headers: IncomingHttpHeaders, text: string, now = Date.now(), origin = 'the upstream'): AttemptFailure {
+  const detail = CREDENTIAL_STATUSES.has(status) ? undefined : upstreamMessageOf(text);
   if (status === 429) {
-    const limited = new ApiError('upstream_rate_limited', error.message, error.param, { status: 429, type: 'rate_limit_error' });
+    const limited = new ApiError('upstream_rate_limited', `The model upstream is rate limiting requests (${origin}); retry later`, null, { status: 429, type: 'rate_limit_error' });
     const raw = headerOf(headers, 'retry-after');
     const retryAfterMs = parseRetryAfter(raw, now);
     if (raw !== undefined && retryAfterMs !== undefined) limited.headers = { 'retry-after': raw };
-    return { kind: 'rate_limited', error: limited, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+    return { kind: 'rate_limited', error: limited, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), ...(detail ? { detail } : {}) };
   }
-  if (status >= 500) return { kind: 'server_error', error };
+  if (status >= 500 || status === 408) {
+    const timedOut = status === 504 || status === 408;
+    const error = timedOut
+      ? new ApiError('upstream_timeout', `The model upstream did not answer in time (${origin}: ${status})`)
+      : new ApiError('upstream_error', `The model upstream failed (${origin}: ${status})`, null, { status: status === 503 ? 503 : 502, type: 'api_error' });
+    return { kind: timedOut ? 'timeout' : 'server_error', error, ...(detail ? { detail } : {}) };
+  }
+  if (CREDENTIAL_STATUSES.has(status) || status === 404) {
+    const what = status === 404 ? "does not serve this deployment's model or path" : "refused this deployment's credentials";
+    const error = new ApiError('upstream_error', `The model upstream ${what} (${origin}: ${status}); the operator must correct the deployment`, null, {
+      status: 502,
+      type: 'api_error',
+    });
+    return { kind: 'server_error', error, ...(detail ? { detail } : {}) };
+  }
+  // The client's own request (400, 409, 413, 422, ...): the upstream's envelope as it sent it.
+  const e = envelopeOf(text);
+  const error = e
+    ? new ApiError(
+        typeof e.code === 'string' ? e.code : 'upstream_error',
+        typeof e.message === 'string' ? e.message : `The model upstream answered ${status}`,
+        typeof e.param === 'string' ? e.param : null,
+        { status, type: typeof e.type === 'string' ? e.type : 'invalid_request_error' },
+      )
+    : new ApiError('upstream_error', `The model upstream answered ${status}${detail ? `: ${detail}` : ''}`, null, { status, type: 'invalid_request_error' });
   if (error.code === 'context_length_exceeded' || (status === 400 && /maximum context length|context window/i.test(error.message))) {
     return { kind: 'context_length', error };
   }
   return { kind: 'client_error', error };
+}
+
+/**
+ * An answer below 400 that is no model answer, or undefined for one that may be: a redirect (never
+ * followed: a deployment's base_url is where its answers come from, and a redirect could point
+ * anywhere, an internal address included), a body in a content coding the gateway did not ask for
+ * (it sends no Accept-Encoding; relayed, a client would get bytes it cannot read under a JSON or
+ * SSE type), or an HTML page (a proxy's or load balancer's error page served as 200). Each is the
+ * deployment's fault: 502 `upstream_error`, retried on another deployment. Only the head is
+ * looked at, so the proxy's answers stay unread.
+ */
+export function unacceptedAnswer(status: number, headers: IncomingHttpHeaders, origin = 'the upstream'): AttemptFailure | undefined {
+  let why: string | undefined;
+  if (status < 200 || status >= 300) why = `answered ${status} instead of an answer; redirects are not followed`;
+  else {
+    const coding = headerOf(headers, 'content-encoding')?.trim().toLowerCase();
+    if (coding && coding !== 'identity') why = `sent its answer in a content coding that was not asked for (${coding.slice(0, 40)})`;
+    else if (/^\s*text\/html\b/i.test(headerOf(headers, 'content-type') ?? '')) why = 'answered with an HTML page';
+  }
+  if (why === undefined) return undefined;
+  return { kind: 'server_error', error: new ApiError('upstream_error', `The model upstream ${why} (${origin})`, null, { status: 502, type: 'api_error' }) };
+}
+
+/** Statuses that say the deployment's credentials were refused: nothing of the answer is repeated, not even to the log. */
+const CREDENTIAL_STATUSES: ReadonlySet<number> = new Set([401, 403, 407]);
+
+function envelopeOf(text: string): { message?: unknown; type?: unknown; param?: unknown; code?: unknown } | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const e = (parsed as { error?: unknown } | null)?.error;
+  return e && typeof e === 'object' ? (e) : undefined;
+}
+
+/** The upstream's own words, at most 500 characters: its envelope's message, or the start of its body. */
+function upstreamMessageOf(text: string): string | undefined {
+  const message = envelopeOf(text)?.message;
+  const words = (typeof message === 'string' ? message : text).trim().slice(0, 500);
+  return words || undefined;
 }
 
 const DRAEL_UPSTREAM_CODES: ReadonlySet<string> = new Set(UPSTREAM_FAILURE_CODES);

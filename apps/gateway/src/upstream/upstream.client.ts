@@ -2,13 +2,13 @@ import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import { startSpan, TRACEPARENT_HEADER, type TraceSpan } from '@drael/tracing';
-import type { ApiError } from '../errors/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
 import type { DeploymentConfig } from '../models/model-routes.config.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { Deployment } from './deployment.js';
 import { ModelRouter, type RoutePlan } from './model-router.service.js';
-import { answerFailure, answerTooLarge, MAX_MODEL_ANSWER_BYTES, statusFailure, transportFailure, type AttemptFailure } from './upstream-failure.js';
+import { answerFailure, answerTooLarge, MAX_MODEL_ANSWER_BYTES, statusFailure, transportFailure, unacceptedAnswer, type AttemptFailure } from './upstream-failure.js';
 
 export interface UpstreamCall {
   readonly path: string;
@@ -99,12 +99,14 @@ export class UpstreamClient implements OnApplicationShutdown {
           headersTimeout: plan.headersTimeout(d) ?? null,
           bodyTimeout: plan.bodyTimeout(d) ?? null,
         });
-        if (res.statusCode < 400) {
+        const refusal = res.statusCode < 400 ? unacceptedAnswer(res.statusCode, res.headers, d.name) : undefined;
+        if (res.statusCode < 400 && !refusal) {
           plan.succeeded(d);
           res.body.once('close', () => plan.end(d));
           return Object.assign(res, { deployment: d.config });
         }
-        failure = statusFailure(res.statusCode, res.headers, await boundedText(res.body));
+        const text = await boundedText(res.body);
+        failure = refusal ?? statusFailure(res.statusCode, res.headers, text, Date.now(), d.name);
       } catch (err) {
         failure = transportFailure(err, d.name);
         if (!failure) {
@@ -140,7 +142,7 @@ export class UpstreamClient implements OnApplicationShutdown {
    * `onAccepted` is told the deployment as soon as it accepts, before the body is read.
    */
   read(route: ResolvedModel, call: UpstreamCall & { readonly signal: AbortSignal }, onAccepted?: (deployment: DeploymentConfig) => void): Promise<WholeAnswer> {
-    return new Promise<WholeAnswer>((resolve, reject) => this.dispatch(route, call, new WholeAnswerSink(call.signal, resolve, reject, onAccepted)));
+    return new Promise<WholeAnswer>((resolve, reject) => this.dispatch(route, call, new WholeAnswerSink(call.signal, resolve, reject, (d) => this.answerIdleMs(d), onAccepted)));
   }
 
   /** One attempt of a routed dispatch on one deployment. */
@@ -153,6 +155,11 @@ export class UpstreamClient implements OnApplicationShutdown {
     const bodyTimeout = plan.bodyTimeout(d);
     if (bodyTimeout !== undefined) options.bodyTimeout = bodyTimeout;
     this.poolFor(origin).dispatch(options, handler);
+  }
+
+  /** The longest a deployment's answer may go without a piece of it (its body timeout, the pool's by default). */
+  answerIdleMs(deployment: DeploymentConfig): number {
+    return deployment.body_timeout_ms ?? this.config.UPSTREAM_BODY_TIMEOUT_MS;
   }
 
   /** Tokens an answer reported (tpm limits, per-deployment figures). */
@@ -205,6 +212,8 @@ class RoutedDispatch implements Dispatcher.DispatchHandler {
   private headers: IncomingHttpHeaders = {};
   private chunks: Buffer[] = [];
   private collected = 0;
+  /** An answer below 400 that is still no answer (unacceptedAnswer): read like an error status's, then failed. */
+  private refusal: AttemptFailure | undefined;
 
   constructor(
     private readonly client: UpstreamClient,
@@ -233,7 +242,8 @@ class RoutedDispatch implements Dispatcher.DispatchHandler {
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.status = statusCode;
-    if (statusCode < 400) {
+    this.refusal = statusCode < 400 ? unacceptedAnswer(statusCode, headers, this.d.name) : undefined;
+    if (statusCode < 400 && !this.refusal) {
       this.accepted = true;
       this.plan.succeeded(this.d);
       this.sink.onAccepted(this.d.config, controller, statusCode, headers);
@@ -252,7 +262,7 @@ class RoutedDispatch implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     this.plan.end(this.d);
     if (this.accepted) return this.sink.onEnd();
-    this.retryOr(statusFailure(this.status, this.headers, Buffer.concat(this.chunks).toString('utf8')));
+    this.retryOr(this.refusal ?? statusFailure(this.status, this.headers, Buffer.concat(this.chunks).toString('utf8'), Date.now(), this.d.name));
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
@@ -325,11 +335,14 @@ class WholeAnswerSink implements RoutedSink {
   /** Resolved or rejected: later callbacks of the attempt (after a failure stopped it) are dropped. */
   private settled = false;
   private readonly onAbort = () => this.controller?.abort(this.signal.reason);
+  private deadline: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly signal: AbortSignal,
     private readonly resolve: (value: WholeAnswer) => void,
     private readonly reject: (err: unknown) => void,
+    /** How long an accepted answer may take to its end (the deployment's body timeout). */
+    private readonly deadlineOf: (deployment: DeploymentConfig) => number,
     private readonly onAcceptedBy?: (deployment: DeploymentConfig) => void,
   ) {
     signal.addEventListener('abort', this.onAbort, { once: true });
@@ -342,6 +355,14 @@ class WholeAnswerSink implements RoutedSink {
 
   onAccepted(deployment: DeploymentConfig): void {
     this.accepted = deployment;
+    // undici's body timeout is the silence between two chunks, which a trickle of keep-alive bytes
+    // resets for ever: a whole answer also has to be complete within that time of its head.
+    const ms = this.deadlineOf(deployment);
+    this.deadline = setTimeout(
+      () => this.fail(new ApiError('upstream_timeout', `The model upstream did not finish its answer within ${Math.round(ms / 1000)} s (${deployment.name})`)),
+      ms,
+    );
+    this.deadline.unref();
     this.onAcceptedBy?.(deployment);
   }
 
@@ -377,6 +398,7 @@ class WholeAnswerSink implements RoutedSink {
   private settle(): boolean {
     if (this.settled) return false;
     this.settled = true;
+    clearTimeout(this.deadline);
     this.signal.removeEventListener('abort', this.onAbort);
     return true;
   }
