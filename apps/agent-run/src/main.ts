@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { parseEnv, tracingOf } from '@drael/config';
 import { agentRunCatalog } from '@drael/contracts';
+import { isDatabaseUnavailable } from '@drael/db-migrate';
 import { exitOnSignals, failBoot, startService } from '@drael/nats-rpc';
 import { configSchema } from './config/config.schema.js';
 import { AgentRunModule } from './agent-run.module.js';
@@ -18,6 +19,8 @@ try {
     healthPort: config.HEALTH_PORT,
     metricsEnabled: config.METRICS_ENABLED,
     tracing: tracingOf(config),
+    // The database down or restarting is an outage to retry (503 at the gateway), not a defect (500).
+    unavailableWhen: isDatabaseUnavailable,
     // A run-events long poll answers within 20 s; let it finish before the connection drains.
     drainTimeoutMs: 25_000,
   });

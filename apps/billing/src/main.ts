@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { parseEnv, tracingOf } from '@drael/config';
 import { billingCatalog } from '@drael/contracts';
+import { isDatabaseUnavailable } from '@drael/db-migrate';
 import { exitOnSignals, failBoot, startService } from '@drael/nats-rpc';
 import { configSchema } from './config/config.schema.js';
 import { BillingModule } from './billing.module.js';
@@ -18,6 +19,8 @@ try {
     healthPort: config.HEALTH_PORT,
     metricsEnabled: config.METRICS_ENABLED,
     tracing: tracingOf(config),
+    // The database down or restarting is an outage to retry (503 at the gateway), not a defect (500).
+    unavailableWhen: isDatabaseUnavailable,
   });
   exitOnSignals(running);
 } catch (err) {

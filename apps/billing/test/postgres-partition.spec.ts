@@ -15,6 +15,8 @@ interface Relay {
   sockets: Set<Socket>;
   port: number;
   frozen: boolean;
+  /** Every connection closed as it opens (a server restarting, or failing over). */
+  refusing: boolean;
 }
 let relay: Relay;
 let billing: ServiceProcess;
@@ -26,8 +28,12 @@ const CALLER_WAITS_MS = 120_000;
 
 async function startRelay(): Promise<Relay> {
   const target = new URL(inject('databaseUrl'));
-  const r: Relay = { server: undefined as unknown as Server, sockets: new Set(), port: 0, frozen: false };
+  const r: Relay = { server: undefined as unknown as Server, sockets: new Set(), port: 0, frozen: false, refusing: false };
   r.server = createServer((inbound) => {
+    if (r.refusing) {
+      inbound.destroy();
+      return;
+    }
     r.sockets.add(inbound);
     inbound.on('close', () => r.sockets.delete(inbound));
     inbound.on('error', () => undefined);
@@ -79,8 +85,8 @@ describe('billing with its Postgres partitioned', () => {
     for (let i = 0; i < 3; i++) {
       const err = await client.request(billingCatalog.listAccounts, { limit: 1 }, { timeoutMs: CALLER_WAITS_MS }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RpcError);
-      // Billing's own answer, not the caller giving up.
-      expect((err as RpcError).code).not.toBe('timeout');
+      // Billing's own answer, not the caller giving up; an outage to retry, not a defect.
+      expect((err as RpcError).code).toBe('unavailable');
       expect((err as RpcError).retryable).toBe(true);
     }
     const health = await client.request(healthEntry('billing'), {}, { timeoutMs: 5_000 }).catch((e: unknown) => e);
@@ -89,6 +95,27 @@ describe('billing with its Postgres partitioned', () => {
 
     relay.frozen = false;
     for (const s of relay.sockets) s.destroy();
+    let ok = false;
+    for (let i = 0; i < 50 && !ok; i++) {
+      ok = await client.request(billingCatalog.listAccounts, { limit: 1 }, { timeoutMs: 10_000 }).then(
+        () => true,
+        () => false,
+      );
+      if (!ok) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(ok).toBe(true);
+  }, 90_000);
+
+  it('answers unavailable (never internal) while its Postgres closes every connection, on the Prisma path and on the hot path of key checks, and serves again after', async () => {
+    relay.refusing = true;
+    for (const s of relay.sockets) s.destroy();
+    const listing = await client.request(billingCatalog.listAccounts, { limit: 1 }, { timeoutMs: CALLER_WAITS_MS }).catch((e: unknown) => e);
+    const verify = await client.request(billingCatalog.verifyKey, { api_key: `drael_${'x'.repeat(43)}` }, { timeoutMs: CALLER_WAITS_MS }).catch((e: unknown) => e);
+    for (const err of [listing, verify]) {
+      expect(err).toBeInstanceOf(RpcError);
+      expect({ code: (err as RpcError).code, retryable: (err as RpcError).retryable }).toEqual({ code: 'unavailable', retryable: true });
+    }
+    relay.refusing = false;
     let ok = false;
     for (let i = 0; i < 50 && !ok; i++) {
       ok = await client.request(billingCatalog.listAccounts, { limit: 1 }, { timeoutMs: 10_000 }).then(

@@ -59,6 +59,20 @@ describe('with the sandbox service stopped', () => {
     expect(chat.text).toBe('hi');
   });
 
+  it('a key that cannot be checked in time (billing frozen) is a 503 to retry with Retry-After, not a 504', async () => {
+    const fresh = await h.newKey();
+    const billing = h.gateway.billing!;
+    billing.child.kill('SIGSTOP');
+    try {
+      const r = await fetch(`${h.gateway.url}/v1/models`, { headers: { authorization: `Bearer ${fresh.api_key}` } });
+      expect(r.status).toBe(503);
+      expect(r.headers.get('retry-after')).toBe('2');
+      expect(((await r.json()) as any).error).toMatchObject({ code: 'unavailable', type: 'service_unavailable_error' });
+    } finally {
+      billing.child.kill('SIGCONT');
+    }
+  });
+
   it('with key verification (billing) gone too: /readyz is 503 in the OpenAI envelope naming billing', async () => {
     await h.gateway.billing!.stop();
     const r = await readyz(h.gateway.url);

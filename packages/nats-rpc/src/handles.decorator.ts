@@ -18,6 +18,16 @@ export function setHandlerLogger(logger: Pick<Logger, 'error'>): void {
   handlerLogger = logger;
 }
 
+let isUnavailable: ((err: unknown) => boolean) | undefined;
+/**
+ * Which unexpected failures are a dependency that cannot be used at that moment (a service's
+ * database down or restarting): answered `unavailable`, retryable, instead of `internal`, so a
+ * caller retries and the gateway answers 503 rather than a 500 for an outage (set once at boot).
+ */
+export function setUnavailableWhen(test: ((err: unknown) => boolean) | undefined): void {
+  isUnavailable = test;
+}
+
 function headerOf(ctx: unknown, name: string): string | undefined {
   const value: unknown = (ctx as NatsContext | undefined)?.getHeaders?.()?.get?.(name);
   return typeof value === 'string' && value.length > 0 ? value : undefined;
@@ -69,6 +79,11 @@ export function Handles(entry: RpcEntry): MethodDecorator {
                 return { error: err.toWire() };
               }
               span.fail(err);
+              if (!(err instanceof RpcError) && isUnavailable?.(err)) {
+                span.setAttributes({ 'rpc.error_code': 'unavailable' });
+                handlerLogger?.error({ err, subject: entry.subject }, 'handler failed: a dependency is unavailable');
+                return { error: new RpcError('unavailable', `${entry.service}: its database is unavailable; retry shortly`, true).toWire() };
+              }
               const undeclared = err instanceof RpcError ? { undeclared_code: err.code } : {};
               handlerLogger?.error(
                 { err, subject: entry.subject, ...undeclared },

@@ -6,7 +6,7 @@ import { metrics, setMetricsEnabled } from '@drael/metrics';
 import { startTracing, stopTracing, type TracingOptions } from '@drael/tracing';
 import { DrainingNatsServer } from './draining-nats.server.js';
 import { assertCatalogHandled } from './catalog-check.js';
-import { setHandlerLogger } from './handles.decorator.js';
+import { setHandlerLogger, setUnavailableWhen } from './handles.decorator.js';
 import { HEALTH_CHECKS, type HealthCheck } from './health-checks.js';
 import { startHealthHttp, type HealthHttpServer } from './health-http.server.js';
 import type { NatsSecurity } from './nats-security.js';
@@ -28,6 +28,8 @@ export interface ServiceBootOptions {
   metricsEnabled?: boolean;
   /** OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_BSP_SCHEDULE_DELAY, as `tracingOf(config)` (@drael/config) gives them; no endpoint: tracing off. */
   tracing?: Omit<TracingOptions, 'service'>;
+  /** Failures of a dependency the handlers cannot work without at that moment (the database): answered `unavailable`, not `internal`. */
+  unavailableWhen?: (err: unknown) => boolean;
 }
 
 export interface RunningService {
@@ -47,6 +49,7 @@ export async function startService(options: ServiceBootOptions): Promise<Running
   setMetricsEnabled(options.metricsEnabled ?? true);
   if (options.metricsEnabled ?? true) metrics.collectProcessMetrics();
   setHandlerLogger(logger);
+  setUnavailableWhen(options.unavailableWhen);
   const server = new DrainingNatsServer({
     servers: options.natsUrl,
     service: options.service,

@@ -66,6 +66,10 @@ export class KeyVerifier {
       return { ok: true, identity: await this.nats.request(billingCatalog.verifyKey, { api_key: apiKey.slice(0, 256) }) };
     } catch (err) {
       // Only a definite "no" is cached; billing being down is not the key's fault.
+      // A key that cannot be checked in time means the gateway cannot serve now: 503 to retry,
+      // not a 504 that reads as the request itself having been too slow.
+      if (isRpcError(err) && err.code === 'timeout')
+        throw new ApiError('unavailable', 'API keys cannot be checked right now (the billing service did not answer in time); retry shortly');
       if (!(isRpcError(err) && err.code === 'invalid_api_key')) throw ApiError.fromRpc(err) ?? err;
       return { ok: false };
     }

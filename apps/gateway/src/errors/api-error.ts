@@ -2,6 +2,9 @@ import type { ErrorCode, OpenAIErrorEnvelope } from '@drael/contracts';
 import { isRpcError } from '@drael/nats-rpc';
 import { httpErrorOf } from './error-mapping.js';
 
+/** The Retry-After of a 503, in seconds. */
+export const UNAVAILABLE_RETRY_AFTER_S = 2;
+
 /**
  * An error on its way to the client. Anything the gateway raises on purpose is one of these;
  * the exception filter renders it as the OpenAI envelope with the mapped status.
@@ -24,6 +27,10 @@ export class ApiError extends Error {
     const mapped = override ?? httpErrorOf(code as ErrorCode);
     this.status = mapped.status;
     this.type = mapped.type;
+    // Every 503 says when to come back (RFC 9110 10.2.3): what is away (a service restarting,
+    // a database failing over) is usually back within seconds, and clients that honour it (the
+    // OpenAI SDKs do) wait that long instead of their own backoff's guess.
+    if (this.status === 503) this.headers = { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S) };
   }
 
   toEnvelope(): OpenAIErrorEnvelope {

@@ -161,7 +161,7 @@ function envelopeOf(text: string): { message?: unknown; type?: unknown; param?: 
     return undefined;
   }
   const e = (parsed as { error?: unknown } | null)?.error;
-  return e && typeof e === 'object' ? (e) : undefined;
+  return e && typeof e === 'object' ? e : undefined;
 }
 
 /** The upstream's own words, at most 500 characters: its envelope's message, or the start of its body. */
