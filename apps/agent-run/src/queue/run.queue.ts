@@ -6,6 +6,9 @@ import { watchRuns } from '../agent-run.metrics.js';
 
 export const QUEUE_NAME = 'agent-runs';
 
+/** The longest creating a run waits for its job to be added (enqueueSoon). */
+const ENQUEUE_WAIT_MS = 1_000;
+
 export interface RunJob {
   run_id: string;
 }
@@ -49,6 +52,32 @@ export class RunQueue implements OnApplicationShutdown {
   async enqueue(runId: string): Promise<void> {
     // jobId = run id: BullMQ drops a second add of the same run while the first is kept.
     await this.queue.add('run', { run_id: runId }, { jobId: runId, attempts: 3, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: 1000, removeOnFail: 1000 });
+  }
+
+  /**
+   * Adds a new run's job, waiting for it at most ENQUEUE_WAIT_MS: a run is created whether Redis
+   * answers now or not. With Redis away, the add waits in the connection's offline queue (it is
+   * sent when Redis is back) and the reconciler gives the run a job anyway (ensureJob); the job
+   * id is the run id and the database claim lets it run once. So the caller gets its run, queued,
+   * at once, and never a timeout that hides a run it created (a client retrying on it would create
+   * one paid run per attempt).
+   */
+  async enqueueSoon(runId: string): Promise<void> {
+    const added = this.enqueue(runId).then(
+      () => true,
+      (err: unknown) => {
+        this.log.warn({ err, run_id: runId }, "adding a run's job failed; the reconciler adds it");
+        return false;
+      },
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), ENQUEUE_WAIT_MS);
+      timer.unref();
+    });
+    const done = await Promise.race([added, waited]);
+    clearTimeout(timer);
+    if (!done) this.log.warn({ run_id: runId }, 'run created while Redis is not answering: its job is added when Redis is back');
   }
 
   /**

@@ -77,8 +77,9 @@ export class RunsService {
       traceparent: currentSpan().traceparent,
     });
     if (!created) return this.repeated(run, requestHash!);
-    // Enqueued after the row exists (the job says only "run R is waiting"; the claim decides).
-    await this.queue.enqueue(run.id);
+    // Enqueued after the row exists (the job says only "run R is waiting"; the claim decides),
+    // without holding the answer while Redis is away (enqueueSoon).
+    await this.queue.enqueueSoon(run.id);
     return this.toRun(run);
   }
 
@@ -91,7 +92,7 @@ export class RunsService {
     }
     // A repeat after a lost reply may find the job not yet added: adding it again is harmless
     // (the job id is the run id, and the claim happens once).
-    if (first.status === 'queued') await this.queue.enqueue(first.id);
+    if (first.status === 'queued') await this.queue.enqueueSoon(first.id);
     return this.toRun(first);
   }
 
