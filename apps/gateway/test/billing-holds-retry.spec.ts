@@ -71,4 +71,22 @@ describe('a paid call settled while billing replicas die', () => {
     );
     expect(probe.status).toBe('settled');
   }, 60_000);
+
+  it('is settled in the background when no billing answers the settle at all, once one is back within the TTL; the result is not held back', async () => {
+    const ctx = { caller: { account_id: key.account_id }, requestId: testPrefix('req'), callId: 'c2', signal: new AbortController().signal } as unknown as ToolContext;
+    const holds = new BillingHolds(rpc, { DRAEL_TOOL_HOLD_TTL_S: 120 } as GatewayConfig);
+    const usedBefore = (await rpc.request(billingCatalog.usage, { account_id: key.account_id })).allowances.lookups.used;
+    const result = await holds.around(ctx, 'breach_lookup', 1, async () => {
+      // The provider was called and answered; then every billing replica is gone (no responders).
+      for (const r of replicas) await r.stop('SIGKILL');
+      replicas = [];
+      return { result: { ok: true }, units: 1 };
+    });
+    expect(result).toEqual({ ok: true });
+    // Billing back a little later (a restart): the settle, still being sent, lands, and the units are charged.
+    replicas.push(await startBillingForTests({ NATS_URL, DRAEL_NATS_PREFIX: prefix }));
+    await expect
+      .poll(async () => (await rpc.request(billingCatalog.usage, { account_id: key.account_id })).allowances.lookups, { timeout: 60_000, interval: 500 })
+      .toMatchObject({ used: usedBefore + 1, held: 0 });
+  }, 120_000);
 });

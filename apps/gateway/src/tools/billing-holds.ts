@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { billingCatalog, type PaidTool } from '@drael/contracts';
 import { NatsRpcClient, isRpcError } from '@drael/nats-rpc';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
@@ -15,6 +15,8 @@ export interface PaidOutcome {
 const RESOLVE_TIMEOUT_MS = 5_000;
 // The first send and one repeat on a retryable failure (see resolve): two timeouts at worst, met only when billing dies under the call.
 const RESOLVE_ATTEMPTS = 2;
+// Background repeats stop this long before the hold's TTL: a settle arriving as the hold expires would race its expiry.
+const RESOLVE_MARGIN_MS = 10_000;
 
 /**
  * Credit around each paid call (spec 01 "What a call costs"): hold before, settle after with the
@@ -24,6 +26,8 @@ const RESOLVE_ATTEMPTS = 2;
  */
 @Injectable()
 export class BillingHolds {
+  private readonly logger = new Logger('billing-holds');
+
   constructor(
     private readonly rpc: NatsRpcClient,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -31,6 +35,7 @@ export class BillingHolds {
 
   async around(ctx: ToolContext, tool: PaidTool, units: number, call: (signal: AbortSignal) => Promise<PaidOutcome>): Promise<ToolResult> {
     let holdId: string;
+    let expiresAt: number;
     try {
       const hold = await this.rpc.request(
         billingCatalog.hold,
@@ -38,6 +43,7 @@ export class BillingHolds {
         { signal: ctx.signal, requestId: ctx.requestId },
       );
       holdId = hold.hold_id;
+      expiresAt = Date.now() + this.config.DRAEL_TOOL_HOLD_TTL_S * 1000;
     } catch (err) {
       return refusal(tool, err);
     }
@@ -50,7 +56,7 @@ export class BillingHolds {
       outcome = undefined;
       throw err;
     } finally {
-      await this.resolve(ctx, holdId, outcome?.units);
+      await this.resolve(ctx, holdId, outcome?.units, expiresAt);
     }
   }
 
@@ -58,27 +64,52 @@ export class BillingHolds {
    * Settles or releases the hold, sent once more on any retryable failure (chaos runs 5 and 7): a
    * billing replica killed after taking the settle but before its first heartbeat leaves the caller
    * nothing to ask about, so the first attempt ends in `timeout`, not `replica_lost`, and the typed
-   * client does not repeat it. A hold resolves once in billing's database, so the repeat (which
+   * client does not repeat it. A hold resolves once in billing's database, so a repeat (which
    * the queue group gives to any live replica) can never charge twice: `hold_already_resolved`
-   * means the first attempt did land.
+   * means an earlier attempt did land.
+   *
+   * When billing is away altogether (no responders: both attempts fail in microseconds), the tool's
+   * result is not held back, but the settle is not given up either: it is sent again in the
+   * background, backing off, until shortly before the hold's TTL would expire it uncharged (a paid
+   * provider was called; its units are owed). Only then is it lost, and said so in the log.
    */
-  private async resolve(ctx: ToolContext, holdId: string, units: number | undefined): Promise<void> {
+  private async resolve(ctx: ToolContext, holdId: string, units: number | undefined, expiresAt: number): Promise<void> {
     const scope = { account_id: ctx.caller.account_id, hold_id: holdId };
     const send = () =>
       units === undefined
         ? this.rpc.request(billingCatalog.release, scope, { timeoutMs: RESOLVE_TIMEOUT_MS, requestId: ctx.requestId })
         : this.rpc.request(billingCatalog.settle, { ...scope, units }, { timeoutMs: RESOLVE_TIMEOUT_MS, requestId: ctx.requestId });
     for (let attempt = 0; attempt < RESOLVE_ATTEMPTS; attempt++) {
-      try {
-        await send();
-        return;
-      } catch (err) {
-        if (attempt > 0 && isRpcError(err) && err.code === 'hold_already_resolved') return;
-        // Not retryable (no such hold, bad request): the hold expires by itself after its TTL, and
-        // an unresolved hold is never charged as used.
-        if (!isRpcError(err) || !err.retryable) return;
-      }
+      const outcome = await resolveOnce(send, attempt > 0);
+      if (outcome !== 'retry') return;
     }
+    this.resolveLater(send, `hold ${holdId} (request ${ctx.requestId}, ${units === undefined ? 'release' : `settle of ${units} units`})`, expiresAt);
+  }
+
+  /** The background repeats of resolve, from 1 s apart up to 30 s, until RESOLVE_MARGIN_MS before the hold expires. */
+  private resolveLater(send: () => Promise<unknown>, about: string, expiresAt: number, delayMs = 1_000): void {
+    const at = Date.now() + delayMs;
+    if (at > expiresAt - RESOLVE_MARGIN_MS) {
+      this.logger.error(`${about}: billing did not answer before the hold's TTL; it expires uncharged`);
+      return;
+    }
+    if (delayMs === 1_000) this.logger.warn(`${about}: billing is not answering; resolving it in the background`);
+    setTimeout(() => {
+      void resolveOnce(send, true).then((outcome) => {
+        if (outcome === 'retry') this.resolveLater(send, about, expiresAt, Math.min(delayMs * 2, 30_000));
+      });
+    }, delayMs).unref();
+  }
+}
+
+/** One send of a settle or release: done (it landed, now or before), retry (billing may answer later), or give up (no such hold, a bad request: the hold expires by itself, never charged as used). */
+async function resolveOnce(send: () => Promise<unknown>, repeat: boolean): Promise<'done' | 'retry' | 'give_up'> {
+  try {
+    await send();
+    return 'done';
+  } catch (err) {
+    if (repeat && isRpcError(err) && err.code === 'hold_already_resolved') return 'done';
+    return isRpcError(err) && err.retryable ? 'retry' : 'give_up';
   }
 }
 
