@@ -7,6 +7,11 @@ import { failBoot } from '@drael/nats-rpc';
 import { startTracing, stopTracing } from '@drael/tracing';
 import { configSchema } from './config/config.schema.js';
 import { startGateway } from './bootstrap.js';
+import { ApiError } from './errors/api-error.js';
+import { endOpenStreams } from './http/open-streams.js';
+
+/** After the grace, how long the streams' last error events get to leave before the exit. */
+const STREAMS_FLUSH_MS = 500;
 
 try {
   const config = parseEnv(configSchema);
@@ -33,8 +38,11 @@ try {
     stopping = true;
     logger.info({ signal }, 'draining');
     const grace = setTimeout(() => {
-      logger.error({ grace_ms: config.SHUTDOWN_GRACE_MS }, 'open requests did not finish in time');
-      process.exit(1);
+      // Streams still open are told why they stop, in their own protocol, rather than cut mid-event;
+      // a moment for those last writes to leave, then the exit.
+      const ended = endOpenStreams(new ApiError('service_unavailable', 'The gateway is shutting down; retry the request'));
+      logger.error({ grace_ms: config.SHUTDOWN_GRACE_MS, streams_ended: ended }, 'open requests did not finish in time');
+      setTimeout(() => process.exit(1), ended > 0 ? STREAMS_FLUSH_MS : 0);
     }, config.SHUTDOWN_GRACE_MS);
     grace.unref();
     gateway

@@ -54,4 +54,40 @@ describe('SIGTERM', () => {
     expect(await gateway.exited).toBe(0);
     expect(gateway.output()).toContain('"msg":"stopped"');
   });
+
+  it('ends a stream still open when the grace runs out with an error event in its protocol, not a cut connection, then exits', async () => {
+    // An answer that pauses and is never resumed: longer than any grace.
+    const stuck = await startScriptedUpstream({ turns: [{ type: 'text', content: ['first', ' never'], pauseAfterChunks: 2 }] });
+    const short = await startGatewayProcess({
+      DRAEL_NATS_PREFIX: testPrefix('stopg'),
+      DRAEL_MODELS: JSON.stringify({ m: { base_url: stuck.baseUrl, model: 'm' } }),
+      SHUTDOWN_GRACE_MS: '1000',
+    });
+    try {
+      const r = await fetch(`${short.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-drael-server-tools': '0', ...short.authHeaders },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true }),
+      });
+      const reader = r.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      while (!text.includes('first')) text += decoder.decode((await reader.read()).value, { stream: true });
+      short.child.kill('SIGTERM');
+      // Read to the end: a cut connection would reject here instead.
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      const last = parseSse(text).at(-1) as { error?: { code?: string } };
+      expect(last.error).toMatchObject({ code: 'service_unavailable', type: 'service_unavailable_error' });
+      // Its drain then completes (exit 0), or the last writes' moment ends first (exit 1).
+      expect([0, 1]).toContain(await short.exited);
+      expect(short.output()).toContain('open requests did not finish in time');
+    } finally {
+      await short.stop('SIGKILL');
+      await stuck.close();
+    }
+  });
 });

@@ -4,6 +4,7 @@ import type { Dispatcher } from 'undici';
 import { ApiError } from '../errors/api-error.js';
 import { UpstreamClient, type RoutedSink } from '../upstream/upstream.client.js';
 import { answerFailure, answerTooLarge, MAX_MODEL_ANSWER_BYTES } from '../upstream/upstream-failure.js';
+import { holdOpenStream } from '../http/open-streams.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { DeploymentConfig } from '../models/model-routes.config.js';
 import { metricsEnabled } from '@drael/metrics';
@@ -132,6 +133,10 @@ class ProxyHandler implements RoutedSink {
       if (!this.closed) {
         this.countedOpen = true;
         streamOpened('proxy');
+        holdOpenStream(this.call.res, (error) => {
+          this.controller?.abort(new ClientGone());
+          this.call.res.end(`data: ${JSON.stringify(error.toEnvelope())}\n\n`);
+        });
       }
     }
   }

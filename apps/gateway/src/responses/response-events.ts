@@ -1,5 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { trackOpenStream } from '../metrics/gateway.metrics.js';
+import { holdOpenStream } from '../http/open-streams.js';
+import type { ApiError } from '../errors/api-error.js';
 
 export type ResponseEvent = { type: string; sequence_number: number } & Record<string, unknown>;
 
@@ -34,6 +36,8 @@ export class SseWriter {
   constructor(
     private readonly res: ServerResponse,
     private readonly requestId: string,
+    /** Ends the stream with `response.failed` carrying the error (the gateway shutting down mid-stream). */
+    private readonly failWith: (error: ApiError) => void,
   ) {}
 
   get isOpen(): boolean {
@@ -50,6 +54,7 @@ export class SseWriter {
       'x-request-id': this.requestId,
     });
     trackOpenStream(this.res, 'responses');
+    holdOpenStream(this.res, this.failWith);
     const queued = this.pending;
     this.pending = [];
     for (const e of queued) this.write(e);

@@ -64,7 +64,15 @@ export class ResponsesService {
 
     const response = newResponse(request);
     const stream = request.stream === true;
-    const sse = stream ? new SseWriter(res, call.requestId) : undefined;
+    const sse = stream
+      ? new SseWriter(res, call.requestId, (error) => {
+          abort.abort();
+          response.status = 'failed';
+          response.error = { code: String(error.code), message: error.message };
+          events.emit('response.failed', { response: snapshotOf(response) });
+          sse?.end();
+        })
+      : undefined;
     const events = new ResponseEvents(sse ? (e) => sse.write(e) : undefined);
     const abort = new AbortController();
     const onClose = () => {

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ApiError } from '../errors/api-error.js';
 import type { TurnUsage } from '../engine/turn-stream.reader.js';
+import { holdOpenStream } from '../http/open-streams.js';
 import { trackOpenStream } from '../metrics/gateway.metrics.js';
 import type { SubAgentFrame } from '../tools/server-tool.js';
 
@@ -86,6 +87,7 @@ export class ChatStreamWriter {
     this.res.writeHead(200, head);
     this.res.write(this.choice('{"role":"assistant","content":""}', null));
     trackOpenStream(this.res, 'catalogue');
+    holdOpenStream(this.res, (error) => this.fail(error));
   }
 
   private write(data: string): void | Promise<void> {
