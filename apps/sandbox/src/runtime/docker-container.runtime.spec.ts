@@ -111,7 +111,7 @@ describe('DockerContainerRuntime against an engine slow to report the exit', () 
       let line = '';
       socket.on('data', (chunk: Buffer) => {
         line += chunk.toString();
-        const m = /^run (\S+)\n/.exec(line);
+        const m = /^run (\S+) \d+\n/.exec(line);
         if (!m) return;
         // The program's output, then the launcher's marks (exit status 0).
         socket.write(Buffer.concat([frame(1, 'out\n'), frame(2, 'err\n'), frame(1, `${m[1]} 0\n`), frame(2, `${m[1]} 0\n`)]));

@@ -35,7 +35,17 @@ const MAX_CAPTURE_BYTES = MAX_STREAM_BYTES;
 // stdin is /dev/null; it never sees it): once both have come through the attach stream, all the
 // program's output has, and the run's answer need not wait for the engine to see the container's
 // exit (issue 20: on a busy 2-core machine that took 80-200 ms after the program had ended).
-const LAUNCHER = 'read -r _ mark || exit 0; "$@" </dev/null; s=$?; kill -9 -1 2>/dev/null; printf "%s %s\\n" "$mark" "$s"; printf "%s %s\\n" "$mark" "$s" >&2; exit $s';
+// The line also carries the run's time limit, which the launcher enforces itself, a few seconds
+// after the service's own timer would: a watchdog (`sleep`, then `kill -9 -1`, which spares pid 1)
+// beside the program, which stays in the foreground (its signals as usual). The service's timer
+// stops a run while the service lives; the launcher's still does if the service dies mid-run (a
+// crash, an OOM kill), where before the program went on using its CPU and memory until that
+// replica came back to clean up. A program may kill the watchdog (same uid) like anything else of
+// its own, which only leaves it to the service's timer, as before.
+const LAUNCHER =
+  'read -r _ mark limit || exit 0; (sleep "$limit"; kill -9 -1) 2>/dev/null & "$@" </dev/null; s=$?; kill -9 -1 2>/dev/null; printf "%s %s\\n" "$mark" "$s"; printf "%s %s\\n" "$mark" "$s" >&2; exit $s';
+// How long after the run's own timeout the launcher kills the program (the service's timer goes first).
+const LAUNCHER_GRACE_S = 5;
 // A prepared container kept for a workspace's next run, at most this many (each holds a few MiB).
 const MAX_PREPARED_FOR_DIRS = 16;
 
@@ -466,7 +476,9 @@ export class DockerContainerRuntime implements ContainerRuntime {
       Hostname: 'sandbox',
       Tty: false,
       OpenStdin: true,
-      StdinOnce: false,
+      // Closed when the service's attach ends: a prepared container whose service died (a crash,
+      // an OOM kill) reads end-of-file and exits, instead of waiting for a line that never comes.
+      StdinOnce: true,
       AttachStdin: true,
       AttachStdout: true,
       AttachStderr: true,
@@ -544,7 +556,8 @@ export class DockerContainerRuntime implements ContainerRuntime {
     const ended = Promise.all([stdout.watchEnd(mark), stderr.watchEnd(mark)]);
     const startedAt = performance.now();
     try {
-      await new Promise<void>((resolve, reject) => p.stream.write(`run ${mark}\n`, (err) => (err ? reject(new StartFailed(err)) : resolve())));
+      const limitS = Math.ceil(spec.timeoutMs / 1000) + LAUNCHER_GRACE_S;
+      await new Promise<void>((resolve, reject) => p.stream.write(`run ${mark} ${limitS}\n`, (err) => (err ? reject(new StartFailed(err)) : resolve())));
     } catch (err) {
       throw err instanceof StartFailed ? err : new StartFailed(err);
     }
@@ -584,7 +597,8 @@ export class DockerContainerRuntime implements ContainerRuntime {
         stdout: out.bytes,
         stderr: err.bytes,
         truncated: { stdout: out.truncated, stderr: err.truncated },
-        timedOut,
+        // The launcher's own limit (the service's timer was late): a timeout all the same.
+        timedOut: timedOut || durationS * 1000 >= spec.timeoutMs + LAUNCHER_GRACE_S * 1000,
         oomKilled: state.OOMKilled,
         durationS: Math.round(durationS * 1000) / 1000,
       };
