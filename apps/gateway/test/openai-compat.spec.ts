@@ -1,4 +1,6 @@
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSse } from '@drael/test-support';
 import { startLoopHarness, toolNames, type LoopHarness } from './turn-loop.support.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are read freely */
@@ -11,6 +13,8 @@ beforeAll(async () => {
       'gpt-test': { model: 'upstream-model' },
       'vendor/model-x': { model: 'upstream-model' },
     },
+    // A second of silence in a catalogue stream is answered with an SSE comment (the default is 15 s).
+    env: { STREAM_KEEPALIVE_MS: '1000' },
   });
 }, 180_000);
 afterAll(async () => {
@@ -207,5 +211,39 @@ describe('errors name no internal subject', () => {
     const { error } = (await r.json()) as any;
     expect(error.message).toContain('sandbox service');
     expect(error.message).not.toMatch(/\.v\d\b|sandbox\.[a-z]/);
+  });
+});
+
+describe('a long silence in a catalogue stream (tools running, a slow first token)', () => {
+  it('opens the stream and sends SSE comments, which a proxy in front sees as traffic and the OpenAI client ignores', async () => {
+    const slow = { type: 'text' as const, content: ['after ', 'the wait'], pauseAfterChunks: 1 };
+    h.script([slow]);
+    const r = await post('/v1/chat/completions', { model: 'gpt-test', messages: ask, stream: true });
+    expect(r.status).toBe(200);
+    const reader = r.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    while (!text.includes(': keep-alive')) text += decoder.decode((await reader.read()).value, { stream: true });
+    h.upstream.resume();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    const events = parseSse(text) as any[];
+    expect(events.at(-1)).toBe('[DONE]');
+    expect(events.map((e) => e.choices?.[0]?.delta?.content ?? '').join('')).toBe('after the wait');
+
+    h.script([slow]);
+    const client = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: h.apiKey, maxRetries: 0 });
+    const stream = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'Weather in Paris?' }], stream: true });
+    const resume = setTimeout(() => h.upstream.resume(), 2_500);
+    let content = '';
+    try {
+      for await (const chunk of stream) content += chunk.choices[0]?.delta?.content ?? '';
+    } finally {
+      clearTimeout(resume);
+    }
+    expect(content).toBe('after the wait');
   });
 });

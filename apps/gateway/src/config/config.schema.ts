@@ -58,6 +58,10 @@ export const configSchema = z.object({
   BODY_LIMIT_BYTES: envInt(1024, 256 * 1024 * 1024).default(32 * 1024 * 1024),
   // How long SIGTERM lets open requests and streams finish before the process exits anyway.
   SHUTDOWN_GRACE_MS: envInt(0, 3_600_000).default(30_000),
+  // A streamed catalogue answer silent this long (tools running, a sub-agent researching) opens
+  // and sends an SSE comment, again each time: a proxy's idle timeout in front (nginx's 60 s) never
+  // cuts it. Its failures are then in-band error events.
+  STREAM_KEEPALIVE_MS: envInt(1_000, 300_000).default(15_000),
 });
 export type GatewayConfig = z.infer<typeof configSchema>;
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');

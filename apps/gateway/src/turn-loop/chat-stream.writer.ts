@@ -26,16 +26,33 @@ export type DraelFrame =
 export class ChatStreamWriter {
   private started = false;
   private ended = false;
+  /** Writes so far, and as the keep-alive last saw them: unchanged over a whole period is silence. */
+  private writes = 0;
+  private writesSeen = 0;
+  private readonly keepAlive: NodeJS.Timeout;
   private readonly prefix: string;
   private readonly suffix = '}\n\n';
 
   constructor(
     private readonly res: ServerResponse,
     /** `head`: the request's own headers (x-request-id, rate limits, x-drael-upstream), in the stream's one writeHead. */
-    private readonly meta: { id: string; model: string; created: number; requestId: string; head?: Record<string, string> },
+    private readonly meta: { id: string; model: string; created: number; requestId: string; head?: Record<string, string>; keepAliveMs: number },
   ) {
     // Every chunk shares its head; only the choices differ (no per-chunk object building).
     this.prefix = `data: {"id":${JSON.stringify(meta.id)},"object":"chat.completion.chunk","created":${meta.created},"model":${JSON.stringify(meta.model)},`;
+    // One timer per stream, nothing per write: a period with no write sends an SSE comment (which
+    // every client ignores), opening the stream first if nothing was sent yet.
+    this.keepAlive = setInterval(() => {
+      if (this.writes !== this.writesSeen) {
+        this.writesSeen = this.writes;
+        return;
+      }
+      if (this.ended || this.res.destroyed) return;
+      this.start();
+      this.res.write(': keep-alive\n\n');
+    }, meta.keepAliveMs);
+    this.keepAlive.unref();
+    res.once('close', () => clearInterval(this.keepAlive));
   }
 
   get hasStarted(): boolean {
@@ -93,6 +110,7 @@ export class ChatStreamWriter {
   private write(data: string): void | Promise<void> {
     if (this.ended || this.res.destroyed) return;
     this.start();
+    this.writes++;
     // A socket that closed while we wrote never drains: its close ends the wait instead.
     if (!this.res.write(data) && !this.res.destroyed && !this.res.closed) return drained(this.res);
   }
@@ -100,6 +118,7 @@ export class ChatStreamWriter {
   private end(): void {
     if (this.ended) return;
     this.ended = true;
+    clearInterval(this.keepAlive);
     if (!this.res.destroyed) this.res.end();
   }
 }

@@ -107,7 +107,9 @@ export class TurnLoopService {
     const id = `chatcmpl-${randomId()}`;
     const created = Math.floor(Date.now() / 1000);
     const stream = request.stream === true;
-    const writer = stream ? new ChatStreamWriter(res, { id, model: request.model, created, requestId: input.requestId, head: input.head }) : undefined;
+    const writer = stream
+      ? new ChatStreamWriter(res, { id, model: request.model, created, requestId: input.requestId, head: input.head, keepAliveMs: this.config.STREAM_KEEPALIVE_MS })
+      : undefined;
     const meter = new CostMeter(this.config.DRAEL_REQUEST_COST_CEILING_USD, this.config.DRAEL_REQUEST_TOOL_CALLS);
     // Created by the sandbox at the first run_code; deleted below however the request ends.
     const workspace = Workspace.of(input.caller, input.session);
