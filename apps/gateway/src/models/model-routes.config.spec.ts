@@ -16,6 +16,11 @@ describe('DRAEL_MODELS', () => {
     });
   });
 
+  it('the single-upstream form takes the timeouts too (they were dropped without a word)', () => {
+    const r = parse({ local: { base_url: 'http://h/v1', model: 'm', headers_timeout_ms: 5_000, body_timeout_ms: 9_000 } });
+    expect(r.data!.local!.deployments[0]).toMatchObject({ headers_timeout_ms: 5_000, body_timeout_ms: 9_000 });
+  });
+
   it('an alias that cannot be a header value still gets a safe deployment name', () => {
     const r = parse({ 'org/model': { base_url: 'http://h/v1', model: 'm' } });
     expect(r.data!['org/model']!.deployments[0]!.name).toBe('org-model-0');

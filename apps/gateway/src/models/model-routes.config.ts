@@ -11,6 +11,12 @@ const prices = {
   output_per_1m: z.number().nonnegative().optional(),
 };
 
+// Defaults: UPSTREAM_HEADERS_TIMEOUT_MS / UPSTREAM_BODY_TIMEOUT_MS. In both forms of an alias.
+const timeouts = {
+  headers_timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
+  body_timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
+};
+
 /** One OpenAI-compatible upstream serving an alias. */
 const DeploymentSchema = z.strictObject({
   name: z.string().regex(DEPLOYMENT_NAME, 'name: letters, digits and ._:- only, at most 64').optional(),
@@ -24,9 +30,7 @@ const DeploymentSchema = z.strictObject({
   // Per gateway replica, over a sliding minute; a deployment at its limit is skipped, not hit.
   rpm: z.number().int().positive().optional(),
   tpm: z.number().int().positive().optional(),
-  // Defaults: UPSTREAM_HEADERS_TIMEOUT_MS / UPSTREAM_BODY_TIMEOUT_MS.
-  headers_timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
-  body_timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
+  ...timeouts,
   ...prices,
 });
 
@@ -35,6 +39,7 @@ const SingleUpstreamSchema = z.object({
   base_url: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, '')),
   api_key: z.string().default(''),
   model: z.string().min(1),
+  ...timeouts,
   ...prices,
 });
 
