@@ -12,7 +12,8 @@ const ask = [{ role: 'user', content: 'What is new?' }];
 
 beforeAll(async () => {
   // An answer must show a piece of itself every second (the keep-alive test); every other answer here comes at once.
-  h = await startLoopHarness({ env: { UPSTREAM_BODY_TIMEOUT_MS: '1000' } });
+  // Two tool calls a request (the limit test); the other tests here call only made-up tools, which do not count.
+  h = await startLoopHarness({ env: { UPSTREAM_BODY_TIMEOUT_MS: '1000', DRAEL_REQUEST_TOOL_CALLS: '2' } });
 }, 180_000);
 afterAll(async () => {
   await h?.close();
@@ -245,5 +246,21 @@ describe('one model-turn engine for chat and Responses', () => {
     expect(completion.choices[0].finish_reason).toBe('stop');
     expect(completion.usage).toEqual(events.at(-1).usage);
     expect(completion.usage).toEqual({ prompt_tokens: 31, completion_tokens: 6, total_tokens: 37 });
+  });
+
+  it('a response runs at most DRAEL_REQUEST_TOOL_CALLS hosted tool calls; later ones are answered tool_call_limit_reached, not run', async () => {
+    const clock = (id: string) => ({ id, name: 'datetime', arguments: '{}' });
+    h.script([
+      { type: 'tool_calls', calls: [clock('d1'), clock('d2'), clock('d3')] },
+      { type: 'text', content: 'done' },
+    ]);
+    const before = h.upstream.requests.length;
+    const res = await responses({ input: 'What time is it?', tools: [{ type: 'datetime' }] });
+    expect(res.status).toBe(200);
+    const seen = h.upstream.requests.slice(before);
+    const results = toolMessages(seen[1]!.body);
+    expect(results.map((r) => r.tool_call_id)).toEqual(['d1', 'd2', 'd3']);
+    expect(results[2]!.content).toMatchObject({ ok: false, error: 'tool_call_limit_reached' });
+    expect(JSON.stringify(results[0]!.content)).not.toContain('tool_call_limit_reached');
   });
 });

@@ -43,6 +43,8 @@ export interface ResponseRun {
   readonly temperature?: number | null;
   readonly topP?: number | null;
   readonly parallelToolCalls?: boolean | null;
+  /** The most hosted tool calls this response runs (DRAEL_REQUEST_TOOL_CALLS, as for chat); later ones are answered tool_call_limit_reached. */
+  readonly toolCallLimit: number;
 }
 
 interface PlannedCall {
@@ -71,6 +73,14 @@ export class ResponseLoopService {
     const { response, events } = run;
     const sources: Source[] = [];
     let accepted = false;
+    let toolCalls = 0;
+    // A hosted call counts against the response's limit; the client's own functions are not run here and do not.
+    const runCounted = (p: PlannedCall): Promise<ToolOutcome & { loaded?: FunctionTool[] }> | undefined => {
+      if (p.run && (p.kind === 'web_search' || p.kind === 'web_fetch' || p.kind === 'datetime' || p.kind === 'tool_search') && ++toolCalls > run.toolCallLimit) {
+        return Promise.resolve(failedOutcome('tool_call_limit_reached', `this response has made its ${run.toolCallLimit} tool calls; answer with what you have`));
+      }
+      return runPlanned(p);
+    };
     let message: MessageItemWriter | undefined;
 
     const request = (turn: TurnInfo): TurnRequest | { end: 'stopped' } => {
@@ -137,7 +147,7 @@ export class ResponseLoopService {
         }
         if (p.kind === 'client_function' || p.kind === 'client_tool_search') endsHere = true;
       }
-      const outcomes = await this.engine.runToolCalls(result.toolCalls, (_call, i) => runPlanned(planned[i]!));
+      const outcomes = await this.engine.runToolCalls(result.toolCalls, (_call, i) => runCounted(planned[i]!));
       if (run.signal.aborted) throw new ApiError('timeout', 'The client went away');
       planned.forEach((p, i) => {
         const outcome = outcomes[i];

@@ -1,4 +1,5 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
 import type { ServerResponse } from 'node:http';
 import { ApiError } from '../errors/api-error.js';
 import { apiErrorOf } from '../errors/error-response.js';
@@ -38,6 +39,7 @@ export class ResponsesService {
     private readonly models: ModelRegistry,
     private readonly loop: ResponseLoopService,
     private readonly store: ResponseStore,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
   async create(call: CreateCall): Promise<void> {
@@ -105,6 +107,7 @@ export class ResponsesService {
         temperature: request.temperature,
         topP: request.top_p,
         parallelToolCalls: request.parallel_tool_calls,
+        toolCallLimit: this.config.DRAEL_REQUEST_TOOL_CALLS,
       });
     } catch (err) {
       res.off('close', onClose);
