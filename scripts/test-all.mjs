@@ -55,6 +55,8 @@ if (built) {
   spawnSync('pnpm', ['exec', 'turbo', 'run', 'test', '--concurrency=1', '--continue', ...filter], { cwd: root, stdio: 'inherit', env });
 }
 
+sweepTestContainers();
+
 for (const { dir, pkg } of packages) {
   if (process.env.DRAEL_TEST_FILTER && !pkg.name.includes(process.env.DRAEL_TEST_FILTER.replace(/^@drael\//, ''))) continue;
   const report = join(root, dir, '.reports', 'vitest.json');
@@ -78,6 +80,23 @@ for (const { dir, pkg } of packages) {
     }
     if (brokenFiles.includes(file)) failedTests.push(`${where}: ${firstLine(file.message)}`);
   }
+}
+
+// Each harness removes its sandbox instance's containers when it stops, but a container whose
+// create was still in flight in dockerd when a test SIGKILLed its sandbox lands after that removal
+// (seen once after a CI run: one `Created` container of a test instance). Test instances are
+// named `test-…` (the harnesses); an installation's own containers are never touched.
+function sweepTestContainers() {
+  const listed = spawnSync('docker', ['ps', '-a', '--filter', 'label=drael.sandbox.instance', '--format', '{{.ID}} {{.Label "drael.sandbox.instance"}}'], { encoding: 'utf8' });
+  if (listed.status !== 0) return;
+  const leftovers = listed.stdout
+    .split('\n')
+    .map((line) => line.split(' '))
+    .filter(([id, instance]) => id && instance?.startsWith('test-'))
+    .map(([id]) => id);
+  if (!leftovers.length) return;
+  console.log(`\nremoving ${leftovers.length} container(s) left by test sandboxes`);
+  spawnSync('docker', ['rm', '-f', ...leftovers], { stdio: 'ignore' });
 }
 
 function firstLine(text) {

@@ -5,6 +5,7 @@ import { isDatabaseUnavailable } from '@drael/db-migrate';
 import { exitOnSignals, failBoot, startService } from '@drael/nats-rpc';
 import { configSchema } from './config/config.schema.js';
 import { AgentRunModule } from './agent-run.module.js';
+import { RunWorkerService } from './runs/run-worker.service.js';
 
 try {
   const config = parseEnv(configSchema);
@@ -23,6 +24,8 @@ try {
     unavailableWhen: isDatabaseUnavailable,
     // A run-events long poll answers within 20 s; let it finish before the connection drains.
     drainTimeoutMs: 25_000,
+    // Runs in progress finish (AGENT_RUN_DRAIN_MS) while this replica still answers reads.
+    drainBeforeClose: (app) => app.get(RunWorkerService).drain(),
   });
   exitOnSignals(running);
 } catch (err) {

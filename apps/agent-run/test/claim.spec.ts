@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { billingCatalog } from '@drael/contracts';
+import { agentRunCatalog, billingCatalog } from '@drael/contracts';
 import { wireSubject } from '@drael/nats-rpc';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPrisma, type PrismaService } from '../src/db/prisma.service.js';
@@ -197,16 +197,23 @@ describe('workers (built agent-run processes)', { timeout: 180_000 }, () => {
     await b.stop('SIGKILL');
   });
 
-  it('graceful shutdown lets a run in progress finish, then exits 0', async () => {
+  it('graceful shutdown lets a run in progress finish while still answering reads, then exits 0', async () => {
     const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:drain`, AGENT_RUN_DRAIN_MS: '30000' };
     const w = await stack.startWorker(env);
     const acct = await stack.account();
-    stack.upstream.setTurns([text('finished while draining', { headersDelayMs: 1_500 })]);
+    stack.upstream.setTurns([text('finished while draining', { headersDelayMs: 4_000 })]);
     const start = stack.upstream.requests.length;
     const agent = await stack.createAgent(acct);
     const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
     await stack.upstream.waitForRequests(start + 1, 30_000);
-    expect(await w.stop('SIGTERM')).toBe(0);
+    const stopped = w.stop('SIGTERM');
+    // The only replica, draining: it still answers a read of the run it is finishing (no other
+    // replica could; before, its subjects closed at SIGTERM and every read was 503 for the drain).
+    await new Promise((r) => setTimeout(r, 500));
+    expect(w.child.exitCode).toBeNull();
+    const during = await stack.rpc.request(agentRunCatalog.getRun, { account_id: acct, run_id: created.id }, { timeoutMs: 2_000 });
+    expect(during.status).toBe('running');
+    expect(await stopped).toBe(0);
     const { run, verified } = await fromDatabase(created.id);
     expect(run).toMatchObject({ status: 'succeeded', error_code: null, receipt_count: 1 });
     expect(run.output).toMatch(/^enc1:/);

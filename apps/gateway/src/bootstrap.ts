@@ -25,12 +25,15 @@ import { searchToolRoute } from './tools-api/search/search-tool.route.js';
 import { SearchToolService } from './tools-api/search/search-tool.service.js';
 import { metrics, setMetricsEnabled, startMetricsHttp, type MetricsHttpServer } from '@drael/metrics';
 import { recordHttpRequest } from './metrics/gateway.metrics.js';
+import { ReadinessService } from './health/readiness.service.js';
 
 export interface RunningGateway {
   app: NestFastifyApplication;
   url: string;
   /** Where GET /metrics is served (METRICS_PORT), if it is. */
   metricsUrl?: string;
+  /** SIGTERM's first step: /readyz answers 503 from now on; everything else is still served. */
+  startDraining(): void;
   close(): Promise<void>;
 }
 
@@ -144,5 +147,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       await metricsHttp?.close();
     }
   };
-  return { app, url: `http://${host}:${port}`, metricsUrl: metricsHttp && `http://${host}:${metricsHttp.port}`, close: () => (closing ??= close()) };
+  return {
+    app,
+    url: `http://${host}:${port}`,
+    metricsUrl: metricsHttp && `http://${host}:${metricsHttp.port}`,
+    startDraining: () => app.get(ReadinessService).startDraining(),
+    close: () => (closing ??= close()),
+  };
 }

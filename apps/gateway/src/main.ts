@@ -30,13 +30,19 @@ try {
   const gateway = await startGateway(config, logger);
   logger.info({ url: gateway.url, models: Object.keys(config.DRAEL_MODELS) }, `gateway listening on ${gateway.url}`);
 
-  // SIGTERM: stop accepting, let open requests and streams finish, drain NATS, exit 0.
-  // A second signal, or the grace period running out, stops at once with exit 1.
+  // SIGTERM: /readyz fails at once; after SHUTDOWN_DELAY_MS (serving as before meanwhile) stop
+  // accepting, let open requests and streams finish, drain NATS, exit 0. A second signal, or the
+  // grace period running out, stops at once with exit 1.
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) process.exit(1);
     stopping = true;
-    logger.info({ signal }, 'draining');
+    gateway.startDraining();
+    logger.info({ signal, delay_ms: config.SHUTDOWN_DELAY_MS }, 'draining');
+    if (config.SHUTDOWN_DELAY_MS > 0) setTimeout(() => closeGateway(), config.SHUTDOWN_DELAY_MS);
+    else closeGateway();
+  };
+  const closeGateway = () => {
     const grace = setTimeout(() => {
       // Streams still open are told why they stop, in their own protocol, rather than cut mid-event;
       // a moment for those last writes to leave, then the exit.

@@ -90,4 +90,29 @@ describe('SIGTERM', () => {
       await stuck.close();
     }
   });
+
+  it('with SHUTDOWN_DELAY_MS, answers /readyz 503 at once and keeps serving until the delay is over', async () => {
+    const delayed = await startGatewayProcess({
+      DRAEL_NATS_PREFIX: testPrefix('stopd'),
+      DRAEL_MODELS: JSON.stringify({ m: { base_url: upstream.baseUrl, model: 'm' } }),
+      SHUTDOWN_DELAY_MS: '4000',
+    });
+    try {
+      expect((await fetch(`${delayed.url}/readyz`)).status).toBe(200);
+      delayed.child.kill('SIGTERM');
+      await expect.poll(async () => (await fetch(`${delayed.url}/readyz`)).status, { timeout: 3000, interval: 50 }).toBe(503);
+      const readyz = (await (await fetch(`${delayed.url}/readyz`)).json()) as { status: string; failing: string[]; error: { code: string } };
+      expect(readyz).toMatchObject({ status: 'not_ready', error: { code: 'service_unavailable' } });
+      expect(readyz.failing).toContain('draining');
+      // Still serving: a keyed request on a fresh connection, while the delay runs.
+      const models = await fetch(`${delayed.url}/v1/models`, { headers: { ...delayed.authHeaders, connection: 'close' } });
+      expect(models.status).toBe(200);
+      expect(delayed.child.exitCode).toBeNull();
+      // Then the listener closes and the process exits 0.
+      expect(await delayed.exited).toBe(0);
+      await expect(fetch(`${delayed.url}/healthz`)).rejects.toThrow();
+    } finally {
+      await delayed.stop('SIGKILL');
+    }
+  });
 });

@@ -30,6 +30,13 @@ export interface ServiceBootOptions {
   tracing?: Omit<TracingOptions, 'service'>;
   /** Failures of a dependency the handlers cannot work without at that moment (the database): answered `unavailable`, not `internal`. */
   unavailableWhen?: (err: unknown) => boolean;
+  /**
+   * Work to finish on close while the service still answers its subjects (agent-run's runs in
+   * progress): a replica draining for minutes would otherwise stop answering reads at once, and a
+   * deployment of one replica would answer 503 to every read for the whole drain. Nest closes the
+   * transport before its lifecycle hooks, so this runs first.
+   */
+  drainBeforeClose?: (app: INestMicroservice) => Promise<void>;
 }
 
 export interface RunningService {
@@ -98,6 +105,7 @@ export async function startService(options: ServiceBootOptions): Promise<Running
       (closing ??= (async () => {
         draining = true;
         try {
+          await options.drainBeforeClose?.(app).catch((err: unknown) => logger.error({ err }, 'drain before close failed'));
           await app.close();
         } finally {
           await health?.close();

@@ -16,6 +16,7 @@ export class RunWorkerService implements OnApplicationBootstrap, OnModuleDestroy
   private sweeper?: NodeJS.Timeout;
   private reconciler?: NodeJS.Timeout;
   private reconciling = false;
+  private draining?: Promise<void>;
   private readonly log: Logger;
 
   constructor(
@@ -63,7 +64,19 @@ export class RunWorkerService implements OnApplicationBootstrap, OnModuleDestroy
   }
 
   // A destroy hook, so it runs before the database, NATS and the queue close (shutdown hooks).
-  async onModuleDestroy(): Promise<void> {
+  onModuleDestroy(): Promise<void> {
+    return this.drain();
+  }
+
+  /**
+   * Takes no new job and lets the runs in progress finish (stopped past AGENT_RUN_DRAIN_MS). Once:
+   * main.ts calls it while the service still answers its subjects, the destroy hook again.
+   */
+  drain(): Promise<void> {
+    return (this.draining ??= this.drainOnce());
+  }
+
+  private async drainOnce(): Promise<void> {
     clearInterval(this.sweeper);
     clearInterval(this.reconciler);
     const drain = setTimeout(() => this.executor.abortAll(), this.config.AGENT_RUN_DRAIN_MS);

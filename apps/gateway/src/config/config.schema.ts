@@ -56,7 +56,12 @@ export const configSchema = z.object({
   // (README "Model routing").
   UPSTREAM_CONNECTIONS: envInt(0, 65_536).default(0),
   BODY_LIMIT_BYTES: envInt(1024, 256 * 1024 * 1024).default(32 * 1024 * 1024),
-  // How long SIGTERM lets open requests and streams finish before the process exits anyway.
+  // After SIGTERM, how long the gateway keeps serving while GET /readyz answers 503 (draining),
+  // so that a load balancer polling readiness stops sending it new requests before its listener
+  // closes. 0 under Kubernetes, whose preStop pause does this (endpoints are removed first).
+  SHUTDOWN_DELAY_MS: envInt(0, 600_000).default(0),
+  // How long SIGTERM (after SHUTDOWN_DELAY_MS) lets open requests and streams finish before the
+  // process exits anyway.
   SHUTDOWN_GRACE_MS: envInt(0, 3_600_000).default(30_000),
   // A streamed catalogue answer silent this long (tools running, a sub-agent researching) opens
   // and sends an SSE comment, again each time: a proxy's idle timeout in front (nginx's 60 s) never

@@ -25,8 +25,14 @@ export class HealthController {
     const { ready, ...r } = await this.readiness.check();
     if (ready) return { status: r.degraded.length > 0 ? 'degraded' : 'ready', ...r };
     void reply.status(503);
-    const what = r.failing.map((f) => (f === 'billing' ? 'key verification (billing)' : f)).join(', ');
-    const error = new ApiError('service_unavailable', `Not ready: ${what} not answering`);
+    const error = new ApiError(
+      'service_unavailable',
+      r.failing.includes('draining') ? 'Not ready: the gateway is shutting down' : `Not ready: ${notAnswering(r.failing)} not answering`,
+    );
     return { ...error.toEnvelope(), status: 'not_ready', ...r };
   }
+}
+
+function notAnswering(failing: string[]): string {
+  return failing.map((f) => (f === 'billing' ? 'key verification (billing)' : f)).join(', ');
 }

@@ -19,7 +19,7 @@ export interface Readiness {
   degraded: string[];
   /** The rate-limit counters' Redis: 'ok' or why not (limits then hold per replica; not a readiness failure). */
   redis: string;
-  /** What makes the gateway not ready: `nats`, `billing`. */
+  /** What makes the gateway not ready: `draining` (SIGTERM), `nats`, `billing`. */
   failing: string[];
   /** Each model deployment's state; a cooling one never makes the gateway unready. */
   deployments: Record<string, DeploymentReport>;
@@ -42,6 +42,13 @@ export class ReadinessService {
     private readonly router: ModelRouter,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
+
+  private draining = false;
+
+  /** From SIGTERM on, readiness fails (`draining`) while requests are still served. */
+  startDraining(): void {
+    this.draining = true;
+  }
 
   async check(): Promise<Readiness> {
     const timeoutMs = this.config.READY_TIMEOUT_MS;
@@ -68,7 +75,7 @@ export class ReadinessService {
       }),
     ]);
     const keyVerification = services[KEY_VERIFICATION] === 'ok';
-    const failing = [...(nats ? [] : ['nats']), ...(keyVerification ? [] : [KEY_VERIFICATION])];
+    const failing = [...(this.draining ? ['draining'] : []), ...(nats ? [] : ['nats']), ...(keyVerification ? [] : [KEY_VERIFICATION])];
     const degraded = Object.keys(services)
       .filter((s) => services[s] !== 'ok' && s !== KEY_VERIFICATION)
       .sort();
