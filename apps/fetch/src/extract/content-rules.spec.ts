@@ -77,6 +77,22 @@ describe('content rules', () => {
     expect(all.extract(html, url).markdown).toBe(story.join('\n\n'));
   });
 
+  it('namedBoilerplate: a block named as the body and holding most of the prose stays, whatever else its class says', () => {
+    // The body's class also says what the site does with it (paginated, expandable); the
+    // pagination bar and the read-more strip beside it, named the same words, still go.
+    const pager = `<div class="pagination"><a href="/p/2">Next page</a> <p>Page 1 of 2 of the quay coverage, in order of publication.</p></div>`;
+    const more = `<div class="read-more-strip"><p>More from the harbour desk: the ferry timetable, the tides and the new fish market.</p></div>`;
+    for (const cls of ['article-body pagination-first', 'entry-content entry-content-read-more']) {
+      const html = page(`<div class="wrap"><h1>Silo lease approved</h1><div class="${cls}">${paras}</div>${pager}${more}</div>`);
+      expect(all.extract(html, url).markdown).toBe(story.join('\n\n'));
+    }
+    // Named as a body but holding little of the prose: a furniture word still removes it.
+    const teaser = page(
+      `<div class="wrap"><h1>Silo lease approved</h1>${paras}<div class="post-content related">${`<p>${story[0]}</p>`.replace('harbour board', 'ferry board')}</div></div>`,
+    );
+    expect(all.extract(teaser, url).markdown).not.toContain('ferry board');
+  });
+
   it('linkDensity: link lists and read-more lines in the pick go, a sentence with a link stays', () => {
     const links = `<ul>${Array.from({ length: 5 }, (_, i) => `<li><a href="/x/${i}">More about the quay, part ${i}</a></li>`).join('')}</ul>`;
     const html = page(

@@ -227,11 +227,73 @@ const STRUCTURE = new Set([
 export function removeNamedBoilerplate(elements: Element[], keep: Element[]): void {
   const holders = new Set<Element>();
   for (const el of keep) for (let a: Element | null = el; a && !holders.has(a); a = a.parentElement) holders.add(a);
+  const story = new Set(proseHolders(elements).flatMap((el) => ancestry(el)));
   for (const el of elements) {
     const tag = el.localName;
     if (STRUCTURE.has(tag) || holders.has(el) || !el.parentNode) continue;
-    if (FURNITURE_TAGS.has(tag) || (el.hasAttributes() && isFurnitureByName(el))) el.remove();
+    if (FURNITURE_TAGS.has(tag)) el.remove();
+    else if (el.hasAttributes() && isFurnitureByName(el) && !(story.has(el) && isNamedContent(el))) el.remove();
   }
+}
+
+function ancestry(el: Element): Element[] {
+  const out: Element[] = [];
+  for (let a: Element | null = el; a; a = a.parentElement) out.push(a);
+  return out;
+}
+
+// A class or id token naming the element as the story's body ("article-body", "entry-content",
+// "post_text", "story-body"), as Readability's okMaybeItsACandidate spares such elements from its
+// unlikely-candidate removal. A token that is itself furniture ("article-share") does not count.
+const CONTENT_NAME = /(?:^|[-_])(?:article|entry|post|story)[-_]?(?:body|content|text)(?:$|[-_])/i;
+
+/**
+ * Whether another of the element's class or id tokens names it as the story's body: a block
+ * named "article-body pagination-first" or "entry-content entry-content-read-more" is the body,
+ * paginated or expandable, when it also holds most of the page's prose (proseHolders).
+ */
+function isNamedContent(el: Element): boolean {
+  for (const attr of ['class', 'id']) {
+    for (const token of (el.getAttribute(attr) ?? '').split(/\s+/)) {
+      if (token && CONTENT_NAME.test(token) && !FURNITURE.test(token) && !AD_PART.test(token)) return true;
+    }
+  }
+  return false;
+}
+
+// An element holding at least this share of the page's paragraph prose holds the story.
+const PROSE_HOLDER_SHARE = 0.5;
+
+/**
+ * The deepest elements each holding at least PROSE_HOLDER_SHARE of the page's paragraph prose
+ * (the text of <p> elements outside links).
+ */
+export function proseHolders(elements: Element[]): Element[] {
+  const prose = new Map<Element, number>();
+  let total = 0;
+  for (const el of elements) {
+    if (el.localName !== 'p') continue;
+    const chars = proseLength(el);
+    if (chars === 0) continue;
+    total += chars;
+    for (let a = el.parentElement; a; a = a.parentElement) prose.set(a, (prose.get(a) ?? 0) + chars);
+  }
+  if (total === 0) return [];
+  // The deepest qualifying elements: one whose qualifying child exists is not listed itself.
+  const qualifying = [...prose].filter(([, n]) => n >= total * PROSE_HOLDER_SHARE).map(([el]) => el);
+  const inner = new Set(qualifying);
+  for (const el of qualifying) if (el.parentElement) inner.delete(el.parentElement);
+  return [...inner];
+}
+
+/** Characters of an element's text outside links (spaces excluded). */
+function proseLength(el: Element): number {
+  let n = 0;
+  for (let child = el.firstChild; child; child = child.nextSibling) {
+    if (child.nodeType === 3) n += squashedLength((child as Text).data);
+    else if (child.nodeType === 1 && (child as Element).localName !== 'a') n += proseLength(child as Element);
+  }
+  return n;
 }
 
 function isFurnitureByName(el: Element): boolean {
