@@ -9,8 +9,9 @@
 // same HTML as a peer, in the same run, alternated page by page. Scored with the benchmark's own
 // metric, implemented here so no python is needed: `\w+` tokens (case kept), 4-token shingles as
 // bags, per page tp/fp/fn normalised, precision and recall averaged over pages, F1 of the means.
-// Drael delivers markdown: scored as delivered ("md") and as plain text ("text": markdown syntax
-// and link URLs stripped), the latter being the fair comparison with extractors that give text.
+// Drael delivers markdown: scored as delivered ("md") and as plain text ("text": markdown syntax,
+// link URLs and images stripped), the latter being the fair comparison with extractors that give
+// an element's text content (Readability's textContent, trafilatura's text).
 //
 // Usage: node bench/fetch/real-pages.mjs DATASET_DIR [--half a|b] [--pages] [--runs N]
 //          [--extractor [label=]path/to/html-extractor.js]... [--no-output]
@@ -84,9 +85,13 @@ const pageF1 = (row) => {
   return p + r ? (2 * p * r) / (p + r) : 0;
 };
 
-/** Markdown as plain text: markdownToText (syntax out, links keep their text, images their alt), then emphasis marks and bare URLs. */
+/**
+ * Markdown as plain text, as the other extractors give it (an element's text content): images
+ * out (their alt is an attribute, never part of the page's text), then markdownToText (syntax
+ * out, links keep their text), emphasis marks, table rules and bare URLs.
+ */
 export function plainText(md) {
-  return markdownToText(md)
+  return markdownToText(md.replace(/!\[[^\]]*\]\([^)]*\)/g, ' '))
     .replace(/<(https?:[^>\s]*)>/g, ' ')
     .replace(/(\*\*|__)(?=\S)([^]*?\S)\1/g, '$2')
     .replace(/(^|[^\w*])[*_](?=\S)([^*_\n]*?\S)[*_](?![\w*])/g, '$1$2')
