@@ -105,6 +105,24 @@ describe('content rules', () => {
     expect(without).toContain('part 4');
   });
 
+  it('duplicateBlocks: a caption a gallery prints again goes, once said it stays; far repeats and short labels stay', () => {
+    const caption = 'The old grain silo on the north quay, seen from the ferry landing at dusk on Wednesday.';
+    const gallery =
+      `<figure><img src="/silo.jpg" alt="${caption}"><figcaption>${caption}</figcaption></figure>` + `<div class="x3"><p>Photo 1 of 4</p><p>${caption}</p></div><p>${caption}</p>`;
+    const html = page(`<article><h1>Silo lease approved</h1>${gallery}${paras}</article>`);
+    const got = all.extract(html, url).markdown;
+    expect(got.split(caption).length - 1).toBe(1);
+    expect(got).toContain(story[2]);
+    const without = only('duplicateBlocks').extract(html, url).markdown;
+    expect(without.split(caption).length - 1).toBeGreaterThan(1);
+    // A line that a structured page repeats in sections far apart (a plan, a menu) stays in each.
+    const step = '<p>Portion: one cup of rice, half a cup of beans, one spoon of oil.</p>';
+    const notes = (n: number) => Array.from({ length: 12 }, (_, i) => `<p>Note ${i} for day ${n}: walk to the quay, check the tide table and the ferry times.</p>`).join('');
+    const plan = (n: number) => `<h2>Day ${n}</h2>${step}${notes(n)}`;
+    const structured = all.extract(page(`<article><h1>Silo lease approved</h1>${plan(1)}${plan(2)}</article>`), url).markdown;
+    expect(structured.split('Portion: one cup').length - 1).toBe(2);
+  });
+
   it("titleHeading: the pick's first heading goes when it is the title, not when text comes first", () => {
     const html = (heading: string) =>
       `<!doctype html><html lang="ja"><head><title>市立図書館、開館時間を延長 | 新聞</title></head><body><div class="x"><h1>${heading}</h1>` +

@@ -14,9 +14,11 @@ export interface ContentRules {
   linkDensity: boolean;
   /** Drop the pick's leading heading when it is the page's title (the title is the result's own field). */
   titleHeading: boolean;
+  /** Drop a block of the pick whose text repeats an earlier block's, and an image alt that repeats a block (gallery copies of a caption, pull quotes). */
+  duplicateBlocks: boolean;
 }
 
-export const ALL_RULES: ContentRules = { declaredBody: true, namedBoilerplate: true, linkDensity: true, titleHeading: true };
+export const ALL_RULES: ContentRules = { declaredBody: true, namedBoilerplate: true, linkDensity: true, titleHeading: true, duplicateBlocks: true };
 
 /**
  * Readability drops a heading that repeats the title only when its own similarity test says so,
@@ -364,6 +366,58 @@ export function removeLinkDenseBlocks(root: Element): void {
     return { text, link, media };
   };
   visit(root);
+}
+
+// Duplicate blocks: the innermost blocks of the pick (no block inside them) are compared by their
+// text, spaces squashed and case folded; below this many characters a repeat is a label ("Share",
+// "Photo", a table's "Yes") and stays.
+const MIN_DUPLICATE_CHARS = 30;
+// Only a repeat within this many innermost blocks of the last occurrence goes: a gallery's or a
+// lightbox's copy sits beside the original, while a structured page (a plan, a menu, a spec
+// sheet) repeats a line in sections far apart, and there each copy belongs to its section.
+const DUPLICATE_WINDOW = 12;
+const BLOCK_TAGS = new Set(['p', 'li', 'dd', 'dt', 'figcaption', 'blockquote', 'pre', 'div', 'section', 'td', 'th', 'caption', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+
+/**
+ * Removes from `root` (Readability's detached article) the innermost blocks whose text repeats
+ * a block's a few blocks before (a caption printed again by a gallery or a lightbox, a pull quote, a
+ * "continue reading" copy of the lede), and empties the alt of an image that repeats a block's
+ * text or an earlier image's alt (the caption then says it once; turndown drops images without
+ * alt). The first occurrence stays, so nothing the page says once is lost.
+ */
+export function removeDuplicateBlocks(root: Element): void {
+  // Each text seen, with the index of the innermost block it was last seen in.
+  const seen = new Map<string, number>();
+  let blocks = 0;
+  const images: Element[] = [];
+  // Children before parents: whether a block is innermost is known when it is reached.
+  const visit = (el: Element): boolean => {
+    let hasBlock = false;
+    for (let child = el.firstElementChild; child; ) {
+      const next = child.nextElementSibling;
+      if (child.localName === 'img') images.push(child);
+      else hasBlock = visit(child) || hasBlock;
+      child = next;
+    }
+    const isBlock = BLOCK_TAGS.has(el.localName);
+    if (isBlock && !hasBlock && el !== root) {
+      const text = squash(el.textContent ?? '').toLowerCase();
+      if (text.length >= MIN_DUPLICATE_CHARS) {
+        const at = seen.get(text);
+        if (at !== undefined && blocks - at <= DUPLICATE_WINDOW) el.remove();
+        else seen.set(text, blocks);
+      }
+      blocks++;
+    }
+    return isBlock || hasBlock;
+  };
+  visit(root);
+  for (const img of images) {
+    const alt = squash(img.getAttribute('alt') ?? '').toLowerCase();
+    if (alt.length < MIN_DUPLICATE_CHARS) continue;
+    if (seen.has(alt)) img.setAttribute('alt', '');
+    else seen.set(alt, blocks);
+  }
 }
 
 const MEDIA_TAGS = new Set(['img', 'picture', 'video', 'audio', 'pre', 'code', 'math', 'svg']);
