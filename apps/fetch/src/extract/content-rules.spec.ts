@@ -123,6 +123,21 @@ describe('content rules', () => {
     expect(structured.split('Portion: one cup').length - 1).toBe(2);
   });
 
+  it('datelines: a date-only line at the start or end of the pick goes; one in the middle and a sentence with a date stay', () => {
+    const html = page(
+      `<article><h1>Silo lease approved</h1><p>Updated 5:27 am CST, Wednesday, Nov. 20, 2019</p><p>${story[0]}</p><p>${story[1]}</p>` +
+        `<p>10:45 am</p><p>The vote was taken on 12 March 2019, after a debate that ran past midnight.</p><p>${story[2]}</p><p>Publié le 20 novembre 2019 à 10h48</p></article>`,
+    );
+    const got = all.extract(html, url).markdown;
+    expect(got).not.toContain('Updated 5:27');
+    expect(got).not.toContain('Publié le');
+    expect(got).toContain('10:45 am');
+    expect(got).toContain('12 March 2019');
+    const without = only('datelines').extract(html, url).markdown;
+    expect(without).toContain('Updated 5:27');
+    expect(without).toContain('Publié le');
+  });
+
   it("titleHeading: the pick's first heading goes when it is the title, not when text comes first", () => {
     const html = (heading: string) =>
       `<!doctype html><html lang="ja"><head><title>市立図書館、開館時間を延長 | 新聞</title></head><body><div class="x"><h1>${heading}</h1>` +

@@ -16,9 +16,11 @@ export interface ContentRules {
   titleHeading: boolean;
   /** Drop a block of the pick whose text repeats an earlier block's, and an image alt that repeats a block (gallery copies of a caption, pull quotes). */
   duplicateBlocks: boolean;
+  /** Drop a short block at the start or the end of the pick that is only a date ("Updated 5:27 am, Nov. 20, 2019"). */
+  datelines: boolean;
 }
 
-export const ALL_RULES: ContentRules = { declaredBody: true, namedBoilerplate: true, linkDensity: true, titleHeading: true, duplicateBlocks: true };
+export const ALL_RULES: ContentRules = { declaredBody: true, namedBoilerplate: true, linkDensity: true, titleHeading: true, duplicateBlocks: true, datelines: true };
 
 /**
  * Readability drops a heading that repeats the title only when its own similarity test says so,
@@ -418,6 +420,55 @@ export function removeDuplicateBlocks(root: Element): void {
     if (seen.has(alt)) img.setAttribute('alt', '');
     else seen.set(alt, blocks);
   }
+}
+
+// Datelines: a block of at most DATELINE_MAX_TOKENS words, among the first or last
+// DATELINE_EDGE blocks of the pick, holding a year or a clock time, whose words are all numbers,
+// month and weekday names, time zones or the few words that introduce a date. The middle of the
+// pick is left alone: a live blog's or a timeline's times are its structure.
+const DATELINE_MAX_TOKENS = 16;
+const DATELINE_EDGE = 3;
+const DATE_WORDS = new Set(
+  [
+    // English months, days, and what goes around a date
+    'january february march april may june july august september october november december',
+    'jan feb mar apr jun jul aug sep sept oct nov dec',
+    'monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun',
+    'updated published posted last modified on at am pm a m p st nd rd th',
+    'et pt ct mt est edt cst cdt mst mdt pst pdt gmt utc bst cet cest ist aest',
+    // German, French, Spanish, Portuguese, Italian, Dutch
+    'januar februar märz mai juni juli oktober dezember aktualisiert veröffentlicht am um uhr',
+    'janvier février mars avril juin juillet août septembre octobre novembre décembre publié mis à jour le',
+    'enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre diciembre publicado actualizado de las',
+    'janeiro fevereiro março maio junho julho setembro outubro dezembro atualizado às segunda terça quarta quinta sexta sábado domingo feira',
+    'gennaio febbraio aprile maggio giugno luglio settembre ottobre dicembre pubblicato aggiornato alle il',
+    'januari februari maart mei augustus oktober gepubliceerd bijgewerkt op om',
+  ]
+    .join(' ')
+    .split(' '),
+);
+const YEAR_OR_TIME = /(?:^|\D)(?:1[89]\d\d|20\d\d)(?:\D|$)|\d{1,2}[:.h]\d\d(?:\D|$)/;
+
+/** Removes the date-only blocks at the edges of `root` (Readability's detached article). */
+export function removeDatelines(root: Element): void {
+  const blocks: Element[] = [];
+  const visit = (el: Element): boolean => {
+    let hasBlock = false;
+    for (let child = el.firstElementChild; child; child = child.nextElementSibling) hasBlock = visit(child) || hasBlock;
+    const isBlock = BLOCK_TAGS.has(el.localName);
+    if (isBlock && !hasBlock && el !== root && squashedLength(el.textContent ?? '') > 0) blocks.push(el);
+    return isBlock || hasBlock;
+  };
+  visit(root);
+  const edges = blocks.length <= 2 * DATELINE_EDGE ? blocks : [...blocks.slice(0, DATELINE_EDGE), ...blocks.slice(-DATELINE_EDGE)];
+  for (const el of edges) if (isDateline(el.textContent ?? '')) el.remove();
+}
+
+export function isDateline(text: string): boolean {
+  if (!YEAR_OR_TIME.test(text)) return false;
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  if (words.length === 0 || words.length > DATELINE_MAX_TOKENS) return false;
+  return words.every((w) => DATE_WORDS.has(w) || /^\d+(?:st|nd|rd|th|h|am|pm)?$|^\d{1,2}h\d\d$/.test(w));
 }
 
 const MEDIA_TAGS = new Set(['img', 'picture', 'video', 'audio', 'pre', 'code', 'math', 'svg']);
