@@ -138,6 +138,20 @@ describe('content rules', () => {
     expect(without).toContain('Publié le');
   });
 
+  it('counters: a slideshow position goes, a fraction and a score stay', () => {
+    const slide = (n: number) =>
+      `<div class="slide"><img src="/s/${n}.jpg" alt=""><p>The north quay at low tide, picture ${n} of the series taken by the harbour photographer.</p><span class="pos">${n} of 3</span></div>`;
+    const html = page(
+      `<article><h1>Silo lease approved</h1>${paras}${[1, 2, 3].map(slide).join('')}<div><b>Image</b> <span>2</span> / <span>3</span></div>` +
+        `<p>Mix 1/2 cup of lime with sand for the mortar; the board voted 7 of 9 in favour.</p></article>`,
+    );
+    const got = all.extract(html, url).markdown;
+    for (const gone of ['1 of 3', '3 of 3', 'Image 2 / 3']) expect(got).not.toContain(gone);
+    expect(got).toContain('1/2 cup');
+    expect(got).toContain('7 of 9 in favour');
+    expect(only('counters').extract(html, url).markdown).toContain('1 of 3');
+  });
+
   it("titleHeading: the pick's first heading goes when it is the title, not when text comes first", () => {
     const html = (heading: string) =>
       `<!doctype html><html lang="ja"><head><title>市立図書館、開館時間を延長 | 新聞</title></head><body><div class="x"><h1>${heading}</h1>` +

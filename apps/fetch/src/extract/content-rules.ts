@@ -18,9 +18,19 @@ export interface ContentRules {
   duplicateBlocks: boolean;
   /** Drop a short block at the start or the end of the pick that is only a date ("Updated 5:27 am, Nov. 20, 2019"). */
   datelines: boolean;
+  /** Drop a gallery's position counters ("1 of 5", "Image 3 of 12", "Photo 2 / 8"). */
+  counters: boolean;
 }
 
-export const ALL_RULES: ContentRules = { declaredBody: true, namedBoilerplate: true, linkDensity: true, titleHeading: true, duplicateBlocks: true, datelines: true };
+export const ALL_RULES: ContentRules = {
+  declaredBody: true,
+  namedBoilerplate: true,
+  linkDensity: true,
+  titleHeading: true,
+  duplicateBlocks: true,
+  datelines: true,
+  counters: true,
+};
 
 /**
  * Readability drops a heading that repeats the title only when its own similarity test says so,
@@ -469,6 +479,29 @@ export function isDateline(text: string): boolean {
   const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
   if (words.length === 0 || words.length > DATELINE_MAX_TOKENS) return false;
   return words.every((w) => DATE_WORDS.has(w) || /^\d+(?:st|nd|rd|th|h|am|pm)?$|^\d{1,2}h\d\d$/.test(w));
+}
+
+// A slideshow's position: "1 of 5", "Image 3 of 12", "Foto 2 von 8", "Photo 2 / 8" (a slash only
+// after a label, so a fraction such as "1/2" in a recipe stays).
+const COUNTER = /^(?:(?:\p{L}+\s+)?\d{1,3}\s*(?:of|von|de|sur|di|van|из)\s*\/?\s*\d{1,3}|\p{L}+\s+\d{1,3}\s*\/\s*\d{1,3})$/iu;
+const COUNTER_MAX_CHARS = 24;
+
+/** Removes gallery counters from `root` (Readability's detached article): the largest element whose whole text is one. */
+export function removeCounters(root: Element): void {
+  const doc = root.ownerDocument;
+  const walker = doc.createTreeWalker(root, 4 /* SHOW_TEXT */);
+  const hits: Element[] = [];
+  for (let t = walker.nextNode() as Text | null; t; t = walker.nextNode() as Text | null) {
+    if (!/\d/.test(t.data)) continue;
+    let found: Element | null = null;
+    for (let a = t.parentElement; a && a !== root; a = a.parentElement) {
+      const text = squash(a.textContent ?? '');
+      if (text.length > COUNTER_MAX_CHARS) break;
+      if (COUNTER.test(text)) found = a;
+    }
+    if (found) hits.push(found);
+  }
+  for (const el of hits) el.remove();
 }
 
 const MEDIA_TAGS = new Set(['img', 'picture', 'video', 'audio', 'pre', 'code', 'math', 'svg']);

@@ -5,6 +5,7 @@ import {
   ALL_RULES,
   findDeclaredBody,
   readLdArticleBodies,
+  removeCounters,
   removeDatelines,
   removeDuplicateBlocks,
   removeLinkDenseBlocks,
@@ -115,6 +116,7 @@ export class HtmlExtractor {
       if (this.rules.titleHeading) removeTitleHeading(article.content as unknown as Element, titles);
       if (this.rules.duplicateBlocks) removeDuplicateBlocks(article.content as unknown as Element);
       if (this.rules.datelines) removeDatelines(article.content as unknown as Element);
+      if (this.rules.counters) removeCounters(article.content as unknown as Element);
       resolveLinks(article.content as unknown as HTMLElement, base);
       // The title is the result's own field (web_fetch shows it beside the content), not a body line.
       markdown = this.toMarkdown(article.content as unknown as HTMLElement);
