@@ -77,6 +77,22 @@ describe('content rules', () => {
     expect(all.extract(html, url).markdown).toBe(story.join('\n\n'));
   });
 
+  it('namedBoilerplate: a block named as the body and holding most of the prose stays, whatever else its class says', () => {
+    // The body's class also says what the site does with it (paginated, expandable); the
+    // pagination bar and the read-more strip beside it, named the same words, still go.
+    const pager = `<div class="pagination"><a href="/p/2">Next page</a> <p>Page 1 of 2 of the quay coverage, in order of publication.</p></div>`;
+    const more = `<div class="read-more-strip"><p>More from the harbour desk: the ferry timetable, the tides and the new fish market.</p></div>`;
+    for (const cls of ['article-body pagination-first', 'entry-content entry-content-read-more']) {
+      const html = page(`<div class="wrap"><h1>Silo lease approved</h1><div class="${cls}">${paras}</div>${pager}${more}</div>`);
+      expect(all.extract(html, url).markdown).toBe(story.join('\n\n'));
+    }
+    // Named as a body but holding little of the prose: a furniture word still removes it.
+    const teaser = page(
+      `<div class="wrap"><h1>Silo lease approved</h1>${paras}<div class="post-content related">${`<p>${story[0]}</p>`.replace('harbour board', 'ferry board')}</div></div>`,
+    );
+    expect(all.extract(teaser, url).markdown).not.toContain('ferry board');
+  });
+
   it('linkDensity: link lists and read-more lines in the pick go, a sentence with a link stays', () => {
     const links = `<ul>${Array.from({ length: 5 }, (_, i) => `<li><a href="/x/${i}">More about the quay, part ${i}</a></li>`).join('')}</ul>`;
     const html = page(
@@ -87,6 +103,53 @@ describe('content rules', () => {
     const without = only('linkDensity').extract(html, url).markdown;
     expect(without).toContain('Read more');
     expect(without).toContain('part 4');
+  });
+
+  it('duplicateBlocks: a caption a gallery prints again goes, once said it stays; far repeats and short labels stay', () => {
+    const caption = 'The old grain silo on the north quay, seen from the ferry landing at dusk on Wednesday.';
+    const gallery =
+      `<figure><img src="/silo.jpg" alt="${caption}"><figcaption>${caption}</figcaption></figure>` + `<div class="x3"><p>Photo 1 of 4</p><p>${caption}</p></div><p>${caption}</p>`;
+    const html = page(`<article><h1>Silo lease approved</h1>${gallery}${paras}</article>`);
+    const got = all.extract(html, url).markdown;
+    expect(got.split(caption).length - 1).toBe(1);
+    expect(got).toContain(story[2]);
+    const without = only('duplicateBlocks').extract(html, url).markdown;
+    expect(without.split(caption).length - 1).toBeGreaterThan(1);
+    // A line that a structured page repeats in sections far apart (a plan, a menu) stays in each.
+    const step = '<p>Portion: one cup of rice, half a cup of beans, one spoon of oil.</p>';
+    const notes = (n: number) => Array.from({ length: 12 }, (_, i) => `<p>Note ${i} for day ${n}: walk to the quay, check the tide table and the ferry times.</p>`).join('');
+    const plan = (n: number) => `<h2>Day ${n}</h2>${step}${notes(n)}`;
+    const structured = all.extract(page(`<article><h1>Silo lease approved</h1>${plan(1)}${plan(2)}</article>`), url).markdown;
+    expect(structured.split('Portion: one cup').length - 1).toBe(2);
+  });
+
+  it('datelines: a date-only line at the start or end of the pick goes; one in the middle and a sentence with a date stay', () => {
+    const html = page(
+      `<article><h1>Silo lease approved</h1><p>Updated 5:27 am CST, Wednesday, Nov. 20, 2019</p><p>${story[0]}</p><p>${story[1]}</p>` +
+        `<p>10:45 am</p><p>The vote was taken on 12 March 2019, after a debate that ran past midnight.</p><p>${story[2]}</p><p>Publié le 20 novembre 2019 à 10h48</p></article>`,
+    );
+    const got = all.extract(html, url).markdown;
+    expect(got).not.toContain('Updated 5:27');
+    expect(got).not.toContain('Publié le');
+    expect(got).toContain('10:45 am');
+    expect(got).toContain('12 March 2019');
+    const without = only('datelines').extract(html, url).markdown;
+    expect(without).toContain('Updated 5:27');
+    expect(without).toContain('Publié le');
+  });
+
+  it('counters: a slideshow position goes, a fraction and a score stay', () => {
+    const slide = (n: number) =>
+      `<div class="slide"><img src="/s/${n}.jpg" alt=""><p>The north quay at low tide, picture ${n} of the series taken by the harbour photographer.</p><span class="pos">${n} of 3</span></div>`;
+    const html = page(
+      `<article><h1>Silo lease approved</h1>${paras}${[1, 2, 3].map(slide).join('')}<div><b>Image</b> <span>2</span> / <span>3</span></div>` +
+        `<p>Mix 1/2 cup of lime with sand for the mortar; the board voted 7 of 9 in favour.</p></article>`,
+    );
+    const got = all.extract(html, url).markdown;
+    for (const gone of ['1 of 3', '3 of 3', 'Image 2 / 3']) expect(got).not.toContain(gone);
+    expect(got).toContain('1/2 cup');
+    expect(got).toContain('7 of 9 in favour');
+    expect(only('counters').extract(html, url).markdown).toContain('1 of 3');
   });
 
   it("titleHeading: the pick's first heading goes when it is the title, not when text comes first", () => {

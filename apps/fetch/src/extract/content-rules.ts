@@ -14,9 +14,23 @@ export interface ContentRules {
   linkDensity: boolean;
   /** Drop the pick's leading heading when it is the page's title (the title is the result's own field). */
   titleHeading: boolean;
+  /** Drop a block of the pick whose text repeats an earlier block's, and an image alt that repeats a block (gallery copies of a caption, pull quotes). */
+  duplicateBlocks: boolean;
+  /** Drop a short block at the start or the end of the pick that is only a date ("Updated 5:27 am, Nov. 20, 2019"). */
+  datelines: boolean;
+  /** Drop a gallery's position counters ("1 of 5", "Image 3 of 12", "Photo 2 / 8"). */
+  counters: boolean;
 }
 
-export const ALL_RULES: ContentRules = { declaredBody: true, namedBoilerplate: true, linkDensity: true, titleHeading: true };
+export const ALL_RULES: ContentRules = {
+  declaredBody: true,
+  namedBoilerplate: true,
+  linkDensity: true,
+  titleHeading: true,
+  duplicateBlocks: true,
+  datelines: true,
+  counters: true,
+};
 
 /**
  * Readability drops a heading that repeats the title only when its own similarity test says so,
@@ -227,11 +241,73 @@ const STRUCTURE = new Set([
 export function removeNamedBoilerplate(elements: Element[], keep: Element[]): void {
   const holders = new Set<Element>();
   for (const el of keep) for (let a: Element | null = el; a && !holders.has(a); a = a.parentElement) holders.add(a);
+  const story = new Set(proseHolders(elements).flatMap((el) => ancestry(el)));
   for (const el of elements) {
     const tag = el.localName;
     if (STRUCTURE.has(tag) || holders.has(el) || !el.parentNode) continue;
-    if (FURNITURE_TAGS.has(tag) || (el.hasAttributes() && isFurnitureByName(el))) el.remove();
+    if (FURNITURE_TAGS.has(tag)) el.remove();
+    else if (el.hasAttributes() && isFurnitureByName(el) && !(story.has(el) && isNamedContent(el))) el.remove();
   }
+}
+
+function ancestry(el: Element): Element[] {
+  const out: Element[] = [];
+  for (let a: Element | null = el; a; a = a.parentElement) out.push(a);
+  return out;
+}
+
+// A class or id token naming the element as the story's body ("article-body", "entry-content",
+// "post_text", "story-body"), as Readability's okMaybeItsACandidate spares such elements from its
+// unlikely-candidate removal. A token that is itself furniture ("article-share") does not count.
+const CONTENT_NAME = /(?:^|[-_])(?:article|entry|post|story)[-_]?(?:body|content|text)(?:$|[-_])/i;
+
+/**
+ * Whether another of the element's class or id tokens names it as the story's body: a block
+ * named "article-body pagination-first" or "entry-content entry-content-read-more" is the body,
+ * paginated or expandable, when it also holds most of the page's prose (proseHolders).
+ */
+function isNamedContent(el: Element): boolean {
+  for (const attr of ['class', 'id']) {
+    for (const token of (el.getAttribute(attr) ?? '').split(/\s+/)) {
+      if (token && CONTENT_NAME.test(token) && !FURNITURE.test(token) && !AD_PART.test(token)) return true;
+    }
+  }
+  return false;
+}
+
+// An element holding at least this share of the page's paragraph prose holds the story.
+const PROSE_HOLDER_SHARE = 0.5;
+
+/**
+ * The deepest elements each holding at least PROSE_HOLDER_SHARE of the page's paragraph prose
+ * (the text of <p> elements outside links).
+ */
+export function proseHolders(elements: Element[]): Element[] {
+  const prose = new Map<Element, number>();
+  let total = 0;
+  for (const el of elements) {
+    if (el.localName !== 'p') continue;
+    const chars = proseLength(el);
+    if (chars === 0) continue;
+    total += chars;
+    for (let a = el.parentElement; a; a = a.parentElement) prose.set(a, (prose.get(a) ?? 0) + chars);
+  }
+  if (total === 0) return [];
+  // The deepest qualifying elements: one whose qualifying child exists is not listed itself.
+  const qualifying = [...prose].filter(([, n]) => n >= total * PROSE_HOLDER_SHARE).map(([el]) => el);
+  const inner = new Set(qualifying);
+  for (const el of qualifying) if (el.parentElement) inner.delete(el.parentElement);
+  return [...inner];
+}
+
+/** Characters of an element's text outside links (spaces excluded). */
+function proseLength(el: Element): number {
+  let n = 0;
+  for (let child = el.firstChild; child; child = child.nextSibling) {
+    if (child.nodeType === 3) n += squashedLength((child as Text).data);
+    else if (child.nodeType === 1 && (child as Element).localName !== 'a') n += proseLength(child as Element);
+  }
+  return n;
 }
 
 function isFurnitureByName(el: Element): boolean {
@@ -302,6 +378,130 @@ export function removeLinkDenseBlocks(root: Element): void {
     return { text, link, media };
   };
   visit(root);
+}
+
+// Duplicate blocks: the innermost blocks of the pick (no block inside them) are compared by their
+// text, spaces squashed and case folded; below this many characters a repeat is a label ("Share",
+// "Photo", a table's "Yes") and stays.
+const MIN_DUPLICATE_CHARS = 30;
+// Only a repeat within this many innermost blocks of the last occurrence goes: a gallery's or a
+// lightbox's copy sits beside the original, while a structured page (a plan, a menu, a spec
+// sheet) repeats a line in sections far apart, and there each copy belongs to its section.
+const DUPLICATE_WINDOW = 12;
+const BLOCK_TAGS = new Set(['p', 'li', 'dd', 'dt', 'figcaption', 'blockquote', 'pre', 'div', 'section', 'td', 'th', 'caption', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+
+/**
+ * Removes from `root` (Readability's detached article) the innermost blocks whose text repeats
+ * a block's a few blocks before (a caption printed again by a gallery or a lightbox, a pull quote, a
+ * "continue reading" copy of the lede), and empties the alt of an image that repeats a block's
+ * text or an earlier image's alt (the caption then says it once; turndown drops images without
+ * alt). The first occurrence stays, so nothing the page says once is lost.
+ */
+export function removeDuplicateBlocks(root: Element): void {
+  // Each text seen, with the index of the innermost block it was last seen in.
+  const seen = new Map<string, number>();
+  let blocks = 0;
+  const images: Element[] = [];
+  // Children before parents: whether a block is innermost is known when it is reached.
+  const visit = (el: Element): boolean => {
+    let hasBlock = false;
+    for (let child = el.firstElementChild; child; ) {
+      const next = child.nextElementSibling;
+      if (child.localName === 'img') images.push(child);
+      else hasBlock = visit(child) || hasBlock;
+      child = next;
+    }
+    const isBlock = BLOCK_TAGS.has(el.localName);
+    if (isBlock && !hasBlock && el !== root) {
+      const text = squash(el.textContent ?? '').toLowerCase();
+      if (text.length >= MIN_DUPLICATE_CHARS) {
+        const at = seen.get(text);
+        if (at !== undefined && blocks - at <= DUPLICATE_WINDOW) el.remove();
+        else seen.set(text, blocks);
+      }
+      blocks++;
+    }
+    return isBlock || hasBlock;
+  };
+  visit(root);
+  for (const img of images) {
+    const alt = squash(img.getAttribute('alt') ?? '').toLowerCase();
+    if (alt.length < MIN_DUPLICATE_CHARS) continue;
+    if (seen.has(alt)) img.setAttribute('alt', '');
+    else seen.set(alt, blocks);
+  }
+}
+
+// Datelines: a block of at most DATELINE_MAX_TOKENS words, among the first or last
+// DATELINE_EDGE blocks of the pick, holding a year or a clock time, whose words are all numbers,
+// month and weekday names, time zones or the few words that introduce a date. The middle of the
+// pick is left alone: a live blog's or a timeline's times are its structure.
+const DATELINE_MAX_TOKENS = 16;
+const DATELINE_EDGE = 3;
+const DATE_WORDS = new Set(
+  [
+    // English months, days, and what goes around a date
+    'january february march april may june july august september october november december',
+    'jan feb mar apr jun jul aug sep sept oct nov dec',
+    'monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun',
+    'updated published posted last modified on at am pm a m p st nd rd th',
+    'et pt ct mt est edt cst cdt mst mdt pst pdt gmt utc bst cet cest ist aest',
+    // German, French, Spanish, Portuguese, Italian, Dutch
+    'januar februar märz mai juni juli oktober dezember aktualisiert veröffentlicht am um uhr',
+    'janvier février mars avril juin juillet août septembre octobre novembre décembre publié mis à jour le',
+    'enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre diciembre publicado actualizado de las',
+    'janeiro fevereiro março maio junho julho setembro outubro dezembro atualizado às segunda terça quarta quinta sexta sábado domingo feira',
+    'gennaio febbraio aprile maggio giugno luglio settembre ottobre dicembre pubblicato aggiornato alle il',
+    'januari februari maart mei augustus oktober gepubliceerd bijgewerkt op om',
+  ]
+    .join(' ')
+    .split(' '),
+);
+const YEAR_OR_TIME = /(?:^|\D)(?:1[89]\d\d|20\d\d)(?:\D|$)|\d{1,2}[:.h]\d\d(?:\D|$)/;
+
+/** Removes the date-only blocks at the edges of `root` (Readability's detached article). */
+export function removeDatelines(root: Element): void {
+  const blocks: Element[] = [];
+  const visit = (el: Element): boolean => {
+    let hasBlock = false;
+    for (let child = el.firstElementChild; child; child = child.nextElementSibling) hasBlock = visit(child) || hasBlock;
+    const isBlock = BLOCK_TAGS.has(el.localName);
+    if (isBlock && !hasBlock && el !== root && squashedLength(el.textContent ?? '') > 0) blocks.push(el);
+    return isBlock || hasBlock;
+  };
+  visit(root);
+  const edges = blocks.length <= 2 * DATELINE_EDGE ? blocks : [...blocks.slice(0, DATELINE_EDGE), ...blocks.slice(-DATELINE_EDGE)];
+  for (const el of edges) if (isDateline(el.textContent ?? '')) el.remove();
+}
+
+export function isDateline(text: string): boolean {
+  if (!YEAR_OR_TIME.test(text)) return false;
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  if (words.length === 0 || words.length > DATELINE_MAX_TOKENS) return false;
+  return words.every((w) => DATE_WORDS.has(w) || /^\d+(?:st|nd|rd|th|h|am|pm)?$|^\d{1,2}h\d\d$/.test(w));
+}
+
+// A slideshow's position: "1 of 5", "Image 3 of 12", "Foto 2 von 8", "Photo 2 / 8" (a slash only
+// after a label, so a fraction such as "1/2" in a recipe stays).
+const COUNTER = /^(?:(?:\p{L}+\s+)?\d{1,3}\s*(?:of|von|de|sur|di|van|из)\s*\/?\s*\d{1,3}|\p{L}+\s+\d{1,3}\s*\/\s*\d{1,3})$/iu;
+const COUNTER_MAX_CHARS = 24;
+
+/** Removes gallery counters from `root` (Readability's detached article): the largest element whose whole text is one. */
+export function removeCounters(root: Element): void {
+  const doc = root.ownerDocument;
+  const walker = doc.createTreeWalker(root, 4 /* SHOW_TEXT */);
+  const hits: Element[] = [];
+  for (let t = walker.nextNode() as Text | null; t; t = walker.nextNode() as Text | null) {
+    if (!/\d/.test(t.data)) continue;
+    let found: Element | null = null;
+    for (let a = t.parentElement; a && a !== root; a = a.parentElement) {
+      const text = squash(a.textContent ?? '');
+      if (text.length > COUNTER_MAX_CHARS) break;
+      if (COUNTER.test(text)) found = a;
+    }
+    if (found) hits.push(found);
+  }
+  for (const el of hits) el.remove();
 }
 
 const MEDIA_TAGS = new Set(['img', 'picture', 'video', 'audio', 'pre', 'code', 'math', 'svg']);

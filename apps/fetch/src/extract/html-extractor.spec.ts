@@ -162,7 +162,7 @@ describe('HtmlExtractor', () => {
     const text = 'Der eigentliche Text steht in einem Kasten, den die erste Runde als Kommentar verwirft.';
     const page = extractor.extract(
       `<html><head><title>Zweiter Versuch</title><script>var x = 1;</script></head><body><div class="comment">` +
-        `${`<p>${text}</p>`.repeat(3)}Erste Zeile nach dem Absatz.<br><br>Zweite Zeile, eigener Absatz.` +
+        `${[1, 2, 3].map((n) => `<p>${text} Teil ${n}.</p>`).join('')}Erste Zeile nach dem Absatz.<br><br>Zweite Zeile, eigener Absatz.` +
         `<noscript><p>Nur ohne Skript.</p></noscript></div><div>Kurz.</div></body></html>`,
       'https://x.example/',
     );

@@ -1,7 +1,18 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
-import { ALL_RULES, findDeclaredBody, readLdArticleBodies, removeLinkDenseBlocks, removeNamedBoilerplate, removeTitleHeading, type ContentRules } from './content-rules.js';
+import {
+  ALL_RULES,
+  findDeclaredBody,
+  readLdArticleBodies,
+  removeCounters,
+  removeDatelines,
+  removeDuplicateBlocks,
+  removeLinkDenseBlocks,
+  removeNamedBoilerplate,
+  removeTitleHeading,
+  type ContentRules,
+} from './content-rules.js';
 
 export interface ExtractedPage {
   title: string | null;
@@ -103,6 +114,9 @@ export class HtmlExtractor {
     if (plausible) {
       if (this.rules.linkDensity) removeLinkDenseBlocks(article.content as unknown as Element);
       if (this.rules.titleHeading) removeTitleHeading(article.content as unknown as Element, titles);
+      if (this.rules.duplicateBlocks) removeDuplicateBlocks(article.content as unknown as Element);
+      if (this.rules.datelines) removeDatelines(article.content as unknown as Element);
+      if (this.rules.counters) removeCounters(article.content as unknown as Element);
       resolveLinks(article.content as unknown as HTMLElement, base);
       // The title is the result's own field (web_fetch shows it beside the content), not a body line.
       markdown = this.toMarkdown(article.content as unknown as HTMLElement);
