@@ -1,4 +1,5 @@
 import { levelAtLeast, TOOL_LEVELS, type ToolLevel } from '@drael/contracts';
+import { ApiError } from '../errors/api-error.js';
 import type { ToolName } from './server-tool.js';
 
 /**
@@ -28,4 +29,24 @@ export { levelAtLeast };
 /** The lower of two levels: a sub-agent never gets more than the key that spawned it. */
 export function lowerLevel(a: ToolLevel, b: ToolLevel): ToolLevel {
   return TOOL_LEVELS.indexOf(a) <= TOOL_LEVELS.indexOf(b) ? a : b;
+}
+
+/**
+ * The render mode a key's page fetches get (spec 04): the fetch service's `auto` (HTTP, then a real
+ * browser when the page needs one) from l4_browser on, plain HTTP below. Catalogue web_fetch and
+ * POST /v1/tools/fetch both ask this.
+ */
+export function fetchRenderFor(level: ToolLevel): 'auto' | 'http' {
+  return levelAtLeast(level, 'l4_browser') ? 'auto' : 'http';
+}
+
+/**
+ * A standalone tool route (/v1/tools/search, /v1/tools/fetch) runs the same tool the catalogue
+ * serves, so the key's level decides it the same way: a key whose level does not serve the tool
+ * is refused (403 tool_not_allowed) before anything is sent.
+ */
+export function assertToolAllowed(level: ToolLevel, tool: ToolName): void {
+  if (allowedTools(level).has(tool)) return;
+  const least = TOOL_LEVELS.find((l) => allowedTools(l).has(tool)) ?? 'l1_http';
+  throw new ApiError('tool_not_allowed', `${tool} needs tool level ${least} or higher; this key has ${level}`);
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { fetchCatalog, type FetchPageReply, type FetchPageRequest } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { ServiceHealth } from './service-health.js';
-import { levelAtLeast } from './tool-levels.js';
+import { fetchRenderFor } from './tool-levels.js';
 import { parseArguments } from './tool-arguments.js';
 import { elideInlineData, failureOf, notFound, type ToolResult } from './tool-result.js';
 import type { FunctionToolDefinition, ServerTool, ToolContext } from './server-tool.js';
@@ -62,7 +62,7 @@ export class WebFetchTool implements ServerTool {
         {
           ...parsed.value,
           max_chars: FETCH_MAX_CHARS,
-          render: levelAtLeast(ctx.caller.tool_level, 'l4_browser') ? 'auto' : 'http',
+          render: fetchRenderFor(ctx.caller.tool_level),
           tenant: ctx.caller.account_id,
         },
         ctx,

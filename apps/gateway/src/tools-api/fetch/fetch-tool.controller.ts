@@ -1,5 +1,6 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { FetchToolHttpRequestSchema, type FetchPageReply } from '@drael/contracts';
+import { FetchToolHttpRequestSchema, type FetchPageReply, type KeyIdentity } from '@drael/contracts';
+import { CallerIdentity, callerOf } from '../../auth/identity.js';
 import { validateBody } from '../../openai/validate.js';
 import { FetchToolService } from './fetch-tool.service.js';
 
@@ -9,7 +10,7 @@ export class FetchToolController {
 
   @Post('fetch')
   @HttpCode(200)
-  run(@Body() body: unknown): Promise<FetchPageReply> {
-    return this.fetcher.fetch(validateBody(FetchToolHttpRequestSchema, body));
+  run(@CallerIdentity() caller: KeyIdentity, @Body() body: unknown): Promise<FetchPageReply> {
+    return this.fetcher.fetch(validateBody(FetchToolHttpRequestSchema, body), callerOf(caller));
   }
 }

@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayProcess, startServiceProcess, testPrefix, type GatewayProcess, type ServiceProcess } from '@drael/test-support';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { NatsRpcClient, wireSubject } from '@drael/nats-rpc';
+import { createTestKey, startGatewayProcess, startServiceProcess, testPrefix, type GatewayProcess, type ServiceProcess } from '@drael/test-support';
 
 // POST /v1/tools/fetch end to end: HTTP → gateway → NATS → the built fetch service → a page
 // server. The fetch service opens only 127.0.0.2 (the page server) in its SSRF guard; every
@@ -23,10 +25,10 @@ function auth(): Record<string, string> {
   return withAuth.authHeaders ?? {};
 }
 
-async function post(body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const r = await fetch(`${gateway.url}/v1/tools/fetch`, {
+async function post(body: unknown, headers = auth(), path = '/v1/tools/fetch'): Promise<{ status: number; json: Record<string, unknown> }> {
+  const r = await fetch(`${gateway.url}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...auth() },
+    headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
   return { status: r.status, json: (await r.json()) as Record<string, unknown> };
@@ -34,7 +36,7 @@ async function post(body: unknown): Promise<{ status: number; json: Record<strin
 
 beforeAll(async () => {
   pages = createServer((req, res) => {
-    if (req.url === '/article') res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE);
+    if (req.url?.startsWith('/article')) res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE);
     else if (req.url === '/image') res.writeHead(200, { 'content-type': 'image/png' }).end('png');
     else res.writeHead(404, { 'content-type': 'text/html' }).end('<p>not here</p>');
   });
@@ -124,5 +126,55 @@ describe('POST /v1/tools/fetch', () => {
     const { status, json } = await post({ url: `${origin}/image` });
     expect(status).toBe(415);
     expect(json).toMatchObject({ error: { code: 'unsupported_content_type' } });
+  });
+});
+
+describe("the key's tool level (as for the catalogue's web_fetch and web_search)", () => {
+  const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+  let rpc: NatsRpcClient;
+  let nc: NatsConnection;
+  // A copy of every fetch.page.v1 request the gateway sends (a plain subscription beside the service's queue group).
+  const sent: Record<string, unknown>[] = [];
+  const bearer = (key: { api_key: string }) => ({ authorization: `Bearer ${key.api_key}` });
+
+  beforeAll(async () => {
+    rpc = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
+    nc = await connect({ servers: NATS_URL });
+    const sub = nc.subscribe(wireSubject('fetch.page.v1', prefix));
+    void (async () => {
+      // Nest's packet ({ id, pattern, data }) or plain JSON: the request either way.
+      for await (const m of sub) {
+        const message = m.json<{ data?: Record<string, unknown> } & Record<string, unknown>>();
+        sent.push(message.data ?? message);
+      }
+    })();
+    await nc.flush();
+  });
+  afterAll(async () => {
+    await nc?.close();
+    await rpc?.close();
+  });
+
+  it('a key of level none is refused 403 tool_not_allowed on /v1/tools/fetch and /v1/tools/search, and nothing is sent', async () => {
+    const none = await createTestKey(rpc, { tool_level: 'none' });
+    const before = sent.length;
+    const fetched = await post({ url: `${origin}/article` }, bearer(none));
+    expect(fetched.status).toBe(403);
+    expect(fetched.json).toMatchObject({ error: { type: 'permission_error', code: 'tool_not_allowed' } });
+    const searched = await post({ query: 'anything' }, bearer(none), '/v1/tools/search');
+    expect(searched.status).toBe(403);
+    expect(searched.json).toMatchObject({ error: { type: 'permission_error', code: 'tool_not_allowed' } });
+    await nc.flush();
+    expect(sent.length).toBe(before);
+  });
+
+  it('below l4_browser a fetch is plain HTTP (never the real browser), in the account’s own context', async () => {
+    const l1 = await createTestKey(rpc, { tool_level: 'l1_http' });
+    const { status } = await post({ url: `${origin}/article?l1` }, bearer(l1));
+    expect(status).toBe(200);
+    await expect.poll(() => sent.find((r) => r.url === `${origin}/article?l1`)).toMatchObject({ render: 'http', tenant: l1.account_id });
+    const l4 = await createTestKey(rpc, { tool_level: 'l4_browser' });
+    expect((await post({ url: `${origin}/article?l4` }, bearer(l4))).status).toBe(200);
+    await expect.poll(() => sent.find((r) => r.url === `${origin}/article?l4`)).toMatchObject({ render: 'auto', tenant: l4.account_id });
   });
 });

@@ -2,6 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { fetchCatalog, type FetchPageReply, type FetchToolHttpRequest } from '@drael/contracts';
 import { NatsRpcClient, isRpcError } from '@drael/nats-rpc';
 import { ApiError } from '../../errors/api-error.js';
+import type { Caller } from '../../auth/identity.js';
+import { assertToolAllowed, fetchRenderFor } from '../../tools/tool-levels.js';
 
 /** An ApiError whose envelope also carries the service's details (spec 04: upstream_error has {status, url}). */
 export class FetchToolError extends ApiError {
@@ -22,16 +24,21 @@ export class FetchToolError extends ApiError {
 
 /**
  * POST /v1/tools/fetch over fetch.page.v1. No usage row and no charge (spec 01: web_fetch costs
- * nothing). The render mode is left to the service (auto).
+ * nothing). The key's tool level decides as for catalogue web_fetch: below l1_http refused, the
+ * real browser only from l4_browser on (fetchRenderFor); the page is rendered in the account's
+ * own browser context (tenant).
  */
 @Injectable()
 export class FetchToolService {
   constructor(@Inject(NatsRpcClient) private readonly nats: NatsRpcClient) {}
 
-  async fetch(req: FetchToolHttpRequest): Promise<FetchPageReply> {
+  async fetch(req: FetchToolHttpRequest, caller: Caller): Promise<FetchPageReply> {
+    assertToolAllowed(caller.tool_level, 'web_fetch');
     try {
       return await this.nats.request(fetchCatalog.page, {
         url: req.url,
+        render: fetchRenderFor(caller.tool_level),
+        tenant: caller.account_id,
         ...(req.max_chars !== undefined ? { max_chars: req.max_chars } : {}),
         ...(req.focus !== undefined ? { focus: req.focus } : {}),
       });

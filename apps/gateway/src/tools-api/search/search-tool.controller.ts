@@ -1,5 +1,7 @@
 import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import type { KeyIdentity } from '@drael/contracts';
+import { CallerIdentity } from '../../auth/identity.js';
 import { validateBody } from '../../openai/validate.js';
 import { SearchToolRequestSchema, type SearchToolResponse } from './search-tool.schema.js';
 import { SearchToolService } from './search-tool.service.js';
@@ -10,8 +12,8 @@ export class SearchToolController {
 
   @Post('search')
   @HttpCode(200)
-  async run(@Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply): Promise<SearchToolResponse> {
-    const answer = await this.search.search(validateBody(SearchToolRequestSchema, body));
+  async run(@CallerIdentity() caller: KeyIdentity, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply): Promise<SearchToolResponse> {
+    const answer = await this.search.search(validateBody(SearchToolRequestSchema, body), caller);
     if (answer.serverTiming) void reply.header('server-timing', answer.serverTiming);
     return answer.body;
   }

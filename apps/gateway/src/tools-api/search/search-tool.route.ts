@@ -11,7 +11,7 @@ import { SearchToolService } from './search-tool.service.js';
  */
 export function searchToolRoute(deps: HotRouteDeps, search: SearchToolService): KeyedJsonPostRoute {
   return new KeyedJsonPostRoute('/v1/tools/search', deps, async (call: HotCall) => {
-    const answer = await search.search(validateBody(SearchToolRequestSchema, call.body));
+    const answer = await search.search(validateBody(SearchToolRequestSchema, call.body), call.identity);
     if (answer.serverTiming) call.head['server-timing'] = answer.serverTiming;
     writeJsonResponse(call.res, 200, answer.body, call.head);
   });

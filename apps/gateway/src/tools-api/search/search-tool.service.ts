@@ -2,6 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { searchCatalog, type SearchQueryReply } from '@drael/contracts';
 import { NatsRpcClient, isRpcError } from '@drael/nats-rpc';
 import { ApiError } from '../../errors/api-error.js';
+import type { Caller } from '../../auth/identity.js';
+import { assertToolAllowed } from '../../tools/tool-levels.js';
 import type { SearchToolRequest, SearchToolResponse } from './search-tool.schema.js';
 import { SearchAnswerMemo, type MemoKey } from './search-answer.memo.js';
 
@@ -18,7 +20,9 @@ export class SearchToolService {
 
   constructor(@Inject(NatsRpcClient) private readonly nats: NatsRpcClient) {}
 
-  async search(req: SearchToolRequest): Promise<SearchToolAnswer> {
+  async search(req: SearchToolRequest, caller: Caller): Promise<SearchToolAnswer> {
+    // As catalogue web_search: a key whose level serves no network read is refused before anything.
+    assertToolAllowed(caller.tool_level, 'web_search');
     const started = performance.now();
     const ask: MemoKey = {
       query: req.query,
