@@ -33,7 +33,14 @@ export class BillingHolds {
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
-  async around(ctx: ToolContext, tool: PaidTool, units: number, call: (signal: AbortSignal) => Promise<PaidOutcome>): Promise<ToolResult> {
+  /**
+   * Once credit is held, `call` runs to its end whatever the client does (it gets no abort signal):
+   * a paid provider takes an attempt as soon as it has the request, so an attempt cut off by the
+   * client hanging up was one the operator paid for and the account was never charged (an attack
+   * pass made any number of image attempts on one allowance unit that way). The provider's own
+   * timeout bounds the wait; the answer is settled and dropped.
+   */
+  async around(ctx: ToolContext, tool: PaidTool, units: number, call: () => Promise<PaidOutcome>): Promise<ToolResult> {
     let holdId: string;
     let expiresAt: number;
     try {
@@ -50,7 +57,7 @@ export class BillingHolds {
 
     let outcome: PaidOutcome | undefined;
     try {
-      outcome = await call(ctx.signal);
+      outcome = await call();
       return outcome.result;
     } catch (err) {
       outcome = undefined;

@@ -69,12 +69,12 @@ export class GenerateImageTool extends ProviderTool<ImageProvider, Args> {
     return err.attempted ? 1 : undefined;
   }
 
-  protected async call(provider: ImageProvider, args: Args, signal: AbortSignal, ctx: ToolContext): Promise<PaidOutcome> {
+  protected async call(provider: ImageProvider, args: Args, ctx: ToolContext): Promise<PaidOutcome> {
     const answer = await postJson(
       `${provider.base_url}/images/generations`,
       provider.api_key,
       { model: provider.model, prompt: args.prompt, n: 1, size: provider.size },
-      { signal, timeoutMs: provider.timeout_ms },
+      { timeoutMs: provider.timeout_ms },
     );
     const images = ImagesAnswerSchema.safeParse(answer);
     if (!images.success) return { result: failed('provider_bad_answer', 'the image provider answered without an image'), units: 1 };
@@ -84,15 +84,15 @@ export class GenerateImageTool extends ProviderTool<ImageProvider, Args> {
     const content = first.b64_json ? Buffer.from(first.b64_json, 'base64') : Buffer.alloc(0);
     if (content.length === 0) return { result: failed('provider_bad_answer', 'the image provider answered without an image'), units: 1 };
     // The provider made (and charged for) the image: it is settled whether or not it could be kept.
-    return { result: { ...(await this.keep(content, signal, ctx)), ...revised }, units: 1 };
+    return { result: { ...(await this.keep(content, ctx)), ...revised }, units: 1 };
   }
 
   /** Stores an inline image in the request's workspace; the model gets where it is. */
-  private async keep(content: Buffer, signal: AbortSignal, ctx: ToolContext): Promise<ToolResult> {
+  private async keep(content: Buffer, ctx: ToolContext): Promise<ToolResult> {
     const type = imageTypeOf(content);
     const path = `images/image_${randomBytes(6).toString('hex')}.${type.ext}`;
     try {
-      await this.files.writeIn(ctx.workspace, path, content, { signal, requestId: ctx.requestId });
+      await this.files.writeIn(ctx.workspace, path, content, { signal: ctx.signal, requestId: ctx.requestId });
     } catch (err) {
       const why = failureOf(err).why as string;
       return failed('image_not_stored', `The image was made but could not be stored in the workspace (${why}); it is not available.`);

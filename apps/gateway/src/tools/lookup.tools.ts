@@ -59,8 +59,8 @@ export class BreachLookupTool extends ProviderTool<LookupProvider, QueryArgs> {
     return 1;
   }
 
-  protected async call(provider: LookupProvider, args: QueryArgs, signal: AbortSignal): Promise<PaidOutcome> {
-    const answer = BreachAnswerSchema.safeParse(await postJson(provider.url, provider.api_key, { query: args.query }, { signal, timeoutMs: provider.timeout_ms }));
+  protected async call(provider: LookupProvider, args: QueryArgs): Promise<PaidOutcome> {
+    const answer = BreachAnswerSchema.safeParse(await postJson(provider.url, provider.api_key, { query: args.query }, { timeoutMs: provider.timeout_ms }));
     if (!answer.success) return { result: failed('provider_bad_answer', 'the breach provider answered in an unknown shape'), units: 1 };
     const results = answer.data.results;
     if (results.length === 0) return { result: notFound(`the breach provider was queried for "${args.query}" and holds no breach for it`), units: 1 };
@@ -112,9 +112,9 @@ export class ContactLookupTool extends ProviderTool<LookupProvider, ContactArgs>
     return (args.limit ?? DEFAULT_CONTACTS) * 2;
   }
 
-  protected async call(provider: LookupProvider, args: ContactArgs, signal: AbortSignal): Promise<PaidOutcome> {
+  protected async call(provider: LookupProvider, args: ContactArgs): Promise<PaidOutcome> {
     const limit = args.limit ?? DEFAULT_CONTACTS;
-    const answer = ContactAnswerSchema.safeParse(await postJson(provider.url, provider.api_key, { query: args.query, limit }, { signal, timeoutMs: provider.timeout_ms }));
+    const answer = ContactAnswerSchema.safeParse(await postJson(provider.url, provider.api_key, { query: args.query, limit }, { timeoutMs: provider.timeout_ms }));
     if (!answer.success) return { result: failed('provider_bad_answer', 'the contact provider answered in an unknown shape'), units: 0 };
     // Never more than asked for: the hold covered `limit` contacts.
     const contacts = answer.data.contacts.slice(0, limit);

@@ -34,7 +34,8 @@ export abstract class ProviderTool<Provider, Args> implements ServerTool {
   /** Units held before the call: the most it can use. */
   protected abstract holdUnits(args: Args): number;
   /** The provider call and its answer as the model reads it, with the units to settle. */
-  protected abstract call(provider: Provider, args: Args, signal: AbortSignal, ctx: ToolContext): Promise<PaidOutcome>;
+  /** Not cancelled by the client (BillingHolds.around): a provider call, once sent, is paid for. */
+  protected abstract call(provider: Provider, args: Args, ctx: ToolContext): Promise<PaidOutcome>;
 
   /**
    * Units charged when the provider failed. Undefined (released) by default: a lookup that did
@@ -54,9 +55,9 @@ export abstract class ProviderTool<Provider, Args> implements ServerTool {
     const parsed = parseArguments(this.args, rawArgs);
     if (!parsed.ok) return parsed.result;
     const args = parsed.value;
-    return this.holds.around(ctx, this.name, this.holdUnits(args), async (signal) => {
+    return this.holds.around(ctx, this.name, this.holdUnits(args), async () => {
       try {
-        return await this.call(provider, args, signal, ctx);
+        return await this.call(provider, args, ctx);
       } catch (err) {
         if (err instanceof ProviderError) return { result: failed(err.code, `${err.message}. ${this.notDone}`), units: this.unitsOnFailure(err) };
         throw err;

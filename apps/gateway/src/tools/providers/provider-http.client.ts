@@ -17,9 +17,10 @@ const MAX_PROVIDER_BODY_BYTES = 4 * 1024 * 1024;
 
 /**
  * POST JSON to a paid third-party provider and read its JSON answer: the one place that speaks
- * HTTP to them. Failures are typed ProviderErrors; the client's abort propagates.
+ * HTTP to them. Failures are typed ProviderErrors. No abort signal: a call, once sent, is paid for
+ * and runs to its answer or its timeout (BillingHolds.around).
  */
-export async function postJson(url: string, apiKey: string, body: unknown, options: { signal: AbortSignal; timeoutMs: number }): Promise<unknown> {
+export async function postJson(url: string, apiKey: string, body: unknown, options: { timeoutMs: number }): Promise<unknown> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
   let res: Awaited<ReturnType<typeof request>>;
@@ -28,17 +29,28 @@ export async function postJson(url: string, apiKey: string, body: unknown, optio
       method: 'POST',
       headers,
       body: JSON.stringify(body),
-      signal: options.signal,
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
     });
   } catch (err) {
-    if (options.signal.aborted) throw err;
     const code = (err as { code?: string }).code ?? '';
-    if (code.includes('TIMEOUT')) throw new ProviderError('provider_timeout', `the provider did not answer within ${options.timeoutMs} ms`, false);
+    // A headers or body timeout comes after the request was sent: the provider has the attempt.
+    if (code.includes('TIMEOUT')) throw new ProviderError('provider_timeout', `the provider did not answer within ${options.timeoutMs} ms`, code !== 'UND_ERR_CONNECT_TIMEOUT');
     throw new ProviderError('provider_unreachable', `the provider could not be reached (${code || (err as Error).message})`, false);
   }
-  const text = await readCapped(res.body);
+  let text: string;
+  try {
+    text = await readCapped(res.body);
+  } catch (err) {
+    if (err instanceof ProviderError) throw err;
+    // The provider answered (its status line came) and then stalled or cut its body.
+    const timedOut = ((err as { code?: string }).code ?? '').includes('TIMEOUT');
+    throw new ProviderError(
+      timedOut ? 'provider_timeout' : 'provider_bad_answer',
+      timedOut ? `the provider did not finish its answer within ${options.timeoutMs} ms` : 'the provider cut its answer short',
+      true,
+    );
+  }
   if (res.statusCode >= 400) {
     throw new ProviderError('provider_error', `the provider answered ${res.statusCode}: ${errorMessageOf(text)}`, true);
   }
