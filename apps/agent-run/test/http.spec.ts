@@ -131,6 +131,28 @@ describe('gateway HTTP endpoints for agents and runs (real gateway, billing key,
     expect(w).toMatchObject({ balance_micros: 1_000_000 - 4 * 30, held_micros: 0 });
   });
 
+  it('a key revoked while its run-event stream is open reads nothing more: the stream ends with invalid_api_key', async () => {
+    const key = await createTestKey(stack.rpc, {});
+    await stack.rpc.request(billingCatalog.creditWallet, { account_id: key.account_id, amount_micros: 1_000_000 });
+    await stack.rpc.request(billingCatalog.setAgentLimits, { account_id: key.account_id, agent_steps_per_minute: 100 });
+    const headers = { authorization: `Bearer ${key.api_key}`, 'content-type': 'application/json' };
+    // The run's one model call answers after 7 s: its step and its end come after the revocation.
+    stack.upstream.setTurns([{ type: 'text', content: 'secret output', headersDelayMs: 7_000, usage: { prompt_tokens: 10, completion_tokens: 5 } }]);
+    const agent = (await (await fetch(`${stack.gateway.url}/v1/agents`, { method: 'POST', headers, body: JSON.stringify({ model: 'test-model' }) })).json()) as { id: string };
+    const run = (await (await fetch(`${stack.gateway.url}/v1/agents/${agent.id}/runs`, { method: 'POST', headers, body: JSON.stringify({ task: 'go' }) })).json()) as {
+      id: string;
+    };
+    const events = await fetch(`${stack.gateway.url}/v1/runs/${run.id}/events`, { headers });
+    expect(events.status).toBe(200);
+    await stack.rpc.request(billingCatalog.revokeKey, { account_id: key.account_id, key_id: key.key_id });
+    const sse = await events.text();
+    expect(sse).toMatch(/event: error\ndata: .*"code":"invalid_api_key"/);
+    expect(sse).not.toContain('secret output');
+    expect(sse).not.toContain('event: run.done');
+    // The run itself goes on (revoking a key does not cancel the account's work).
+    expect(await stack.waitForRun(key.account_id, run.id)).toMatchObject({ status: 'succeeded' });
+  });
+
   it('updates and deletes an agent', async () => {
     const agent = (await (await api('/v1/agents', { method: 'POST', body: JSON.stringify({ model: 'test-model', instructions: 'old' }) })).json()) as { id: string };
     const patched = await (await api(`/v1/agents/${agent.id}`, { method: 'PATCH', body: JSON.stringify({ instructions: 'new', limits: { step_limit: 7 } }) })).json();

@@ -139,6 +139,27 @@ describe('paid tools', () => {
     expect((await usage(key.account_id)).allowances.lookups).toMatchObject({ used: 80, held: 0 });
   });
 
+  it('a key revoked mid-request runs no more tools and no more turns: the request fails invalid_api_key', async () => {
+    const key = await h.newKey({ plan: 'pro' });
+    // The first turn answers after 7 s, past the gateway's 5 s trust in the key's verdict, asking
+    // for a paid tool; the key is revoked meanwhile.
+    h.script([
+      { type: 'tool_calls', calls: [call('r', 'generate_image', { prompt: 'after revocation' })], headersDelayMs: 7_000 },
+      { type: 'text', content: 'never' },
+    ]);
+    const calls = providerCalls.length;
+    const turns = h.upstream.requests.length;
+    const pending = h.chat({ messages: ask }, { authorization: `Bearer ${key.api_key}` });
+    await expect.poll(() => h.upstream.requests.length, { timeout: 10_000 }).toBe(turns + 1);
+    await h.nats.request(billingCatalog.revokeKey, { account_id: key.account_id, key_id: key.key_id });
+    const r = await pending;
+    expect(r.status).toBe(401);
+    expect(await r.json()).toMatchObject({ error: { code: 'invalid_api_key' } });
+    expect(providerCalls.length).toBe(calls);
+    expect(h.upstream.requests.length).toBe(turns + 1);
+    expect((await usage(key.account_id)).allowances.images).toMatchObject({ used: 0, held: 0 });
+  });
+
   it('a client that disconnects mid-call: the provider call runs to its answer and the attempt is charged', async () => {
     const key = await h.newKey({ plan: 'pro' });
     h.script([

@@ -1,5 +1,5 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import {
   agentRunCatalog,
@@ -15,6 +15,7 @@ import {
 } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { CallerIdentity } from '../auth/identity.js';
+import { KeyGate } from '../auth/key-gate.service.js';
 import { ApiError } from '../errors/api-error.js';
 import { apiErrorOf } from '../errors/error-response.js';
 import { idempotencyKeyOf } from '../http/idempotency-key.js';
@@ -37,6 +38,7 @@ export class AgentsController {
   constructor(
     @Inject(NatsRpcClient) private readonly nats: NatsRpcClient,
     @Inject(ModelRegistry) private readonly models: ModelRegistry,
+    @Inject(KeyGate) private readonly keys: KeyGate,
   ) {}
 
   /**
@@ -148,9 +150,12 @@ export class AgentsController {
     @CallerIdentity() caller: KeyIdentity,
     @Param('run_id') runId: string,
     @Headers('last-event-id') lastEventId: string | undefined,
+    @Req() req: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
     let after = resumePointOf(lastEventId);
+    // A stream may stay open for the run's whole life: a key revoked meanwhile reads nothing more.
+    const recheckKey = this.keys.recheckOf(req.headers);
     // Not found before any byte is written, so it is an ordinary JSON error.
     await this.call('getRun', { account_id: caller.account_id, run_id: runId });
     const res = reply.raw;
@@ -160,6 +165,7 @@ export class AgentsController {
     try {
       while (open) {
         const { events, done } = await this.call('runEvents', { account_id: caller.account_id, run_id: runId, after, wait_ms: 10_000 });
+        await recheckKey();
         for (const e of events) {
           res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e.data)}\n\n`);
           after = e.seq;

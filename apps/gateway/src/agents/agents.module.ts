@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.js';
 import { AgentsController } from './agents.controller.js';
 
 /** HTTP endpoints for hosted agents and runs (issue 9); agent-run answers behind them over NATS. */
-@Module({ controllers: [AgentsController] })
+@Module({ imports: [AuthModule], controllers: [AgentsController] })
 export class AgentsModule {}

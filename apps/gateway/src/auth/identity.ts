@@ -17,6 +17,14 @@ declare module 'fastify' {
  */
 export type Caller = Pick<KeyIdentity, 'account_id' | 'tool_level' | 'plan'>;
 
+/**
+ * This request's key checked again later in the request (each turn and each batch of tool calls
+ * of a server-side loop, each poll of a run-event stream): throws `invalid_api_key` once the key
+ * has been revoked, so a long request stops within AUTH_CACHE_TTL_MS of a revocation, as a new
+ * request would be refused. KeyGate.recheckOf makes one.
+ */
+export type KeyRecheck = () => Promise<void>;
+
 /** The one answer to a request that brings no key (KeyGate, the hot routes and every controller). */
 export function missingApiKey(): ApiError {
   return new ApiError(

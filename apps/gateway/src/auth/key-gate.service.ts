@@ -4,7 +4,7 @@ import type { KeyIdentity } from '@drael/contracts';
 import { ApiError } from '../errors/api-error.js';
 import { RateLimiter, type RateDecision } from '../rate-limit/rate-limiter.service.js';
 import { putRateLimitHeaders, setRateLimitHeaders } from '../rate-limit/rate-limit-headers.js';
-import { missingApiKey } from './identity.js';
+import { missingApiKey, type KeyRecheck } from './identity.js';
 import { KeyVerifier } from './key-verifier.service.js';
 import { recordRateLimitRefusal } from '../metrics/gateway.metrics.js';
 
@@ -32,6 +32,18 @@ export class KeyGate {
     private readonly keys: KeyVerifier,
     private readonly limiter: RateLimiter,
   ) {}
+
+  /**
+   * The request's key as a KeyRecheck: a lookup in the verifier's cache (billing is asked at most
+   * once per key per AUTH_CACHE_TTL_MS), counted against no rate limit.
+   */
+  recheckOf(headers: IncomingHttpHeaders): KeyRecheck {
+    const apiKey = apiKeyOf(headers);
+    return async () => {
+      if (apiKey === undefined) throw missingApiKey();
+      await this.keys.verify(apiKey);
+    };
+  }
 
   async admit(headers: IncomingHttpHeaders, res: ServerResponse): Promise<KeyIdentity> {
     const { identity, decision } = await this.decide(headers);

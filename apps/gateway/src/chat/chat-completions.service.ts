@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { callerOf, type Caller } from '../auth/identity.js';
 import { TurnLoopService } from '../turn-loop/turn-loop.service.js';
+import { KeyGate } from '../auth/key-gate.service.js';
 import { sessionOf } from '../sessions/session-id.js';
 import { ChatCompletionRequestSchema } from '../openai/chat-completion.schema.js';
 import { validateBody } from '../openai/validate.js';
@@ -45,6 +46,7 @@ export class ChatCompletionsService {
     private readonly models: ModelRegistry,
     private readonly proxy: ChatProxyService,
     private readonly loop: TurnLoopService,
+    private readonly keys: KeyGate,
   ) {}
 
   async handle(call: ChatCall): Promise<void> {
@@ -66,6 +68,7 @@ export class ChatCompletionsService {
         requestId: call.requestId,
         res: call.res,
         toolEvents: headerValue(call.headers, 'x-drael-tool-events') === '1',
+        recheckKey: this.keys.recheckOf(call.headers),
       });
     }
     markMode(call.res, 'proxy');

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { inSpan } from '@drael/tracing';
+import type { KeyRecheck } from '../auth/identity.js';
 import { recordTurns } from '../metrics/gateway.metrics.js';
 import type { DeploymentConfig } from '../models/model-routes.config.js';
 import { failed, type ToolResult } from '../tools/tool-result.js';
@@ -66,6 +67,11 @@ export interface LoopOptions {
    * (a sub-agent's loop has none: its turns are not a request's).
    */
   readonly countTurnsAs?: 'catalogue' | 'responses';
+  /**
+   * The request's key, checked again before every turn after the first and before a turn's tool
+   * calls run: a key revoked mid-request spends nothing more (no model call, no paid tool).
+   */
+  readonly recheckKey?: KeyRecheck;
 }
 
 /**
@@ -92,10 +98,12 @@ export class ModelTurnEngine {
       const info: TurnInfo = { turn, last: turn === maxTurns };
       // One span per turn (both loops): its upstream call and its tool calls are its children.
       const step = await inSpan('turn', { attributes: { 'drael.turn': turn } }, async (): Promise<{ done: R } | undefined> => {
+        if (turn > 1) await options.recheckKey?.();
         const request = await plan.request(info);
         if ('end' in request) return { done: request.end };
         called = turn;
         const outcome = await this.call(options, withFinalInstruction(request, info), plan, info);
+        if (outcome.toolCalls.length > 0 && !info.last) await options.recheckKey?.();
         const result = await plan.finished(outcome, info);
         return result === undefined ? undefined : { done: result };
       });

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { inSpan } from '@drael/tracing';
-import type { Caller } from '../auth/identity.js';
+import type { Caller, KeyRecheck } from '../auth/identity.js';
 import { argumentsOf, ModelTurnEngine, unknownTool, type TurnInfo, type TurnOutcome, type TurnRequest } from '../engine/model-turn.engine.js';
 import type { ToolCall } from '../engine/turn-stream.reader.js';
 import { ApiError } from '../errors/api-error.js';
@@ -37,6 +37,7 @@ export interface ResponseRun {
   readonly caller: Caller;
   readonly requestId: string;
   readonly signal: AbortSignal;
+  readonly recheckKey?: KeyRecheck;
   readonly events: ResponseEvents;
   /** Called once the upstream has accepted the first call (a streamed response may start now), with the deployment's name. */
   readonly onUpstreamAccepted: (deployment: string) => void;
@@ -182,7 +183,7 @@ export class ResponseLoopService {
         },
       },
       // The upstream streams only for a streamed response (issue 20): a non-streamed one gets each turn as one answer.
-      { route: run.route, requestId: run.requestId, signal: run.signal, stream: events.live, countTurnsAs: 'responses' },
+      { route: run.route, requestId: run.requestId, signal: run.signal, stream: events.live, countTurnsAs: 'responses', ...(run.recheckKey ? { recheckKey: run.recheckKey } : {}) },
     );
     if (ended === undefined) {
       // The last turn still asked for tools: the loop ends without a final answer.

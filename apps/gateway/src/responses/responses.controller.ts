@@ -1,6 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RequestCaller, type Caller } from '../auth/identity.js';
+import { KeyGate } from '../auth/key-gate.service.js';
 import { listQueryOf } from '../openai/list-query.js';
 import { ResponsesService } from './responses.service.js';
 
@@ -10,13 +11,16 @@ import { ResponsesService } from './responses.service.js';
  */
 @Controller('v1/responses')
 export class ResponsesController {
-  constructor(private readonly responses: ResponsesService) {}
+  constructor(
+    private readonly responses: ResponsesService,
+    private readonly keys: KeyGate,
+  ) {}
 
   @Post()
   async create(@RequestCaller() caller: Caller, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     // The answer (a stream or one JSON body) is written to the raw socket by the service.
     reply.hijack();
-    await this.responses.create({ body: req.body, caller, requestId: req.id, res: reply.raw });
+    await this.responses.create({ body: req.body, caller, requestId: req.id, res: reply.raw, recheckKey: this.keys.recheckOf(req.headers) });
   }
 
   @Get(':id')

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { GATEWAY_CONFIG } from '../config/config.schema.js';
+import { AuthModule } from '../auth/auth.module.js';
 import { EngineModule } from '../engine/engine.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
 import { ToolAdapterWebTools, WebToolsPort } from './hosted/web-tools.port.js';
@@ -11,7 +12,7 @@ import { ResponsesService } from './responses.service.js';
 
 /** The Responses API (spec 02): POST/GET/DELETE /v1/responses with the hosted tools. */
 @Module({
-  imports: [EngineModule, ToolsModule],
+  imports: [EngineModule, ToolsModule, AuthModule],
   controllers: [ResponsesController],
   providers: [
     // The gateway config carries the responses keys (config.schema.ts joins responsesConfigShape).

@@ -10,7 +10,7 @@ import { listPageOf } from '../openai/list-query.js';
 import type { ChatMessage } from './chat-message.js';
 import { inputItemsOf, type InputItemResource } from './input-items.js';
 import { translateInput } from './input.translator.js';
-import type { Caller } from '../auth/identity.js';
+import type { Caller, KeyRecheck } from '../auth/identity.js';
 import { ResponseLoopService } from './response-loop.service.js';
 import { ResponseEvents, SseWriter } from './response-events.js';
 import { newResponse, snapshotOf, type ResponseObject } from './response-object.js';
@@ -23,6 +23,8 @@ export interface CreateCall {
   readonly caller: Caller;
   readonly requestId: string;
   readonly res: ServerResponse;
+  /** The request's key, checked again before each turn and tool batch (a revoked key stops it). */
+  readonly recheckKey?: KeyRecheck;
 }
 
 /**
@@ -99,6 +101,7 @@ export class ResponsesService {
         caller,
         requestId: call.requestId,
         signal: abort.signal,
+        ...(call.recheckKey ? { recheckKey: call.recheckKey } : {}),
         events,
         onUpstreamAccepted: (deployment) => {
           if (!res.headersSent) res.setHeader('x-drael-upstream', deployment);

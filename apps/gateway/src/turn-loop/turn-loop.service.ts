@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { inSpan } from '@drael/tracing';
 import type { ServerResponse } from 'node:http';
-import type { Caller } from '../auth/identity.js';
+import type { Caller, KeyRecheck } from '../auth/identity.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
 import { argumentsOf, ModelTurnEngine, unknownTool, type TurnInfo, type TurnOutcome } from '../engine/model-turn.engine.js';
 import type { ToolCall } from '../engine/turn-stream.reader.js';
@@ -41,6 +41,8 @@ export interface LoopRequest {
   readonly head: Record<string, string>;
   /** `x-drael-tool-events: 1`: stream each turn and tool call as a frame (streamed requests only). */
   readonly toolEvents?: boolean;
+  /** The request's key, checked again as the loop goes (a revoked key stops it; sub-agents too). */
+  readonly recheckKey?: KeyRecheck;
 }
 
 /** One chat loop: the request's own, or a sub-agent's inside it. */
@@ -55,6 +57,7 @@ interface ChatRun {
   readonly requestId: string;
   readonly signal: AbortSignal;
   readonly meter: CostMeter;
+  readonly recheckKey?: KeyRecheck;
   /** The parent's text goes to the client as it comes; a child's stays inside. */
   readonly onText?: (text: string) => void | Promise<void>;
   readonly onFrame?: (frame: DraelFrame) => void | Promise<void>;
@@ -126,6 +129,7 @@ export class TurnLoopService {
         requestId: input.requestId,
         signal: abort.signal,
         meter,
+        ...(input.recheckKey ? { recheckKey: input.recheckKey } : {}),
         onUpstream: (name: string) => {
           input.head['x-drael-upstream'] = name;
         },
@@ -207,6 +211,7 @@ export class TurnLoopService {
         route: run.route,
         requestId: run.requestId,
         signal: run.signal,
+        ...(run.recheckKey ? { recheckKey: run.recheckKey } : {}),
         // issue 20: the upstream streams only when text goes to a client as it comes (a streamed
         // request's own loop); a non-streamed request and every sub-agent get one JSON answer per turn.
         stream: run.onText !== undefined,
@@ -288,6 +293,7 @@ export class TurnLoopService {
         requestId: parent.requestId,
         signal: parent.signal,
         meter: parent.meter,
+        ...(parent.recheckKey ? { recheckKey: parent.recheckKey } : {}),
         agent: child.id,
         ...(parent.onTrace ? { onTrace: parent.onTrace } : {}),
       });
