@@ -685,6 +685,21 @@ describe('keys, accounts and tool levels', () => {
     expect((await stack.get(created.id)).status).toBe(200);
   });
 
+  it('a response too large to store is refused 413 before the model is called; with store: false it is served', async () => {
+    // 9 MiB of input is kept twice in a stored response (its conversation and its input items):
+    // past RESPONSES_MAX_BYTES (16 MiB), so nothing is asked of the model and nothing is stored.
+    const input = `${'many words '.repeat(Math.ceil((9 * 1024 * 1024) / 11))}`;
+    const before = stack.upstream.requests.length;
+    const refused = await stack.post({ model: 'gpt-test', input });
+    expect(refused.status).toBe(413);
+    expect((await json(refused)).error).toMatchObject({ code: 'payload_too_large', param: 'input' });
+    expect(requestsSince(before)).toHaveLength(0);
+    stack.upstream.setTurns([{ type: 'text', content: 'read it' }]);
+    const served = await stack.post({ model: 'gpt-test', input, store: false });
+    expect(served.status).toBe(200);
+    expect((await json(served)).store).toBe(false);
+  });
+
   it('no key is a 401 on the same envelope', async () => {
     const r = await stack.post({ model: 'gpt-test', input: 'hi' }, {});
     expect(r.status).toBe(401);

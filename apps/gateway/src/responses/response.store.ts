@@ -1,5 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { Redis } from 'ioredis';
+import { ApiError } from '../errors/api-error.js';
 import type { ChatMessage } from './chat-message.js';
 import type { InputItemResource } from './input-items.js';
 import type { ResponseObject } from './response-object.js';
@@ -17,37 +18,138 @@ export interface StoredResponse {
   input_items?: InputItemResource[];
 }
 
+/** A stored response as read, with the bytes it takes (what a continuation of it will take at least). */
+export interface LoadedResponse {
+  stored: StoredResponse;
+  bytes: number;
+}
+
+// One account's stored bytes: a sorted set of its response ids by expiry (ms) and a hash of each
+// one's size with the running total. Expired entries leave the total when it is next read, so it
+// never counts a response Redis has already let go. Scripts, so that two replicas saving for the
+// same account cannot both pass the bound.
+const PRUNE = `
+local now = tonumber(ARGV[1])
+local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
+local freed = 0
+for _, id in ipairs(expired) do
+  freed = freed + tonumber(redis.call('HGET', KEYS[2], id) or '0')
+  redis.call('HDEL', KEYS[2], id)
+end
+if #expired > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) end
+local total = math.max(0, tonumber(redis.call('HGET', KEYS[2], '#total') or '0') - freed)
+redis.call('HSET', KEYS[2], '#total', total)
+`;
+const RESERVE = `${PRUNE}
+local id, bytes, expiry, max, ttl = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local before = tonumber(redis.call('HGET', KEYS[2], id) or '0')
+if total - before + bytes > max then return -1 end
+redis.call('ZADD', KEYS[1], expiry, id)
+redis.call('HSET', KEYS[2], id, bytes)
+redis.call('HSET', KEYS[2], '#total', total - before + bytes)
+redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('PEXPIRE', KEYS[2], ttl)
+return total - before + bytes
+`;
+const USAGE = `${PRUNE}
+return total
+`;
+const FORGET = `
+local bytes = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+if bytes > 0 then
+  redis.call('HDEL', KEYS[2], ARGV[1])
+  redis.call('HINCRBY', KEYS[2], '#total', -bytes)
+end
+redis.call('ZREM', KEYS[1], ARGV[1])
+return bytes
+`;
+
+type Scripted = Redis & {
+  storedReserve(index: string, sizes: string, now: number, id: string, bytes: number, expiry: number, max: number, ttlMs: number): Promise<number>;
+  storedUsage(index: string, sizes: string, now: number): Promise<number>;
+  storedForget(index: string, sizes: string, id: string): Promise<number>;
+};
+
 /**
  * Stored responses in Redis, one key per response under the account's prefix, so a key of one
  * account can never read, continue or delete another account's responses. Each expires after the
- * configured TTL.
+ * configured TTL. Bounded, since this Redis also holds the rate limits, the router's state and
+ * agent-run's queue: one stored response (its whole conversation: a continuation carries its
+ * history) at most RESPONSES_MAX_BYTES (413 `payload_too_large`), one account's at most
+ * RESPONSES_ACCOUNT_MAX_BYTES together (429 `quota_exceeded`), both checked before the model is
+ * called (`admit`) and the account's bound again when the response is saved.
  */
 @Injectable()
 export class ResponseStore implements OnApplicationShutdown {
-  private readonly redis: Redis;
+  private readonly redis: Scripted;
 
   constructor(@Inject(RESPONSES_CONFIG) private readonly config: ResponsesConfig) {
-    this.redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    const redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    redis.defineCommand('storedReserve', { numberOfKeys: 2, lua: RESERVE });
+    redis.defineCommand('storedUsage', { numberOfKeys: 2, lua: USAGE });
+    redis.defineCommand('storedForget', { numberOfKeys: 2, lua: FORGET });
+    this.redis = redis as Scripted;
   }
 
   private keyOf(accountId: string, id: string): string {
     return `${this.config.RESPONSES_KEY_PREFIX}${accountId}:${id}`;
   }
 
-  async save(accountId: string, stored: StoredResponse): Promise<void> {
-    await this.redis.set(this.keyOf(accountId, stored.response.id), JSON.stringify(stored), 'EX', this.config.RESPONSES_TTL_S);
+  /** The account's index and sizes (outside `<prefix><account>:*`, where only responses are). */
+  private accountingOf(accountId: string): [string, string] {
+    return [`${this.config.RESPONSES_KEY_PREFIX}~index:${accountId}`, `${this.config.RESPONSES_KEY_PREFIX}~sizes:${accountId}`];
   }
 
-  async load(accountId: string, id: string): Promise<StoredResponse | undefined> {
+  /**
+   * Before the model call: a response expected to take `bytes` (its history and its input; the
+   * answer comes on top) fits one response's bound and what the account has left.
+   */
+  async admit(accountId: string, bytes: number): Promise<void> {
+    this.assertFits(bytes);
+    const used = await this.redis.storedUsage(...this.accountingOf(accountId), Date.now());
+    if (used + bytes > this.config.RESPONSES_ACCOUNT_MAX_BYTES) throw this.accountFull(used);
+  }
+
+  async save(accountId: string, stored: StoredResponse): Promise<void> {
+    const text = JSON.stringify(stored);
+    const bytes = Buffer.byteLength(text);
+    this.assertFits(bytes);
+    const ttlMs = this.config.RESPONSES_TTL_S * 1000;
+    const now = Date.now();
+    const total = await this.redis.storedReserve(...this.accountingOf(accountId), now, stored.response.id, bytes, now + ttlMs, this.config.RESPONSES_ACCOUNT_MAX_BYTES, ttlMs);
+    if (total < 0) throw this.accountFull(this.config.RESPONSES_ACCOUNT_MAX_BYTES);
+    await this.redis.set(this.keyOf(accountId, stored.response.id), text, 'EX', this.config.RESPONSES_TTL_S);
+  }
+
+  async load(accountId: string, id: string): Promise<LoadedResponse | undefined> {
     const text = await this.redis.get(this.keyOf(accountId, id));
-    return text ? (JSON.parse(text) as StoredResponse) : undefined;
+    return text ? { stored: JSON.parse(text) as StoredResponse, bytes: Buffer.byteLength(text) } : undefined;
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
-    return (await this.redis.del(this.keyOf(accountId, id))) === 1;
+    const deleted = (await this.redis.del(this.keyOf(accountId, id))) === 1;
+    if (deleted) await this.redis.storedForget(...this.accountingOf(accountId), id);
+    return deleted;
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.redis.disconnect();
+  }
+
+  private assertFits(bytes: number): void {
+    if (bytes <= this.config.RESPONSES_MAX_BYTES) return;
+    throw new ApiError(
+      'payload_too_large',
+      `A stored response (its whole conversation, previous responses included) may take at most ${this.config.RESPONSES_MAX_BYTES} bytes; this one would take ${bytes}. Send store: false, or start a new conversation.`,
+      'input',
+    );
+  }
+
+  private accountFull(used: number): ApiError {
+    return new ApiError(
+      'quota_exceeded',
+      `This account's stored responses take ${used} of their ${this.config.RESPONSES_ACCOUNT_MAX_BYTES} bytes. Delete some (DELETE /v1/responses/{id}), wait for them to expire, or send store: false.`,
+      'store',
+    );
   }
 }

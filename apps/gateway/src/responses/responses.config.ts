@@ -11,6 +11,10 @@ export const responsesConfigShape = {
   RESPONSES_KEY_PREFIX: z.string().default('drael:responses:'),
   /** How long a stored response can be read or continued (30 days, as OpenAI keeps them). */
   RESPONSES_TTL_S: envInt(60, 365 * 86_400).default(30 * 86_400),
+  /** One stored response at most (its whole conversation: a continuation carries its history). */
+  RESPONSES_MAX_BYTES: envInt(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
+  /** One account's stored responses together at most (they share Redis with rate limits and queues). */
+  RESPONSES_ACCOUNT_MAX_BYTES: envInt(1024, 1024 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
 };
 export const ResponsesConfigSchema = z.object(responsesConfigShape);
 export type ResponsesConfig = z.infer<typeof ResponsesConfigSchema>;

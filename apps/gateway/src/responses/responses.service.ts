@@ -52,11 +52,16 @@ export class ResponsesService {
 
     const history: ChatMessage[] = [];
     const loaded = new Map<string, FunctionTool>();
+    // What storing this response will take before its answer: the previous one's whole record
+    // (its conversation goes on in this one) and this input, kept twice (conversation, input items).
+    let storedBytes = 0;
     if (request.previous_response_id) {
-      const previous = await this.store.load(caller.account_id, request.previous_response_id);
-      if (!previous) {
+      const loadedPrevious = await this.store.load(caller.account_id, request.previous_response_id);
+      if (!loadedPrevious) {
         throw new ApiError('not_found', `No response with id '${request.previous_response_id}' found`, 'previous_response_id');
       }
+      const previous = loadedPrevious.stored;
+      storedBytes += loadedPrevious.bytes;
       history.push(...previous.messages);
       // What tool_search found earlier stays found, as long as this request still declares it.
       for (const fn of previous.loaded) if (toolSet.deferred.has(fn.name)) loaded.set(fn.name, toolSet.deferred.get(fn.name)!);
@@ -67,6 +72,8 @@ export class ResponsesService {
     if (history.length === 0) throw new ApiError('invalid_request', 'input is required', 'input');
 
     const response = newResponse(request);
+    // A response that could not be stored is refused before the model is called (and paid for).
+    if (response.store) await this.store.admit(caller.account_id, storedBytes + 2 * Buffer.byteLength(JSON.stringify(request.input ?? '')));
     const stream = request.stream === true;
     const sse = stream
       ? new SseWriter(res, call.requestId, (error) => {
@@ -148,16 +155,16 @@ export class ResponsesService {
   }
 
   async get(caller: Caller, id: string): Promise<ResponseObject> {
-    const stored = await this.store.load(caller.account_id, id);
-    if (!stored) throw notFound(id);
-    return withOutputText(stored.response);
+    const loaded = await this.store.load(caller.account_id, id);
+    if (!loaded) throw notFound(id);
+    return withOutputText(loaded.stored.response);
   }
 
   /** The input items the response was made from, one page as OpenAI lists them (newest first by default). */
   async inputItems(caller: Caller, id: string, query: ListPageQuery): Promise<ListPage<InputItemResource>> {
-    const stored = await this.store.load(caller.account_id, id);
-    if (!stored) throw notFound(id);
-    return listPageOf(stored.input_items ?? [], query, (item) => item.id);
+    const loaded = await this.store.load(caller.account_id, id);
+    if (!loaded) throw notFound(id);
+    return listPageOf(loaded.stored.input_items ?? [], query, (item) => item.id);
   }
 
   /**
