@@ -4,6 +4,8 @@ import { gatewayCatalog } from '@drael/contracts';
 import { NatsRpcClient, RpcError } from '@drael/nats-rpc';
 import { freePort, parseSse, startGatewayProcess, startScriptedUpstream, testPrefix, type GatewayProcess, type ScriptedTurn, type ScriptedUpstream } from '@drael/test-support';
 
+const ADMIN_TOKEN = 'admin-token-for-routing-tests-0123456789';
+
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const hello = [{ role: 'user', content: 'hello' }];
 const ok = (content: string): ScriptedTurn => ({ type: 'text', content, usage: { prompt_tokens: 10, completion_tokens: 4 } });
@@ -65,6 +67,8 @@ beforeAll(async () => {
     DRAEL_BACKEND_SERVICES: 'billing',
     LOG_LEVEL: 'warn',
     SHUTDOWN_GRACE_MS: '3000',
+    // /readyz names the deployments' states to the operator only.
+    DRAEL_ADMIN_TOKEN: ADMIN_TOKEN,
     // One failure cools a deployment: the cooldown tests need no repeated failures.
     ROUTER_FAILURES_TO_COOL: '1',
     ROUTER_COOLDOWN_MS: '600000',
@@ -117,7 +121,7 @@ const chat = (g: GatewayProcess, body: Record<string, unknown>, headers: Record<
   });
 
 async function readiness(g: GatewayProcess): Promise<{ status: number; body: any }> {
-  const r = await fetch(`${g.url}/readyz`);
+  const r = await fetch(`${g.url}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   return { status: r.status, body: await r.json() };
 }
 

@@ -12,6 +12,7 @@ import { startLoopHarness, toolNames, type LoopHarness } from './turn-loop.suppo
 // listed under `degraded`, and never takes the gateway out of its Service.
 
 const ask = [{ role: 'user', content: 'Say hi.' }];
+const ADMIN_TOKEN = 'admin-token-for-readiness-tests-0123456789';
 
 async function readyz(url: string, headers: Record<string, string> = {}) {
   const r = await fetch(`${url}/readyz`, { headers });
@@ -23,7 +24,7 @@ describe('with the sandbox service stopped', () => {
 
   beforeAll(async () => {
     // TTL 0: the catalogue asks the sandbox's health on every request, so the test sees the stop at once.
-    h = await startLoopHarness({ services: ['sandbox'], env: { DRAEL_BACKEND_SERVICES: 'sandbox', DRAEL_TOOL_HEALTH_TTL_MS: '0' } });
+    h = await startLoopHarness({ services: ['sandbox'], env: { DRAEL_BACKEND_SERVICES: 'sandbox', DRAEL_TOOL_HEALTH_TTL_MS: '0', DRAEL_ADMIN_TOKEN: ADMIN_TOKEN } });
   }, 240_000);
   afterAll(async () => {
     await h?.close();
@@ -54,6 +55,15 @@ describe('with the sandbox service stopped', () => {
     expect(r.body.degraded).toEqual(['sandbox']);
     expect(r.body.services.sandbox).not.toBe('ok');
     expect(r.body.failing).toEqual([]);
+    // Anyone's answer names no error and no deployment (it may name internal hosts, and the
+    // deployments' counters would show the installation's traffic); the operator's does.
+    expect(r.body.unavailable).toBeUndefined();
+    expect(r.body.deployments).toBeUndefined();
+    expect(JSON.stringify(r.body)).not.toMatch(/no responders|in_flight/i);
+    const operator = await readyz(h.gateway.url, { authorization: `Bearer ${ADMIN_TOKEN}` });
+    expect(operator.body.unavailable.sandbox).toEqual(expect.any(String));
+    expect(operator.body.deployments).toEqual(expect.any(Object));
+    expect((await readyz(h.gateway.url, { authorization: `Bearer ${h.apiKey}` })).body.unavailable).toBeUndefined();
     const chat = await offered();
     expect(chat.tools).not.toContain('run_code');
     expect(chat.text).toBe('hi');

@@ -1,4 +1,5 @@
 import { failureOf } from '../api/api-client.js';
+import { loadCredential } from '../api/credential.js';
 import { ErrorBanner } from '../ui/error-banner.js';
 import { useLoad } from '../ui/use-load.js';
 
@@ -35,7 +36,9 @@ const failuresOf = (d: Deployment) => Object.values(d.failures).reduce((a, b) =>
  */
 export function HealthPage() {
   const ready = useLoad(async () => {
-    const res = await fetch('/readyz', { cache: 'no-store', credentials: 'omit' });
+    // The operator's token: without it /readyz says only what is up (no errors, no deployments).
+    const cred = loadCredential();
+    const res = await fetch('/readyz', { cache: 'no-store', credentials: 'omit', headers: cred ? { authorization: `Bearer ${cred.secret}` } : {} });
     if (res.ok || res.status === 503) return { status: res.status, body: (await res.json()) as Readiness };
     throw await failureOf(res);
   });

@@ -15,6 +15,12 @@ export class AdminToken {
     this.expected = token ? digest(token) : undefined;
   }
 
+  /** Whether the request carries the admin token (no answer either way: for what a public route adds for the operator). */
+  allows(headers: IncomingHttpHeaders): boolean {
+    const token = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '')?.[1];
+    return !!this.expected && !!token && timingSafeEqual(digest(token), this.expected);
+  }
+
   check(headers: IncomingHttpHeaders): void {
     // No token configured: the admin API is off and looks like any unknown route.
     if (!this.expected) throw new ApiError('not_found', 'Unknown route.');

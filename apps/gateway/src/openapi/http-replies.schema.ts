@@ -99,11 +99,14 @@ const ReadinessFields = {
   nats: z.boolean(),
   key_verification: z.boolean(),
   services: z.record(z.string(), z.string()),
-  unavailable: z.record(z.string(), z.string()),
+  /** With the admin token only: why each part that is down failed, in its own words. */
+  unavailable: z.record(z.string(), z.string()).optional(),
   degraded: z.array(z.string()),
+  /** `ok`, else why not (with the admin token) or `unavailable`. */
   redis: z.string(),
   failing: z.array(z.string()),
-  deployments: z.record(z.string(), DeploymentReportSchema),
+  /** With the admin token only: each model deployment's state and traffic counters. */
+  deployments: z.record(z.string(), DeploymentReportSchema).optional(),
 };
 
 /** 200: ready (every backend up) or degraded (some down: their tools are out of the catalogue). */
