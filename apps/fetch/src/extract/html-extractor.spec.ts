@@ -39,6 +39,11 @@ describe('HtmlExtractor', () => {
     expect(markdown).toContain('![Bild](https://site.example/blog/post/img/z.png)');
   });
 
+  it("keeps an image's alt and title on one line, so a multi-paragraph alt does not break the markdown", () => {
+    const { markdown } = extractor.extract(body('<img src="/a.png" alt="First line.\n\nSecond   paragraph." title="A\n\n&quot;quoted&quot; title">'), 'https://site.example/x');
+    expect(markdown).toContain('![First line. Second paragraph.](https://site.example/a.png "A \\"quoted\\" title")');
+  });
+
   it('reads title, description, canonical and lang from the page', () => {
     const page = extractor.extract(body(''), 'https://site.example/a');
     expect(page).toMatchObject({ title: 'Titel', description: 'Kurz', canonical: 'https://site.example/kanon', lang: 'de', readable: true });

@@ -64,6 +64,17 @@ export class HtmlExtractor {
       filter: (node) => node.nodeName === 'IMG' && !(node as HTMLImageElement).getAttribute('alt'),
       replacement: () => '',
     });
+    // turndown keeps line breaks inside an image's alt and title, and a blank line there ends the
+    // `![...]` (a real page's multi-paragraph alt text broke the markdown around it): one line each.
+    this.turndown.addRule('images-on-one-line', {
+      filter: (node) => node.nodeName === 'IMG' && !!(node as HTMLImageElement).getAttribute('alt'),
+      replacement: (_content, node) => {
+        const img = node as HTMLImageElement;
+        const alt = oneLine(img.getAttribute('alt'));
+        const title = oneLine(img.getAttribute('title'));
+        return `![${alt}](${img.getAttribute('src') ?? ''}${title ? ` "${title.replace(/"/g, '\\"')}"` : ''})`;
+      },
+    });
     lookUpRulesByName(this.turndown);
   }
 
@@ -480,4 +491,9 @@ function countNormalised(s: string, state: { n: number; pendingSpace: boolean })
 
 export function normaliseSpace(s: string): string {
   return s.replace(/\s+/g, ' ').trim();
+}
+
+/** An attribute's text on one line: every run of whitespace (line breaks too) one space. */
+function oneLine(text: string | null): string {
+  return (text ?? '').replace(/\s+/g, ' ').trim();
 }
