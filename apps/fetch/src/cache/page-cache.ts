@@ -21,10 +21,14 @@ export interface PageCache {
   close(): Promise<void>;
 }
 
-/** Key: the normalised URL (WHATWG form, no fragment), the focus and the render mode. */
-export function cacheKey(normalisedUrl: string, focus: string | undefined, render: string): string {
+/**
+ * Key: the normalised URL (WHATWG form, no fragment), the focus and the render mode; and the
+ * tenant for a page its own browser context rendered (that context keeps the cookies sites set
+ * for it, so what it saw is that tenant's page, never another's).
+ */
+export function cacheKey(normalisedUrl: string, focus: string | undefined, render: string, tenant?: string): string {
   return createHash('sha256')
-    .update(JSON.stringify([normalisedUrl, (focus ?? '').trim().toLowerCase(), render]))
+    .update(JSON.stringify([normalisedUrl, (focus ?? '').trim().toLowerCase(), render, ...(tenant === undefined ? [] : [tenant])]))
     .digest('hex');
 }
 

@@ -19,6 +19,8 @@ const CHALLENGE_STATUSES = new Set([403, 429, 503]);
 /** The rules of a fetch: guard, cache, path choice, extraction, focus and bounds. */
 export class FetchPageService {
   private readonly scripted = new WeakSet<CachedPage>();
+  /** Pages a tenant's own browser context rendered: cached under that tenant's key only. */
+  private readonly tenantRendered = new WeakSet<CachedPage>();
 
   constructor(
     private readonly policy: AddressPolicy,
@@ -32,9 +34,12 @@ export class FetchPageService {
     const started = performance.now();
     const target = parseTarget(req.url, this.policy);
     const render = req.render ?? 'auto';
-    const key = cacheKey(target.url.href, req.focus, render);
+    // A page fetched over HTTP is everyone's; one a tenant's own browser context rendered is that
+    // tenant's (its cookies), kept under its own key.
+    const shared = cacheKey(target.url.href, req.focus, render);
+    const own = req.tenant !== undefined && render !== 'http' ? cacheKey(target.url.href, req.focus, render, req.tenant) : undefined;
 
-    let page = await this.cache?.get(key);
+    let page = (await this.cache?.get(shared)) ?? (own === undefined ? undefined : await this.cache?.get(own));
     const cached = page !== undefined;
     if (this.cache) recordCacheLookup(cached);
     if (!page) {
@@ -47,7 +52,7 @@ export class FetchPageService {
             ? this.viaBrowser(target.url.href, signal, req.tenant)
             : this.viaAuto(target.url.href, signal, req.tenant),
       );
-      await this.cache?.set(key, page);
+      await this.cache?.set(this.tenantRendered.has(page) && own !== undefined ? own : shared, page);
     }
 
     // spec 02: a returned page is bounded at 1 MiB; max_chars may ask for less.
@@ -87,7 +92,9 @@ export class FetchPageService {
     if (res.status >= 400) {
       throw fetchError('upstream_error', `upstream answered ${res.status}`, { status: res.status, url: res.finalUrl }, res.status >= 500);
     }
-    return this.toPage(res.finalUrl, res.mime, 'html', res.html);
+    const page = this.toPage(res.finalUrl, res.mime, 'html', res.html);
+    if (tenant !== undefined) this.tenantRendered.add(page);
+    return page;
   }
 
   private async viaAuto(url: string, signal: AbortSignal, tenant: string | undefined): Promise<CachedPage> {
