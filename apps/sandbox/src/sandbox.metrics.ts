@@ -7,7 +7,7 @@ const RUNTIMES = { runtime: 10 } as const;
 
 const runs = metrics.histogram({
   name: 'drael_sandbox_run_duration_seconds',
-  help: 'run_code runs, by runtime and outcome (ok, error: non-zero exit, timeout, oom, busy: refused at capacity or not started in time, share: refused past its tenant\'s share, refused: bad input or quota, failed: engine error), from arrival to reply',
+  help: "run_code runs, by runtime and outcome (ok, error: non-zero exit, timeout, oom, busy: refused at capacity or not started in time, share: refused past its tenant's share, refused: bad input or quota, failed: engine error), from arrival to reply",
   labels: { ...RUNTIMES, outcome: ['ok', 'error', 'timeout', 'oom', 'busy', 'share', 'refused', 'failed'] },
 });
 const containerStart = metrics.histogram({
