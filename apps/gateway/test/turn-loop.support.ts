@@ -87,6 +87,9 @@ export async function startLoopHarness(
               SANDBOX_INSTANCE: instance,
               SANDBOX_STATE_DIR: stateDir,
               SANDBOX_MAX_CONCURRENT: '2',
+              // One test account runs requests side by side (a run waiting on another's): both
+              // slots are its share here (the tenant share is the sandbox's own tests' subject).
+              SANDBOX_MAX_CONCURRENT_PER_TENANT: '2',
               SANDBOX_WARM_POOL: '1',
               ...options.serviceEnv?.sandbox,
             },

@@ -7,8 +7,8 @@ const RUNTIMES = { runtime: 10 } as const;
 
 const runs = metrics.histogram({
   name: 'drael_sandbox_run_duration_seconds',
-  help: 'run_code runs, by runtime and outcome (ok, error: non-zero exit, timeout, oom, busy: refused at capacity, refused: bad input or quota, failed: engine error), from arrival to reply',
-  labels: { ...RUNTIMES, outcome: ['ok', 'error', 'timeout', 'oom', 'busy', 'refused', 'failed'] },
+  help: "run_code runs, by runtime and outcome (ok, error: non-zero exit, timeout, oom, busy: refused at capacity or not started in time, share: refused past its tenant's share, refused: bad input or quota, failed: engine error), from arrival to reply",
+  labels: { ...RUNTIMES, outcome: ['ok', 'error', 'timeout', 'oom', 'busy', 'share', 'refused', 'failed'] },
 });
 const containerStart = metrics.histogram({
   name: 'drael_sandbox_container_start_seconds',
@@ -53,7 +53,9 @@ export function watchSandbox(s: typeof sources): void {
 
 function outcomeOf(reply: SandboxRunReply | undefined, err: unknown): string {
   if (reply) return reply.timed_out ? 'timeout' : reply.oom_killed ? 'oom' : reply.ok ? 'ok' : 'error';
-  if (err instanceof RpcError) return err.code === 'sandbox_busy' ? 'busy' : err.retryable ? 'failed' : 'refused';
+  // One tenant past its share is that tenant's doing, not the replica's capacity (the busy alert's).
+  if (err instanceof RpcError && err.code === 'sandbox_busy') return err.details?.share === 'tenant' ? 'share' : 'busy';
+  if (err instanceof RpcError) return err.retryable ? 'failed' : 'refused';
   return 'failed';
 }
 

@@ -190,7 +190,9 @@ describe('network', () => {
       );
     }
     expect(peerIp).toMatch(/^172\.30\.250\.\d+$/);
-    const attacker = await sbx.run({ tenant: 'n', runtime: 'python', network: true, timeout_s: 30, code: probe([[peerIp, 8080]]) });
+    // Another tenant's run: one tenant's runs at once are bounded by its share (run/run-slots.ts), and
+    // the listener holds this tenant's one slot here.
+    const attacker = await sbx.run({ tenant: 'n-other', runtime: 'python', network: true, timeout_s: 30, code: probe([[peerIp, 8080]]) });
     expect(attacker.stdout).toMatch(/FAILED/);
     await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'done', content_base64: '' });
     const l = await listener;

@@ -65,6 +65,9 @@ export class SandboxExecuteTool implements AgentToolDefinition<Args> {
       };
     } catch (err) {
       if (ctx.signal.aborted) throw err;
+      // No answer came (the wait for it ran out, or the replica stopped answering): the execution
+      // may still wait for a sandbox slot or run, for nobody (issue F8). Stopped as on a cancel.
+      if (isRpcError(err) && (err.code === 'timeout' || err.code === 'unavailable')) cancel();
       // The sandbox refused or could not run it: a tool error for the model, and nothing to bill.
       const code = isRpcError(err) ? err.code : 'internal';
       const message = err instanceof Error ? err.message : String(err);

@@ -24,6 +24,12 @@ export const configSchema = z.object({
   SANDBOX_MAX_CONCURRENT: envInt(1, 256).default(Math.max(1, availableParallelism())),
   // Runs waiting for a slot; beyond it a run is refused with the retryable sandbox_busy.
   SANDBOX_MAX_QUEUE: envInt(0, 10_000).default(32),
+  // One tenant's share of those (issue F8: one request's parallel runs took them all). Unset: half
+  // the slots and a quarter of the queue, at least 1 each (run/run-slots.ts, tenantShareOf), so
+  // whatever one tenant sends, half the slots are there for the others. A single-tenant
+  // installation sets them to SANDBOX_MAX_CONCURRENT and SANDBOX_MAX_QUEUE.
+  SANDBOX_MAX_CONCURRENT_PER_TENANT: envInt(1, 256).optional(),
+  SANDBOX_MAX_QUEUE_PER_TENANT: envInt(1, 10_000).optional(),
   // spec 01: memory, CPU and process count are bounded per run.
   SANDBOX_MEMORY_MB: envInt(32, 65_536).default(512),
   SANDBOX_CPUS: z.coerce.number().min(0.1).max(64).default(1),

@@ -6,8 +6,8 @@ import { CONTAINER_RUNTIME, type ContainerRuntime } from '../runtime/container-r
 import { decodeOutput } from '../runtime/output-capture.js';
 import { EgressGuard } from '../network/egress-guard.js';
 import { assertSessionId, WorkspaceService } from '../workspace/workspace.service.js';
-import { assertCodeSize, resolveTimeoutS } from './run-limits.js';
-import { RunSlots } from './run-slots.js';
+import { assertCodeSize, resolveTimeoutS, startDeadlineOf } from './run-limits.js';
+import { RunSlots, tenantShareOf } from './run-slots.js';
 import { RunWorkspaces, type RunWorkspace } from './run-workspace.js';
 import { measureRun, watchSandbox } from '../sandbox.metrics.js';
 
@@ -35,7 +35,7 @@ export class RunCodeService {
     private readonly runWorkspaces: RunWorkspaces,
     private readonly egress: EgressGuard,
   ) {
-    this.slots = new RunSlots(config.SANDBOX_MAX_CONCURRENT, config.SANDBOX_MAX_QUEUE);
+    this.slots = new RunSlots(tenantShareOf(config));
     watchSandbox({ slots: () => this.slots.stats, sessions: () => workspaces.trackedVolumes });
   }
 
@@ -44,13 +44,22 @@ export class RunCodeService {
   }
 
   private async runMeasured(req: SandboxRunRequest, signal?: AbortSignal): Promise<SandboxRunReply> {
+    const receivedAt = Date.now();
     // Everything about the input is refused before any container or volume exists.
     assertCodeSize(req.code);
     const timeoutS = resolveTimeoutS(req.timeout_s);
     if (req.session !== undefined) assertSessionId(req.session);
     if (req.network) await this.egress.assertReady();
 
-    const release = await this.slots.acquire();
+    // The tenant's fair share of the slots; a run left waiting past its caller's patience, or
+    // cancelled while it waits, leaves the queue without starting.
+    let release: () => void;
+    try {
+      release = await this.slots.acquire(req.tenant, { deadline: startDeadlineOf(req, receivedAt), signal });
+    } catch (err) {
+      if (signal?.aborted) return NOT_RUN;
+      throw err;
+    }
     let ws: RunWorkspace | undefined;
     try {
       // Cancelled while it waited for a slot (or before it arrived): no container is started.

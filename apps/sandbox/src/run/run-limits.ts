@@ -1,4 +1,4 @@
-import { DEFAULT_TIMEOUT_S, MAX_CODE_BYTES, MAX_TIMEOUT_S } from '@drael/contracts';
+import { DEFAULT_TIMEOUT_S, MAX_CODE_BYTES, MAX_TIMEOUT_S, sandboxCatalog, type SandboxRunRequest } from '@drael/contracts';
 import { SandboxError } from '../sandbox-error.js';
 
 export function assertCodeSize(code: string): void {
@@ -19,4 +19,19 @@ export function resolveTimeoutS(timeout: number | undefined): number {
     throw new SandboxError('invalid_timeout', `timeout_s must be more than 0 and at most ${MAX_TIMEOUT_S}`, false, { param: 'timeout_s' });
   }
   return timeout;
+}
+
+/** How long a caller of sandbox.run.v1 waits for the answer: the catalog's own bound (the run's limit plus slack), as NatsRpcClient reads it. */
+export function runWaitMs(req: SandboxRunRequest): number {
+  return sandboxCatalog.run.timeoutFor?.(req) ?? sandboxCatalog.run.timeoutMs;
+}
+
+/**
+ * The latest moment (epoch ms) a run received at `receivedAt` may start: while its caller still
+ * waits for the whole of its time limit (the caller waits runWaitMs from sending it). A run that
+ * starts later could be answered to nobody, so it is refused `sandbox_busy` instead (issue F8:
+ * abandoned queued runs kept the sandbox busy for minutes after their request had ended).
+ */
+export function startDeadlineOf(req: SandboxRunRequest, receivedAt: number): number {
+  return receivedAt + runWaitMs(req) - resolveTimeoutS(req.timeout_s) * 1000;
 }

@@ -4,7 +4,7 @@ import { Handles } from '@drael/nats-rpc';
 import { SessionRouter } from '../placement/session-router.js';
 import { answering } from '../after-answer.js';
 import { RunCodeService } from './run-code.service.js';
-import { assertCodeSize, resolveTimeoutS } from './run-limits.js';
+import { assertCodeSize, resolveTimeoutS, runWaitMs } from './run-limits.js';
 import { RunRegistry } from './run-registry.js';
 
 /**
@@ -33,8 +33,8 @@ export class RunController {
         assertCodeSize(req.code);
         resolveTimeoutS(req.timeout_s);
       },
-      // The run's own timeout plus container start and teardown, as the catalog's default is for the longest.
-      timeoutMs: (req) => (resolveTimeoutS(req.timeout_s) + 30) * 1000,
+      // As long as the caller waits: the run's own timeout plus container start and teardown.
+      timeoutMs: (req) => runWaitMs(req),
       local: (req, _placed, stop) => this.runHere(req, stop),
     });
   }
