@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AgentsController } from './agents.controller.js';
+import { RunEventStreams } from './run-event-streams.js';
 
 /** HTTP endpoints for hosted agents and runs (issue 9); agent-run answers behind them over NATS. */
-@Module({ controllers: [AgentsController] })
+@Module({ controllers: [AgentsController], providers: [RunEventStreams] })
 export class AgentsModule {}
