@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { DelayedError, Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { createLogger, type Logger } from '@drael/logger';
 import { AGENT_RUN_CONFIG, type AgentRunConfig } from '../config/config.schema.js';
-import { watchRuns } from '../agent-run.metrics.js';
+import { recordHeldBack, watchRuns } from '../agent-run.metrics.js';
 
 export const QUEUE_NAME = 'agent-runs';
 
@@ -136,6 +136,7 @@ export class RunQueue implements OnApplicationShutdown {
       async (job: Job<RunJob>, token?: string) => {
         const result = await processor(job.data.run_id);
         if (result !== 'account_busy') return result;
+      recordHeldBack();
         const deferrals = (job.data.deferrals ?? 0) + 1;
         await job.updateData({ ...job.data, deferrals });
         await job.moveToDelayed(Date.now() + retryDelayMs(deferrals, this.config.AGENT_RUN_ACCOUNT_RETRY_MAX_MS), token);
