@@ -22,7 +22,7 @@ const leaseLosses = metrics.counter({
 
 const heldBack = metrics.counter({
   name: 'drael_agent_run_runs_held_back_total',
-  help: "Claims that left a run queued because its account had AGENT_RUN_ACCOUNT_CONCURRENCY runs running (its job waits as delayed and asks again)",
+  help: 'Claims that left a run queued because its account had AGENT_RUN_ACCOUNT_CONCURRENCY runs running (its job waits as delayed and asks again)',
 });
 
 const sources: {

@@ -136,7 +136,7 @@ export class RunQueue implements OnApplicationShutdown {
       async (job: Job<RunJob>, token?: string) => {
         const result = await processor(job.data.run_id);
         if (result !== 'account_busy') return result;
-      recordHeldBack();
+        recordHeldBack();
         const deferrals = (job.data.deferrals ?? 0) + 1;
         await job.updateData({ ...job.data, deferrals });
         await job.moveToDelayed(Date.now() + retryDelayMs(deferrals, this.config.AGENT_RUN_ACCOUNT_RETRY_MAX_MS), token);
