@@ -83,6 +83,33 @@ describe('per-account share of the run executor', { timeout: 120_000 }, () => {
     expect(peak).toBe(ACCOUNT_CAP);
   });
 
+  it('the cap holds over replicas: two workers with free slots still run at most the cap of one account at once', async () => {
+    const second = await stack.startWorker();
+    try {
+      const acct = await stack.account();
+      const agent = await stack.createAgent(acct, { tools: [] });
+      const runs: Run[] = [];
+      for (let i = 0; i < ACCOUNT_CAP + MAX_QUEUED; i++) runs.push(await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: `slow two replicas ${i}` }));
+      let peak = 0;
+      let watching = true;
+      const watcher = (async () => {
+        while (watching) {
+          peak = Math.max(peak, await countOf(acct, 'running'));
+          await sleep(50);
+        }
+      })();
+      const ended = await Promise.all(runs.map((r) => stack.waitForRun(acct, r.id, 90_000)));
+      watching = false;
+      await watcher;
+      expect(ended.map((r) => r.status)).toEqual(runs.map(() => 'succeeded'));
+      // 2 × WORKER_SLOTS slots were free for these runs; the database let ACCOUNT_CAP run at once.
+      expect(peak).toBe(ACCOUNT_CAP);
+    } finally {
+      stack.workers.splice(stack.workers.indexOf(second), 1);
+      await second.stop('SIGKILL');
+    }
+  });
+
   it('an account with AGENT_RUN_ACCOUNT_MAX_QUEUED runs queued is refused another: 429 too_many_queued_runs over HTTP, nothing queued', async () => {
     const acct = stack.gateway.key.account_id;
     const agent = await stack.createAgent(acct, { tools: [] });
