@@ -20,6 +20,11 @@ const leaseLosses = metrics.counter({
   labels: { side: ['worker', 'reaped'] },
 });
 
+const heldBack = metrics.counter({
+  name: 'drael_agent_run_runs_held_back_total',
+  help: 'Claims that left a run queued because its account had AGENT_RUN_ACCOUNT_CONCURRENCY runs running (its job waits as delayed and asks again)',
+});
+
 const sources: {
   queue?: () => Promise<Record<string, number>>;
   stuck?: () => Promise<number>;
@@ -56,4 +61,6 @@ export function recordRunEnded(ending: { status: string; errorCode?: string | nu
 
 /** A step of kind `kind` was recorded; `since` is when the previous one ended (performance.now()). */
 export const recordStep = (kind: string, since: number) => steps.observe({ kind }, (performance.now() - since) / 1000);
+/** A run was held back by its account's cap of runs running. */
+export const recordHeldBack = () => heldBack.inc({});
 export const recordLeaseLoss = (side: 'worker' | 'reaped') => leaseLosses.inc({ side });

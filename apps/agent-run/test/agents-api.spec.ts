@@ -77,6 +77,30 @@ describe('tool levels bind hosted agents (spec 04)', { timeout: 120_000 }, () =>
     expect(patch.status).toBe(403);
     expectEnvelope(patch.json, 'tool_not_allowed');
   });
+
+  it('DELETE follows the rule of PATCH: a level-none key cannot delete an agent with sandbox.execute (it could re-create it at its own level); any key of the account may cancel a run', async () => {
+    const acct = stack.gateway.key.account_id;
+    const owner = as(stack.gateway.key.api_key);
+    const agent = (await owner('POST', '/v1/agents', { model: MODEL, tools: ['sandbox.execute'] })).json;
+    const none = as(await keyOf(acct, 'none'));
+    const del = await none('DELETE', `/v1/agents/${agent.id}`);
+    expect(del.status).toBe(403);
+    expectEnvelope(del.json, 'tool_not_allowed', 'permission_error');
+    expect(del.json.error.param).toBe('agent_id');
+    expect((await owner('GET', `/v1/agents/${agent.id}`)).status).toBe(200);
+    // Stopping spend is a safety action: the lower key may cancel the agent's run.
+    stack.upstream.setTurns([{ type: 'text', content: 'late', headersDelayMs: 3_000 }]);
+    const run = (await owner('POST', `/v1/agents/${agent.id}/runs`, { task: 'x' })).json;
+    const cancel = await none('POST', `/v1/runs/${run.id}/cancel`);
+    expect(cancel.status).toBe(200);
+    expect(['cancelled', 'cancelling']).toContain(cancel.json.status);
+    // Its own agent without executed tools it may delete; a key allowed the tool deletes this one.
+    const mine = (await none('POST', '/v1/agents', { model: MODEL })).json;
+    expect((await none('DELETE', `/v1/agents/${mine.id}`)).json).toMatchObject({ id: mine.id, deleted: true });
+    expect((await as(await keyOf(acct, 'l3_shell'))('DELETE', `/v1/agents/${agent.id}`)).json).toMatchObject({ id: agent.id, deleted: true });
+    // Deleted: not found, for any key.
+    expect((await none('DELETE', `/v1/agents/${agent.id}`)).status).toBe(404);
+  });
 });
 
 describe('agents answer truthfully', { timeout: 120_000 }, () => {

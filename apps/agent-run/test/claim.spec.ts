@@ -44,12 +44,11 @@ async function fromDatabase(runId: string) {
   return { run: run!, verified };
 }
 
-async function parkedRun(): Promise<string> {
-  const accountId = account();
+async function parkedRun(accountId = account()): Promise<string> {
   const agentId = `agent_${randomBytes(6).toString('hex')}`;
   await prisma.agent.create({ data: { id: agentId, accountId, name: 'a', model: 'm', instructions: 'x', tools: [], stepLimit: 5, budgetMicros: 1_000 } });
   const id = `run_${randomBytes(6).toString('hex')}`;
-  await repo.create({ id, accountId, agentId, model: 'm', tools: [], stepLimit: 5, budgetMicros: 1_000, task: 'x', salt: new Uint8Array(32) });
+  await repo.create({ id, accountId, agentId, model: 'm', tools: [], stepLimit: 5, budgetMicros: 1_000, task: 'x', salt: new Uint8Array(32) }, 100);
   return id;
 }
 
@@ -68,20 +67,52 @@ const step = (sequence: number, costMicros = 10) => ({
 describe('the claim, decided by the database', () => {
   it('lets exactly one of many concurrent claimers win', async () => {
     const id = await parkedRun();
-    const results = await Promise.all(Array.from({ length: 10 }, () => repo.claim({ runId: id, token: randomUUID() }, 30_000)));
+    const results = await Promise.all(Array.from({ length: 10 }, () => repo.claim({ runId: id, token: randomUUID() }, 30_000, 10)));
     expect(results.filter(Boolean)).toHaveLength(1);
+  });
+
+  it("takes at most the account's cap of runs running, however many claimers race (replicas); the rest stay queued", async () => {
+    const acct = account();
+    const ids = await Promise.all(Array.from({ length: 8 }, () => parkedRun(acct)));
+    const other = await parkedRun();
+    const results = await Promise.all(ids.map((id) => repo.claim({ runId: id, token: randomUUID() }, 30_000, 3)));
+    expect(results.filter((r) => r !== null && r !== 'account_busy')).toHaveLength(3);
+    expect(results.filter((r) => r === 'account_busy')).toHaveLength(5);
+    const rows = await stack.db.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM runs WHERE account_id = $1 GROUP BY status ORDER BY status', [acct]);
+    expect(rows).toEqual([
+      { status: 'queued', n: 5 },
+      { status: 'running', n: 3 },
+    ]);
+    // Another account is not held back by this one's cap.
+    expect(await repo.claim({ runId: other, token: randomUUID() }, 30_000, 3)).toMatchObject({ id: other, status: 'running' });
+  });
+
+  it('refuses to queue past the account cap, however many creators race; nothing past it is written', async () => {
+    const acct = account();
+    const agentId = `agent_${randomBytes(6).toString('hex')}`;
+    await prisma.agent.create({ data: { id: agentId, accountId: acct, name: 'a', model: 'm', instructions: 'x', tools: [], stepLimit: 5, budgetMicros: 1_000 } });
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        repo.create(
+          { id: `run_${randomBytes(6).toString('hex')}`, accountId: acct, agentId, model: 'm', tools: [], stepLimit: 5, budgetMicros: 1_000, task: 'x', salt: new Uint8Array(32) },
+          4,
+        ),
+      ),
+    );
+    expect(results.filter((r) => r === 'queue_full')).toHaveLength(6);
+    expect(await stack.db.query('SELECT 1 FROM runs WHERE account_id = $1', [acct])).toHaveLength(4);
   });
 
   it('rejects every late write of a worker whose lease lapsed, and lets it be reaped', async () => {
     const id = await parkedRun();
     const stalled = { runId: id, token: randomUUID() };
-    expect(await repo.claim(stalled, 300)).not.toBeNull();
+    expect(await repo.claim(stalled, 300, 10)).not.toBeNull();
     await repo.recordStep(stalled, step(0));
     await sleep(700); // the worker stalls past its lease
 
     expect(await repo.heartbeat(stalled, 300)).toBe(false);
     await expect(repo.recordStep(stalled, step(1))).rejects.toBeInstanceOf(ClaimLostError);
-    expect(await repo.claim({ runId: id, token: randomUUID() }, 300)).toBeNull(); // never claimed twice
+    expect(await repo.claim({ runId: id, token: randomUUID() }, 300, 10)).toBeNull(); // never claimed twice
     expect(await repo.reap(id, stalled.token, { sealed: true })).toBe(true);
     await expect(repo.finish(stalled, { status: 'succeeded', output: null, errorCode: null, errorMessage: null, runEnd: {} })).rejects.toBeInstanceOf(ClaimLostError);
 
@@ -93,7 +124,7 @@ describe('the claim, decided by the database', () => {
   it('never writes a step sequence twice, and never spends past the budget', async () => {
     const id = await parkedRun();
     const claim = { runId: id, token: randomUUID() };
-    await repo.claim(claim, 30_000);
+    await repo.claim(claim, 30_000, 10);
     await repo.recordStep(claim, step(0, 600));
     await expect(repo.recordStep(claim, step(0, 1))).rejects.toBeInstanceOf(ClaimLostError);
     // 600 + 401 > 1,000: the database's CHECK refuses it even if the worker's arithmetic were wrong.

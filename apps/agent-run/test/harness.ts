@@ -13,6 +13,7 @@ import {
   testPrefix,
   type GatewayProcess,
   type ScriptedUpstream,
+  type ScriptedUpstreamOptions,
   type ServiceProcess,
   type TestKey,
 } from '@drael/test-support';
@@ -78,9 +79,10 @@ export interface Stack {
 }
 
 /** Real NATS, Postgres, Redis; the real gateway (inference subject) in front of a scripted upstream; agent-run as built. */
-export async function startStack(options: { workerEnv?: Record<string, string>; workers?: number } = {}): Promise<Stack> {
+export async function startStack(options: { workerEnv?: Record<string, string>; workers?: number; choose?: ScriptedUpstreamOptions['choose'] } = {}): Promise<Stack> {
   const prefix = testPrefix('ar');
-  const upstream = await startScriptedUpstream({ turns: [], whenExhausted: 'error' });
+  // `choose`: the upstream answers each model call from its request (concurrent runs of several accounts), not in order.
+  const upstream = await startScriptedUpstream({ turns: [], whenExhausted: 'error', choose: options.choose });
   const db = await freshSchema();
   const billingDb = await freshSchema('billing');
   // The real billing service: it holds and settles every step's money and signs the receipts.
@@ -191,7 +193,7 @@ export async function startStack(options: { workerEnv?: Record<string, string>; 
   return stack;
 }
 
-const LEVELLED = new Set<string>(['createAgent', 'updateAgent', 'createRun']);
+const LEVELLED = new Set<string>(['createAgent', 'updateAgent', 'deleteAgent', 'createRun']);
 
 /** An account id billing does not know: for tests that never reach billing (scoping, repository). */
 export const account = () => `acct_${randomBytes(4).toString('hex')}`;

@@ -18,6 +18,8 @@ export const AGENT_RUN_ERROR_CODES = [
   'idempotency_key_reused',
   // Cancelling a run that has already ended: 409.
   'run_already_finished',
+  // The account has AGENT_RUN_ACCOUNT_MAX_QUEUED runs waiting already: 429, nothing queued.
+  'too_many_queued_runs',
 ] as const;
 export type AgentRunErrorCode = (typeof AGENT_RUN_ERROR_CODES)[number];
 
@@ -205,13 +207,19 @@ export const agentRunCatalog = {
   getAgent: entry('agent-run.agents.get.v1', z.object(AgentRef), AgentSchema, errors('agent_not_found')),
   listAgents: entry('agent-run.agents.list.v1', z.object({ ...Scope, ...CursorPageShape }), z.object({ agents: z.array(AgentSchema), has_more: z.boolean() }), errors()),
   updateAgent: entry('agent-run.agents.update.v1', z.object({ ...AgentRef, ...Caller, patch: AgentUpdateBodySchema }), AgentSchema, errors('agent_not_found', 'tool_not_allowed')),
-  deleteAgent: entry('agent-run.agents.delete.v1', z.object(AgentRef), z.object({ id: z.string(), deleted: z.boolean() }), errors('agent_not_found')),
+  // The key that deletes an agent must be allowed its tools, as for an update (tool_not_allowed).
+  deleteAgent: entry(
+    'agent-run.agents.delete.v1',
+    z.object({ ...AgentRef, ...Caller }),
+    z.object({ id: z.string(), deleted: z.boolean() }),
+    errors('agent_not_found', 'tool_not_allowed'),
+  ),
   createRun: entry(
     'agent-run.runs.create.v1',
     // The task length is checked by the service so that it answers `invalid_task`, not a generic bad_request.
     z.object({ ...AgentRef, ...Caller, task: z.string(), idempotency_key: IdempotencyKeySchema.optional() }),
     RunSchema,
-    errors('agent_not_found', 'idempotency_key_reused', 'invalid_task', 'tool_not_allowed'),
+    errors('agent_not_found', 'idempotency_key_reused', 'invalid_task', 'tool_not_allowed', 'too_many_queued_runs'),
   ),
   getRun: entry('agent-run.runs.get.v1', z.object(RunRef), RunSchema, errors('run_not_found')),
   listRuns: entry(

@@ -22,6 +22,8 @@ export const GATEWAY_HTTP_ONLY_ERROR_CODES = [
   'invalid_api_key',
   'missing_api_key',
   'rate_limit_exceeded',
+  // The account has RUN_EVENT_STREAMS_PER_ACCOUNT run event streams open on this gateway replica: 429.
+  'too_many_event_streams',
   'not_found',
   'service_unavailable',
 ] as const;

@@ -1,5 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import type { DynamicModule, INestMicroservice, Type } from '@nestjs/common';
+import type { NestMicroservice } from '@nestjs/microservices';
 import type { Catalog, ServiceName } from '@drael/contracts';
 import { createLogger, PinoNestLogger, type Logger } from '@drael/logger';
 import { metrics, setMetricsEnabled } from '@drael/metrics';
@@ -65,10 +66,16 @@ export async function startService(options: ServiceBootOptions): Promise<Running
     catalog: options.catalog,
     security: options.security,
   });
-  const app = await NestFactory.createMicroservice(options.module, {
+  // createMicroservice answers the NestMicroservice it builds, typed as its interface.
+  const app = (await NestFactory.createMicroservice(options.module, {
     strategy: server,
     logger: new PinoNestLogger(logger),
-  });
+  })) as NestMicroservice;
+  // @nestjs/microservices 12.1's init() runs the init and bootstrap hooks through core's init and
+  // then again in its own registerModules(), whose guard flag only core's hybrid apps set: every
+  // hook ran twice (agent-run started two BullMQ workers, twice AGENT_RUN_CONCURRENCY runs at once;
+  // billing's and sandbox's sweepers and listeners twice). Set here, each hook runs once.
+  app.setIsInitHookCalled(true);
   await app.init();
   assertCatalogHandled(options.catalog);
   server.allowDirectDispatch({

@@ -61,6 +61,9 @@ describe('service boot and shutdown', () => {
       const echoLine = lines.find((l) => l.msg === 'echo received');
       expect(echoLine).toMatchObject({ service: 'search', request_id: 'rid-boot-1' });
       expect(lines.some((l) => l.msg === 'draining')).toBe(true);
+      // Each lifecycle hook ran once (Nest's microservice init ran them twice: two BullMQ workers in agent-run).
+      const hooks = lines.filter((l) => l.msg === 'lifecycle hook').map((l) => l.hook);
+      expect(hooks).toEqual(['onModuleInit', 'onApplicationBootstrap']);
     } finally {
       svc.child.kill('SIGKILL');
       await client.close();

@@ -31,6 +31,6 @@ export class AgentsController {
 
   @Handles(agentRunCatalog.deleteAgent)
   delete(req: Req<'deleteAgent'>) {
-    return this.agents.delete(req.account_id, req.agent_id);
+    return this.agents.delete(req.account_id, req.agent_id, req.tool_level);
   }
 }

@@ -44,10 +44,8 @@ export class AgentsService {
   }
 
   async update(accountId: string, id: string, toolLevel: ToolLevel, patch: UpdateBody): Promise<Agent> {
-    // The key that changes an agent must be allowed the tools it has and the tools it will have: a
-    // key of a lower level can neither reconfigure (say, rewrite the instructions of) an agent that
-    // executes code nor take its tools away to make it one it may change.
-    assertToolsAllowed(toolLevel, (await this.mustFind(accountId, id)).tools, 'agent_id');
+    await this.mustFindChangeable(accountId, id, toolLevel);
+    // ... and the tools it will have: a key cannot take an agent's tools away to make it one it may change.
     if (patch.tools !== undefined) assertToolsAllowed(toolLevel, patch.tools, 'tools');
     const data: Partial<AgentWrite> = {};
     if (patch.name !== undefined) data.name = patch.name;
@@ -61,9 +59,22 @@ export class AgentsService {
     return this.toAgent(row);
   }
 
-  async delete(accountId: string, id: string): Promise<{ id: string; deleted: boolean }> {
+  async delete(accountId: string, id: string, toolLevel: ToolLevel): Promise<{ id: string; deleted: boolean }> {
+    await this.mustFindChangeable(accountId, id, toolLevel);
     if (!(await this.agents.softDelete(accountId, id))) throw notFound(id);
     return { id, deleted: true };
+  }
+
+  /**
+   * The agent, if this key may change or delete it: the key must be allowed every tool the agent
+   * has, so a key of a lower level can neither reconfigure (say, rewrite the instructions of) an
+   * agent that executes code nor delete it (and make it again at its own level). The one rule of
+   * PATCH and DELETE (attack report F7); cancelling a run stays open to any key of the account.
+   */
+  private async mustFindChangeable(accountId: string, id: string, toolLevel: ToolLevel): Promise<AgentRow> {
+    const row = await this.mustFind(accountId, id);
+    assertToolsAllowed(toolLevel, row.tools, 'agent_id');
+    return row;
   }
 
   async mustFind(accountId: string, id: string): Promise<AgentRow> {

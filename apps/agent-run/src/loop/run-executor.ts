@@ -41,7 +41,8 @@ class RunState {
   }
 }
 
-export type ExecuteResult = 'executed' | 'not_claimed' | 'reaped' | 'claim_lost';
+/** `account_busy`: the run stays queued, its account at AGENT_RUN_ACCOUNT_CONCURRENCY; its job is taken again later. */
+export type ExecuteResult = 'executed' | 'not_claimed' | 'reaped' | 'claim_lost' | 'account_busy';
 
 /**
  * The run loop (spec 03). The database claim decides who executes a run; every operation is
@@ -87,7 +88,8 @@ export class RunExecutor {
 
   async execute(runId: string): Promise<ExecuteResult> {
     const claim: Claim = { runId, token: randomUUID() };
-    const row = await this.runs.claim(claim, this.config.AGENT_RUN_LEASE_MS);
+    const row = await this.runs.claim(claim, this.config.AGENT_RUN_LEASE_MS, this.config.AGENT_RUN_ACCOUNT_CONCURRENCY);
+    if (row === 'account_busy') return row;
     if (!row) return (await this.reapIfLost(runId)) ? 'reaped' : 'not_claimed';
     // One span per execution, in the trace of the request that created the run (its stored
     // traceparent), or a new trace when that request was not traced; each step is its child.

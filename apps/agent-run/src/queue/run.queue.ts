@@ -1,16 +1,33 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { DelayedError, Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { createLogger, type Logger } from '@drael/logger';
 import { AGENT_RUN_CONFIG, type AgentRunConfig } from '../config/config.schema.js';
-import { watchRuns } from '../agent-run.metrics.js';
+import { recordHeldBack, watchRuns } from '../agent-run.metrics.js';
 
 export const QUEUE_NAME = 'agent-runs';
 
 /** The longest creating a run waits for its job to be added (enqueueSoon). */
 const ENQUEUE_WAIT_MS = 1_000;
 
+/** The first wait of a run held back by its account's cap; each further one doubles, up to AGENT_RUN_ACCOUNT_RETRY_MAX_MS. */
+const FIRST_RETRY_MS = 250;
+
 export interface RunJob {
   run_id: string;
+  /** How many times the run was held back by its account's cap (AGENT_RUN_ACCOUNT_CONCURRENCY). */
+  deferrals?: number;
+}
+
+/** What the worker's processor answers for a run; `account_busy` puts the job back, delayed. */
+export type ProcessorResult = 'account_busy' | (string & {});
+
+/**
+ * How long a run held back `deferrals` times waits before it asks again: doubling from
+ * FIRST_RETRY_MS up to `maxMs`, with jitter so one account's held runs do not ask together.
+ */
+export function retryDelayMs(deferrals: number, maxMs: number): number {
+  const ceiling = Math.min(maxMs, FIRST_RETRY_MS * 2 ** Math.min(20, Math.max(0, deferrals - 1)));
+  return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
 }
 
 /**
@@ -107,18 +124,36 @@ export class RunQueue implements OnApplicationShutdown {
     await client.runCommand('ping', []);
   }
 
-  /** Starts taking jobs; the processor decides (through the database) whether the run executes here. */
-  startWorker(processor: (runId: string) => Promise<unknown>): void {
-    this.worker = new Worker<RunJob>(QUEUE_NAME, async (job: Job<RunJob>) => processor(job.data.run_id), {
-      connection: redisConnection(this.config.REDIS_URL),
-      prefix: this.config.AGENT_RUN_QUEUE_PREFIX,
-      concurrency: this.config.AGENT_RUN_CONCURRENCY,
-      // A job whose worker stops renewing its lock is handed to another worker, which finds the
-      // run's database lease lapsed and ends it (never runs it again).
-      lockDuration: this.config.AGENT_RUN_LEASE_MS,
-      stalledInterval: this.config.AGENT_RUN_LEASE_MS,
-      maxStalledCount: 1,
-    });
+  /**
+   * Starts taking jobs; the processor decides (through the database) whether the run executes here.
+   * A run its account's cap holds back stays queued: its job is moved to delayed (no attempt used,
+   * never dropped) and taken again after retryDelayMs, so the worker's slots go to other accounts'
+   * runs meanwhile instead of waiting or spinning.
+   */
+  startWorker(processor: (runId: string) => Promise<ProcessorResult>): void {
+    this.worker = new Worker<RunJob>(
+      QUEUE_NAME,
+      async (job: Job<RunJob>, token?: string) => {
+        const result = await processor(job.data.run_id);
+        if (result !== 'account_busy') return result;
+        recordHeldBack();
+        const deferrals = (job.data.deferrals ?? 0) + 1;
+        await job.updateData({ ...job.data, deferrals });
+        await job.moveToDelayed(Date.now() + retryDelayMs(deferrals, this.config.AGENT_RUN_ACCOUNT_RETRY_MAX_MS), token);
+        // BullMQ's way to say "moved, not done": the job is neither completed nor failed.
+        throw new DelayedError();
+      },
+      {
+        connection: redisConnection(this.config.REDIS_URL),
+        prefix: this.config.AGENT_RUN_QUEUE_PREFIX,
+        concurrency: this.config.AGENT_RUN_CONCURRENCY,
+        // A job whose worker stops renewing its lock is handed to another worker, which finds the
+        // run's database lease lapsed and ends it (never runs it again).
+        lockDuration: this.config.AGENT_RUN_LEASE_MS,
+        stalledInterval: this.config.AGENT_RUN_LEASE_MS,
+        maxStalledCount: 1,
+      },
+    );
     this.worker.on('failed', (job, err) => this.log.error({ err, run_id: job?.data.run_id }, 'run job failed'));
     this.worker.on('error', (err) => this.log.error({ err }, 'run worker error'));
   }

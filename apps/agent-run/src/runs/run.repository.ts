@@ -82,15 +82,21 @@ export class RunRepository {
   }
 
   /**
-   * Inserts a queued run with its first event; with an idempotency key already used by the account,
-   * returns the run it made instead (the caller compares the request hashes).
+   * Inserts a queued run with its first event, unless the account already has `maxQueued` runs
+   * queued (`queue_full`, nothing written); with an idempotency key already used by the account,
+   * returns the run it made instead (the caller compares the request hashes). The count and the
+   * insert hold the account's queue lock, so concurrent creates on any replica never pass the cap.
    */
-  async create(data: RunCreate): Promise<{ run: RunRow; created: boolean }> {
+  async create(data: RunCreate, maxQueued: number): Promise<{ run: RunRow; created: boolean } | 'queue_full'> {
     try {
-      const run = await this.db.client.run.create({
-        data: { ...data, salt: data.salt, eventSeq: 1, events: { create: { seq: 1, type: 'run.status', data: { run_id: data.id, status: 'queued' } } } },
+      return await this.db.client.$transaction(async (tx) => {
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(${ACCOUNT_QUEUE_LOCK}::int, hashtext(${data.accountId}))`;
+        if ((await countInStatus(tx, data.accountId, 'queued')) >= maxQueued) return 'queue_full' as const;
+        const run = await tx.run.create({
+          data: { ...data, salt: data.salt, eventSeq: 1, events: { create: { seq: 1, type: 'run.status', data: { run_id: data.id, status: 'queued' } } } },
+        });
+        return { run, created: true };
       });
-      return { run, created: true };
     } catch (err) {
       if (data.idempotencyKey && err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
         const existing = await this.byIdempotencyKey(data.accountId, data.idempotencyKey);
@@ -136,16 +142,32 @@ export class RunRepository {
     return this.db.client.receipt.findMany({ where: { runId }, orderBy: { sequence: 'asc' } });
   }
 
-  /** queued → running, for exactly one caller. Returns the run when this caller won the claim. */
-  async claim(claim: Claim, leaseMs: number): Promise<RunRow | null> {
-    const won = await this.db.client.$executeRaw`
-      WITH c AS (
-        UPDATE "runs" SET "status" = 'running', "claim_token" = ${claim.token},
-               "lease_until" = now() + ${leaseMs} * interval '1 millisecond', "started_at" = now(), "event_seq" = "event_seq" + 1
-         WHERE "id" = ${claim.runId} AND "status" = 'queued' AND NOT "cancel_requested"
-        RETURNING "id", "event_seq")
-      ${statusEvent(Prisma.sql`'running'`)}`;
-    return won === 1 ? this.findById(claim.runId) : null;
+  /**
+   * queued → running, for exactly one caller, and only while the run's account has fewer than
+   * `accountCap` runs running (over every replica). Returns the run when this caller won the
+   * claim, `account_busy` when the run is still queued because its account is at its cap (the
+   * caller asks again later), null when the run is not claimable (claimed, ended or cancelled).
+   * Claims of one account take its claim lock, so two replicas cannot both take the last place.
+   */
+  async claim(claim: Claim, leaseMs: number, accountCap: number): Promise<RunRow | 'account_busy' | null> {
+    const won = await this.db.client.$transaction(async (tx) => {
+      const [queued] = await tx.$queryRaw<Array<{ account_id: string }>>`
+        SELECT "account_id" FROM "runs" WHERE "id" = ${claim.runId} AND "status" = 'queued' AND NOT "cancel_requested"`;
+      if (!queued) return null;
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(${ACCOUNT_CLAIM_LOCK}::int, hashtext(${queued.account_id}))`;
+      // Read after the lock: every claim of this account committed before it is counted.
+      if ((await countInStatus(tx, queued.account_id, 'running')) >= accountCap) return 'account_busy' as const;
+      const n = await tx.$executeRaw`
+        WITH c AS (
+          UPDATE "runs" SET "status" = 'running', "claim_token" = ${claim.token},
+                 "lease_until" = now() + ${leaseMs} * interval '1 millisecond', "started_at" = now(), "event_seq" = "event_seq" + 1
+           WHERE "id" = ${claim.runId} AND "status" = 'queued' AND NOT "cancel_requested"
+          RETURNING "id", "event_seq")
+        ${statusEvent(Prisma.sql`'running'`)}`;
+      return n === 1 ? ('won' as const) : null;
+    });
+    if (won === 'won') return this.findById(claim.runId);
+    return won;
   }
 
   /** Extends the lease; false when the claim is gone (the worker must stop). */
@@ -272,6 +294,20 @@ export class RunRepository {
         RETURNING "id", "event_seq")
       ${statusEvent(Prisma.sql`'cancelling'`)}`;
   }
+}
+
+/**
+ * Advisory lock classes (pg_advisory_xact_lock(class, key)): an account's queue (creates) and its
+ * claims, keyed by a hash of the account id. A hash shared by two accounts only serialises them.
+ */
+const ACCOUNT_QUEUE_LOCK = 0x61_72_71; // 'arq'
+const ACCOUNT_CLAIM_LOCK = 0x61_72_63; // 'arc'
+
+/** How many runs of the account are in `status` (the index on account and status). */
+async function countInStatus(tx: Prisma.TransactionClient, accountId: string, status: 'queued' | 'running'): Promise<number> {
+  const [row] = await tx.$queryRaw<Array<{ n: number }>>`
+    SELECT count(*)::int AS "n" FROM "runs" WHERE "account_id" = ${accountId} AND "status" = ${status}::"RunStatus"`;
+  return row?.n ?? 0;
 }
 
 /**

@@ -61,21 +61,32 @@ export class RunsService {
     // spec 04: the key that starts the run must be allowed every tool the agent has.
     assertToolsAllowed(toolLevel, agent.tools, 'agent_id');
     const id = newId('run');
-    const { run, created } = await this.runs.create({
-      id,
-      accountId,
-      agentId,
-      model: agent.model,
-      tools: agent.tools,
-      stepLimit: agent.stepLimit,
-      budgetMicros: agent.budgetMicros,
-      task: this.cipher.encrypt(task, { table: 'runs', id, column: 'task' }),
-      salt: new Uint8Array(randomBytes(32)),
-      idempotencyKey,
-      idempotencyHash: requestHash,
-      // The run executes later, in a worker: its steps join the trace of the request that created it.
-      traceparent: currentSpan().traceparent,
-    });
+    const made = await this.runs.create(
+      {
+        id,
+        accountId,
+        agentId,
+        model: agent.model,
+        tools: agent.tools,
+        stepLimit: agent.stepLimit,
+        budgetMicros: agent.budgetMicros,
+        task: this.cipher.encrypt(task, { table: 'runs', id, column: 'task' }),
+        salt: new Uint8Array(randomBytes(32)),
+        idempotencyKey,
+        idempotencyHash: requestHash,
+        // The run executes later, in a worker: its steps join the trace of the request that created it.
+        traceparent: currentSpan().traceparent,
+      },
+      this.config.AGENT_RUN_ACCOUNT_MAX_QUEUED,
+    );
+    if (made === 'queue_full') {
+      throw new AgentRunError(
+        'too_many_queued_runs',
+        `this account has ${this.config.AGENT_RUN_ACCOUNT_MAX_QUEUED} runs queued, the most it may; retry when some have started, or cancel some`,
+        { limit: this.config.AGENT_RUN_ACCOUNT_MAX_QUEUED },
+      );
+    }
+    const { run, created } = made;
     if (!created) return this.repeated(run, requestHash!);
     // Enqueued after the row exists (the job says only "run R is waiting"; the claim decides),
     // without holding the answer while Redis is away (enqueueSoon).

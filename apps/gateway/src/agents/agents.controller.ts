@@ -21,6 +21,7 @@ import { apiErrorOf } from '../errors/error-response.js';
 import { idempotencyKeyOf } from '../http/idempotency-key.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { validateBody } from '../openai/validate.js';
+import { RunEventStreams } from './run-event-streams.js';
 
 export const RunCreateBodySchema = z.object({ task: z.string() }).strict();
 // OpenAI's list parameters; the bounds and cursors are agent-run's own (one definition, in contracts).
@@ -39,6 +40,7 @@ export class AgentsController {
     @Inject(NatsRpcClient) private readonly nats: NatsRpcClient,
     @Inject(ModelRegistry) private readonly models: ModelRegistry,
     @Inject(KeyGate) private readonly keys: KeyGate,
+    @Inject(RunEventStreams) private readonly streams: RunEventStreams,
   ) {}
 
   /**
@@ -77,7 +79,7 @@ export class AgentsController {
 
   @Delete('agents/:agent_id')
   async deleteAgent(@CallerIdentity() caller: KeyIdentity, @Param('agent_id') agentId: string) {
-    return withObject('agent.deleted', await this.call('deleteAgent', { account_id: caller.account_id, agent_id: agentId }));
+    return withObject('agent.deleted', await this.call('deleteAgent', { account_id: caller.account_id, tool_level: caller.tool_level, agent_id: agentId }));
   }
 
   /**
@@ -143,7 +145,8 @@ export class AgentsController {
 
   /**
    * Server-sent events of a run: `run.step` per step, then `run.done`, then the stream ends. A
-   * client that reconnects sends Last-Event-ID and gets only what it missed.
+   * client that reconnects sends Last-Event-ID and gets only what it missed. An account holds at
+   * most RUN_EVENT_STREAMS_PER_ACCOUNT open on this replica (429 too_many_event_streams past it).
    */
   @Get('runs/:run_id/events')
   async events(
@@ -158,11 +161,17 @@ export class AgentsController {
     const recheckKey = this.keys.recheckOf(req.headers);
     // Not found before any byte is written, so it is an ordinary JSON error.
     await this.call('getRun', { account_id: caller.account_id, run_id: runId });
+    // Refused, like not found, before any byte; the place is given back when the client goes
+    // (not when the long poll in flight then answers) or the stream ends, whichever is first.
+    const giveBack = this.streams.take(caller.account_id);
     const res = reply.raw;
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
     let open = true;
-    res.once('close', () => (open = false));
+    res.once('close', () => {
+      open = false;
+      giveBack();
+    });
     try {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
       while (open) {
         const { events, done } = await this.call('runEvents', { account_id: caller.account_id, run_id: runId, after, wait_ms: 10_000 });
         await recheckKey();
@@ -175,6 +184,8 @@ export class AgentsController {
       }
     } catch (err) {
       if (open) res.write(`event: error\ndata: ${JSON.stringify(apiErrorOf(err).toEnvelope())}\n\n`);
+    } finally {
+      giveBack();
     }
     if (!res.destroyed) res.end();
   }

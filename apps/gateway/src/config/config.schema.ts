@@ -67,6 +67,10 @@ export const configSchema = z.object({
   // and sends an SSE comment, again each time: a proxy's idle timeout in front (nginx's 60 s) never
   // cuts it. Its failures are then in-band error events.
   STREAM_KEEPALIVE_MS: envInt(1_000, 300_000).default(15_000),
+  // Run event streams (GET /v1/runs/{id}/events) one account may hold open on this replica; past
+  // it 429 too_many_event_streams (attack report F5). Counted per replica: each open stream is a
+  // long poll on agent-run that this replica holds, and it ends when its client goes.
+  RUN_EVENT_STREAMS_PER_ACCOUNT: envInt(1, 100_000).default(20),
 });
 export type GatewayConfig = z.infer<typeof configSchema>;
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');

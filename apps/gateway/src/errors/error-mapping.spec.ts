@@ -42,5 +42,7 @@ describe('codes of hosted agents, idempotency and size', () => {
     expect(httpErrorOf('idempotency_key_reused')).toEqual({ status: 409, type: 'invalid_request_error' });
     expect(httpErrorOf('run_already_finished').status).toBe(409);
     expect(httpErrorOf('payload_too_large')).toEqual({ status: 413, type: 'invalid_request_error' });
+    expect(httpErrorOf('too_many_queued_runs')).toEqual({ status: 429, type: 'rate_limit_error' });
+    expect(httpErrorOf('too_many_event_streams')).toEqual({ status: 429, type: 'rate_limit_error' });
   });
 });

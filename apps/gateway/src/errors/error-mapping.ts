@@ -57,6 +57,8 @@ export function httpErrorOf(code: ErrorCode): HttpErrorShape {
     case 'missing_api_key':
       return { status: 401, type: 'authentication_error' };
     case 'rate_limit_exceeded':
+    // One account's open run event streams on this replica are at their bound.
+    case 'too_many_event_streams':
       return { status: 429, type: 'rate_limit_error' };
 
     // sandbox
@@ -142,6 +144,9 @@ export function httpErrorOf(code: ErrorCode): HttpErrorShape {
       return { status: 403, type: 'permission_error' };
     case 'run_already_finished':
       return { status: 409, type: 'invalid_request_error' };
+    // The account's queue of runs is full: nothing was queued; retry when some have started.
+    case 'too_many_queued_runs':
+      return { status: 429, type: 'rate_limit_error' };
 
     default:
       return unmapped(code);
