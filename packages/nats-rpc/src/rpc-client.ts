@@ -341,6 +341,15 @@ export function isReplicaLost(err: unknown): boolean {
   return err instanceof RpcError && err.code === 'unavailable' && err.details?.reason === 'replica_lost';
 }
 
+/**
+ * The request failed without its answer (none in time, or no replica answering): the work it
+ * asked for may still be waiting or under way (or never have arrived). A caller whose request
+ * starts work nobody will now read (a sandbox run) cancels it then.
+ */
+export function isAnswerLost(err: unknown): boolean {
+  return err instanceof RpcError && (err.code === 'timeout' || err.code === 'unavailable');
+}
+
 function toTransportError(err: unknown, entry: RpcEntry, timeoutMs: number): RpcError {
   if (err instanceof RpcError) return err;
   const e = err as { name?: string; code?: string; message?: string };

@@ -9,3 +9,4 @@ export * from './module-recorder-path.js';
 export * from './openapi-check.js';
 export * from './own-servers.js';
 export * from './nats-socket.js';
+export * from './rpc-doubles.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { sandboxCatalog } from '@drael/contracts';
-import { NatsRpcClient, isRpcError } from '@drael/nats-rpc';
+import { NatsRpcClient, isAnswerLost, isRpcError } from '@drael/nats-rpc';
 import { z } from 'zod';
 import { toolError, type AgentToolDefinition, type ToolContext, type ToolOutcome } from './agent-tool.js';
 
@@ -67,7 +67,7 @@ export class SandboxExecuteTool implements AgentToolDefinition<Args> {
       if (ctx.signal.aborted) throw err;
       // No answer came (the wait for it ran out, or the replica stopped answering): the execution
       // may still wait for a sandbox slot or run, for nobody (issue F8). Stopped as on a cancel.
-      if (isRpcError(err) && (err.code === 'timeout' || err.code === 'unavailable')) cancel();
+      if (isAnswerLost(err)) cancel();
       // The sandbox refused or could not run it: a tool error for the model, and nothing to bill.
       const code = isRpcError(err) ? err.code : 'internal';
       const message = err instanceof Error ? err.message : String(err);

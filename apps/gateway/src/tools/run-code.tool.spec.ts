@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { sandboxCatalog, type RpcEntry } from '@drael/contracts';
-import { RpcError, type NatsRpcClient } from '@drael/nats-rpc';
+import { sandboxCatalog } from '@drael/contracts';
+import { rpcFailingOn } from '@drael/test-support';
+import { RpcError } from '@drael/nats-rpc';
 import type { Caller } from '../auth/identity.js';
 import { Workspace } from '../sessions/workspace.js';
 import { RunCodeTool } from './run-code.tool.js';
@@ -8,16 +9,7 @@ import type { ServiceHealth } from './service-health.js';
 import type { ToolContext } from './server-tool.js';
 
 /** The sandbox's side of NATS as this tool sees it: sandbox.run.v1 fails with `failure`; every request is recorded. */
-function sandboxFailingWith(failure: RpcError) {
-  const sent: Array<{ subject: string; payload: Record<string, unknown> }> = [];
-  const rpc = {
-    request: (entry: RpcEntry, payload: Record<string, unknown>) => {
-      sent.push({ subject: entry.subject, payload });
-      return entry === sandboxCatalog.run ? Promise.reject(failure) : Promise.resolve({ run_id: payload.run_id, cancelled: true });
-    },
-  } as unknown as NatsRpcClient;
-  return { rpc, sent };
-}
+const sandboxFailingWith = (failure: RpcError) => rpcFailingOn(sandboxCatalog.run, failure, (payload) => ({ run_id: payload.run_id, cancelled: true }));
 
 function contextOf(signal = new AbortController().signal): ToolContext {
   const caller = { account_id: 'acct-b', tool_level: 'l3_shell', plan: 'pro' } as unknown as Caller;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { MAX_TIMEOUT_S, sandboxCatalog, type SandboxRunReply } from '@drael/contracts';
-import { NatsRpcClient, isRpcError } from '@drael/nats-rpc';
+import { NatsRpcClient, isAnswerLost } from '@drael/nats-rpc';
 import { ServiceHealth } from './service-health.js';
 import { parseArguments } from './tool-arguments.js';
 import { cutText, failureOf, type ToolResult } from './tool-result.js';
@@ -72,18 +72,13 @@ export class RunCodeTool implements ServerTool {
     } catch (err) {
       // No answer came (the wait for it ran out, or the replica stopped answering): the run may
       // still wait for a slot or run, for nobody (issue F8). Stopped as on a hang-up.
-      if (!ctx.signal.aborted && answerLost(err)) cancel();
+      if (!ctx.signal.aborted && isAnswerLost(err)) cancel();
       return failureOf(err, 'sandbox_failed');
     } finally {
       ctx.signal.removeEventListener('abort', cancel);
     }
     return shapeRun(reply);
   }
-}
-
-/** The request failed without the sandbox's answer, so the run may still be there. */
-function answerLost(err: unknown): boolean {
-  return isRpcError(err) && (err.code === 'timeout' || err.code === 'unavailable');
 }
 
 /** The sandbox's reply as the model reads it. */
