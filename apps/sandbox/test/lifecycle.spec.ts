@@ -59,7 +59,9 @@ describe('concurrency and lifecycle', () => {
 
   it('a cancel is heard by every replica: it stops a run wherever the queue group put it (two processes, one prefix)', { timeout: 240_000 }, async () => {
     // Info logs: a replica says when it listens (the health probe may be answered by the other one).
-    const env = { SANDBOX_WARM_POOL: '0', SANDBOX_MAX_CONCURRENT: '10', LOG_LEVEL: 'info' };
+    // All ten slots open to the one tenant: with the per-tenant share (half by default), a sixth
+    // run landing on a replica that already runs five of this tenant's would wait, not run.
+    const env = { SANDBOX_WARM_POOL: '0', SANDBOX_MAX_CONCURRENT: '10', SANDBOX_MAX_CONCURRENT_PER_TENANT: '10', LOG_LEVEL: 'info' };
     const a = await startSandbox(env);
     started.push(a);
     const b = await startSandbox(env, { join: a });

@@ -122,7 +122,7 @@ export async function rewritePlacementRecord(
   }
 }
 
-export async function containersOf(instance: string, status?: 'running'): Promise<string[]> {
+export async function containersOf(instance: string, status?: 'running' | 'created'): Promise<string[]> {
   const args = ['ps', '-aq', '--no-trunc', '--filter', `label=drael.sandbox.instance=${instance}`];
   if (status) args.push('--filter', `status=${status}`);
   const { stdout } = await exec('docker', args);
