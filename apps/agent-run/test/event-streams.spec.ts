@@ -74,4 +74,20 @@ describe('open run event streams per account', { timeout: 120_000 }, () => {
     ] as const)
       await stack.call('cancelRun', { account_id: a, run_id: r }).catch(() => undefined);
   });
+  // Last: it stops the stack's gateway.
+  it('a gateway that stops ends an open run event stream at once with a retryable error event, so its client resumes on another replica (it used to hold the shutdown for the whole grace, then was cut)', async () => {
+    const acct = stack.gateway.key.account_id;
+    const agent = await stack.createAgent(acct, { tools: [] });
+    const slow = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'slow, to outlive the gateway' });
+    const res = await fetch(`${stack.gateway.url}/v1/runs/${slow.id}/events`, { headers: stack.gateway.authHeaders });
+    expect(res.status).toBe(200);
+    const body = res.text();
+    stack.gateway.child.kill('SIGTERM');
+    // Read to the end: a connection cut at the grace's end would reject here instead.
+    const text = await body;
+    const last = text.trim().split('\n\n').at(-1) ?? '';
+    expect(last).toMatch(/^event: error\ndata: /);
+    expect(JSON.parse(last.split('\ndata: ')[1]!)).toMatchObject({ error: { code: 'service_unavailable', type: 'service_unavailable_error' } });
+    await stack.call('cancelRun', { account_id: acct, run_id: slow.id }).catch(() => undefined);
+  });
 });

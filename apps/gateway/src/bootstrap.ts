@@ -14,6 +14,7 @@ import { refuseUnread, registerRouteAccess } from './auth/route-access.hook.js';
 import { lingerIfBodyUnread } from './http/lingering-close.js';
 import { ApiError } from './errors/api-error.js';
 import { closeStalledBodies } from './http/body-idle.js';
+import { endResumableStreams } from './http/open-streams.js';
 import { answerBareRefusals, refuseMissingHost } from './http/bare-refusals.js';
 import { continueWhenBodyIsRead } from './http/expect-continue.js';
 import { registerJsonBodyParser } from './http/json-body.parser.js';
@@ -137,6 +138,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   let closing: Promise<void> | undefined;
   const close = async () => {
     stopping = true;
+    // A run's event stream resumes anywhere with Last-Event-ID: told to go now, not at the grace's end.
+    endResumableStreams(new ApiError('service_unavailable', 'The gateway is shutting down; reconnect with Last-Event-ID to resume the stream'));
     // server.close() drops only the connections idle at that moment; a keep-alive connection
     // whose stream ends later would hold shutdown until its keep-alive timeout, so sweep again.
     const sweep = setInterval(() => fastify.server.closeIdleConnections(), 100);

@@ -19,6 +19,7 @@ import { KeyGate } from '../auth/key-gate.service.js';
 import { ApiError } from '../errors/api-error.js';
 import { apiErrorOf } from '../errors/error-response.js';
 import { idempotencyKeyOf } from '../http/idempotency-key.js';
+import { holdOpenStream } from '../http/open-streams.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { validateBody } from '../openai/validate.js';
 import { RunEventStreams } from './run-event-streams.js';
@@ -165,15 +166,25 @@ export class AgentsController {
     // (not when the long poll in flight then answers) or the stream ends, whichever is first.
     const giveBack = this.streams.take(caller.account_id);
     const res = reply.raw;
-    let open = true;
+    // Aborted when the client goes or the stream is ended (its run done, an error, the gateway
+    // closing): the long poll in flight is then given up, not waited for.
+    const stop = new AbortController();
+    const endWith = (error: ApiError) => {
+      if (stop.signal.aborted) return;
+      stop.abort();
+      if (!res.destroyed && !res.writableEnded) res.end(`event: error\ndata: ${JSON.stringify(error.toEnvelope())}\n\n`);
+    };
     res.once('close', () => {
-      open = false;
+      stop.abort();
       giveBack();
     });
     try {
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
-      while (open) {
-        const { events, done } = await this.call('runEvents', { account_id: caller.account_id, run_id: runId, after, wait_ms: 10_000 });
+      // Resumable with Last-Event-ID: a closing gateway ends it at once, with this error event.
+      holdOpenStream(res, endWith, { resumable: true });
+      while (!stop.signal.aborted) {
+        const { events, done } = await this.call('runEvents', { account_id: caller.account_id, run_id: runId, after, wait_ms: 10_000 }, stop.signal);
+        if (stop.signal.aborted) break;
         await recheckKey();
         for (const e of events) {
           res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e.data)}\n\n`);
@@ -183,16 +194,17 @@ export class AgentsController {
         if (events.length === 0) res.write(': keep-alive\n\n');
       }
     } catch (err) {
-      if (open) res.write(`event: error\ndata: ${JSON.stringify(apiErrorOf(err).toEnvelope())}\n\n`);
+      endWith(apiErrorOf(err));
     } finally {
       giveBack();
     }
-    if (!res.destroyed) res.end();
+    stop.abort();
+    if (!res.destroyed && !res.writableEnded) res.end();
   }
 
-  private async call<K extends keyof typeof agentRunCatalog>(name: K, req: z.input<(typeof agentRunCatalog)[K]['request']>) {
+  private async call<K extends keyof typeof agentRunCatalog>(name: K, req: z.input<(typeof agentRunCatalog)[K]['request']>, signal?: AbortSignal) {
     try {
-      return (await this.nats.request(agentRunCatalog[name], req as never)) as z.output<(typeof agentRunCatalog)[K]['reply']>;
+      return (await this.nats.request(agentRunCatalog[name], req as never, signal && { signal })) as z.output<(typeof agentRunCatalog)[K]['reply']>;
     } catch (err) {
       throw ApiError.fromRpc(err) ?? err;
     }
