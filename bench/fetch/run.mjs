@@ -58,6 +58,7 @@ const runtime = new FetchRuntime(
     TOR_SOCKS_URL: '',
     CHROMIUM_PATH: process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium',
     FETCH_BROWSER_CONCURRENCY: 2,
+    FETCH_BROWSER_MAX_QUEUE: 16,
     FETCH_BROWSER_SPARE: 1,
     FETCH_BROWSER: 'on',
     // The bench page lives on 127.0.0.2; only that address is opened in the guard.

@@ -1,3 +1,4 @@
+import { tenantShareOf } from '@drael/fair-slots';
 import type { Logger } from '@drael/logger';
 import { BrowserPool } from './browser/browser-pool.js';
 import { FilteringProxy } from './browser/filtering-proxy.js';
@@ -13,7 +14,17 @@ import { FetchPageService } from './page/fetch-page.service.js';
 
 export type FetchRuntimeConfig = Pick<
   FetchConfig,
-  'REDIS_URL' | 'FETCH_CACHE_PREFIX' | 'TOR_SOCKS_URL' | 'CHROMIUM_PATH' | 'FETCH_BROWSER_CONCURRENCY' | 'FETCH_BROWSER_SPARE' | 'FETCH_BROWSER' | 'FETCH_TEST_ALLOW_CIDRS'
+  | 'REDIS_URL'
+  | 'FETCH_CACHE_PREFIX'
+  | 'TOR_SOCKS_URL'
+  | 'CHROMIUM_PATH'
+  | 'FETCH_BROWSER_CONCURRENCY'
+  | 'FETCH_BROWSER_MAX_QUEUE'
+  | 'FETCH_BROWSER_CONCURRENCY_PER_TENANT'
+  | 'FETCH_BROWSER_MAX_QUEUE_PER_TENANT'
+  | 'FETCH_BROWSER_SPARE'
+  | 'FETCH_BROWSER'
+  | 'FETCH_TEST_ALLOW_CIDRS'
 >;
 
 export interface FetchRuntimeOverrides {
@@ -56,7 +67,13 @@ export class FetchRuntime {
       const port = this.proxy.start();
       this.browser = new BrowserPool(this.proxy, port, {
         chromiumPath: config.CHROMIUM_PATH,
-        concurrency: config.FETCH_BROWSER_CONCURRENCY,
+        // A tenant's share of the pages and of the queue: half and a quarter unless configured.
+        slots: tenantShareOf({
+          max: config.FETCH_BROWSER_CONCURRENCY,
+          queueMax: config.FETCH_BROWSER_MAX_QUEUE,
+          maxPerTenant: config.FETCH_BROWSER_CONCURRENCY_PER_TENANT,
+          queueMaxPerTenant: config.FETCH_BROWSER_MAX_QUEUE_PER_TENANT,
+        }),
         spare: config.FETCH_BROWSER_SPARE,
         timeoutMs: FETCH_TIMEOUT_MS,
       });

@@ -15,6 +15,9 @@ export const FETCH_ERROR_CODES = [
   'connection_failed',
   'onion_unreachable',
   'browser_unavailable',
+  // The browser's pages are all taken and the caller's share of the queue (or the queue) is full,
+  // or no page came free while the request still waited: the page was not loaded; retry.
+  'fetch_busy',
 ] as const;
 export type FetchErrorCode = (typeof FETCH_ERROR_CODES)[number];
 

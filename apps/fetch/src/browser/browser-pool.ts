@@ -1,3 +1,4 @@
+import { FairSlots, type FairSlotLimits, type Refusal } from '@drael/fair-slots';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page, type Response } from 'playwright-core';
 import { MAX_REDIRECTS } from '../http/http-fetcher.js';
 import { fetchError, FetchError } from '../fetch-error.js';
@@ -14,7 +15,8 @@ export interface RenderedPage {
 
 export interface BrowserPoolOptions {
   chromiumPath: string;
-  concurrency: number;
+  /** Pages at once and renders waiting, in all and per tenant (FETCH_BROWSER_CONCURRENCY, ...). */
+  slots: FairSlotLimits;
   /** Fresh contexts made ahead of time, so a request does not wait for one. */
   spare: number;
   timeoutMs: number;
@@ -26,6 +28,9 @@ const SETTLE_TEXT_CHARS = 200;
 const SETTLE_MS = 2_000;
 // Tenants whose warm context is kept; the least recently used beyond this is closed.
 const MAX_TENANT_CONTEXTS = 16;
+// Requests without a tenant share one share of the pages between them: a caller that names no
+// tenant cannot get more than one tenant's share by leaving it out.
+const ANONYMOUS_TENANT = '';
 
 interface TenantContext {
   context: BrowserContext;
@@ -92,8 +97,12 @@ interface Lease {
 export class BrowserPool {
   private browser: Promise<Browser> | undefined;
   private readonly spares: Promise<BrowserContext>[] = [];
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
+  /**
+   * The pages, shared fairly between tenants (issue F8, as the sandbox's run slots: one tenant's
+   * burst of renders took every page and an unbounded queue, and a waiter whose caller had given
+   * up still rendered later, for nobody). packages/fair-slots holds the rule.
+   */
+  private readonly slots: FairSlots;
   private closed = false;
   private readonly tenants = new Map<string, TenantContext>();
 
@@ -102,7 +111,8 @@ export class BrowserPool {
     private readonly proxyPort: Promise<number>,
     private readonly options: BrowserPoolOptions,
   ) {
-    watchBrowser(() => ({ active: this.active, spare: this.spares.length, tenant: this.tenants.size }));
+    this.slots = new FairSlots(options.slots, busy);
+    watchBrowser(() => ({ active: this.slots.stats.active, spare: this.spares.length, tenant: this.tenants.size }));
   }
 
   /** Launches Chromium and fills the spare contexts (called at boot and lazily). */
@@ -122,22 +132,29 @@ export class BrowserPool {
   /**
    * Renders one page. With a tenant, that tenant's own context (and warm page) is reused, so
    * nothing is shared across tenants; without one, a fresh context is used once and closed.
+   * The render waits for a page within its tenant's share; it is refused `fetch_busy` past the
+   * share or the queue's bound, and leaves the queue unrendered when `signal` aborts or `deadline`
+   * (epoch ms: when its caller stops waiting) passes first.
    */
-  async render(url: string, options: { tenant?: string; signal?: AbortSignal } = {}): Promise<RenderedPage> {
+  async render(url: string, options: { tenant?: string; signal?: AbortSignal; deadline?: number } = {}): Promise<RenderedPage> {
     const { signal } = options;
     if (this.closed) throw fetchError('browser_unavailable', 'browser is shutting down', {}, true);
-    await this.acquire();
+    const release = await this.acquire(options.tenant ?? ANONYMOUS_TENANT, signal, options.deadline);
     const started = Date.now();
     let lease: Lease | undefined;
     let healthy = false;
     let cap: RedirectCap | undefined;
     try {
+      // Given up between the grant and here: nothing is loaded for a caller who has left.
+      if (signal?.aborted) throw givenUp(url);
       lease = await this.lease(options.tenant);
       const page = lease.page;
       cap = redirectCaps.get(page);
       cap?.reset();
       const onAbort = () => void page.close().catch(() => undefined);
       signal?.addEventListener('abort', onAbort, { once: true });
+      // An abort while the context was being made fired no listener.
+      if (signal?.aborted) throw givenUp(url);
       // The last main-frame document wins: a challenge page that reloads itself ends on the real one.
       let last: Response | null = null;
       const onResponse = (r: Response) => {
@@ -186,7 +203,7 @@ export class BrowserPool {
       throw fetchError('browser_unavailable', `browser failed: ${(err as Error).message.split('\n')[0]}`, { url }, true);
     } finally {
       lease?.done(healthy);
-      this.release();
+      release();
       this.refill();
     }
   }
@@ -357,19 +374,42 @@ export class BrowserPool {
     return fetchError('connection_failed', `browser could not load the page: ${message.split('\n')[0]}`, { url }, true);
   }
 
-  private async acquire(): Promise<void> {
-    if (this.active < this.options.concurrency) {
-      this.active++;
-      return;
+  /** A page slot within the tenant's share; its release. */
+  private async acquire(tenant: string, signal: AbortSignal | undefined, deadline: number | undefined): Promise<() => void> {
+    try {
+      return await this.slots.acquire(tenant, { ...(signal ? { signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });
+    } catch (err) {
+      if (err instanceof FetchError) throw err;
+      // The signal aborted while it waited: the request's own timeout, or its caller gave up.
+      throw busy({ share: 'deadline' });
     }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
   }
+}
 
-  private release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.active--;
+/** A render refused a page by the fair share (packages/fair-slots): retryable, nothing was loaded. */
+function busy(refusal: Refusal): FetchError {
+  switch (refusal.share) {
+    case 'tenant':
+      return fetchError(
+        'fetch_busy',
+        `this tenant's share of the browser is taken (${refusal.running} of its ${refusal.maxPerTenant} pages at once, ${refusal.queued} of its ${refusal.queueMaxPerTenant} waiting); retry shortly`,
+        { share: 'tenant', running: refusal.running, queued: refusal.queued },
+        true,
+      );
+    case 'replica':
+      return fetchError(
+        'fetch_busy',
+        `the browser is at capacity (${refusal.running} pages rendering, ${refusal.queued} waiting); retry shortly`,
+        { share: 'replica', running: refusal.running, queued: refusal.queued },
+        true,
+      );
+    case 'deadline':
+      return fetchError('fetch_busy', 'no browser page came free while the request still waited; the page was not loaded; retry shortly', { share: 'deadline' }, true);
   }
+}
+
+function givenUp(url: string): FetchError {
+  return fetchError('fetch_timeout', 'browser render timed out', { url }, true);
 }
 
 async function openPage(context: BrowserContext): Promise<Page> {

@@ -16,6 +16,16 @@ export const configSchema = z.object({
   CHROMIUM_PATH: z.string().default('/usr/lib/chromium/chromium'),
   /** Pages rendered at once by the browser path; more wait in line. */
   FETCH_BROWSER_CONCURRENCY: envInt(1, 16).default(2),
+  /** Renders waiting for a page; beyond it a render is refused with the retryable fetch_busy. */
+  FETCH_BROWSER_MAX_QUEUE: envInt(0, 1_000).default(16),
+  /**
+   * One tenant's share of those (issue F8, as the sandbox's: one tenant's burst of renders took
+   * every page and the whole queue). Unset: half the pages and a quarter of the queue, at least 1
+   * each (packages/fair-slots, tenantShareOf); a request without a tenant counts as one tenant. A
+   * single-tenant installation sets them to FETCH_BROWSER_CONCURRENCY and FETCH_BROWSER_MAX_QUEUE.
+   */
+  FETCH_BROWSER_CONCURRENCY_PER_TENANT: envInt(1, 16).optional(),
+  FETCH_BROWSER_MAX_QUEUE_PER_TENANT: envInt(1, 1_000).optional(),
   /** Fresh browser contexts kept ready, so a request never waits for one to be made. */
   FETCH_BROWSER_SPARE: envInt(0, 8).default(1),
   /** Off: render: browser and auto's browser fallback answer browser_unavailable. */

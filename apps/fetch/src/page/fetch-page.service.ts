@@ -44,13 +44,16 @@ export class FetchPageService {
     if (this.cache) recordCacheLookup(cached);
     if (!page) {
       const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS);
+      // When this request's own timeout ends: a render still waiting for a browser page then is
+      // refused, not loaded later for nobody.
+      const deadline = Date.now() + FETCH_TIMEOUT_MS;
       // The page fetch's span (a cache hit has none): the network and rendering part of the call.
       page = await inSpan('page fetch', { kind: 'client', attributes: { 'drael.fetch.render': render } }, () =>
         render === 'http'
           ? this.viaHttp(target.url.href, signal)
           : render === 'browser'
-            ? this.viaBrowser(target.url.href, signal, req.tenant)
-            : this.viaAuto(target.url.href, signal, req.tenant),
+            ? this.viaBrowser(target.url.href, signal, deadline, req.tenant)
+            : this.viaAuto(target.url.href, signal, deadline, req.tenant),
       );
       await this.cache?.set(this.tenantRendered.has(page) && own !== undefined ? own : shared, page);
     }
@@ -85,10 +88,10 @@ export class FetchPageService {
     return page;
   }
 
-  private async viaBrowser(url: string, signal: AbortSignal, tenant: string | undefined): Promise<CachedPage> {
+  private async viaBrowser(url: string, signal: AbortSignal, deadline: number, tenant: string | undefined): Promise<CachedPage> {
     if (!this.browser) throw fetchError('browser_unavailable', 'the browser path is turned off on this installation', { url });
     const browser = this.browser;
-    const res = await measurePage('browser', () => browser.render(url, { signal, ...(tenant !== undefined ? { tenant } : {}) }));
+    const res = await measurePage('browser', () => browser.render(url, { signal, deadline, ...(tenant !== undefined ? { tenant } : {}) }));
     if (res.status >= 400) {
       throw fetchError('upstream_error', `upstream answered ${res.status}`, { status: res.status, url: res.finalUrl }, res.status >= 500);
     }
@@ -97,7 +100,7 @@ export class FetchPageService {
     return page;
   }
 
-  private async viaAuto(url: string, signal: AbortSignal, tenant: string | undefined): Promise<CachedPage> {
+  private async viaAuto(url: string, signal: AbortSignal, deadline: number, tenant: string | undefined): Promise<CachedPage> {
     let fromHttp: CachedPage | undefined;
     let httpError: FetchError | undefined;
     try {
@@ -115,7 +118,7 @@ export class FetchPageService {
       throw httpError!;
     }
     try {
-      return await this.viaBrowser(url, signal, tenant);
+      return await this.viaBrowser(url, signal, deadline, tenant);
     } catch (err) {
       // A blocked hop seen only by the browser is an answer in itself, never hidden.
       if (err instanceof FetchError && err.code === 'blocked_address') throw err;

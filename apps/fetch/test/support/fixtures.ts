@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { FetchRuntime, type FetchRuntimeOverrides } from '../../src/fetch.runtime.js';
+import { FetchRuntime, type FetchRuntimeConfig, type FetchRuntimeOverrides } from '../../src/fetch.runtime.js';
 import type { ResolvedAddress, Resolver } from '../../src/guard/resolver.js';
 
 /** The one address tests about extraction and limits open in the guard; 127.0.0.1 stays blocked. */
@@ -170,6 +170,10 @@ export interface RuntimeOptions extends FetchRuntimeOverrides {
   allow?: string;
   tor?: string;
   browser?: boolean;
+  /** The browser's pages and queue, in all and per tenant (defaults: 2 pages, 16 waiting, shares derived). */
+  browserSlots?: Partial<
+    Pick<FetchRuntimeConfig, 'FETCH_BROWSER_CONCURRENCY' | 'FETCH_BROWSER_MAX_QUEUE' | 'FETCH_BROWSER_CONCURRENCY_PER_TENANT' | 'FETCH_BROWSER_MAX_QUEUE_PER_TENANT'>
+  >;
 }
 
 export const silentLogger = { warn: () => undefined, info: () => undefined };
@@ -183,7 +187,9 @@ export function makeRuntime(options: RuntimeOptions = {}): FetchRuntime {
       TOR_SOCKS_URL: options.tor ?? '',
       CHROMIUM_PATH: '/usr/lib/chromium/chromium',
       FETCH_BROWSER_CONCURRENCY: 2,
+      FETCH_BROWSER_MAX_QUEUE: 16,
       FETCH_BROWSER_SPARE: 1,
+      ...options.browserSlots,
       FETCH_BROWSER: options.browser === false ? 'off' : 'on',
       FETCH_TEST_ALLOW_CIDRS: options.allow,
     },

@@ -31,6 +31,13 @@ describe('error mapping', () => {
     expect(err?.toEnvelope()).toEqual({ error: { message: 'too big', type: 'invalid_request_error', param: 'code', code: 'code_too_large' } });
   });
 
+  it('answers a browser pool at its share or bounds (fetch_busy) as sandbox_busy: 503 with Retry-After', () => {
+    expect(httpErrorOf('fetch_busy')).toEqual(httpErrorOf('sandbox_busy'));
+    const err = ApiError.fromRpc(new RpcError('fetch_busy', "this tenant's share of the browser is taken", true, { share: 'tenant' }));
+    expect(err?.status).toBe(503);
+    expect(err?.headers?.['retry-after']).toMatch(/^\d+$/);
+  });
+
   it('answers 500 for a code from a newer service instead of crashing', () => {
     expect(ApiError.fromRpc(new RpcError('brand_new_code', 'x'))?.status).toBe(500);
   });

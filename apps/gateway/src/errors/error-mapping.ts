@@ -96,6 +96,9 @@ export function httpErrorOf(code: ErrorCode): HttpErrorShape {
       return { status: 504, type: 'timeout_error' };
     case 'browser_unavailable':
       return { status: 503, type: 'service_unavailable_error' };
+    // The browser's share of this tenant (or the pool) is taken: 503 with Retry-After, as sandbox_busy.
+    case 'fetch_busy':
+      return { status: 503, type: 'service_unavailable_error' };
 
     // search
     case 'search_unavailable':

@@ -25,7 +25,7 @@ export const configSchema = z.object({
   // Runs waiting for a slot; beyond it a run is refused with the retryable sandbox_busy.
   SANDBOX_MAX_QUEUE: envInt(0, 10_000).default(32),
   // One tenant's share of those (issue F8: one request's parallel runs took them all). Unset: half
-  // the slots and a quarter of the queue, at least 1 each (run/run-slots.ts, tenantShareOf), so
+  // the slots and a quarter of the queue, at least 1 each (packages/fair-slots, tenantShareOf), so
   // whatever one tenant sends, half the slots are there for the others. A single-tenant
   // installation sets them to SANDBOX_MAX_CONCURRENT and SANDBOX_MAX_QUEUE.
   SANDBOX_MAX_CONCURRENT_PER_TENANT: envInt(1, 256).optional(),
