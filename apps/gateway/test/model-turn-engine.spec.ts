@@ -264,3 +264,91 @@ describe('one model-turn engine for chat and Responses', () => {
     expect(JSON.stringify(results[0]!.content)).not.toContain('tool_call_limit_reached');
   });
 });
+
+// Attack report, pass 2 (F1, F3, F4): proxy mode (the client's own tools, or server tools off)
+// relays the upstream's bytes unparsed, and held none of the bounds above: an upstream trickling
+// keep-alives held a whole answer's client for ever (not even a head) and a stream's for ever; a
+// stream that stopped short ended cleanly, as if whole; a non-answer passed as a 200.
+describe('proxy mode holds the same bounds', () => {
+  const proxied = (body: Record<string, unknown>) => h.chat({ messages: ask, ...body }, { 'x-drael-server-tools': '0' });
+  const events = (text: string) =>
+    text
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: '))
+      .map((e) => e.slice(6));
+
+  it('an upstream that sends only keep-alives: a whole answer gets a typed 504; a stream an error event, then its end', async () => {
+    const idle = { type: 'keepalive' as const, everyMs: 100 };
+    h.script([idle]);
+    const whole = await proxied({});
+    expect(whole.status).toBe(504);
+    expect(((await whole.json()) as any).error.code).toBe('upstream_timeout');
+
+    h.script([idle]);
+    const streamed = await proxied({ stream: true });
+    expect(streamed.status).toBe(200);
+    const last = events(await streamed.text()).at(-1)!;
+    expect(JSON.parse(last).error).toMatchObject({ code: 'upstream_timeout' });
+  });
+
+  it('a stream that ends with neither a finish reason nor [DONE] ends with an error event; a whole one ends as it came', async () => {
+    const chunk = (delta: object, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    h.script([{ type: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body: chunk({ role: 'assistant', content: 'The answer is' }) }]);
+    const cut = events(await (await proxied({ stream: true })).text());
+    expect(JSON.parse(cut[0]!).choices[0].delta.content).toBe('The answer is');
+    expect(JSON.parse(cut.at(-1)!).error).toMatchObject({ code: 'upstream_error', message: expect.stringContaining('ended before it finished') });
+
+    // Ended by its finish reason alone (a few servers send no [DONE]), or by [DONE]: no error.
+    for (const body of [chunk({ content: 'Whole.' }) + chunk({}, 'stop'), `${chunk({ content: 'Whole.' }) + chunk({}, 'stop')}data: [DONE]\n\n`]) {
+      h.script([{ type: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body }]);
+      const whole = events(await (await proxied({ stream: true })).text());
+      expect(whole.join('\n')).not.toContain('"error"');
+    }
+  });
+
+  it('a stream to a request for a whole answer is a typed 502; a JSON answer to a stream request is that stream if it is a completion, else a typed 502', async () => {
+    h.script([
+      {
+        type: 'raw',
+        status: 200,
+        headers: { 'content-type': 'text/event-stream' },
+        body: 'data: {"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n',
+      },
+    ]);
+    const sse = await proxied({});
+    expect(sse.status).toBe(502);
+    expect(((await sse.json()) as any).error.code).toBe('upstream_error');
+
+    h.script([{ type: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: '{"detail":"model is loading"}' }]);
+    const detail = await proxied({ stream: true });
+    expect(detail.status).toBe(502);
+    expect(((await detail.json()) as any).error.code).toBe('upstream_error');
+
+    const completion = {
+      id: 'c1',
+      object: 'chat.completion',
+      created: 1,
+      model: 'up',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: null, tool_calls: [{ id: 't1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+    };
+    h.script([{ type: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(completion) }]);
+    const converted = await proxied({ stream: true, stream_options: { include_usage: true } });
+    expect(converted.status).toBe(200);
+    expect(converted.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const chunks = events(await converted.text());
+    expect(chunks.at(-1)).toBe('[DONE]');
+    const parsed = chunks.slice(0, -1).map((c) => JSON.parse(c));
+    expect(parsed.every((c) => c.object === 'chat.completion.chunk' && c.id === 'c1')).toBe(true);
+    expect(parsed[0].choices[0].delta.tool_calls[0]).toMatchObject({ index: 0, id: 't1', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } });
+    expect(parsed[1].choices[0].finish_reason).toBe('tool_calls');
+    expect(parsed.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 2 } });
+  });
+});

@@ -3,13 +3,23 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApiError } from '../errors/api-error.js';
 import { UpstreamClient, type RoutedSink } from '../upstream/upstream.client.js';
-import { answerFailure, answerTooLarge, MAX_MODEL_ANSWER_BYTES } from '../upstream/upstream-failure.js';
+import {
+  answerCutShort,
+  answerDeadlinePassed,
+  answerFailure,
+  answerStalled,
+  answerTooLarge,
+  MAX_MODEL_ANSWER_BYTES,
+  notAnAnswer,
+  type AttemptFailure,
+} from '../upstream/upstream-failure.js';
 import { holdOpenStream } from '../http/open-streams.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { DeploymentConfig } from '../models/model-routes.config.js';
 import { metricsEnabled } from '@drael/metrics';
 import { streamClosed, streamOpened, upstreamMetrics } from '../metrics/gateway.metrics.js';
 import { usageFromTail } from './usage-tail.js';
+import { completionAsStream } from './completion-as-stream.js';
 
 export interface ProxyCall {
   readonly route: ResolvedModel;
@@ -30,7 +40,7 @@ class ClientGone extends Error {
   }
 }
 
-/** The answer was refused while it was read (too large): the client has its error already. */
+/** The answer was refused while it was read (too large, past its deadline, stalled): the client has its error already. */
 class AnswerDropped extends Error {
   constructor() {
     super('the answer was dropped');
@@ -51,6 +61,14 @@ class AnswerDropped extends Error {
  * The answer's `model` field stays the upstream's: OpenAI itself answers `gpt-4o` requests with
  * a dated name, so clients (the SDKs included) never rely on it echoing the request, and
  * rewriting it would mean parsing and re-encoding every chunk.
+ *
+ * Bounded as the catalogue loop's readers are (attack report, pass 2: F1, F3, F4): a whole answer
+ * must be complete within the deployment's body timeout of its head, and a stream must carry an
+ * answer event (a `data:` line) within each such window, so an upstream trickling keep-alives
+ * gets a 504 instead of holding the client for ever; a stream that ends with neither `[DONE]` nor
+ * a finish reason gets an error event, not a clean end that reads as a whole answer; a stream to a
+ * request for a whole answer is refused (502, next deployment), and one JSON completion to a
+ * request for a stream (a server that ignores `stream: true`) is converted into that stream.
  */
 @Injectable()
 export class ChatProxyService {
@@ -66,7 +84,7 @@ export class ChatProxyService {
           requestId: call.requestId,
           accept: call.stream ? 'text/event-stream' : 'application/json',
         },
-        new ProxyHandler(call, resolve, reject),
+        new ProxyHandler(call, resolve, reject, (d) => this.upstream.answerIdleMs(d)),
       );
     });
   }
@@ -94,21 +112,42 @@ class ProxyHandler implements RoutedSink {
   private tail0: Buffer | undefined;
   private tail1: Buffer | undefined;
   private tail2: Buffer | undefined;
+  /** A stream request answered with one JSON object: collected, then converted (completionAsStream). */
+  private jsonForStream = false;
+  /** A whole answer's deadline, or a stream's keep-alive watchdog. */
+  private timer: NodeJS.Timeout | undefined;
+  /** An answer event (`data:`) came since the watchdog last looked. */
+  private sawEvent = false;
+  /** The client's socket is full: the reading waits for it, which is not the upstream's silence. */
+  private paused = false;
   private readonly onClose = () => {
     this.closed = true;
     this.uncountStream();
     if (!this.call.res.writableFinished) this.controller?.abort(new ClientGone());
     this.finish();
   };
-  private readonly onDrain = () => this.controller?.resume();
+  private readonly onDrain = () => {
+    // The reading resumes: a whole window from here before keep-alives alone count as a stall.
+    this.paused = false;
+    this.sawEvent = true;
+    this.controller?.resume();
+  };
 
   constructor(
     private readonly call: ProxyCall,
     private readonly resolve: () => void,
     private readonly reject: (err: unknown) => void,
+    /** The deployment's body timeout: a whole answer's deadline from its head, a stream's longest run of keep-alives. */
+    private readonly idleMsOf: (deployment: DeploymentConfig) => number,
   ) {
     call.res.once('close', this.onClose);
     this.keepTail = call.stream && call.streamReportsUsage && metricsEnabled();
+  }
+
+  refuses(headers: IncomingHttpHeaders, origin: string): AttemptFailure | undefined {
+    // A client that asked for a whole answer cannot read a stream (the SDKs fail on its first byte).
+    if (!this.call.stream && /^\s*text\/event-stream\b/i.test(contentTypeOf(headers) ?? '')) return notAnAnswer('answered a stream to a request for a whole answer', origin);
+    return undefined;
   }
 
   onAttempt(controller: Dispatcher.DispatchController): void {
@@ -119,36 +158,47 @@ class ProxyHandler implements RoutedSink {
   onAccepted(deployment: DeploymentConfig, _controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.status = statusCode;
     this.deployment = deployment;
-    const ct = headers['content-type'];
-    this.contentType = Array.isArray(ct) ? ct[0] : ct;
-    if (this.call.stream) {
-      this.streaming = true;
-      const head = this.call.head ?? {};
-      head['content-type'] = this.contentType ?? 'text/event-stream; charset=utf-8';
-      head['cache-control'] = 'no-cache';
-      head['x-accel-buffering'] = 'no';
-      head['x-request-id'] = this.call.requestId;
-      head['x-drael-upstream'] = deployment.name;
-      this.call.res.writeHead(statusCode, head);
-      if (!this.closed) {
-        this.countedOpen = true;
-        streamOpened('proxy');
-        holdOpenStream(this.call.res, (error) => {
-          this.controller?.abort(new ClientGone());
-          this.call.res.end(`data: ${JSON.stringify(error.toEnvelope())}\n\n`);
-        });
-      }
+    this.contentType = contentTypeOf(headers);
+    const idleMs = this.idleMsOf(deployment);
+    this.jsonForStream = this.call.stream && /^\s*application\/json\b/i.test(this.contentType ?? '');
+    if (!this.call.stream || this.jsonForStream) {
+      this.timer = setTimeout(() => this.drop(answerDeadlinePassed(idleMs, deployment.name)), idleMs);
+      this.timer.unref();
+      return;
+    }
+    this.timer = setInterval(() => {
+      if (this.paused || this.sawEvent) this.sawEvent = false;
+      else this.drop(answerStalled(idleMs, deployment.name));
+    }, idleMs);
+    this.timer.unref();
+    this.streaming = true;
+    const head = this.call.head ?? {};
+    head['content-type'] = this.contentType ?? 'text/event-stream; charset=utf-8';
+    head['cache-control'] = 'no-cache';
+    head['x-accel-buffering'] = 'no';
+    head['x-request-id'] = this.call.requestId;
+    head['x-drael-upstream'] = deployment.name;
+    this.call.res.writeHead(statusCode, head);
+    if (!this.closed) {
+      this.countedOpen = true;
+      streamOpened('proxy');
+      holdOpenStream(this.call.res, (error) => {
+        this.controller?.abort(new ClientGone());
+        this.call.res.end(`data: ${JSON.stringify(error.toEnvelope())}\n\n`);
+      });
     }
   }
 
   onData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.streaming) {
-      if (this.keepTail) {
-        this.tail0 = this.tail1;
-        this.tail1 = this.tail2;
-        this.tail2 = chunk;
-      }
+      // The last three chunks (references, no copy): the usage event, and how the stream ended.
+      this.tail0 = this.tail1;
+      this.tail1 = this.tail2;
+      this.tail2 = chunk;
+      // One search per chunk until the watchdog's window has seen an event, none after it.
+      if (!this.sawEvent && chunk.indexOf(DATA_FIELD) !== -1) this.sawEvent = true;
       if (!this.call.res.write(chunk)) {
+        this.paused = true;
         controller.pause();
         this.call.res.once('drain', this.onDrain);
       }
@@ -169,19 +219,30 @@ class ProxyHandler implements RoutedSink {
   onEnd(): void {
     const { res } = this.call;
     if (this.streaming) {
-      res.end();
-      if (this.keepTail) this.countUsage([this.tail0, this.tail1, this.tail2]);
+      const tail = [this.tail0, this.tail1, this.tail2];
+      // A clean end without `[DONE]` or a finish reason is a cut the client would take for the whole answer.
+      if (streamFinished(tail)) res.end();
+      else res.end(`data: ${JSON.stringify(answerCutShort().toEnvelope())}\n\n`);
+      if (this.keepTail) this.countUsage(tail);
       return this.finish();
     }
-    const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    let body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    this.chunks = [];
+    let contentType = this.contentType ?? 'application/json';
+    if (this.jsonForStream) {
+      const events = completionAsStream(body.toString('utf8'), this.call.streamReportsUsage);
+      if (events === undefined) return this.fail(notAnAnswer('answered JSON that is no chat completion to a request for a stream', this.deployment!.name).error);
+      if (metricsEnabled()) this.countUsage([body]);
+      body = Buffer.from(events);
+      contentType = 'text/event-stream; charset=utf-8';
+    } else if (metricsEnabled()) this.countUsage([body]);
     const head: Record<string, string | number> = this.call.head ?? {};
-    head['content-type'] = this.contentType ?? 'application/json';
+    head['content-type'] = contentType;
     head['content-length'] = body.length;
     head['x-request-id'] = this.call.requestId;
     head['x-drael-upstream'] = this.deployment!.name;
     res.writeHead(this.status, head);
     res.end(body);
-    if (metricsEnabled()) this.countUsage([body]);
     this.finish();
   }
 
@@ -201,6 +262,21 @@ class ProxyHandler implements RoutedSink {
     this.fail(error);
   }
 
+  /**
+   * The answer is given up while it is read (past its deadline, stalled on keep-alives): the
+   * upstream request stops, and the client gets the error, as a status before the head and as an
+   * event after it.
+   */
+  private drop(error: ApiError): void {
+    if (this.settled) return;
+    // Settled first: the abort calls onError at once, which would settle with no answer.
+    if (this.streaming) {
+      this.call.res.end(`data: ${JSON.stringify(error.toEnvelope())}\n\n`);
+      this.finish();
+    } else this.fail(error);
+    this.controller?.abort(new AnswerDropped());
+  }
+
   /** The stream no longer counts as open: its answer ended (or failed) or its client went away. */
   private uncountStream(): void {
     if (!this.countedOpen) return;
@@ -217,6 +293,7 @@ class ProxyHandler implements RoutedSink {
 
   private finish(): void {
     this.uncountStream();
+    clearTimeout(this.timer);
     if (this.settled) return;
     this.settled = true;
     this.call.res.off('close', this.onClose);
@@ -226,9 +303,28 @@ class ProxyHandler implements RoutedSink {
 
   private fail(err: unknown): void {
     this.uncountStream();
+    clearTimeout(this.timer);
     if (this.settled) return;
     this.settled = true;
     this.call.res.off('close', this.onClose);
     this.reject(err);
   }
+}
+
+const DATA_FIELD = Buffer.from('data:');
+// How a whole stream ends: OpenAI's terminator, or a choice's finish reason (a few servers send no `[DONE]`).
+const STREAM_END = /\[DONE\]|"finish_reason"\s*:\s*"/;
+// Of each of the last chunks, at most this much is looked at (the end is in the last events).
+const TAIL_BYTES = 8 * 1024;
+
+/** Whether a stream's last chunks hold its end (the bytes are only searched, never parsed). */
+function streamFinished(tail: readonly (Buffer | undefined)[]): boolean {
+  let text = '';
+  for (const chunk of tail) if (chunk) text += chunk.toString('latin1', Math.max(0, chunk.length - TAIL_BYTES));
+  return STREAM_END.test(text);
+}
+
+function contentTypeOf(headers: IncomingHttpHeaders): string | undefined {
+  const ct = headers['content-type'];
+  return Array.isArray(ct) ? ct[0] : ct;
 }

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ApiError } from '../errors/api-error.js';
-import { answerFailure, answerTooLarge, MAX_MODEL_ANSWER_BYTES } from '../upstream/upstream-failure.js';
+import { answerCutShort, answerFailure, answerStalled, answerTooLarge, MAX_MODEL_ANSWER_BYTES } from '../upstream/upstream-failure.js';
 import { tokenUsageOf } from '../upstream/token-usage.js';
 
 export interface TurnUsage {
@@ -198,8 +198,7 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
       // neither [DONE] nor a finish reason (a connection cut between events looks like an end).
       if (!failure && events === 0) failure = new ApiError('upstream_error', 'The model upstream answered with no stream events');
       if (!failure && !answered) failure = new ApiError('upstream_error', 'The model upstream answered without a message');
-      if (!failure && !done && answer.finishReason === null)
-        failure = new ApiError('upstream_error', 'The model upstream answer ended before it finished (no finish reason, no [DONE])');
+      if (!failure && !done && answer.finishReason === null) failure = answerCutShort();
       if (failure) {
         body.destroy();
         return settle(failure);
@@ -253,7 +252,7 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
               return;
             }
             body.destroy();
-            settle(new ApiError('upstream_timeout', `The model upstream sent no answer for ${Math.round(idleMs / 1000)} s (only keep-alives)`));
+            settle(answerStalled(idleMs));
           }, idleMs);
     watchdog?.unref();
     body.on('readable', pump);

@@ -70,6 +70,30 @@ export function answerFailure(err: unknown, origin = 'the upstream'): ApiError {
   return upstreamFailure(err, origin) ?? new ApiError('upstream_error', `The model upstream answer was cut off (${origin})`);
 }
 
+/**
+ * An accepted whole answer not complete within its deadline from the head (the deployment's body
+ * timeout): undici's body timeout is the silence between two chunks, which a trickle of
+ * keep-alive bytes resets for ever. Every reader of a whole answer (UpstreamClient.read, the proxy).
+ */
+export function answerDeadlinePassed(ms: number, origin: string): ApiError {
+  return new ApiError('upstream_timeout', `The model upstream did not finish its answer within ${Math.round(ms / 1000)} s (${origin})`);
+}
+
+/** A stream that sent no answer event for a body timeout, only keep-alive comments (both loops' reader, the proxy). */
+export function answerStalled(ms: number, origin?: string): ApiError {
+  return new ApiError('upstream_timeout', `The model upstream sent no answer for ${Math.round(ms / 1000)} s (only keep-alives${origin ? `; ${origin}` : ''})`);
+}
+
+/** A stream that ended cleanly but with neither a finish reason nor `[DONE]`: a cut, not an end. */
+export function answerCutShort(): ApiError {
+  return new ApiError('upstream_error', 'The model upstream answer ended before it finished (no finish reason, no [DONE])');
+}
+
+/** A 2xx head that is no model answer (the deployment's fault: 502 `upstream_error`, retried on another deployment). */
+export function notAnAnswer(why: string, origin = 'the upstream'): AttemptFailure {
+  return { kind: 'server_error', error: new ApiError('upstream_error', `The model upstream ${why} (${origin})`, null, { status: 502, type: 'api_error' }) };
+}
+
 /** A transport failure before the answer's headers, or undefined for anything else (an abort, a bug). */
 export function transportFailure(err: unknown, deployment: string): AttemptFailure | undefined {
   const error = upstreamFailure(err, deployment);
@@ -146,8 +170,7 @@ export function unacceptedAnswer(status: number, headers: IncomingHttpHeaders, o
     if (coding && coding !== 'identity') why = `sent its answer in a content coding that was not asked for (${coding.slice(0, 40)})`;
     else if (/^\s*text\/html\b/i.test(headerOf(headers, 'content-type') ?? '')) why = 'answered with an HTML page';
   }
-  if (why === undefined) return undefined;
-  return { kind: 'server_error', error: new ApiError('upstream_error', `The model upstream ${why} (${origin})`, null, { status: 502, type: 'api_error' }) };
+  return why === undefined ? undefined : notAnAnswer(why, origin);
 }
 
 /** Statuses that say the deployment's credentials were refused: nothing of the answer is repeated, not even to the log. */

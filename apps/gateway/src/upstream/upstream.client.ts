@@ -8,7 +8,16 @@ import type { DeploymentConfig } from '../models/model-routes.config.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { Deployment } from './deployment.js';
 import { ModelRouter, type RoutePlan } from './model-router.service.js';
-import { answerFailure, answerTooLarge, MAX_MODEL_ANSWER_BYTES, statusFailure, transportFailure, unacceptedAnswer, type AttemptFailure } from './upstream-failure.js';
+import {
+  answerDeadlinePassed,
+  answerFailure,
+  answerTooLarge,
+  MAX_MODEL_ANSWER_BYTES,
+  statusFailure,
+  transportFailure,
+  unacceptedAnswer,
+  type AttemptFailure,
+} from './upstream-failure.js';
 
 export interface UpstreamCall {
   readonly path: string;
@@ -42,6 +51,11 @@ export interface RoutedSink {
   /** A failure after acceptance, or one that is not the upstream's (the client went away). */
   onError(err: Error): void;
   onFailure(error: ApiError): void;
+  /**
+   * A 2xx head this sink cannot take as its answer (e.g. a stream to a request for a whole
+   * answer), or undefined: refused like unacceptedAnswer's, so the next deployment is tried.
+   */
+  refuses?(headers: IncomingHttpHeaders, origin: string): AttemptFailure | undefined;
 }
 
 // An upstream error body longer than this is cut: it only has to carry a message.
@@ -242,7 +256,7 @@ class RoutedDispatch implements Dispatcher.DispatchHandler {
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.status = statusCode;
-    this.refusal = statusCode < 400 ? unacceptedAnswer(statusCode, headers, this.d.name) : undefined;
+    this.refusal = statusCode < 400 ? (unacceptedAnswer(statusCode, headers, this.d.name) ?? this.sink.refuses?.(headers, this.d.name)) : undefined;
     if (statusCode < 400 && !this.refusal) {
       this.accepted = true;
       this.plan.succeeded(this.d);
@@ -320,6 +334,10 @@ class SpanSink implements RoutedSink {
     this.span.end();
     this.sink.onFailure(error);
   }
+
+  refuses(headers: IncomingHttpHeaders, origin: string): AttemptFailure | undefined {
+    return this.sink.refuses?.(headers, origin);
+  }
 }
 
 /**
@@ -355,13 +373,8 @@ class WholeAnswerSink implements RoutedSink {
 
   onAccepted(deployment: DeploymentConfig): void {
     this.accepted = deployment;
-    // undici's body timeout is the silence between two chunks, which a trickle of keep-alive bytes
-    // resets for ever: a whole answer also has to be complete within that time of its head.
     const ms = this.deadlineOf(deployment);
-    this.deadline = setTimeout(
-      () => this.fail(new ApiError('upstream_timeout', `The model upstream did not finish its answer within ${Math.round(ms / 1000)} s (${deployment.name})`)),
-      ms,
-    );
+    this.deadline = setTimeout(() => this.fail(answerDeadlinePassed(ms, deployment.name)), ms);
     this.deadline.unref();
     this.onAcceptedBy?.(deployment);
   }
