@@ -15,6 +15,10 @@ export interface OwnServer {
   readonly url: string;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** SIGSTOP: connections stay open and nothing is answered (a hung or partitioned server). */
+  freeze(): void;
+  /** SIGCONT after freeze(): it answers again, what was sent meanwhile included (nothing when it is not running). */
+  thaw(): void;
   /** stop(), then remove its files. */
   dispose(): Promise<void>;
 }
@@ -55,11 +59,19 @@ function ownServer(what: string, url: (port: number) => string, argv: (port: num
       await exited;
     };
     await start();
+    const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
     return {
       port,
       url: url(port),
       start,
       stop,
+      freeze: () => {
+        if (!running()) throw new Error(`${what} is not running`);
+        child!.kill('SIGSTOP');
+      },
+      thaw: () => {
+        if (running()) child!.kill('SIGCONT');
+      },
       dispose: async () => {
         await stop();
         rmSync(dir, { recursive: true, force: true });

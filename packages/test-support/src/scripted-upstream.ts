@@ -17,6 +17,11 @@ interface TurnTiming {
    * observe what the client got while the upstream is provably still mid-answer, without timing.
    */
   pauseAfterChunks?: number;
+  /**
+   * Hold the whole answer, before its headers, until `upstream.resume()`, streamed or not: the
+   * request has provably reached the upstream and nothing of the answer has left it yet.
+   */
+  pauseBeforeAnswer?: boolean;
 }
 
 /** An assistant text answer. `content` as an array is streamed one element per chunk. */
@@ -243,6 +248,7 @@ interface AnswerContext {
 
 async function answer(turn: ScriptedTurn, res: ServerResponse, socket: Socket, pause: () => Promise<void>, ctx: AnswerContext): Promise<void> {
   if (turn.headersDelayMs) await sleep(turn.headersDelayMs);
+  if (turn.pauseBeforeAnswer) await pause();
   if (res.destroyed) return;
 
   if (turn.type === 'error') {

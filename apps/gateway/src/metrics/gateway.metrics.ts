@@ -147,6 +147,16 @@ const redisDownDecisions = metrics.counter({
 /** One request decided by the Redis-down policy (rate-limit.config.ts) instead of the shared counters. */
 export const recordRateLimitRedisDown = (policy: 'fail_open' | 'fail_closed') => redisDownDecisions.inc({ policy });
 
+const STORE_OPERATIONS = ['admit', 'save', 'load', 'delete'] as const;
+export type StoreOperation = (typeof STORE_OPERATIONS)[number];
+const responsesStoreFailures = metrics.counter({
+  name: 'drael_gateway_responses_store_failures_total',
+  help: 'Stored-response operations that failed because Redis did not answer (refused, or past RESPONSES_REDIS_TIMEOUT_MS), by operation; save: an answer that went out without being stored',
+  labels: { operation: STORE_OPERATIONS },
+});
+/** One stored-response operation failed on Redis (responses/response.store.ts). */
+export const recordResponsesStoreFailure = (operation: StoreOperation) => responsesStoreFailures.inc({ operation });
+
 const spawned = metrics.counter({
   name: 'drael_gateway_spawned_agents_total',
   help: 'spawn_agent children, by outcome (ok, failed, ceiling: refused at the cost ceiling)',

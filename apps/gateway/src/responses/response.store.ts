@@ -1,6 +1,7 @@
-import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { ApiError } from '../errors/api-error.js';
+import { recordResponsesStoreFailure, type StoreOperation } from '../metrics/gateway.metrics.js';
 import type { ChatMessage } from './chat-message.js';
 import type { InputItemResource } from './input-items.js';
 import type { ResponseObject } from './response-object.js';
@@ -27,7 +28,9 @@ export interface LoadedResponse {
 // One account's stored bytes: a sorted set of its response ids by expiry (ms) and a hash of each
 // one's size with the running total. Expired entries leave the total when it is next read, so it
 // never counts a response Redis has already let go. Scripts, so that two replicas saving for the
-// same account cannot both pass the bound.
+// same account cannot both pass the bound. A response and its accounting are written (RESERVE)
+// and removed (FORGET) in one script each: a Redis lost between two commands can leave neither
+// a response nobody counts nor bytes counted for a response that is not there.
 const PRUNE = `
 local now = tonumber(ARGV[1])
 local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -49,25 +52,27 @@ redis.call('HSET', KEYS[2], id, bytes)
 redis.call('HSET', KEYS[2], '#total', total - before + bytes)
 redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('PEXPIRE', KEYS[2], ttl)
+redis.call('SET', KEYS[3], ARGV[7], 'PX', ttl)
 return total - before + bytes
 `;
 const USAGE = `${PRUNE}
 return total
 `;
 const FORGET = `
+local deleted = redis.call('DEL', KEYS[3])
 local bytes = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 if bytes > 0 then
   redis.call('HDEL', KEYS[2], ARGV[1])
   redis.call('HINCRBY', KEYS[2], '#total', -bytes)
 end
 redis.call('ZREM', KEYS[1], ARGV[1])
-return bytes
+return deleted
 `;
 
 type Scripted = Redis & {
-  storedReserve(index: string, sizes: string, now: number, id: string, bytes: number, expiry: number, max: number, ttlMs: number): Promise<number>;
+  storedReserve(index: string, sizes: string, key: string, now: number, id: string, bytes: number, expiry: number, max: number, ttlMs: number, text: string): Promise<number>;
   storedUsage(index: string, sizes: string, now: number): Promise<number>;
-  storedForget(index: string, sizes: string, id: string): Promise<number>;
+  storedForget(index: string, sizes: string, key: string, id: string): Promise<number>;
 };
 
 /**
@@ -78,16 +83,34 @@ type Scripted = Redis & {
  * history) at most RESPONSES_MAX_BYTES (413 `payload_too_large`), one account's at most
  * RESPONSES_ACCOUNT_MAX_BYTES together (429 `quota_exceeded`), both checked before the model is
  * called (`admit`) and the account's bound again when the response is saved.
+ *
+ * Redis failing (refused, or silent past RESPONSES_REDIS_TIMEOUT_MS: frozen, partitioned) is, for
+ * every operation, one typed 503 `service_unavailable` with Retry-After (the README's rule: a
+ * dependency down is 503, never 500), raised here in `command()` and nowhere else, counted in
+ * drael_gateway_responses_store_failures_total{operation}, logged when the outage starts and ends.
  */
 @Injectable()
 export class ResponseStore implements OnApplicationShutdown {
   private readonly redis: Scripted;
+  private readonly log = new Logger('responses-store');
+  /** Since when Redis has failed every command (undefined: it answers). */
+  private downSince?: number;
 
   constructor(@Inject(RESPONSES_CONFIG) private readonly config: ResponsesConfig) {
-    const redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true });
-    redis.defineCommand('storedReserve', { numberOfKeys: 2, lua: RESERVE });
+    // Every command ends within RESPONSES_REDIS_TIMEOUT_MS, answered or failed: the timeout runs
+    // from the moment it is issued, so also while it waits in the offline queue. The queue is kept
+    // (bounded so) only so that a command issued while the connection is being made or remade does
+    // not fail for a connection milliseconds away; ioredis reconnects in the background.
+    const redis = new Redis(config.REDIS_URL, {
+      lazyConnect: true,
+      enableOfflineQueue: true,
+      maxRetriesPerRequest: 1,
+      commandTimeout: config.RESPONSES_REDIS_TIMEOUT_MS,
+    });
+    redis.on('error', () => undefined); // reported per failed command by command(); never crash
+    redis.defineCommand('storedReserve', { numberOfKeys: 3, lua: RESERVE });
     redis.defineCommand('storedUsage', { numberOfKeys: 2, lua: USAGE });
-    redis.defineCommand('storedForget', { numberOfKeys: 2, lua: FORGET });
+    redis.defineCommand('storedForget', { numberOfKeys: 3, lua: FORGET });
     this.redis = redis as Scripted;
   }
 
@@ -106,7 +129,7 @@ export class ResponseStore implements OnApplicationShutdown {
    */
   async admit(accountId: string, bytes: number): Promise<void> {
     this.assertFits(bytes);
-    const used = await this.redis.storedUsage(...this.accountingOf(accountId), Date.now());
+    const used = await this.command('admit', (redis) => redis.storedUsage(...this.accountingOf(accountId), Date.now()));
     if (used + bytes > this.config.RESPONSES_ACCOUNT_MAX_BYTES) throw this.accountFull(used);
   }
 
@@ -116,24 +139,51 @@ export class ResponseStore implements OnApplicationShutdown {
     this.assertFits(bytes);
     const ttlMs = this.config.RESPONSES_TTL_S * 1000;
     const now = Date.now();
-    const total = await this.redis.storedReserve(...this.accountingOf(accountId), now, stored.response.id, bytes, now + ttlMs, this.config.RESPONSES_ACCOUNT_MAX_BYTES, ttlMs);
-    if (total < 0) throw this.accountFull(this.config.RESPONSES_ACCOUNT_MAX_BYTES);
-    await this.redis.set(this.keyOf(accountId, stored.response.id), text, 'EX', this.config.RESPONSES_TTL_S);
+    const [index, sizes] = this.accountingOf(accountId);
+    const key = this.keyOf(accountId, stored.response.id);
+    const max = this.config.RESPONSES_ACCOUNT_MAX_BYTES;
+    const total = await this.command('save', (redis) => redis.storedReserve(index, sizes, key, now, stored.response.id, bytes, now + ttlMs, max, ttlMs, text));
+    if (total < 0) throw this.accountFull(max);
   }
 
   async load(accountId: string, id: string): Promise<LoadedResponse | undefined> {
-    const text = await this.redis.get(this.keyOf(accountId, id));
+    const text = await this.command('load', (redis) => redis.get(this.keyOf(accountId, id)));
     return text ? { stored: JSON.parse(text) as StoredResponse, bytes: Buffer.byteLength(text) } : undefined;
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
-    const deleted = (await this.redis.del(this.keyOf(accountId, id))) === 1;
-    if (deleted) await this.redis.storedForget(...this.accountingOf(accountId), id);
-    return deleted;
+    const [index, sizes] = this.accountingOf(accountId);
+    return (await this.command('delete', (redis) => redis.storedForget(index, sizes, this.keyOf(accountId, id), id))) === 1;
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.redis.disconnect();
+  }
+
+  /**
+   * The one way to Redis: any failure of the command (refused, timed out, the connection lost) is
+   * the store unavailable, a retryable 503, whichever operation asked.
+   */
+  private async command<T>(operation: StoreOperation, run: (redis: Scripted) => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await run(this.redis);
+    } catch (err) {
+      recordResponsesStoreFailure(operation);
+      if (this.downSince === undefined) {
+        this.downSince = Date.now();
+        this.log.warn(`redis unreachable (${(err as Error).message}): stored responses answer 503 until it answers again`);
+      }
+      throw new ApiError(
+        'service_unavailable',
+        'Stored responses are unavailable right now (their store is not answering); retry shortly. A request with store: false does not need them.',
+      );
+    }
+    if (this.downSince !== undefined) {
+      this.log.warn(`redis answers again after ${Date.now() - this.downSince} ms: stored responses are served again`);
+      this.downSince = undefined;
+    }
+    return result;
   }
 
   private assertFits(bytes: number): void {

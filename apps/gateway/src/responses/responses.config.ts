@@ -15,6 +15,12 @@ export const responsesConfigShape = {
   RESPONSES_MAX_BYTES: envInt(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
   /** One account's stored responses together at most (they share Redis with rate limits and queues). */
   RESPONSES_ACCOUNT_MAX_BYTES: envInt(1024, 1024 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
+  /**
+   * A store command (queued while the connection is being made, or sent) not answered within this
+   * is taken as the store down: 503 `service_unavailable`, never a request held for the whole outage
+   * (a frozen or partitioned Redis answers nothing). Room for one response at RESPONSES_MAX_BYTES.
+   */
+  RESPONSES_REDIS_TIMEOUT_MS: envInt(10, 60_000).default(1000),
 };
 export const ResponsesConfigSchema = z.object(responsesConfigShape);
 export type ResponsesConfig = z.infer<typeof ResponsesConfigSchema>;

@@ -72,7 +72,10 @@ export class ResponsesService {
     if (history.length === 0) throw new ApiError('invalid_request', 'input is required', 'input');
 
     const response = newResponse(request);
-    // A response that could not be stored is refused before the model is called (and paid for).
+    // A response that could not be stored is refused before the model is called (and paid for):
+    // over its bounds (413/429), and with the store unavailable too (503 from the store, fail
+    // closed): the client asked for a response it can GET and continue, and an answer made and
+    // paid for that then cannot be stored is the worse outcome. `store: false` needs no store.
     if (response.store) await this.store.admit(caller.account_id, storedBytes + 2 * Buffer.byteLength(JSON.stringify(request.input ?? '')));
     const stream = request.stream === true;
     const sse = stream
@@ -139,7 +142,9 @@ export class ResponsesService {
       try {
         await this.store.save(caller.account_id, { response, messages: history, loaded: [...loaded.values()], input_items: inputItemsOf(request.input) });
       } catch (err) {
-        // The answer exists and was paid for: it still goes out; only GET and continuation will miss it.
+        // The answer exists and was paid for: it still goes out, after at most
+        // RESPONSES_REDIS_TIMEOUT_MS (the store's failure is counted there); only GET and
+        // continuation will miss it. Streamed, the stream ends with its terminal event as usual.
         this.log.error(`could not store response ${response.id}: ${(err as Error).message}`);
       }
     }
