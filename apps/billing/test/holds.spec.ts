@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { billingCatalog } from '@drael/contracts';
+import { wireSubject } from '@drael/nats-rpc';
 import { PLANS } from '../src/plans/plans.js';
 import { codes, leaveRemaining, newAccount, startBilling, unbalanced, type Billing } from './billing-harness.js';
 
@@ -208,6 +209,78 @@ describe('holds against the weekly allowance (real PostgreSQL, concurrent NATS r
     await expect(b.sql.query(`UPDATE weekly_allowances SET held = allowance + 1 WHERE account_id = $1`, [acct])).rejects.toThrow(/weekly_allowances_within/);
     await b.rpc(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 1 });
     await expect(b.sql.query(`UPDATE holds SET status = 'held', resolved_at = NULL, settled_units = NULL WHERE id = $1`, [h.hold_id])).rejects.toThrow(/already settled/);
+  });
+});
+
+// Attack F5: the gateway never heard a create's answer (a lost reply, a timeout, a client that hung
+// up), so it has no hold id; it releases by the create's idempotency key. The create may land
+// before or after that release, or at the same moment: in every order no hold stays held.
+describe('release by idempotency key (a create whose answer was lost)', () => {
+  const byKey = (account_id: string, units: number, idempotency_key: string, tool: 'generate_image' | 'contact_lookup' | 'breach_lookup' = 'generate_image') =>
+    b.rpc(billingCatalog.releaseByKey, { account_id, tool, units, idempotency_key });
+
+  it('the create landed first: its hold is released and its units return; a repeat answers the released hold', async () => {
+    expect(billingCatalog.releaseByKey.idempotent).toBe(true);
+    const acct = await newAccount(b);
+    const h = await hold(acct, 2, 'landed');
+    expect((await b.usage.get(acct)).allowances.images.held).toBe(2);
+    expect(await byKey(acct, 2, 'landed')).toMatchObject({ hold_id: h.hold_id, status: 'released', settled_units: null });
+    expect(await byKey(acct, 2, 'landed')).toMatchObject({ hold_id: h.hold_id, status: 'released' });
+    expect((await b.usage.get(acct)).allowances.images).toMatchObject({ used: 0, held: 0 });
+    expect(await unbalanced(b.sql, [acct])).toEqual([]);
+  });
+
+  it('a create arriving after the release takes nothing: it answers the released hold, also for an account at its last unit', async () => {
+    const acct = await newAccount(b);
+    await leaveRemaining(b, acct, 'generate_image', 1);
+    const tombstone = await byKey(acct, 1, 'late');
+    expect(tombstone).toMatchObject({ status: 'released', units: 1 });
+    const late = await hold(acct, 1, 'late');
+    expect(late).toMatchObject({ hold_id: tombstone.hold_id, status: 'released' });
+    expect((await b.usage.get(acct)).allowances.images.held).toBe(0);
+    // The last unit is still there for the next call.
+    expect(await hold(acct, 1, 'next')).toMatchObject({ status: 'held' });
+    expect(await unbalanced(b.sql, [acct])).toEqual([]);
+  });
+
+  it('create and release racing, 30 times: never a hold left held, the books balance', async () => {
+    const acct = await newAccount(b, 'pro', { daily_ceiling: 100 });
+    for (let i = 0; i < 30; i++) {
+      const [created, released] = await Promise.allSettled([hold(acct, 1, `race-${i}`), byKey(acct, 1, `race-${i}`)]);
+      expect(released.status).toBe('fulfilled');
+      if (created.status === 'rejected') throw created.reason;
+      expect(created.value.hold_id).toBe((released as PromiseFulfilledResult<{ hold_id: string }>).value.hold_id);
+    }
+    expect((await b.usage.get(acct)).allowances.images).toMatchObject({ used: 0, held: 0 });
+    const open = await b.sql.query(`SELECT count(*)::int AS n FROM holds WHERE account_id = $1 AND status = 'held'`, [acct]);
+    expect((open.rows[0] as { n: number }).n).toBe(0);
+    expect(await unbalanced(b.sql, [acct])).toEqual([]);
+  });
+
+  it('leaves a settled hold as it is, refuses another amount under the key, and answers unknown accounts', async () => {
+    const acct = await newAccount(b);
+    const h = await hold(acct, 2, 'settled');
+    await b.rpc(billingCatalog.settle, { account_id: acct, hold_id: h.hold_id, units: 2 });
+    expect(await byKey(acct, 2, 'settled')).toMatchObject({ hold_id: h.hold_id, status: 'settled', settled_units: 2 });
+    await hold(acct, 2, 'other');
+    await expect(byKey(acct, 3, 'other')).rejects.toMatchObject({ code: 'idempotency_conflict' });
+    await expect(byKey(acct, 2, 'other', 'breach_lookup')).rejects.toMatchObject({ code: 'idempotency_conflict' });
+    expect((await b.usage.get(acct)).allowances.images).toMatchObject({ used: 2, held: 2 });
+    await expect(byKey('00000000-0000-4000-8000-000000000000', 1, 'x')).rejects.toMatchObject({ code: 'account_not_found' });
+    await expect(byKey('not-a-uuid', 1, 'x')).rejects.toMatchObject({ code: 'account_not_found' });
+  });
+
+  it('a hostile payload is a bad_request naming the field', async () => {
+    const acct = await newAccount(b);
+    for (const [data, param] of [
+      [{ account_id: acct, tool: 'generate_image', units: 2 ** 31, idempotency_key: 'k' }, 'units'],
+      [{ account_id: acct, tool: 'generate_image', units: 1, idempotency_key: 'k\u0000' }, 'idempotency_key'],
+      [{ account_id: acct, tool: 'run_code', units: 1, idempotency_key: 'k' }, 'tool'],
+    ] as const) {
+      const packet = { pattern: billingCatalog.releaseByKey.subject, id: `raw-${Math.random()}`, data };
+      const msg = await b.client.connection.request(wireSubject(billingCatalog.releaseByKey.subject, b.prefix), JSON.stringify(packet), { timeout: 30_000 });
+      expect(msg.json<{ response: { error?: unknown } }>().response.error).toMatchObject({ code: 'bad_request', details: { param } });
+    }
   });
 });
 

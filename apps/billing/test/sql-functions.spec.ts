@@ -23,7 +23,15 @@ describe('billing SQL functions', () => {
   it('each function has one source file, and its newest migration copy is that file', () => {
     expect(drift()).toEqual([]);
     // Every function the migrations define is among the sources (the scan did find them).
-    expect([...sources().keys()].sort()).toEqual(['billing_hold', 'billing_hold_immutable', 'billing_resolve', 'spend_reserve', 'spend_resolve', 'spend_settle']);
+    expect([...sources().keys()].sort()).toEqual([
+      'billing_hold',
+      'billing_hold_immutable',
+      'billing_release_by_key',
+      'billing_resolve',
+      'spend_reserve',
+      'spend_resolve',
+      'spend_settle',
+    ]);
   });
 
   it('a source edited without a migration is caught, and the generated migration carries the edit', () => {

@@ -394,6 +394,24 @@ export const billingCatalog = {
     // As settle: a hold resolves once, so a repeat is harmless.
     idempotent: true,
   }),
+  releaseByKey: defineEntry({
+    subject: 'billing.holds.release-by-key.v1',
+    service: 'billing',
+    // The create's caller never heard its answer (a lost reply, a timeout, a client that hung up),
+    // so it names the hold as it asked for it. Billing releases it, or, when the create has not
+    // landed yet, records the key as released so that a create arriving later takes nothing.
+    request: z.object({
+      account_id: AccountIdSchema,
+      tool: PaidToolSchema,
+      units: z.number().int().positive().max(10_000),
+      idempotency_key: storedText(1, 200),
+    }),
+    reply: HoldSchema,
+    errors: billingErrors('account_not_found', 'idempotency_conflict'),
+    timeoutMs: 2_000,
+    // The same request twice leaves the same released hold (the second answers it as it is).
+    idempotent: true,
+  }),
   usage: defineEntry({
     subject: 'billing.usage.get.v1',
     service: 'billing',

@@ -18,6 +18,18 @@ interface HoldFnRow {
 
 export type HoldOutcome = 'created' | 'existing' | 'conflict' | 'weekly_allowance_reached' | 'daily_ceiling_reached' | 'account_not_found' | 'plan_required';
 export type ResolveOutcome = 'resolved' | 'resolved_before' | 'not_found';
+export type ReleaseByKeyOutcome = 'voided' | 'released' | 'resolved_before' | 'conflict' | 'account_not_found';
+
+export interface ReleaseByKeyInput {
+  /** The tombstone's id, used only when the create has not landed. */
+  id: string;
+  accountId: string;
+  idempotencyKey: string;
+  tool: PaidTool;
+  meter: string;
+  units: number;
+  now: Date;
+}
 
 export interface HoldInput {
   id: string;
@@ -54,6 +66,10 @@ function toHold(accountId: string, r: HoldFnRow): Hold | undefined {
 const HOLD_SQL = {
   name: 'billing_hold',
   text: 'SELECT * FROM billing_hold($1::uuid, $2::uuid, $3, $4, $5, $6::int, $7::jsonb, $8::timestamptz, $9::int)',
+};
+const RELEASE_BY_KEY_SQL = {
+  name: 'billing_release_by_key',
+  text: 'SELECT * FROM billing_release_by_key($1::uuid, $2::uuid, $3, $4, $5, $6::int, $7::timestamptz)',
 };
 const RESOLVE_SQL = {
   name: 'billing_resolve',
@@ -94,6 +110,17 @@ export class HoldRepository {
     const row = rows[0];
     if (!row) throw new Error('billing_resolve returned no row');
     return { outcome: row.outcome as ResolveOutcome, hold: toHold(accountId, row) };
+  }
+
+  /** Releases the hold made (or still to be made) under an idempotency key; see sql/functions/billing_release_by_key.sql. */
+  async releaseByKey(r: ReleaseByKeyInput): Promise<{ outcome: ReleaseByKeyOutcome; hold?: Hold }> {
+    const { rows } = await this.db.pool.query<HoldFnRow>({
+      ...RELEASE_BY_KEY_SQL,
+      values: [r.id, r.accountId, r.idempotencyKey, r.tool, r.meter, r.units, r.now],
+    });
+    const row = rows[0];
+    if (!row) throw new Error('billing_release_by_key returned no row');
+    return { outcome: row.outcome as ReleaseByKeyOutcome, hold: toHold(r.accountId, row) };
   }
 
   /** Holds past their expiry and still unresolved (oldest first). */

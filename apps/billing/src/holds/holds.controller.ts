@@ -21,4 +21,9 @@ export class HoldsController {
   release(req: ParsedRequestOf<typeof billingCatalog.release>) {
     return this.holds.release(req);
   }
+
+  @Handles(billingCatalog.releaseByKey)
+  releaseByKey(req: ParsedRequestOf<typeof billingCatalog.releaseByKey>) {
+    return this.holds.releaseByKey(req);
+  }
 }

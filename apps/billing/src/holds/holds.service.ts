@@ -12,6 +12,7 @@ import { recordHoldEvent, timeHold } from '../billing.metrics.js';
 type HoldRequest = ParsedRequestOf<typeof billingCatalog.hold>;
 type SettleRequest = ParsedRequestOf<typeof billingCatalog.settle>;
 type ReleaseRequest = ParsedRequestOf<typeof billingCatalog.release>;
+type ReleaseByKeyRequest = ParsedRequestOf<typeof billingCatalog.releaseByKey>;
 
 @Injectable()
 export class HoldsService {
@@ -85,6 +86,37 @@ export class HoldsService {
   /** The tool did not run: the whole hold returns. */
   async release(req: ReleaseRequest, now = this.clock.now()): Promise<Hold> {
     return this.resolve(req.hold_id, req.account_id, 'released', 0, now);
+  }
+
+  /**
+   * The create's caller never heard its answer, so it has no hold id: the hold under its
+   * idempotency key is released, or, if the create has not landed yet, the key is recorded as
+   * released so that the create, arriving later, takes nothing (billing_release_by_key decides
+   * the race in one transaction). Idempotent: an already resolved hold is answered as it is.
+   */
+  async releaseByKey(req: ReleaseByKeyRequest, now = this.clock.now()): Promise<Hold> {
+    if (!isUuid(req.account_id)) throw billingError('account_not_found', 'no such account');
+    const { outcome, hold } = await this.holds.releaseByKey({
+      id: randomUUID(),
+      accountId: req.account_id,
+      idempotencyKey: req.idempotency_key,
+      tool: req.tool,
+      meter: TOOL_METER[req.tool],
+      units: req.units,
+      now,
+    });
+    switch (outcome) {
+      case 'account_not_found':
+        throw billingError('account_not_found', 'no such account');
+      case 'conflict':
+        throw billingError('idempotency_conflict', 'this idempotency key was used for a different hold', { hold_id: hold?.hold_id });
+      case 'released':
+        recordHoldEvent('released', req.tool);
+        return hold!;
+      case 'voided':
+      case 'resolved_before':
+        return hold!;
+    }
   }
 
   /** The sweeper's move for a stale hold; false when something else resolved it first. */

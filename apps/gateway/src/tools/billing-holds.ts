@@ -43,15 +43,13 @@ export class BillingHolds {
   async around(ctx: ToolContext, tool: PaidTool, units: number, call: () => Promise<PaidOutcome>): Promise<ToolResult> {
     let holdId: string;
     let expiresAt: number;
+    const asked = { account_id: ctx.caller.account_id, tool, units, idempotency_key: `${ctx.requestId}:${ctx.callId}` };
     try {
-      const hold = await this.rpc.request(
-        billingCatalog.hold,
-        { account_id: ctx.caller.account_id, tool, units, idempotency_key: `${ctx.requestId}:${ctx.callId}`, ttl_s: this.config.DRAEL_TOOL_HOLD_TTL_S },
-        { signal: ctx.signal, requestId: ctx.requestId },
-      );
+      const hold = await this.rpc.request(billingCatalog.hold, { ...asked, ttl_s: this.config.DRAEL_TOOL_HOLD_TTL_S }, { signal: ctx.signal, requestId: ctx.requestId });
       holdId = hold.hold_id;
       expiresAt = Date.now() + this.config.DRAEL_TOOL_HOLD_TTL_S * 1000;
     } catch (err) {
+      if (mayHaveLanded(err)) this.releaseUnanswered(ctx, asked);
       return refusal(tool, err);
     }
 
@@ -93,6 +91,27 @@ export class BillingHolds {
     this.resolveLater(send, `hold ${holdId} (request ${ctx.requestId}, ${units === undefined ? 'release' : `settle of ${units} units`})`, expiresAt);
   }
 
+  /**
+   * The create had no answer (lost reply, timeout, the client hung up and aborted it), yet billing
+   * may have made the hold, or may still make it when the request, already sent, is read: left
+   * alone it would count against the allowance until its TTL for a tool that never ran (attack F5).
+   * It is released by its idempotency key in the background (the client's answer never waits),
+   * as a settle is repeated: now, then backing off, until shortly before the hold would expire
+   * anyway. Billing closes the race with a create that arrives after this release: the release
+   * records the key as released (a tombstone), and a late create under that key answers that
+   * released hold and takes nothing (sql/functions/billing_release_by_key.sql). Resending the
+   * create to learn the hold id would not: it could itself be refused (allowance reached) while
+   * the original is still in flight, leaving nothing to release and nothing to stop it.
+   */
+  private releaseUnanswered(ctx: ToolContext, asked: { account_id: string; tool: PaidTool; units: number; idempotency_key: string }): void {
+    const expiresAt = Date.now() + this.config.DRAEL_TOOL_HOLD_TTL_S * 1000;
+    const send = () => this.rpc.request(billingCatalog.releaseByKey, asked, { timeoutMs: RESOLVE_TIMEOUT_MS, requestId: ctx.requestId });
+    const about = `unanswered hold ${asked.idempotency_key} (request ${ctx.requestId}, release by key)`;
+    void resolveOnce(send, true).then((outcome) => {
+      if (outcome === 'retry') this.resolveLater(send, about, expiresAt);
+    });
+  }
+
   /** The background repeats of resolve, from 1 s apart up to 30 s, until RESOLVE_MARGIN_MS before the hold expires. */
   private resolveLater(send: () => Promise<unknown>, about: string, expiresAt: number, delayMs = 1_000): void {
     const at = Date.now() + delayMs;
@@ -118,6 +137,16 @@ async function resolveOnce(send: () => Promise<unknown>, repeat: boolean): Promi
     if (repeat && isRpcError(err) && err.code === 'hold_already_resolved') return 'done';
     return isRpcError(err) && err.retryable ? 'retry' : 'give_up';
   }
+}
+
+/**
+ * Whether billing may have made the hold though the create failed: anything but billing's own
+ * typed refusal (plan, allowance, ceiling, conflict, a bad request), which it answers before or
+ * instead of writing one. A retryable failure (timeout, abort, replica lost, no responders,
+ * unavailable) or an internal error leaves it unknown.
+ */
+function mayHaveLanded(err: unknown): boolean {
+  return !isRpcError(err) || err.retryable || err.code === 'internal';
 }
 
 function refusal(tool: PaidTool, err: unknown): ToolResult {
