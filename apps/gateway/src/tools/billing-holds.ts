@@ -46,6 +46,9 @@ export class BillingHolds {
     const asked = { account_id: ctx.caller.account_id, tool, units, idempotency_key: `${ctx.requestId}:${ctx.callId}` };
     try {
       const hold = await this.rpc.request(billingCatalog.hold, { ...asked, ttl_s: this.config.DRAEL_TOOL_HOLD_TTL_S }, { signal: ctx.signal, requestId: ctx.requestId });
+      // A create answers the hold its key already names, whatever became of it (released by key,
+      // settled): only a hold still held lets the tool run, or it would run uncharged.
+      if (hold.status !== 'held') return refusal(tool, new Error(`billing answered a hold already ${hold.status}`));
       holdId = hold.hold_id;
       expiresAt = Date.now() + this.config.DRAEL_TOOL_HOLD_TTL_S * 1000;
     } catch (err) {
