@@ -299,6 +299,18 @@ describe('proxy mode holds the same bounds', () => {
     expect(JSON.parse(cut[0]!).choices[0].delta.content).toBe('The answer is');
     expect(JSON.parse(cut.at(-1)!).error).toMatchObject({ code: 'upstream_error', message: expect.stringContaining('ended before it finished') });
 
+    // Cut inside an event: the error is still an event of its own, which the client can read.
+    h.script([
+      {
+        type: 'raw',
+        status: 200,
+        headers: { 'content-type': 'text/event-stream' },
+        body: `${chunk({ role: 'assistant', content: 'The' })}data: {"choices":[{"index":0,"delta":{"content":" ans`,
+      },
+    ]);
+    const midLine = events(await (await proxied({ stream: true })).text());
+    expect(JSON.parse(midLine.at(-1)!).error).toMatchObject({ code: 'upstream_error' });
+
     // Ended by its finish reason alone (a few servers send no [DONE]), or by [DONE]: no error.
     for (const body of [chunk({ content: 'Whole.' }) + chunk({}, 'stop'), `${chunk({ content: 'Whole.' }) + chunk({}, 'stop')}data: [DONE]\n\n`]) {
       h.script([{ type: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body }]);
@@ -320,10 +332,12 @@ describe('proxy mode holds the same bounds', () => {
     expect(sse.status).toBe(502);
     expect(((await sse.json()) as any).error.code).toBe('upstream_error');
 
-    h.script([{ type: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: '{"detail":"model is loading"}' }]);
-    const detail = await proxied({ stream: true });
-    expect(detail.status).toBe(502);
-    expect(((await detail.json()) as any).error.code).toBe('upstream_error');
+    for (const stream of [true, false]) {
+      h.script([{ type: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: '{"detail":"model is loading"}' }]);
+      const detail = await proxied({ stream });
+      expect(detail.status).toBe(502);
+      expect(((await detail.json()) as any).error.code).toBe('upstream_error');
+    }
 
     const completion = {
       id: 'c1',

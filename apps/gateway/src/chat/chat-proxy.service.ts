@@ -184,7 +184,7 @@ class ProxyHandler implements RoutedSink {
       streamOpened('proxy');
       holdOpenStream(this.call.res, (error) => {
         this.controller?.abort(new ClientGone());
-        this.call.res.end(`data: ${JSON.stringify(error.toEnvelope())}\n\n`);
+        this.call.res.end(errorEventAfter(this.tail2, error));
       });
     }
   }
@@ -222,7 +222,7 @@ class ProxyHandler implements RoutedSink {
       const tail = [this.tail0, this.tail1, this.tail2];
       // A clean end without `[DONE]` or a finish reason is a cut the client would take for the whole answer.
       if (streamFinished(tail)) res.end();
-      else res.end(`data: ${JSON.stringify(answerCutShort().toEnvelope())}\n\n`);
+      else res.end(errorEventAfter(this.tail2, answerCutShort()));
       if (this.keepTail) this.countUsage(tail);
       return this.finish();
     }
@@ -235,6 +235,9 @@ class ProxyHandler implements RoutedSink {
       if (metricsEnabled()) this.countUsage([body]);
       body = Buffer.from(events);
       contentType = 'text/event-stream; charset=utf-8';
+    } else if (body.indexOf(CHOICES_FIELD) === -1) {
+      // No completion has no `choices` (`{"detail":…}`, an error object sent as 200): searched, not parsed.
+      return this.fail(notAnAnswer('answered JSON that is no chat completion', this.deployment!.name).error);
     } else if (metricsEnabled()) this.countUsage([body]);
     const head: Record<string, string | number> = this.call.head ?? {};
     head['content-type'] = contentType;
@@ -251,7 +254,7 @@ class ProxyHandler implements RoutedSink {
     if (err instanceof ClientGone || err instanceof AnswerDropped || res.destroyed) return this.finish();
     if (this.streaming) {
       // Headers are gone: the failure is reported in-band, as one error event, then the end (never retried).
-      res.end(`data: ${JSON.stringify(answerFailure(err, this.deployment?.name ?? 'the upstream').toEnvelope())}\n\n`);
+      res.end(errorEventAfter(this.tail2, answerFailure(err, this.deployment?.name ?? 'the upstream')));
       return this.finish();
     }
     this.fail(answerFailure(err, this.deployment?.name ?? 'the upstream'));
@@ -271,7 +274,7 @@ class ProxyHandler implements RoutedSink {
     if (this.settled) return;
     // Settled first: the abort calls onError at once, which would settle with no answer.
     if (this.streaming) {
-      this.call.res.end(`data: ${JSON.stringify(error.toEnvelope())}\n\n`);
+      this.call.res.end(errorEventAfter(this.tail2, error));
       this.finish();
     } else this.fail(error);
     this.controller?.abort(new AnswerDropped());
@@ -312,6 +315,7 @@ class ProxyHandler implements RoutedSink {
 }
 
 const DATA_FIELD = Buffer.from('data:');
+const CHOICES_FIELD = Buffer.from('"choices"');
 // How a whole stream ends: OpenAI's terminator, or a choice's finish reason (a few servers send no `[DONE]`).
 const STREAM_END = /\[DONE\]|"finish_reason"\s*:\s*"/;
 // Of each of the last chunks, at most this much is looked at (the end is in the last events).
@@ -322,6 +326,17 @@ function streamFinished(tail: readonly (Buffer | undefined)[]): boolean {
   let text = '';
   for (const chunk of tail) if (chunk) text += chunk.toString('latin1', Math.max(0, chunk.length - TAIL_BYTES));
   return STREAM_END.test(text);
+}
+
+/**
+ * The error event that ends a relayed stream. After bytes that stopped inside an event (a cut
+ * mid-line), a blank line first ends that event, so the error is an event of its own that the
+ * client's parser reads, not text glued onto the upstream's unfinished line.
+ */
+function errorEventAfter(last: Buffer | undefined, error: ApiError): string {
+  const n = last?.length ?? 0;
+  const ended = n === 0 || (last![n - 1] === 0x0a && last![n - 2] === 0x0a) || (last![n - 1] === 0x0a && last![n - 2] === 0x0d && last![n - 3] === 0x0a);
+  return `${ended ? '' : '\n\n'}data: ${JSON.stringify(error.toEnvelope())}\n\n`;
 }
 
 function contentTypeOf(headers: IncomingHttpHeaders): string | undefined {
