@@ -132,6 +132,12 @@ const CASES: Case[] = [
     quiet: { series: [s('drael_gateway_rate_limit_redis_down_decisions_total{instance="g1",policy="fail_open"}', '0 40 80 120x20')], at: '15m' },
   },
   {
+    alert: 'DraelResponsesStoreDown',
+    fire: { series: [s('drael_gateway_responses_store_failures_total{instance="g1",operation="admit"}', '0+5x20')], at: '15m', labels: { operation: 'admit' } },
+    // A blip that ended: the counter stands still.
+    quiet: { series: [s('drael_gateway_responses_store_failures_total{instance="g1",operation="admit"}', '0 3 6 6x20')], at: '15m' },
+  },
+  {
     alert: 'DraelDependencyDown',
     fire: { series: [s('drael_dependency_up{job="billing",instance="b1",dependency="postgres"}', '0x10')], at: '5m', labels: { job: 'billing', dependency: 'postgres' } },
     // A blip shorter than `for`: quiet.
