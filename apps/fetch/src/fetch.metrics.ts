@@ -14,7 +14,15 @@ const refusals = metrics.counter({
 });
 const cache = metrics.counter({ name: 'drael_fetch_cache_lookups_total', help: 'Page cache lookups, by result (hit, miss)', labels: { result: ['hit', 'miss'] } });
 
-const sources: { browser?: () => { active: number; spare: number; tenant: number } } = {};
+interface BrowserStats {
+  active: number;
+  spare: number;
+  tenant: number;
+  /** Renders waiting for a page, and the most that may wait (FETCH_BROWSER_MAX_QUEUE). */
+  queued: number;
+  queueMax: number;
+}
+const sources: { browser?: () => BrowserStats } = {};
 metrics.gauge({
   name: 'drael_fetch_browser_contexts',
   help: 'Chromium contexts open, by kind (spare: made ahead; tenant: kept for a tenant; active: pages rendering now)',
@@ -27,8 +35,25 @@ metrics.gauge({
     set({ kind: 'active' }, s.active);
   },
 });
+// As the sandbox's run queue: a queue near its bound means renders are about to be refused fetch_busy.
+metrics.gauge({
+  name: 'drael_fetch_browser_queue_depth',
+  help: 'Browser renders waiting for a page on this replica (past FETCH_BROWSER_MAX_QUEUE, or a tenant past its share, a render is refused fetch_busy)',
+  collect: (set) => {
+    const s = sources.browser?.();
+    if (s) set({}, s.queued);
+  },
+});
+metrics.gauge({
+  name: 'drael_fetch_browser_queue_capacity',
+  help: 'The most browser renders that may wait for a page on this replica (FETCH_BROWSER_MAX_QUEUE)',
+  collect: (set) => {
+    const s = sources.browser?.();
+    if (s) set({}, s.queueMax);
+  },
+});
 
-export function watchBrowser(read: () => { active: number; spare: number; tenant: number }): void {
+export function watchBrowser(read: () => BrowserStats): void {
   sources.browser = read;
 }
 

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchCatalog, type FetchPageReply } from '@drael/contracts';
 import { NatsRpcClient, RpcError } from '@drael/nats-rpc';
+import { metrics, sampleValue } from '@drael/metrics';
 import { startServiceProcess, testPrefix, type ServiceProcess } from '@drael/test-support';
 import type { FetchRuntime } from '../src/fetch.runtime.js';
 import { FIXTURE_ALLOW, FIXTURE_HOST, article, html, makeRuntime, startFixtureServer, type FixtureServer } from './support/fixtures.js';
@@ -169,6 +170,10 @@ describe('browser pages in process: a waiter whose caller gave up never renders'
     await expect(aborted).rejects.toMatchObject({ code: 'fetch_busy', retryable: true, details: { share: 'deadline' } });
     // Its caller's deadline passes while it waits: refused, never loaded.
     await expect(late).rejects.toMatchObject({ code: 'fetch_busy', retryable: true, details: { share: 'deadline' } });
+    // The queue as scraped: the one render still waiting, of the four that may.
+    const scraped = await metrics.registry.metrics();
+    expect(sampleValue(scraped, 'drael_fetch_browser_queue_depth')).toBe(1);
+    expect(sampleValue(scraped, 'drael_fetch_browser_queue_capacity')).toBe(4);
 
     pages.releaseEverything();
     expect((await holder).html).toContain('Page held');

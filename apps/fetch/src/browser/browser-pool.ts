@@ -112,7 +112,10 @@ export class BrowserPool {
     private readonly options: BrowserPoolOptions,
   ) {
     this.slots = new FairSlots(options.slots, busy);
-    watchBrowser(() => ({ active: this.slots.stats.active, spare: this.spares.length, tenant: this.tenants.size }));
+    watchBrowser(() => {
+      const { active, queued, queueMax } = this.slots.stats;
+      return { active, queued, queueMax, spare: this.spares.length, tenant: this.tenants.size };
+    });
   }
 
   /** Launches Chromium and fills the spare contexts (called at boot and lazily). */

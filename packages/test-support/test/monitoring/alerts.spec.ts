@@ -103,6 +103,11 @@ const CASES: Case[] = [
     quiet: { series: [s('drael_sandbox_queue_depth{instance="s1"}', '2x20'), s('drael_sandbox_queue_capacity{instance="s1"}', '10x20')], at: '10m' },
   },
   {
+    alert: 'DraelFetchBrowserQueueDepth',
+    fire: { series: [s('drael_fetch_browser_queue_depth{instance="f1"}', '15x20'), s('drael_fetch_browser_queue_capacity{instance="f1"}', '16x20')], at: '10m', labels: {} },
+    quiet: { series: [s('drael_fetch_browser_queue_depth{instance="f1"}', '4x20'), s('drael_fetch_browser_queue_capacity{instance="f1"}', '16x20')], at: '10m' },
+  },
+  {
     alert: 'DraelHoldsOpenPastExpiry',
     fire: { series: [s('drael_billing_holds_open_past_expiry{instance="b1"}', '3x20')], at: '15m', labels: {} },
     // Past expiry for less than the sweeper's grace (then swept): quiet.
