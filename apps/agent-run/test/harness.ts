@@ -110,6 +110,8 @@ export async function startStack(options: { workerEnv?: Record<string, string>; 
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     AGENT_RUN_QUEUE_PREFIX: `drael-test:${prefix}`,
     AGENT_RUN_INFERENCE_RETRY_BASE_MS: '20',
+    // Long enough for a gateway to boot again (inference-routing.spec), short enough for the test that waits it out.
+    AGENT_RUN_INFERENCE_UNSERVED_WAIT_MS: '20000',
     AGENT_RUN_DATA_KEYS: `k1:${randomBytes(32).toString('base64')}`,
     AGENT_RUN_DATA_KEY_ACTIVE: 'k1',
     ...options.workerEnv,

@@ -50,6 +50,10 @@ export const configSchema = z
     // streamed) is tried again this many times, backing off from the base delay, before the run fails.
     AGENT_RUN_INFERENCE_RETRIES: envInt(0, 10).default(2),
     AGENT_RUN_INFERENCE_RETRY_BASE_MS: envInt(1, 60_000).default(250),
+    // While no gateway serving a run's model alias answers (all restarting, a rolling update), its
+    // model call is asked again, backing off up to 2 s, for this long before the run fails
+    // model_not_found. Counted apart from AGENT_RUN_INFERENCE_RETRIES.
+    AGENT_RUN_INFERENCE_UNSERVED_WAIT_MS: envInt(0, 600_000).default(30_000),
     AGENT_RUN_MODEL_PRICES: z
       .string()
       .default('{"*":{"input_per_mtok_usd":1,"output_per_mtok_usd":4}}')
