@@ -206,7 +206,11 @@ function identityReasonOf(schema: z.ZodType, ancestors: Set<z.ZodType>): string 
       return inner(def.element);
     case 'object': {
       for (const [key, field] of Object.entries(def.shape ?? {})) {
-        const why = inner(field);
+        // A field's own default (its outermost wrapper): the output's JSON Schema requires the key,
+        // so a value that has it is checked as it is (zod leaves it unchanged) and one without it
+        // goes to zod, which fills the default in. Anywhere else a default stays zod's.
+        const fieldDef = defOf(field);
+        const why = inner(fieldDef.type === 'default' ? fieldDef.innerType : field);
         if (why) return `${key}: ${why}`;
       }
       // No catchall: extra keys are stripped by zod and refused by the JSON Schema (stricter). never: strict. Else kept as they are.

@@ -124,7 +124,8 @@ describe('compiledCheck', () => {
     ['a refinement', z.object({ n: z.number().refine((n) => n % 2 === 0) }), { n: 3 }],
     ['a transform', z.object({ s: z.string().transform((s) => s.toUpperCase()) }), { s: 'a' }],
     ['an overwrite other than trim', z.object({ s: z.string().toLowerCase() }), { s: 'A' }],
-    ['a default', z.object({ s: z.string().default('d') }), {}],
+    ['a default under optional', z.object({ s: z.string().default('d').optional() }), {}],
+    ['a default that is not a field', z.array(z.string().default('d')), ['x']],
     ['a regex with flags', z.object({ s: z.string().regex(/^a$/i) }), { s: 'A' }],
     ['a named format', z.object({ e: z.email() }), { e: 'not an email' }],
     ['multipleOf', z.object({ n: z.number().multipleOf(0.1) }), { n: 0.3 }],
@@ -165,6 +166,24 @@ describe('compiledCheck', () => {
     const line = { from: { x: 0, y: 0 }, to: { x: 1, y: 1 }, via: [] };
     expect(check.safeParse(line)).toEqual({ success: true, data: line });
     expect(check.safeParse({ ...line, to: { x: 1 } }).success).toBe(false);
+  });
+
+  it("compiles a field's own default: a value with the key is checked as it is, one without goes to zod", () => {
+    const Body = z.object({ q: z.string().trim().min(1), n: z.int().min(1).max(20).default(10), opts: z.object({ deep: z.boolean().default(false) }).default({ deep: false }) });
+    expect(identityReason(Body)).toBeUndefined();
+    const check = compiledCheck(Body);
+    expect(check.compiled).toBe(true);
+    const whole = { q: 'a', n: 3, opts: { deep: true } };
+    const asIs = check.safeParse(whole);
+    expect(asIs.success && asIs.data).toBe(whole);
+    for (const value of [{ q: 'a' }, { q: 'a', n: 3 }, { q: 'a', opts: {} }, { q: ' a ', n: 2 }, { q: 'a', n: 0 }, { q: 'a', n: null }, { q: 'a', n: '3' }, { q: 'a', n: 3, extra: 1 }]) {
+      const ours = check.safeParse(value);
+      const zods = Body.safeParse(value);
+      expect(ours.success).toBe(zods.success);
+      if (ours.success && zods.success) expect(ours.data).toEqual(zods.data);
+      if (!ours.success && !zods.success) expect(ours.error.issues).toEqual(zods.error.issues);
+    }
+    expect(check.safeParse({ q: 'a' })).toEqual({ success: true, data: { q: 'a', n: 10, opts: { deep: false } } });
   });
 
   it.each(zodOnly)("leaves a schema with %s to zod, with zod's answer", (_name, schema, value) => {
