@@ -176,7 +176,16 @@ describe('compiledCheck', () => {
     const whole = { q: 'a', n: 3, opts: { deep: true } };
     const asIs = check.safeParse(whole);
     expect(asIs.success && asIs.data).toBe(whole);
-    for (const value of [{ q: 'a' }, { q: 'a', n: 3 }, { q: 'a', opts: {} }, { q: ' a ', n: 2 }, { q: 'a', n: 0 }, { q: 'a', n: null }, { q: 'a', n: '3' }, { q: 'a', n: 3, extra: 1 }]) {
+    for (const value of [
+      { q: 'a' },
+      { q: 'a', n: 3 },
+      { q: 'a', opts: {} },
+      { q: ' a ', n: 2 },
+      { q: 'a', n: 0 },
+      { q: 'a', n: null },
+      { q: 'a', n: '3' },
+      { q: 'a', n: 3, extra: 1 },
+    ]) {
       const ours = check.safeParse(value);
       const zods = Body.safeParse(value);
       expect(ours.success).toBe(zods.success);
