@@ -79,20 +79,21 @@ async function expectUnavailable(pending: Promise<Response>): Promise<void> {
   expect(JSON.parse(body)).toMatchObject({ error: { code: 'service_unavailable', type: 'service_unavailable_error' } });
 }
 
-async function expectStored(pending: Promise<Response>, text = 'ok'): Promise<string> {
+/** `stored`: what the answer says of itself (false: its save failed, so a GET will not find it). */
+async function expectStored(pending: Promise<Response>, text = 'ok', stored = true): Promise<string> {
   const r = await pending;
   const body: any = await r.json();
   expect(r.status, JSON.stringify(body)).toBe(200);
-  expect(body).toMatchObject({ status: 'completed', output_text: text });
+  expect(body).toMatchObject({ status: 'completed', output_text: text, store: stored });
   return body.id as string;
 }
 
-async function expectStreamCompleted(pending: Promise<Response>, text = 'ok'): Promise<string> {
+async function expectStreamCompleted(pending: Promise<Response>, text = 'ok', stored = true): Promise<string> {
   const r = await pending;
   expect(r.status).toBe(200);
   const events = await eventsOf(r);
   const last = events.at(-1)!;
-  expect(last).toMatchObject({ type: 'response.completed', response: { status: 'completed' } });
+  expect(last).toMatchObject({ type: 'response.completed', response: { status: 'completed', store: stored } });
   expect(
     events
       .filter((e) => e.type === 'response.output_text.delta')
@@ -185,12 +186,13 @@ describe('/v1/responses with its Redis down (F2)', () => {
 
     afterAll(() => upstream.setTurns([{ type: 'text', content: 'ok' }]));
 
-    it('Redis frozen before the save: the answer (200), and the stream to its response.completed; each save counted as failed', async () => {
+    it('Redis frozen before the save: the answer (200), and the stream to its response.completed, each saying store: false; each save counted as failed', async () => {
       const before = await failedSaves();
       try {
         await expectStored(
           answerAfter(() => redis.freeze(), {}),
           'paid answer',
+          false,
         );
       } finally {
         redis.thaw();
@@ -200,6 +202,7 @@ describe('/v1/responses with its Redis down (F2)', () => {
         await expectStreamCompleted(
           answerAfter(() => redis.freeze(), { stream: true }),
           'paid answer',
+          false,
         );
       } finally {
         redis.thaw();
@@ -207,12 +210,13 @@ describe('/v1/responses with its Redis down (F2)', () => {
       expect(await failedSaves()).toBe(before + 2);
     });
 
-    it('Redis killed before the save: the answer (200), and the stream to its response.completed; each save counted as failed', async () => {
+    it('Redis killed before the save: the answer (200), and the stream to its response.completed, each saying store: false; each save counted as failed', async () => {
       const before = await failedSaves();
       try {
         await expectStored(
           answerAfter(() => redis.stop(), {}),
           'paid answer',
+          false,
         );
       } finally {
         await redis.start();
@@ -224,6 +228,7 @@ describe('/v1/responses with its Redis down (F2)', () => {
         await expectStreamCompleted(
           answerAfter(() => redis.stop(), { stream: true }),
           'paid answer',
+          false,
         );
       } finally {
         await redis.start();

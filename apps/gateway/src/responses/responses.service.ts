@@ -145,7 +145,9 @@ export class ResponsesService {
         // The answer exists and was paid for: it still goes out, after at most
         // RESPONSES_REDIS_TIMEOUT_MS (the store's failure is counted there); only GET and
         // continuation will miss it. Streamed, the stream ends with its terminal event as usual.
+        // The final object says `store: false`, so the client can tell it will not be found.
         this.log.error(`could not store response ${response.id}: ${(err as Error).message}`);
+        response.store = false;
       }
     }
     if (sse) {
