@@ -165,6 +165,68 @@ describe('catalogue mode', () => {
   });
 });
 
+describe('what real clients send and expect', () => {
+  const preambleThenJson = () =>
+    h.script([
+      { type: 'tool_calls', content: ['Let me ', 'look that up. '], calls: [{ id: 'j1', name: 'web_search', arguments: '{"query":"capital"}' }] },
+      { type: 'text', content: ['{"name":', '"Paris"}'] },
+    ]);
+  const jsonSchema = { type: 'json_schema', json_schema: { name: 'city', schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } } };
+
+  it("response_format json_schema: the answer is the last turn's JSON alone, streamed and not; the preamble stays in the history the model sees", async () => {
+    preambleThenJson();
+    const before = h.upstream.requests.length;
+    const whole = (await (await h.chat({ messages: ask, response_format: jsonSchema })).json()) as any;
+    expect(JSON.parse(whole.choices[0].message.content)).toEqual({ name: 'Paris' });
+    expect(h.upstream.requests[before]!.body.response_format).toEqual(jsonSchema);
+    expect(h.upstream.requests[before + 1]!.body.messages.at(-2)).toMatchObject({ role: 'assistant', content: 'Let me look that up. ' });
+
+    preambleThenJson();
+    const s = await readStream(await h.chat({ messages: ask, stream: true, response_format: { type: 'json_object' } }));
+    expect(JSON.parse(s.content)).toEqual({ name: 'Paris' });
+    expect(s.finishReasons).toEqual(['stop']);
+  });
+
+  it('without a JSON format the preamble is still part of the answer (prose)', async () => {
+    preambleThenJson();
+    const whole = (await (await h.chat({ messages: ask, response_format: { type: 'text' } })).json()) as any;
+    expect(whole.choices[0].message.content).toBe('Let me look that up. \n\n{"name":"Paris"}');
+  });
+
+  it('history as openai-python dumps it (tool_calls, function_call, audio null) and tools: null are accepted: null is "not given"', async () => {
+    const history = [
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: 'Bonjour', refusal: null, annotations: [], audio: null, function_call: null, tool_calls: null },
+      { role: 'user', content: 'And now?' },
+    ];
+    for (const headers of [{}, { 'x-drael-server-tools': '0' }]) {
+      h.script([{ type: 'text', content: 'ok' }]);
+      const r = await h.chat({ messages: history, tools: null }, headers);
+      expect(r.status, JSON.stringify(headers)).toBe(200);
+      expect(((await r.json()) as any).choices[0].message.content).toBe('ok');
+    }
+    // tools: null is no client tools: the catalogue is offered.
+    expect(toolNames(h.upstream.requests.at(-2)!.body)).toEqual(['spawn_agent']);
+  });
+
+  it("Drael's own frame key, sent back in a client's history, goes no further: catalogue and proxy mode alike", async () => {
+    const echoed = [
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: 'Done.', drael: { event: 'subagent_done', agent: 'a1', ok: true } },
+      { role: 'user', content: 'Thanks' },
+    ];
+    for (const headers of [{}, { 'x-drael-server-tools': '0' }]) {
+      h.script([{ type: 'text', content: 'ok' }]);
+      const before = h.upstream.requests.length;
+      const r = await h.chat({ messages: echoed }, headers);
+      expect(r.status).toBe(200);
+      await r.json();
+      const sent = h.upstream.requests[before]!.body.messages.find((m: any) => m.role === 'assistant');
+      expect(sent, JSON.stringify(headers)).toEqual({ role: 'assistant', content: 'Done.' });
+    }
+  });
+});
+
 describe('mode seam', () => {
   it('x-drael-server-tools: 0 is a plain proxied completion: no catalogue', async () => {
     h.script([{ type: 'text', content: 'plain' }]);

@@ -4,7 +4,8 @@ import { callerOf, type Caller } from '../auth/identity.js';
 import { TurnLoopService } from '../turn-loop/turn-loop.service.js';
 import { KeyGate } from '../auth/key-gate.service.js';
 import { sessionOf } from '../sessions/session-id.js';
-import { ChatCompletionRequestSchema } from '../openai/chat-completion.schema.js';
+import { ChatCompletionRequestSchema, type ChatCompletionRequest } from '../openai/chat-completion.schema.js';
+import { withoutVendorFrames } from '../openai/vendor-frame.js';
 import { validateBody } from '../openai/validate.js';
 import { isCertainlyValidChatRequest } from '../openai/chat-completion.lean.js';
 import { ModelRegistry } from '../models/model-registry.js';
@@ -55,7 +56,10 @@ export class ChatCompletionsService {
     // through zod, which accepts it or names the bad param. Both modes may take the body as it
     // came: the proxy forwards it untouched, and the turn loop copies what it changes (its base
     // body, its messages) and never writes to the client's objects (issue 20).
-    const request = isCertainlyValidChatRequest(call.body) ? call.body : validateBody(ChatCompletionRequestSchema, call.body);
+    const validated = isCertainlyValidChatRequest(call.body) ? call.body : validateBody(ChatCompletionRequestSchema, call.body);
+    // Drael's own stream frames, when a client sent them back in its history, go no further.
+    const messages = withoutVendorFrames(validated.messages);
+    const request = messages === validated.messages ? validated : { ...validated, messages: messages as ChatCompletionRequest['messages'] };
     const route = this.models.resolve(request.model);
     if (mode === 'loop') {
       markMode(call.res, 'catalogue');
@@ -74,7 +78,7 @@ export class ChatCompletionsService {
     markMode(call.res, 'proxy');
     return this.proxy.forward({
       route,
-      bodyFor: upstreamBodyFor(call, request.model),
+      bodyFor: upstreamBodyFor(call, request.model, messages === validated.messages ? undefined : messages),
       stream: request.stream === true,
       streamReportsUsage: request.stream_options?.include_usage === true,
       requestId: call.requestId,
@@ -91,17 +95,21 @@ export class ChatCompletionsService {
 function modeOf(body: unknown, headers: ChatCall['headers']): ChatMode {
   const serverTools = serverToolsWanted(headers);
   const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  if (b.tools !== undefined || b.functions !== undefined || b.function_call !== undefined) return 'proxy';
+  // null is "not given" (OpenAI reads it so): no client tools.
+  if (b.tools != null || b.functions != null || b.function_call != null) return 'proxy';
   // `tool_choice: "none"` asks for an answer without tools: a plain completion, as with the header.
   if (b.tool_choice === 'none') return 'proxy';
   return serverTools ? 'loop' : 'proxy';
 }
 
-/** A deployment sees its own model name; the bytes are re-encoded only when that name differs. */
-function upstreamBodyFor(call: ChatCall, alias: string): (upstreamModel: string) => string | Buffer {
+/**
+ * A deployment sees its own model name; the bytes are re-encoded only when that name differs, or
+ * when `messages` replaces the client's (withoutVendorFrames took something off).
+ */
+function upstreamBodyFor(call: ChatCall, alias: string, messages?: readonly unknown[]): (upstreamModel: string) => string | Buffer {
   return (upstreamModel) => {
-    if (alias === upstreamModel && call.rawBody) return call.rawBody;
-    return JSON.stringify({ ...(call.body as Record<string, unknown>), model: upstreamModel });
+    if (alias === upstreamModel && call.rawBody && !messages) return call.rawBody;
+    return JSON.stringify({ ...(call.body as Record<string, unknown>), model: upstreamModel, ...(messages ? { messages } : {}) });
   };
 }
 

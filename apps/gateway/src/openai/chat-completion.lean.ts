@@ -19,7 +19,7 @@ export function isCertainlyValidChatRequest(body: unknown): body is ChatCompleti
   const so = b.stream_options;
   if (so != null && !(isObject(so) && (so.include_usage === undefined || typeof so.include_usage === 'boolean'))) return false;
   const tools = b.tools;
-  if (tools !== undefined) {
+  if (tools != null) {
     if (!Array.isArray(tools)) return false;
     // The schema's union ends with { type: string }, so any object with a string type passes it.
     for (let i = 0; i < tools.length; i++) {
@@ -45,7 +45,7 @@ function isMessage(m: unknown): boolean {
       return isContent(m.content);
     case 'assistant':
       if (!(m.content == null || isContent(m.content))) return false;
-      if (m.tool_calls === undefined) return true;
+      if (m.tool_calls == null) return true;
       if (!Array.isArray(m.tool_calls)) return false;
       for (const call of m.tool_calls as unknown[]) {
         if (!isObject(call) || typeof call.id !== 'string' || call.type !== 'function') return false;

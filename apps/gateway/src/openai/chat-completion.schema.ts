@@ -19,7 +19,8 @@ export const ChatMessageSchema = z.discriminatedUnion('role', [
   z.looseObject({
     role: z.literal('assistant'),
     content: z.union([z.string(), z.array(ContentPartSchema)]).nullish(),
-    tool_calls: z.array(ToolCallSchema).optional(),
+    // null as well as absent: openai-python's `message.model_dump()`, how Python apps keep history, writes `"tool_calls": null`.
+    tool_calls: z.array(ToolCallSchema).nullish(),
   }),
   z.looseObject({ role: z.literal('tool'), content: z.union([z.string(), z.array(ContentPartSchema)]), tool_call_id: z.string() }),
   // The legacy function-calling result (with `functions` / `function_call`): proxied as is.
@@ -43,9 +44,10 @@ export const ChatCompletionRequestSchema = z.looseObject({
   messages: z.array(ChatMessageSchema).min(1),
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
-  tools: z.array(z.union([FunctionToolSchema, z.looseObject({ type: z.string() })])).optional(),
+  // null is "not given", as OpenAI reads it: no client tools.
+  tools: z.array(z.union([FunctionToolSchema, z.looseObject({ type: z.string() })])).nullish(),
   // The legacy form of client tools: their presence alone makes the request the client's loop.
-  functions: z.array(z.unknown()).optional(),
+  functions: z.array(z.unknown()).nullish(),
   function_call: z.unknown().optional(),
   n: z.number().int().min(1).max(128).nullish(),
   temperature: z.number().min(0).max(2).nullish(),

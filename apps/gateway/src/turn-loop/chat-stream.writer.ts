@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { ApiError } from '../errors/api-error.js';
 import type { TurnUsage } from '../engine/turn-stream.reader.js';
 import { holdOpenStream } from '../http/open-streams.js';
+import { VENDOR_FRAME_KEY } from '../openai/vendor-frame.js';
 import { trackOpenStream } from '../metrics/gateway.metrics.js';
 import type { SubAgentFrame } from '../tools/server-tool.js';
 
@@ -66,7 +67,7 @@ export class ChatStreamWriter {
   }
 
   frame(frame: DraelFrame): void | Promise<void> {
-    return this.write(this.choice(`{"drael":${JSON.stringify(frame)}}`, null));
+    return this.write(this.choice(`{"${VENDOR_FRAME_KEY}":${JSON.stringify(frame)}}`, null));
   }
 
   /** The one finish_reason, then usage when the client asked for it, then [DONE]. */

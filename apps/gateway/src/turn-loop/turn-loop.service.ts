@@ -67,6 +67,12 @@ interface ChatRun {
   readonly agent?: string;
   /** The parent names the deployment that served it in x-drael-upstream (while the head is unsent). */
   readonly onUpstream?: (deployment: string) => void;
+  /**
+   * The answer is one JSON document (`response_format` json_schema or json_object): only the last
+   * turn's text is the answer, handed on when that turn ends. Text a turn says before its tool
+   * calls would otherwise join the document and break it for every client that parses it.
+   */
+  readonly oneDocument?: boolean;
 }
 
 interface ChatResult {
@@ -123,6 +129,7 @@ export class TurnLoopService {
         route: input.route,
         baseBody: baseBodyOf(request),
         messages: request.messages,
+        oneDocument: asksForJson(request),
         catalogue,
         caller: input.caller,
         workspace,
@@ -185,6 +192,8 @@ export class TurnLoopService {
           return { messages, options: run.baseBody, ...(withTools ? { toolsJson: run.catalogue.definitionsJson } : {}) };
         },
         onText: (deltas) => {
+          // One document: the turn's text waits for its end (finished, below).
+          if (run.oneDocument) return;
           const text = deltas.length === 1 ? deltas[0]! : deltas.join('');
           const piece = separated ? text : `\n\n${text}`;
           separated = true;
@@ -198,6 +207,10 @@ export class TurnLoopService {
           if (outcome.toolCalls.length === 0 || turn.last) {
             // Never tool_calls for Drael's own tools: a tool call on the last turn is not served.
             const finishReason = outcome.finishReason && outcome.finishReason !== 'tool_calls' && outcome.finishReason !== 'function_call' ? outcome.finishReason : 'stop';
+            if (run.oneDocument) {
+              content = outcome.content;
+              if (content !== '') await run.onText?.(content);
+            }
             return { content, finishReason };
           }
           messages.push({ role: 'assistant', content: outcome.content === '' ? null : outcome.content, tool_calls: outcome.toolCalls });
@@ -340,6 +353,14 @@ function ordinalsOf(calls: readonly ToolCall[]): number[] {
     seen.set(c.function.name, n);
     return n;
   });
+}
+
+/** `response_format` asks for one JSON document (json_schema or json_object; `text` is prose). */
+function asksForJson(request: ChatCompletionRequest): boolean {
+  const format: unknown = (request as Record<string, unknown>).response_format;
+  if (typeof format !== 'object' || format === null) return false;
+  const type = (format as { type?: unknown }).type;
+  return type === 'json_schema' || type === 'json_object';
 }
 
 function baseBodyOf(request: ChatCompletionRequest): Record<string, unknown> {
