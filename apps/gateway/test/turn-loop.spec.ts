@@ -171,6 +171,8 @@ describe('what real clients send and expect', () => {
       { type: 'tool_calls', content: ['Let me ', 'look that up. '], calls: [{ id: 'j1', name: 'web_search', arguments: '{"query":"capital"}' }] },
       { type: 'text', content: ['{"name":', '"Paris"}'] },
     ]);
+  /** Catalogue mode, then proxy mode. */
+  const bothModes: Record<string, string>[] = [{}, { 'x-drael-server-tools': '0' }];
   const jsonSchema = { type: 'json_schema', json_schema: { name: 'city', schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } } };
 
   it("response_format json_schema: the answer is the last turn's JSON alone, streamed and not; the preamble stays in the history the model sees", async () => {
@@ -199,7 +201,7 @@ describe('what real clients send and expect', () => {
       { role: 'assistant', content: 'Bonjour', refusal: null, annotations: [], audio: null, function_call: null, tool_calls: null },
       { role: 'user', content: 'And now?' },
     ];
-    for (const headers of [{}, { 'x-drael-server-tools': '0' }]) {
+    for (const headers of bothModes) {
       h.script([{ type: 'text', content: 'ok' }]);
       const r = await h.chat({ messages: history, tools: null }, headers);
       expect(r.status, JSON.stringify(headers)).toBe(200);
@@ -215,7 +217,7 @@ describe('what real clients send and expect', () => {
       { role: 'assistant', content: 'Done.', drael: { event: 'subagent_done', agent: 'a1', ok: true } },
       { role: 'user', content: 'Thanks' },
     ];
-    for (const headers of [{}, { 'x-drael-server-tools': '0' }]) {
+    for (const headers of bothModes) {
       h.script([{ type: 'text', content: 'ok' }]);
       const before = h.upstream.requests.length;
       const r = await h.chat({ messages: echoed }, headers);
