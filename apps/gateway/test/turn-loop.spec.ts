@@ -211,6 +211,49 @@ describe('what real clients send and expect', () => {
     expect(toolNames(h.upstream.requests.at(-2)!.body)).toEqual(['spawn_agent']);
   });
 
+  it('logprobs the upstream sends reach the client in catalogue mode, streamed (each chunk with its text) and not', async () => {
+    const entry = (token: string, logprob: number) => ({ token, logprob, bytes: [...Buffer.from(token)], top_logprobs: [{ token, logprob, bytes: [...Buffer.from(token)] }] });
+    const tokens = [entry('Hi', -0.1), entry(' there', -0.25)];
+    const chunk = (choice: Record<string, unknown>) =>
+      `data: ${JSON.stringify({ id: 'u1', object: 'chat.completion.chunk', created: 1, model: 'upstream-model', choices: [{ index: 0, ...choice }] })}\n\n`;
+    h.script([
+      {
+        type: 'raw',
+        status: 200,
+        headers: { 'content-type': 'text/event-stream' },
+        body:
+          chunk({ delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }) +
+          chunk({ delta: { content: 'Hi' }, logprobs: { content: [tokens[0]] }, finish_reason: null }) +
+          chunk({ delta: { content: ' there' }, logprobs: { content: [tokens[1]] }, finish_reason: null }) +
+          chunk({ delta: {}, logprobs: null, finish_reason: 'stop' }) +
+          'data: [DONE]\n\n',
+      },
+    ]);
+    const s = await readStream(await h.chat({ messages: ask, stream: true, logprobs: true, top_logprobs: 1 }));
+    expect(s.content).toBe('Hi there');
+    expect(s.chunks.flatMap((c) => c.choices?.[0]?.logprobs?.content ?? [])).toEqual(tokens);
+
+    h.script([
+      {
+        type: 'raw',
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          id: 'u2',
+          object: 'chat.completion',
+          created: 1,
+          model: 'upstream-model',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'Hi there' }, logprobs: { content: tokens }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+        }),
+      },
+    ]);
+    const before = h.upstream.requests.length;
+    const whole = (await (await h.chat({ messages: ask, logprobs: true, top_logprobs: 1 })).json()) as any;
+    expect(h.upstream.requests[before]!.body).toMatchObject({ logprobs: true, top_logprobs: 1 });
+    expect(whole.choices[0]).toMatchObject({ message: { content: 'Hi there' }, logprobs: { content: tokens } });
+  });
+
   it("Drael's own frame key, sent back in a client's history, goes no further: catalogue and proxy mode alike", async () => {
     const echoed = [
       { role: 'user', content: 'Hi' },

@@ -42,8 +42,8 @@ export interface TurnOutcome extends TurnAnswer {
 export interface TurnPlan<R> {
   /** The turn's request, or `{ end }` to stop before calling (a spent budget). */
   request(turn: TurnInfo): TurnRequest | { readonly end: R } | Promise<TurnRequest | { readonly end: R }>;
-  /** The turn's text as it streams: the deltas of one network read, in order. */
-  onText?(deltas: readonly string[]): void | Promise<void>;
+  /** The turn's text as it streams: the deltas of one network read, in order, and their logprobs entries when the upstream sent any. */
+  onText?(deltas: readonly string[], logprobs?: readonly unknown[]): void | Promise<void>;
   /** A deployment accepted the turn's call (before any of its text). */
   onAccepted?(deployment: DeploymentConfig, turn: TurnInfo): void;
   /** The turn, read: an answer ends the loop, undefined goes on to the next turn. */

@@ -23,7 +23,12 @@ export interface TurnAnswer {
   toolCalls: ToolCall[];
   finishReason: string | null;
   usage: TurnUsage;
+  /** The content's token logprobs (`logprobs.content` entries, in order), when the upstream sent any: the client asked for them. */
+  logprobs?: unknown[];
 }
+
+/** A turn's text as it comes: the deltas of one read, and the logprobs entries that came with them (when any did). */
+export type TextHandler = (deltas: readonly string[], logprobs?: readonly unknown[]) => void | Promise<void>;
 
 interface ChunkChoice {
   index?: number;
@@ -31,6 +36,7 @@ interface ChunkChoice {
     content?: string | null;
     tool_calls?: Array<{ index?: number; id?: string; function?: { name?: string; arguments?: string } }>;
   };
+  logprobs?: { content?: unknown } | null;
   finish_reason?: string | null;
 }
 interface Chunk {
@@ -62,13 +68,15 @@ function tooManyToolCalls(): ApiError {
 /** The body of a streamed answer: a Readable (undici's), read as it fills. */
 export type TurnBody = Pick<Readable, 'read' | 'on' | 'off' | 'destroy'>;
 
-export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (deltas: readonly string[]) => void | Promise<void>, idleMs?: number): Promise<TurnAnswer> {
+export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: TextHandler, idleMs?: number): Promise<TurnAnswer> {
   const answer: TurnAnswer = { content: '', toolCalls: [], finishReason: null, usage: { prompt_tokens: 0, completion_tokens: 0 } };
   // By the index the upstream gives each call: a Map, not an array, so that an index of 99999999
   // (a broken or hostile upstream) costs one entry, not a hundred-million-slot walk at the end.
   const calls = new Map<number, { id: string; name: string; arguments: string }>();
   let events = 0;
   const pending: string[] = [];
+  /** Logprobs entries of the pending text (only a request that asked for logprobs gets any). */
+  const pendingLogprobs: unknown[] = [];
   let failure: ApiError | undefined;
   let done = false;
   /** A choice 0 came: an answer whose events never carry one is no answer. */
@@ -118,6 +126,14 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
       answer.content += text;
       pending.push(text);
     }
+    const logprobs = choice.logprobs?.content;
+    if (Array.isArray(logprobs) && logprobs.length > 0) {
+      answer.logprobs ??= [];
+      for (const entry of logprobs as unknown[]) {
+        answer.logprobs.push(entry);
+        pendingLogprobs.push(entry);
+      }
+    }
     for (const piece of choice.delta?.tool_calls ?? []) {
       const i = typeof piece.index === 'number' ? piece.index : calls.size;
       let call = calls.get(i);
@@ -166,11 +182,12 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
     const flush = (): boolean => {
       if (pending.length === 0 || !onText) {
         pending.length = 0;
+        pendingLogprobs.length = 0;
         return true;
       }
       let r: void | Promise<void>;
       try {
-        r = onText(pending.splice(0));
+        r = pendingLogprobs.length === 0 ? onText(pending.splice(0)) : onText(pending.splice(0), pendingLogprobs.splice(0));
       } catch (err) {
         fail(err);
         return false;
@@ -266,11 +283,7 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: (de
  * A streamed turn whose upstream answered one JSON object instead (a server that ignores
  * `stream: true`): read whole, bounded like any answer, then read as turnOfJson reads it.
  */
-export async function readJsonTurn(
-  body: AsyncIterable<Buffer> & Pick<Readable, 'destroy'>,
-  signal: AbortSignal,
-  onText?: (deltas: readonly string[]) => void | Promise<void>,
-): Promise<TurnAnswer> {
+export async function readJsonTurn(body: AsyncIterable<Buffer> & Pick<Readable, 'destroy'>, signal: AbortSignal, onText?: TextHandler): Promise<TurnAnswer> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -292,13 +305,14 @@ export async function readJsonTurn(
  * A whole answer's text as a turn: a completion object, or, from a server that streams whatever it
  * is asked (`stream: false` ignored), the stream's events read as readTurnStream reads them.
  */
-export function turnOfText(text: string, signal: AbortSignal, onText?: (deltas: readonly string[]) => void | Promise<void>): Promise<TurnAnswer> {
+export function turnOfText(text: string, signal: AbortSignal, onText?: TextHandler): Promise<TurnAnswer> {
   return /^\s*(?:data|event|id|retry)?:/.test(text) ? readTurnStream(Readable.from([text]), signal, onText) : turnOfJson(text, onText);
 }
 
 interface CompletionChoice {
   index?: number;
   message?: { content?: string | null; tool_calls?: Array<{ id?: string; function?: { name?: string; arguments?: string } }> };
+  logprobs?: { content?: unknown } | null;
   finish_reason?: string | null;
 }
 interface Completion {
@@ -312,7 +326,7 @@ interface Completion {
  * (issue 20: a client that does not stream needs no upstream stream): the same answer, tool
  * calls, usage and errors as readTurnStream, the text handed on once, whole.
  */
-export async function turnOfJson(text: string, onText?: (deltas: readonly string[]) => void | Promise<void>): Promise<TurnAnswer> {
+export async function turnOfJson(text: string, onText?: TextHandler): Promise<TurnAnswer> {
   let completion: Completion;
   try {
     completion = JSON.parse(text) as Completion;
@@ -330,8 +344,11 @@ export async function turnOfJson(text: string, onText?: (deltas: readonly string
   const calls = listed ?? [];
   if (calls.length > MAX_TOOL_CALLS_PER_TURN) throw tooManyToolCalls();
   const content = typeof choice.message?.content === 'string' ? choice.message.content : '';
-  if (content.length > 0 && onText) await onText([content]);
+  const listedLogprobs = choice.logprobs?.content;
+  const logprobs = Array.isArray(listedLogprobs) && listedLogprobs.length > 0 ? (listedLogprobs as unknown[]) : undefined;
+  if (content.length > 0 && onText) await (logprobs ? onText([content], logprobs) : onText([content]));
   return {
+    ...(logprobs ? { logprobs } : {}),
     content,
     toolCalls: calls
       .filter((c) => typeof c === 'object' && c !== null && c.function?.name)

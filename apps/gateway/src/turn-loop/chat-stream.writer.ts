@@ -61,9 +61,9 @@ export class ChatStreamWriter {
   }
 
   /** Written at once; a promise only while the client's socket is full (the caller holds the upstream until it settles). */
-  text(content: string): void | Promise<void> {
+  text(content: string, logprobs?: readonly unknown[]): void | Promise<void> {
     if (content === '') return;
-    return this.write(this.choice(`{"content":${JSON.stringify(content)}}`, null));
+    return this.write(this.choice(`{"content":${JSON.stringify(content)}}`, null, logprobs));
   }
 
   frame(frame: DraelFrame): void | Promise<void> {
@@ -90,8 +90,9 @@ export class ChatStreamWriter {
     this.end();
   }
 
-  private choice(delta: string, finishReason: string | null): string {
-    return `${this.prefix}"choices":[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finishReason === null ? 'null' : JSON.stringify(finishReason)}}]${this.suffix}`;
+  private choice(delta: string, finishReason: string | null, logprobs?: readonly unknown[]): string {
+    const lp = logprobs === undefined ? 'null' : `{"content":${JSON.stringify(logprobs)}}`;
+    return `${this.prefix}"choices":[{"index":0,"delta":${delta},"logprobs":${lp},"finish_reason":${finishReason === null ? 'null' : JSON.stringify(finishReason)}}]${this.suffix}`;
   }
 
   private start(): void {

@@ -59,7 +59,7 @@ interface ChatRun {
   readonly meter: CostMeter;
   readonly recheckKey?: KeyRecheck;
   /** The parent's text goes to the client as it comes; a child's stays inside. */
-  readonly onText?: (text: string) => void | Promise<void>;
+  readonly onText?: (text: string, logprobs?: readonly unknown[]) => void | Promise<void>;
   readonly onFrame?: (frame: DraelFrame) => void | Promise<void>;
   /** Turn and tool frames (x-drael-tool-events), the children's included, tagged with `agent`. */
   readonly onTrace?: (frame: DraelFrame) => void | Promise<void>;
@@ -78,6 +78,8 @@ interface ChatRun {
 interface ChatResult {
   content: string;
   finishReason: string;
+  /** The answer's token logprobs, when the client asked for them (the upstream then sent them). */
+  logprobs?: unknown[];
 }
 
 class CostCeilingReached extends Error {}
@@ -140,7 +142,7 @@ export class TurnLoopService {
         onUpstream: (name: string) => {
           input.head['x-drael-upstream'] = name;
         },
-        ...(writer ? { onText: (t: string) => writer.text(t), onFrame: (f: DraelFrame) => writer.frame(f) } : {}),
+        ...(writer ? { onText: (t: string, lp?: readonly unknown[]) => writer.text(t, lp), onFrame: (f: DraelFrame) => writer.frame(f) } : {}),
         ...(writer && input.toolEvents ? { onTrace: (f: DraelFrame) => writer.frame(f) } : {}),
       });
       if (abort.signal.aborted) return;
@@ -152,7 +154,14 @@ export class TurnLoopService {
           object: 'chat.completion',
           created,
           model: request.model,
-          choices: [{ index: 0, message: { role: 'assistant', content: result.content, refusal: null }, logprobs: null, finish_reason: result.finishReason }],
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: result.content, refusal: null },
+              logprobs: result.logprobs ? { content: result.logprobs } : null,
+              finish_reason: result.finishReason,
+            },
+          ],
           usage: { ...meter.usage, total_tokens: meter.usage.prompt_tokens + meter.usage.completion_tokens },
         });
         const head: Record<string, string | number> = input.head;
@@ -178,6 +187,8 @@ export class TurnLoopService {
   private async loop(run: ChatRun): Promise<ChatResult> {
     const messages = [...run.messages];
     let content = '';
+    // The logprobs of the text in `content`, in order (the paragraph breaks between turns have none).
+    let logprobs: unknown[] | undefined;
     // Text of a later turn starts on its own paragraph, so turns never run into each other.
     let separated = true;
     const result = await this.engine.loop<ChatResult>(
@@ -191,14 +202,15 @@ export class TurnLoopService {
           const withTools = !turn.last && run.catalogue.definitions.length > 0;
           return { messages, options: run.baseBody, ...(withTools ? { toolsJson: run.catalogue.definitionsJson } : {}) };
         },
-        onText: (deltas) => {
+        onText: (deltas, pieceLogprobs) => {
           // One document: the turn's text waits for its end (finished, below).
           if (run.oneDocument) return;
           const text = deltas.length === 1 ? deltas[0]! : deltas.join('');
           const piece = separated ? text : `\n\n${text}`;
           separated = true;
           content += piece;
-          return run.onText?.(piece);
+          if (pieceLogprobs) (logprobs ??= []).push(...pieceLogprobs);
+          return pieceLogprobs ? run.onText?.(piece, pieceLogprobs) : run.onText?.(piece);
         },
         onAccepted: (deployment) => run.onUpstream?.(deployment.name),
         finished: async (outcome: TurnOutcome, turn: TurnInfo) => {
@@ -209,9 +221,10 @@ export class TurnLoopService {
             const finishReason = outcome.finishReason && outcome.finishReason !== 'tool_calls' && outcome.finishReason !== 'function_call' ? outcome.finishReason : 'stop';
             if (run.oneDocument) {
               content = outcome.content;
-              if (content !== '') await run.onText?.(content);
+              logprobs = outcome.logprobs;
+              if (content !== '') await (logprobs ? run.onText?.(content, logprobs) : run.onText?.(content));
             }
-            return { content, finishReason };
+            return { content, finishReason, ...(logprobs ? { logprobs } : {}) };
           }
           messages.push({ role: 'assistant', content: outcome.content === '' ? null : outcome.content, tool_calls: outcome.toolCalls });
           const ordinals = ordinalsOf(outcome.toolCalls);
