@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { billingCatalog } from '@drael/contracts';
 import { startLoopHarness, type LoopHarness } from './turn-loop.support.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are read freely */
@@ -103,5 +104,44 @@ describe('GET /v1/sessions', () => {
       expect(bad.body.error.param, query).toBe(param);
     }
     expect((await fetch(`${h.gateway.url}/v1/sessions`)).status).toBe(401);
+  });
+});
+
+describe("a key's tool level decides what it may do with the account's sessions", () => {
+  it('a none key is refused everything (403 tool_not_allowed); an l1_http key lists, reads and deletes but never writes; what code left is unchanged', async () => {
+    const owner = await h.newKey({ tool_level: 'l3_shell' });
+    const keyAt = async (tool_level: 'none' | 'l1_http') =>
+      (await h.nats.request(billingCatalog.createKey, { account_id: owner.account_id, tool_level, rate_limit: { per_minute: 1_000_000, per_hour: 10_000_000 } })).api_key;
+    const [none, reader] = [await keyAt('none'), await keyAt('l1_http')];
+    const file = `${h.gateway.url}/v1/sessions/shared/files/result.txt`;
+    const call = (apiKey: string, url: string, init: RequestInit = {}) =>
+      fetch(url, { ...init, headers: { ...auth(apiKey), ...(init.body !== undefined ? { 'content-type': 'text/plain' } : {}) } });
+    expect((await call(owner.api_key, file, { method: 'PUT', body: 'secret-output' })).status).toBe(200);
+
+    const refused = async (apiKey: string, url: string, init?: RequestInit) => {
+      const r = await call(apiKey, url, init);
+      expect(r.status, `${init?.method ?? 'GET'} ${url}`).toBe(403);
+      expect(((await r.json()) as any).error.code).toBe('tool_not_allowed');
+    };
+    for (const [url, init] of [
+      [`${h.gateway.url}/v1/sessions`, undefined],
+      [`${h.gateway.url}/v1/sessions/shared/files`, undefined],
+      [file, undefined],
+      [file, { method: 'PUT', body: 'planted' }],
+      [`${h.gateway.url}/v1/sessions/its-own/files/x.txt`, { method: 'PUT', body: 'takes a place' }],
+      [file, { method: 'DELETE' }],
+      [`${h.gateway.url}/v1/sessions/shared`, { method: 'DELETE' }],
+    ] as const) {
+      await refused(none, url, init);
+    }
+
+    expect(((await (await call(reader, `${h.gateway.url}/v1/sessions`)).json()) as any).data.map((s: any) => s.id)).toEqual(['shared']);
+    expect(await (await call(reader, file)).text()).toBe('secret-output');
+    await refused(reader, file, { method: 'PUT', body: 'planted' });
+    await refused(reader, `${h.gateway.url}/v1/sessions/its-own/files/x.txt`, { method: 'PUT', body: 'x' });
+
+    // Nothing the refused keys sent landed: the file is as the code's key left it, and no session was made.
+    expect(await (await call(owner.api_key, file)).text()).toBe('secret-output');
+    expect(((await (await call(owner.api_key, `${h.gateway.url}/v1/sessions`)).json()) as any).data.map((s: any) => s.id)).toEqual(['shared']);
   });
 });

@@ -4,6 +4,7 @@ import { MAX_FILE_TRANSFER_BYTES, sandboxCatalog, type ListPage, type ListPageQu
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { ApiError } from '../errors/api-error.js';
 import type { Caller } from '../auth/identity.js';
+import { assertSessionAccess, type SessionAccess } from '../tools/tool-levels.js';
 import type { Workspace, WorkspaceFields } from './workspace.js';
 
 /** Whose files: the account (tenant) and the session id, as the sandbox's file subjects name them. */
@@ -27,6 +28,12 @@ export interface SessionObject {
   last_used_at: number;
 }
 
+/** The account whose sessions a caller reaches, once its key's level allows this access (assertSessionAccess). */
+function sessionTenantOf(caller: Caller, access: SessionAccess = 'read'): string {
+  assertSessionAccess(caller.tool_level, access);
+  return caller.account_id;
+}
+
 /**
  * A session's files over the sandbox's file subjects. The tenant is always the caller's account,
  * so a session id names a different workspace for every account (spec 01: namespaced by tenant).
@@ -37,13 +44,13 @@ export class SessionFilesService {
 
   /** The account's sessions, one page, newest first unless asked otherwise. */
   async listSessions(caller: Caller, query: ListPageQuery): Promise<ListPage<SessionObject>> {
-    const r = await this.rpc.request(sandboxCatalog.sessionsList, { tenant: caller.account_id, ...query });
+    const r = await this.rpc.request(sandboxCatalog.sessionsList, { tenant: sessionTenantOf(caller), ...query });
     const data = r.sessions.map((s) => ({ id: s.id, object: 'session' as const, bytes: s.bytes, created_at: s.created_at, last_used_at: s.last_used_at }));
     return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: r.has_more };
   }
 
   async list(caller: Caller, session: string): Promise<FileListing> {
-    const r = await this.rpc.request(sandboxCatalog.filesList, { tenant: caller.account_id, session });
+    const r = await this.rpc.request(sandboxCatalog.filesList, { tenant: sessionTenantOf(caller), session });
     return { object: 'list', data: r.files, used_bytes: r.used_bytes, quota_bytes: r.quota_bytes, ...(r.free_bytes !== undefined ? { free_bytes: r.free_bytes } : {}) };
   }
 
@@ -52,7 +59,7 @@ export class SessionFilesService {
    * is sent (a missing file is an HTTP error, the size is known), the rest as the client takes them.
    */
   async open(caller: Caller, session: string, path: string): Promise<{ size: number; body: Readable }> {
-    const scope = { tenant: caller.account_id, session, path, max_bytes: MAX_FILE_TRANSFER_BYTES };
+    const scope = { tenant: sessionTenantOf(caller), session, path, max_bytes: MAX_FILE_TRANSFER_BYTES };
     const first = await this.rpc.request(sandboxCatalog.filesRead, scope);
     const rpc = this.rpc;
     async function* pieces(): AsyncGenerator<Buffer> {
@@ -76,7 +83,7 @@ export class SessionFilesService {
    * would replace is kept; one that fails part-way is deleted rather than left half written.
    */
   async write(caller: Caller, session: string, path: string, content: Buffer): Promise<{ path: string; size: number }> {
-    const scope = { tenant: caller.account_id, session };
+    const scope = { tenant: sessionTenantOf(caller, 'write'), session };
     if (content.length > MAX_FILE_TRANSFER_BYTES) await this.assertRoom(scope, path, content.length);
     return this.writePieces(scope, path, content);
   }
@@ -135,11 +142,11 @@ export class SessionFilesService {
 
   /** The whole session and its files; one in use goes when its last run or file call lets go. */
   async deleteSession(caller: Caller, session: string): Promise<{ id: string; object: 'session'; deleted: boolean }> {
-    const r = await this.rpc.request(sandboxCatalog.workspaceDelete, { tenant: caller.account_id, session });
+    const r = await this.rpc.request(sandboxCatalog.workspaceDelete, { tenant: sessionTenantOf(caller), session });
     return { id: session, object: 'session', deleted: r.deleted };
   }
 
   async delete(caller: Caller, session: string, path: string): Promise<{ path: string; deleted: boolean }> {
-    return this.rpc.request(sandboxCatalog.filesDelete, { tenant: caller.account_id, session, path });
+    return this.rpc.request(sandboxCatalog.filesDelete, { tenant: sessionTenantOf(caller), session, path });
   }
 }

@@ -40,6 +40,29 @@ export function fetchRenderFor(level: ToolLevel): 'auto' | 'http' {
   return levelAtLeast(level, 'l4_browser') ? 'auto' : 'http';
 }
 
+/** What a key does with sessions: `read` lists, downloads and deletes; `write` uploads a file. */
+export type SessionAccess = 'read' | 'write';
+
+/** For each access, the tools whose service gives it: the tools whose results land in a session (run_code's workspace, generate_image's pictures), and the one that runs what is written there. */
+const SESSION_TOOLS: Record<SessionAccess, readonly ToolName[]> = { read: ['run_code', 'generate_image'], write: ['run_code'] };
+
+/**
+ * Sessions (/v1/sessions, spec 01) by the key's level. A session holds what its tools left, so a
+ * key served none of them (`none`) has no business there: it neither reads what code left nor
+ * takes the account's session places. Listing, reading and deleting come with any tool that puts
+ * files in a session (l1_http on: generate_image tells the user to download its picture); writing
+ * a file plants input for code that runs there later, so it needs the level that runs code
+ * (l3_shell on). 403 tool_not_allowed otherwise, as the tool routes answer.
+ */
+export function assertSessionAccess(level: ToolLevel, access: SessionAccess): void {
+  const tools = SESSION_TOOLS[access];
+  const allowed = allowedTools(level);
+  if (tools.some((t) => allowed.has(t))) return;
+  const least = TOOL_LEVELS.find((l) => tools.some((t) => allowedTools(l).has(t))) ?? 'l3_shell';
+  const what = access === 'write' ? 'Writing a session file' : 'Sessions';
+  throw new ApiError('tool_not_allowed', `${what} needs tool level ${least} or higher; this key has ${level}`);
+}
+
 /**
  * A standalone tool route (/v1/tools/search, /v1/tools/fetch) runs the same tool the catalogue
  * serves, so the key's level decides it the same way: a key whose level does not serve the tool
