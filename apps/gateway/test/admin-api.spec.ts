@@ -28,7 +28,7 @@ afterAll(async () => {
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- answers are probed field by field
 
-async function admin(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Json }> {
+async function admin(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Json; headers: Headers }> {
   const res = await fetch(`${gateway.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
@@ -36,7 +36,7 @@ async function admin(method: string, path: string, body?: unknown, headers: Reco
   });
   const json = (await res.json()) as Json;
   if (res.status >= 400) expect(OpenAIErrorEnvelopeSchema.safeParse(json).success, JSON.stringify(json)).toBe(true);
-  return { status: res.status, json };
+  return { status: res.status, json, headers: res.headers };
 }
 
 const newAccount = async () => (await admin('POST', '/admin/accounts', { name: 'Admin Test' })).json.account_id as string;
@@ -54,7 +54,11 @@ describe('admin API: numbers beyond what storage holds are a 400 naming the para
       expect(res.status, JSON.stringify(limits)).toBe(400);
       expect(res.json.error.param).toBe(param);
     }
-    expect((await admin('POST', `/admin/accounts/${acct}/keys`, { rate_limit: { per_minute: 1_000_000, per_hour: 100_000_000 } })).status).toBe(201);
+    const created = await admin('POST', `/admin/accounts/${acct}/keys`, { rate_limit: { per_minute: 1_000_000, per_hour: 100_000_000 } });
+    expect(created.status).toBe(201);
+    // The one answer that shows the key: no cache may keep it (attack pass 4, F9).
+    expect(created.json.api_key).toEqual(expect.any(String));
+    expect(created.headers.get('cache-control')).toBe('no-store');
   });
 
   it("a key's per_hour is never below 60 x its per_minute: smaller is refused naming it, left out it is derived (the CLI's rule)", async () => {
@@ -121,7 +125,7 @@ describe('admin wallet credit takes an Idempotency-Key (Stripe semantics)', () =
     const first = await admin('POST', `/admin/accounts/${acct}/wallet/credit`, { amount_micros: 2_500_000 }, key);
     expect(first.status).toBe(200);
     const again = await admin('POST', `/admin/accounts/${acct}/wallet/credit`, { amount_micros: 2_500_000 }, key);
-    expect(again).toEqual(first);
+    expect({ status: again.status, json: again.json }).toEqual({ status: first.status, json: first.json });
     const other = await admin('POST', `/admin/accounts/${acct}/wallet/credit`, { amount_micros: 1 }, key);
     expect(other.status).toBe(409);
     expect(other.json.error).toMatchObject({ code: 'idempotency_key_reused', type: 'invalid_request_error' });

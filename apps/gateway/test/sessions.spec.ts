@@ -145,3 +145,28 @@ describe("a key's tool level decides what it may do with the account's sessions"
     expect(((await (await call(owner.api_key, `${h.gateway.url}/v1/sessions`)).json()) as any).data.map((s: any) => s.id)).toEqual(['shared']);
   });
 });
+
+describe('file names and downloads (attack pass 4, F7 and F9)', () => {
+  it('a new file whose name holds a bidirectional or control character is refused 400 invalid_path; nothing is written', async () => {
+    const owner = await h.newKey();
+    for (const name of ['invoice%E2%80%AEfdp.exe', 'a%E2%81%A6b.txt', 'line%0Abreak.txt']) {
+      const r = await fetch(`${h.gateway.url}/v1/sessions/names/files/${name}`, { method: 'PUT', headers: { ...auth(owner.api_key), 'content-type': 'text/plain' }, body: 'x' });
+      expect(r.status, name).toBe(400);
+      expect(((await r.json()) as any).error).toMatchObject({ code: 'invalid_path', param: 'path' });
+    }
+    expect(((await (await fetch(`${h.gateway.url}/v1/sessions`, { headers: auth(owner.api_key) })).json()) as any).data).toEqual([]);
+  });
+
+  it('a download is an attachment named as the file, never sniffed or cached', async () => {
+    const owner = await h.newKey();
+    const url = `${h.gateway.url}/v1/sessions/dl/files/out/r%C3%A9sum%C3%A9%20%22final%22.html`;
+    expect((await fetch(url, { method: 'PUT', headers: { ...auth(owner.api_key), 'content-type': 'text/html' }, body: '<script>alert(1)</script>' })).status).toBe(200);
+    const r = await fetch(url, { headers: auth(owner.api_key) });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('application/octet-stream');
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(r.headers.get('cache-control')).toBe('no-store');
+    expect(r.headers.get('content-disposition')).toBe(`attachment; filename="r_sum_ _final_.html"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%22final%22.html`);
+    expect(await r.text()).toBe('<script>alert(1)</script>');
+  });
+});

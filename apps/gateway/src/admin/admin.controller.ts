@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, Headers, HttpCode, Inject, Param, Post, Put, Query } from '@nestjs/common';
 import { z } from 'zod';
 import { billingCatalog, OperatorKeyRateLimitSchema } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
@@ -45,8 +45,10 @@ export class AdminController {
     return this.nats.request(billingCatalog.listKeys, { account_id: account });
   }
 
+  /** The one answer that shows the key itself: kept by no cache, shared or the browser's. */
   @Post('accounts/:account/keys')
   @HttpCode(201)
+  @Header('cache-control', 'no-store')
   createKey(@Param('account') account: string, @Body() body: unknown) {
     return this.nats.request(billingCatalog.createKey, { account_id: account, ...validate(CreateKeyBody, body ?? {}) });
   }

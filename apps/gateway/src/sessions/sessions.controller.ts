@@ -33,8 +33,18 @@ export class SessionsController {
 
   @Get(':id/files/*')
   async read(@Param('id') id: string, @RequestCaller() caller: Caller, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const file = await this.files.open(caller, checkSessionId(id, 'id'), filePathOf(req));
-    void reply.header('content-type', 'application/octet-stream').header('content-length', String(file.size)).header('x-drael-file-size', String(file.size)).send(file.body);
+    const path = filePathOf(req);
+    const file = await this.files.open(caller, checkSessionId(id, 'id'), path);
+    // A download, never a page: what code or a model wrote is not rendered by a browser (nosniff,
+    // attachment) nor kept by any cache.
+    void reply
+      .header('content-type', 'application/octet-stream')
+      .header('content-length', String(file.size))
+      .header('x-drael-file-size', String(file.size))
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'no-store')
+      .header('content-disposition', attachmentOf(path))
+      .send(file.body);
   }
 
   @Put(':id/files/*')
@@ -53,6 +63,13 @@ export class SessionsController {
   delete(@Param('id') id: string, @RequestCaller() caller: Caller, @Req() req: FastifyRequest) {
     return this.files.delete(caller, checkSessionId(id, 'id'), filePathOf(req));
   }
+}
+
+/** `Content-Disposition: attachment` naming the file (its last component; RFC 6266's filename* for any character, an ASCII fallback). */
+function attachmentOf(path: string): string {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 }
 
 /** The file path after /files/, percent-decoded (the sandbox checks it stays inside the session). */

@@ -4,7 +4,7 @@ import { Handles } from '@drael/nats-rpc';
 import { SessionPlacement } from '../placement/session-placement.service.js';
 import { SessionRouter } from '../placement/session-router.js';
 import { WorkspaceService } from '../workspace/workspace.service.js';
-import { parseWorkspacePath } from './safe-path.js';
+import { parseNewFilePath, parseWorkspacePath } from './safe-path.js';
 import { decodeWritable, SessionFilesService } from './session-files.service.js';
 
 /** The file subjects, each routed to the replica holding its session (placement/session-router.ts). */
@@ -30,7 +30,7 @@ export class FilesController {
       mutates: true,
       needsFiles: true,
       validate: (req) => {
-        parseWorkspacePath(req.path);
+        parseNewFilePath(req.path);
         decodeWritable(req.content_base64);
       },
       // A piece with more to come is saved with the last piece (the contract's `more`).

@@ -1,8 +1,17 @@
 import { SandboxError } from '../sandbox-error.js';
 
 /**
+ * Characters no file the file API writes may have in its name: control characters (C0, DEL, C1: a
+ * line break in a name forges lines in any listing) and the bidirectional controls (U+061C,
+ * U+200E-F, U+202A-E, U+2066-9), which make `invoice<U+202E>fdp.exe` show as "invoiceexe.pdf".
+ * Other invisible characters stay allowed: the zero-width joiner is part of emoji sequences.
+ */
+const SPOOFING = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+/**
  * A workspace-relative path: components of 1–255 bytes, no `.`/`..`, no NUL, no leading `/`,
- * at most 32 deep. Anything else is refused before it is joined to a host path.
+ * at most 32 deep. Anything else is refused before it is joined to a host path. Names are not
+ * normalised (NFC): a file the code wrote under another spelling stays reachable by its own name.
  */
 export function parseWorkspacePath(input: string): string {
   const parts = input.replace(/^\.\//, '').split('/');
@@ -16,4 +25,17 @@ export function parseWorkspacePath(input: string): string {
     if (Buffer.byteLength(p) > 255) throw bad('component longer than 255 bytes');
   }
   return parts.join('/');
+}
+
+/**
+ * The path of a file the file API is to write: a workspace path whose name holds no control or
+ * bidirectional character (SPOOFING). Only writes are held to it: a file code wrote under such a
+ * name stays readable and deletable through the API.
+ */
+export function parseNewFilePath(input: string): string {
+  const rel = parseWorkspacePath(input);
+  if (SPOOFING.test(rel)) {
+    throw new SandboxError('invalid_path', `path ${JSON.stringify(input.slice(0, 200))}: a control or bidirectional-text character`, false, { param: 'path' });
+  }
+  return rel;
 }

@@ -6,7 +6,7 @@ import { MAX_FILE_TRANSFER_BYTES } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 import { QUOTA_HEADROOM_BYTES, WorkspaceService, type SessionWorkspace, type WorkspaceRef } from '../workspace/workspace.service.js';
 import { keptName } from '../workspace/workspace-manifest.js';
-import { parseWorkspacePath } from './safe-path.js';
+import { parseNewFilePath, parseWorkspacePath } from './safe-path.js';
 import { SandboxError } from '../sandbox-error.js';
 
 const SANDBOX_UID = 65534;
@@ -80,7 +80,7 @@ export class SessionFilesService {
   }
 
   async write(ref: WorkspaceRef, path: string, contentBase64: string, append = false) {
-    const rel = parseWorkspacePath(path);
+    const rel = parseNewFilePath(path);
     const content = decodeWritable(contentBase64);
     return this.withWorkspace(ref, true, async (ws) => {
       if (!ws) throw new Error('workspace missing after create');
