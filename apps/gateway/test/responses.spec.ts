@@ -147,6 +147,28 @@ describe('errors on the typed envelope', () => {
   });
 });
 
+describe('a long conversation (attack pass 4, F4 and F8)', () => {
+  const input = Array.from({ length: 150_000 }, () => ({ role: 'user', content: 'x' }));
+
+  it('an input of 150,000 messages is served (it was a 500): the upstream gets every message', async () => {
+    stack.upstream.setTurns([{ type: 'text', content: 'read them all' }]);
+    const before = stack.upstream.requests.length;
+    const r = await stack.post({ model: 'gpt-test', input, store: false });
+    const body = await json(r);
+    expect(r.status, JSON.stringify(body).slice(0, 300)).toBe(200);
+    expect(body.output_text).toBe('read them all');
+    expect(requestsSince(before)[0]!.body.messages).toHaveLength(150_000);
+  });
+
+  it('stored, the same input is refused before the model is called when its record would not fit (413), never paid for and then lost', async () => {
+    const before = stack.upstream.requests.length;
+    const r = await stack.post({ model: 'gpt-test', input });
+    expect(r.status).toBe(413);
+    expect((await json(r)).error.code).toBe('payload_too_large');
+    expect(requestsSince(before)).toHaveLength(0);
+  });
+});
+
 describe('listing is not execution', () => {
   it('declaring web_search and web_fetch advertises them; nothing is searched or fetched before (or without) a model call', async () => {
     stack.upstream.setTurns([{ type: 'text', content: 'I know this one.' }]);

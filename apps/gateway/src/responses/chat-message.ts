@@ -13,3 +13,12 @@ export interface ChatFunctionTool {
 }
 
 export type ChatToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+
+/**
+ * Appends a conversation's messages one by one. Not `push(...from)`: a spread passes each message
+ * as an argument, and past about 125,000 of them (an `input` of 3 MB, or a long stored
+ * conversation continued) V8 throws RangeError, which was a 500.
+ */
+export function appendMessages(into: ChatMessage[], from: readonly ChatMessage[]): void {
+  for (const message of from) into.push(message);
+}

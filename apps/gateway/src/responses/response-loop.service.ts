@@ -5,7 +5,7 @@ import { argumentsOf, ModelTurnEngine, unknownTool, type TurnInfo, type TurnOutc
 import type { ToolCall } from '../engine/turn-stream.reader.js';
 import { ApiError } from '../errors/api-error.js';
 import type { ResolvedModel } from '../models/model-registry.js';
-import type { ChatMessage } from './chat-message.js';
+import { appendMessages, type ChatMessage } from './chat-message.js';
 import { citationsOf } from './citations.js';
 import { runDatetime } from './hosted/datetime.tool.js';
 import type { HostedKind } from './hosted/tool-names.js';
@@ -96,7 +96,7 @@ export class ResponseLoopService {
       const messages: ChatMessage[] = [];
       const system = [run.instructions, hasHosted(run.toolSet) ? EVIDENCE_NOTE : null].filter(Boolean).join('\n\n');
       if (system) messages.push({ role: 'system', content: system });
-      messages.push(...run.history);
+      appendMessages(messages, run.history);
       const toolChoice = run.toolSet.toolChoiceFor(run.toolChoice, turn.turn - 1, tools);
       message = new MessageItemWriter(response, events);
       return {

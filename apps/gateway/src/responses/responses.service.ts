@@ -7,7 +7,7 @@ import { ModelRegistry } from '../models/model-registry.js';
 import { validateBody } from '../openai/validate.js';
 import type { ListPage, ListPageQuery } from '@drael/contracts';
 import { listPageOf } from '../openai/list-query.js';
-import type { ChatMessage } from './chat-message.js';
+import { appendMessages, type ChatMessage } from './chat-message.js';
 import { inputItemsOf, type InputItemResource } from './input-items.js';
 import { translateInput } from './input.translator.js';
 import type { Caller, KeyRecheck } from '../auth/identity.js';
@@ -62,12 +62,12 @@ export class ResponsesService {
       }
       const previous = loadedPrevious.stored;
       storedBytes += loadedPrevious.bytes;
-      history.push(...previous.messages);
+      appendMessages(history, previous.messages);
       // What tool_search found earlier stays found, as long as this request still declares it.
       for (const fn of previous.loaded) if (toolSet.deferred.has(fn.name)) loaded.set(fn.name, toolSet.deferred.get(fn.name)!);
     }
     const input = translateInput(request.input);
-    history.push(...input.messages);
+    appendMessages(history, input.messages);
     for (const fn of input.clientLoaded) loaded.set(fn.name, fn);
     if (history.length === 0) throw new ApiError('invalid_request', 'input is required', 'input');
 
@@ -76,7 +76,10 @@ export class ResponsesService {
     // over its bounds (413/429), and with the store unavailable too (503 from the store, fail
     // closed): the client asked for a response it can GET and continue, and an answer made and
     // paid for that then cannot be stored is the worse outcome. `store: false` needs no store.
-    if (response.store) await this.store.admit(caller.account_id, storedBytes + 2 * Buffer.byteLength(JSON.stringify(request.input ?? '')));
+    // The input's share of the record, exactly as it will be saved (its messages and its items, ids
+    // and all): an estimate from the raw input missed the items' own fields by half (attack pass 4, F8).
+    const inputItems = response.store ? inputItemsOf(request.input) : [];
+    if (response.store) await this.store.admit(caller.account_id, storedBytes + jsonBytes(input.messages) + jsonBytes(inputItems));
     const stream = request.stream === true;
     const sse = stream
       ? new SseWriter(res, call.requestId, (error) => {
@@ -140,7 +143,7 @@ export class ResponsesService {
     response.completed_at = Math.floor(Date.now() / 1000);
     if (response.store) {
       try {
-        await this.store.save(caller.account_id, { response, messages: history, loaded: [...loaded.values()], input_items: inputItemsOf(request.input) });
+        await this.store.save(caller.account_id, { response, messages: history, loaded: [...loaded.values()], input_items: inputItems });
       } catch (err) {
         // The answer exists and was paid for: it still goes out, after at most
         // RESPONSES_REDIS_TIMEOUT_MS (the store's failure is counted there); only GET and
@@ -201,4 +204,8 @@ function withOutputText(response: ResponseObject): ResponseObject & { output_tex
     .map((p) => p.text ?? '')
     .join('');
   return { ...response, output_text: text };
+}
+
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value));
 }
