@@ -306,10 +306,18 @@ describe('mode seam', () => {
     expect(((await r.json()) as any).error).toMatchObject({ code: 'invalid_session', param: 'X-Drael-Session' });
   });
 
-  it('n > 1 is refused in catalogue mode', async () => {
+  it('n > 1 is a plain proxied completion: the client gets its candidates from the model, no catalogue', async () => {
+    h.script([{ type: 'text', content: 'one of several' }]);
+    const before = h.upstream.requests.length;
     const r = await h.chat({ messages: ask, n: 2 });
-    expect(r.status).toBe(400);
-    expect(((await r.json()) as any).error.param).toBe('n');
+    expect(r.status).toBe(200);
+    expect(((await r.json()) as any).choices[0].message.content).toBe('one of several');
+    expect(h.upstream.requests[before]!.body).toMatchObject({ n: 2 });
+    expect(h.upstream.requests[before]!.body.tools).toBeUndefined();
+    // Still validated: n beyond OpenAI's bound is a 400 naming it.
+    const bad = await h.chat({ messages: ask, n: 129 });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as any).error.param).toBe('n');
   });
 
   it('tool_choice is honoured or refused, never dropped: "none" is a plain completion, a forced choice is a 400', async () => {

@@ -99,6 +99,8 @@ function modeOf(body: unknown, headers: ChatCall['headers']): ChatMode {
   if (b.tools != null || b.functions != null || b.function_call != null) return 'proxy';
   // `tool_choice: "none"` asks for an answer without tools: a plain completion, as with the header.
   if (b.tool_choice === 'none') return 'proxy';
+  // Several candidate answers (`n` > 1): the loop writes one answer, so they are a plain completion.
+  if (typeof b.n === 'number' && b.n > 1) return 'proxy';
   return serverTools ? 'loop' : 'proxy';
 }
 

@@ -101,9 +101,6 @@ export class TurnLoopService {
 
   async handle(input: LoopRequest): Promise<void> {
     const { request, res } = input;
-    if ((request.n ?? 1) > 1) {
-      throw new ApiError('invalid_request', 'n > 1 is not served with server-side tools; send x-drael-server-tools: 0 for a plain completion', 'n');
-    }
     // The model chooses among Drael's tools; a choice forced on it ("required", a named function)
     // would hold for every turn of the loop. Refused rather than dropped without a word.
     if (request.tool_choice !== undefined && request.tool_choice !== null && request.tool_choice !== 'auto') {
