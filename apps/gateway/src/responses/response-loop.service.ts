@@ -5,7 +5,7 @@ import { argumentsOf, ModelTurnEngine, unknownTool, type TurnInfo, type TurnOutc
 import type { ToolCall } from '../engine/turn-stream.reader.js';
 import { ApiError } from '../errors/api-error.js';
 import type { ResolvedModel } from '../models/model-registry.js';
-import type { ChatMessage } from './chat-message.js';
+import type { ChatMessage, ChatResponseFormat } from './chat-message.js';
 import { citationsOf } from './citations.js';
 import { runDatetime } from './hosted/datetime.tool.js';
 import type { HostedKind } from './hosted/tool-names.js';
@@ -44,6 +44,10 @@ export interface ResponseRun {
   readonly temperature?: number | null;
   readonly topP?: number | null;
   readonly parallelToolCalls?: boolean | null;
+  /** `text.format` in the upstream's terms; every turn is asked for it, as a catalogue chat turn is. */
+  readonly responseFormat?: ChatResponseFormat;
+  /** `reasoning.effort`, sent as chat completions' `reasoning_effort`. */
+  readonly reasoningEffort?: string;
   /** The most hosted tool calls this response runs (DRAEL_REQUEST_TOOL_CALLS, as for chat); later ones are answered tool_call_limit_reached. */
   readonly toolCallLimit: number;
 }
@@ -108,6 +112,8 @@ export class ResponseLoopService {
           ...(remaining !== undefined ? { max_tokens: remaining } : {}),
           ...(typeof run.temperature === 'number' ? { temperature: run.temperature } : {}),
           ...(typeof run.topP === 'number' ? { top_p: run.topP } : {}),
+          ...(run.responseFormat ? { response_format: run.responseFormat } : {}),
+          ...(run.reasoningEffort ? { reasoning_effort: run.reasoningEffort } : {}),
         },
       };
     };

@@ -15,8 +15,9 @@ import { ResponseLoopService } from './response-loop.service.js';
 import { ResponseEvents, SseWriter } from './response-events.js';
 import { newResponse, snapshotOf, type ResponseObject } from './response-object.js';
 import { ResponseStore } from './response.store.js';
-import { CreateResponseSchema, INCLUDE_SOURCES, type FunctionTool } from './responses.schema.js';
+import { CreateResponseSchema, INCLUDE_SOURCES, RetrieveResponseQuerySchema, type FunctionTool } from './responses.schema.js';
 import { ToolSet } from './tool-set.js';
+import { responseFormatOf } from './text-format.translator.js';
 
 export interface CreateCall {
   readonly body: unknown;
@@ -120,6 +121,8 @@ export class ResponsesService {
         temperature: request.temperature,
         topP: request.top_p,
         parallelToolCalls: request.parallel_tool_calls,
+        ...(request.text?.format ? { responseFormat: responseFormatOf(request.text.format) } : {}),
+        ...(request.reasoning?.effort ? { reasoningEffort: request.reasoning.effort } : {}),
         toolCallLimit: this.config.DRAEL_REQUEST_TOOL_CALLS,
       });
     } catch (err) {
@@ -161,7 +164,8 @@ export class ResponsesService {
     res.end(body);
   }
 
-  async get(caller: Caller, id: string): Promise<ResponseObject> {
+  async get(caller: Caller, id: string, query: unknown): Promise<ResponseObject> {
+    validateBody(RetrieveResponseQuerySchema, query ?? {});
     const loaded = await this.store.load(caller.account_id, id);
     if (!loaded) throw notFound(id);
     return withOutputText(loaded.stored.response);
