@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { zodTextFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
-import { eventsOf, startStack, type Stack } from './responses.support.js';
+import { Redis } from 'ioredis';
+import { eventsOf, REDIS_URL, startStack, type Stack } from './responses.support.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are read freely */
 
@@ -197,6 +198,23 @@ describe('reasoning.effort', () => {
     expect(requestsSince(before)[0]!.body).not.toHaveProperty('reasoning_effort');
 
     await expectRefused({ model: 'gpt-test', input: 'x', reasoning: { effort: 'extreme' } }, 'reasoning.effort', /Invalid option/);
+  });
+
+  it('a response stored before reasoning was echoed reads back with reasoning {effort: null}', async () => {
+    stack.upstream.setTurns([{ type: 'text', content: 'old' }]);
+    const { id } = await json(await stack.post({ model: 'gpt-test', input: 'hi' }));
+    // The record as an earlier gateway wrote it: no `reasoning` in the response object.
+    const redis = new Redis(REDIS_URL);
+    try {
+      const [key] = await redis.keys(`${stack.keyPrefix}responses:*${id}`);
+      const record = JSON.parse((await redis.get(key!))!);
+      delete record.response.reasoning;
+      await redis.set(key!, JSON.stringify(record), 'KEEPTTL');
+    } finally {
+      redis.disconnect();
+    }
+    const body = await json(await stack.get(id));
+    expect(body).toMatchObject({ id, output_text: 'old', reasoning: { effort: null, summary: null } });
   });
 });
 

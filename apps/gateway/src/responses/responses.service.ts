@@ -168,7 +168,10 @@ export class ResponsesService {
     validateBody(RetrieveResponseQuerySchema, query ?? {});
     const loaded = await this.store.load(caller.account_id, id);
     if (!loaded) throw notFound(id);
-    return withOutputText(loaded.stored.response);
+    // The record is JSON from Redis: one stored before `reasoning` was echoed (they live
+    // RESPONSES_TTL_S) has none, and reads as a response that asked for no effort.
+    const response: Partial<Pick<ResponseObject, 'reasoning'>> & Omit<ResponseObject, 'reasoning'> = loaded.stored.response;
+    return withOutputText({ ...response, reasoning: response.reasoning ?? { effort: null, summary: null } });
   }
 
   /** The input items the response was made from, one page as OpenAI lists them (newest first by default). */
