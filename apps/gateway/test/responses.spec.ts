@@ -581,13 +581,63 @@ describe('hosted datetime', () => {
 });
 
 describe('function tools pass through to the client', () => {
-  it('streamed: the function_call item with its arguments done event, then one terminal', async () => {
+  it('streamed: the function_call item opens in_progress with no arguments, they stream as deltas as the upstream sends them, then done; one terminal', async () => {
     const tools = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
-    stack.upstream.setTurns([{ type: 'tool_calls', calls: [{ id: 'w2', name: 'get_weather', arguments: '{"city":"Rome"}' }] }]);
+    stack.upstream.setTurns([{ type: 'tool_calls', calls: [{ id: 'w2', name: 'get_weather', arguments: ['{"city"', ':"Ro', 'me"}'] }] }]);
     const events = await eventsOf(await stack.post({ model: 'gpt-test', input: 'Weather in Rome?', tools, stream: true }));
     expectOneTerminalAndMonotonic(events);
-    expect(types(events).slice(2)).toEqual(['response.output_item.added', 'response.function_call_arguments.done', 'response.output_item.done', 'response.completed']);
-    expect(events.at(-1)!.response.output[0]).toMatchObject({ type: 'function_call', call_id: 'w2', name: 'get_weather', arguments: '{"city":"Rome"}' });
+    expect(types(events).slice(2)).toEqual([
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    const [added, ...rest] = events.slice(2);
+    expect(added!.item).toMatchObject({ type: 'function_call', status: 'in_progress', call_id: 'w2', name: 'get_weather', arguments: '' });
+    const deltas = rest.filter((e) => e.type === 'response.function_call_arguments.delta');
+    expect(deltas.map((e) => e.delta)).toEqual(['{"city"', ':"Ro', 'me"}']);
+    for (const e of [...deltas, rest.find((e) => e.type === 'response.output_item.done')!]) {
+      expect(e.output_index).toBe(0);
+      expect(e.item_id ?? e.item.id).toBe(added!.item.id);
+    }
+    expect(rest.find((e) => e.type === 'response.function_call_arguments.done')).toMatchObject({ item_id: added!.item.id, arguments: '{"city":"Rome"}' });
+    expect(events.at(-1)!.response.output).toEqual([
+      expect.objectContaining({ id: added!.item.id, type: 'function_call', status: 'completed', call_id: 'w2', name: 'get_weather', arguments: '{"city":"Rome"}' }),
+    ]);
+  });
+
+  it('streamed: text before the call is closed as its own message before the call’s item opens; two calls stream each into its own item', async () => {
+    const tools = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
+    stack.upstream.setTurns([
+      {
+        type: 'tool_calls',
+        content: ['Let me ', 'check.'],
+        calls: [
+          { id: 'a', name: 'get_weather', arguments: ['{"city":', '"Oslo"}'] },
+          { id: 'b', name: 'get_weather', arguments: ['{"city":', '"Rome"}'] },
+        ],
+      },
+    ]);
+    const events = await eventsOf(await stack.post({ model: 'gpt-test', input: 'Weather in Oslo and Rome?', tools, stream: true }));
+    expectOneTerminalAndMonotonic(events);
+    const at = (type: string, n = 0) => events.filter((e) => e.type === type)[n]!.sequence_number;
+    // The message is done before the first call's item is added.
+    expect(at('response.output_item.done')).toBeLessThan(at('response.output_item.added', 1));
+    const deltas = events.filter((e) => e.type === 'response.function_call_arguments.delta');
+    expect(deltas.map((e) => [e.output_index, e.delta])).toEqual([
+      [1, '{"city":'],
+      [1, '"Oslo"}'],
+      [2, '{"city":'],
+      [2, '"Rome"}'],
+    ]);
+    expect(events.at(-1)!.response.output.map((i: any) => [i.type, i.status, i.arguments ?? i.content[0].text])).toEqual([
+      ['message', 'completed', 'Let me check.'],
+      ['function_call', 'completed', '{"city":"Oslo"}'],
+      ['function_call', 'completed', '{"city":"Rome"}'],
+    ]);
   });
 
   it('a function call ends the response as a function_call item; the output comes back with previous_response_id', async () => {

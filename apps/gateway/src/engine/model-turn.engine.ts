@@ -6,7 +6,7 @@ import type { DeploymentConfig } from '../models/model-routes.config.js';
 import { failed, type ToolResult } from '../tools/tool-result.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import { UpstreamClient } from '../upstream/upstream.client.js';
-import { readJsonTurn, readTurnStream, turnOfText, type ToolCall, type TurnAnswer } from './turn-stream.reader.js';
+import { readJsonTurn, readTurnStream, turnOfText, type ToolCall, type ToolCallPiece, type TurnAnswer } from './turn-stream.reader.js';
 
 // spec 01 "The loop": one request is bounded at six model turns (chat and Responses alike).
 export const MAX_TURNS = 6;
@@ -44,6 +44,8 @@ export interface TurnPlan<R> {
   request(turn: TurnInfo): TurnRequest | { readonly end: R } | Promise<TurnRequest | { readonly end: R }>;
   /** The turn's text as it streams: the deltas of one network read, in order, and their logprobs entries when the upstream sent any. */
   onText?(deltas: readonly string[], logprobs?: readonly unknown[]): void | Promise<void>;
+  /** The turn's tool calls as they stream, piece by piece (a streamed answer only; the whole calls come to `finished` as ever). */
+  onToolCall?(pieces: readonly ToolCallPiece[]): void;
   /** A deployment accepted the turn's call (before any of its text). */
   onAccepted?(deployment: DeploymentConfig, turn: TurnInfo): void;
   /** The turn, read: an answer ends the loop, undefined goes on to the next turn. */
@@ -139,7 +141,9 @@ export class ModelTurnEngine {
       plan.onAccepted?.(deployment, turn);
       // A server that ignores `stream: true` answers one JSON object: read as such, not as an empty stream.
       const json = /^application\/json\b/i.test(String(res.headers['content-type'] ?? ''));
-      answer = json ? await readJsonTurn(res.body, options.signal, onText) : await readTurnStream(res.body, options.signal, onText, this.upstream.answerIdleMs(deployment));
+      answer = json
+        ? await readJsonTurn(res.body, options.signal, onText)
+        : await readTurnStream(res.body, options.signal, onText, this.upstream.answerIdleMs(deployment), plan.onToolCall?.bind(plan));
     } else {
       // The whole answer on the raw dispatch (issue 20: no Readable and no promise per chunk).
       const whole = await this.upstream.read(options.route, call, (d) => plan.onAccepted?.(d, turn));

@@ -55,6 +55,34 @@ describe('readTurnStream', () => {
     });
   });
 
+  it('hands tool-call pieces on as they come, after the same read’s text, each with its call’s index (only when asked for)', async () => {
+    const log: string[] = [];
+    const call = (index: number, fn: object, id?: string) => event({ tool_calls: [{ index, ...(id ? { id, type: 'function' } : {}), function: fn }] });
+    const reads = [
+      event({ content: 'Checking.' }) + call(0, { name: 'get_weather', arguments: '' }, 'a') + call(0, { arguments: '{"city":' }),
+      call(0, { arguments: '"Oslo"}' }) + call(1, { name: 'get_time', arguments: '{}' }, 'b') + event({}, 'tool_calls') + 'data: [DONE]\n\n',
+    ];
+    const answer = await readTurnStream(bodyOf(reads, log), new AbortController().signal, logText(log), undefined, (pieces) => log.push(`calls ${JSON.stringify(pieces)}`));
+    expect(log).toEqual([
+      'read 0',
+      'text Checking.',
+      `calls ${JSON.stringify([
+        { index: 0, id: 'a', name: 'get_weather' },
+        { index: 0, arguments: '{"city":' },
+      ])}`,
+      'read 1',
+      'end',
+      `calls ${JSON.stringify([
+        { index: 0, arguments: '"Oslo"}' },
+        { index: 1, id: 'b', name: 'get_time', arguments: '{}' },
+      ])}`,
+    ]);
+    expect(answer.toolCalls.map((c) => [c.id, c.function.name, c.function.arguments])).toEqual([
+      ['a', 'get_weather', '{"city":"Oslo"}'],
+      ['b', 'get_time', '{}'],
+    ]);
+  });
+
   it('reads nothing more while the client’s socket is full, and hands on what gathered meanwhile as one', async () => {
     const log: string[] = [];
     let release!: () => void;

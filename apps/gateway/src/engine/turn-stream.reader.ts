@@ -17,6 +17,14 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
+/** One piece of a streamed tool call as the upstream sent it: the call's index, and what this piece adds. */
+export interface ToolCallPiece {
+  index: number;
+  id?: string;
+  name?: string;
+  arguments?: string;
+}
+
 /** One model turn's answer, read to its end. */
 export interface TurnAnswer {
   content: string;
@@ -68,7 +76,14 @@ function tooManyToolCalls(): ApiError {
 /** The body of a streamed answer: a Readable (undici's), read as it fills. */
 export type TurnBody = Pick<Readable, 'read' | 'on' | 'off' | 'destroy'>;
 
-export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: TextHandler, idleMs?: number): Promise<TurnAnswer> {
+export function readTurnStream(
+  body: TurnBody,
+  signal: AbortSignal,
+  onText?: TextHandler,
+  idleMs?: number,
+  /** Tool-call pieces as they arrive (the Responses API streams a function call's arguments), after the same read's text. */
+  onToolCall?: (pieces: readonly ToolCallPiece[]) => void,
+): Promise<TurnAnswer> {
   const answer: TurnAnswer = { content: '', toolCalls: [], finishReason: null, usage: { prompt_tokens: 0, completion_tokens: 0 } };
   // By the index the upstream gives each call: a Map, not an array, so that an index of 99999999
   // (a broken or hostile upstream) costs one entry, not a hundred-million-slot walk at the end.
@@ -77,6 +92,7 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: Tex
   const pending: string[] = [];
   /** Logprobs entries of the pending text (only a request that asked for logprobs gets any). */
   const pendingLogprobs: unknown[] = [];
+  const pendingPieces: ToolCallPiece[] = [];
   let failure: ApiError | undefined;
   let done = false;
   /** A choice 0 came: an answer whose events never carry one is no answer. */
@@ -147,6 +163,14 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: Tex
       if (piece.id) call.id = piece.id;
       if (piece.function?.name) call.name += piece.function.name;
       if (piece.function?.arguments) call.arguments += piece.function.arguments;
+      if (onToolCall) {
+        pendingPieces.push({
+          index: i,
+          ...(piece.id ? { id: piece.id } : {}),
+          ...(piece.function?.name ? { name: piece.function.name } : {}),
+          ...(piece.function?.arguments ? { arguments: piece.function.arguments } : {}),
+        });
+      }
     }
     if (choice.finish_reason) answer.finishReason = finishReasonOf(choice.finish_reason);
   };
@@ -178,12 +202,24 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: Tex
       // An abort's reason goes on as it came (what the engine's callers expect of an abort).
       settle(signal.aborted ? (err as Error) : answerFailure(err));
     };
+    /** Hands a read's tool-call pieces on (text first: a model writes before it calls); false if the listener failed. */
+    const handOn = (pieces: ToolCallPiece[]): boolean => {
+      if (pieces.length === 0 || !onToolCall) return true;
+      try {
+        onToolCall(pieces);
+        return true;
+      } catch (err) {
+        fail(err);
+        return false;
+      }
+    };
     /** Hands the pending text on; false while its promise holds the reading. */
     const flush = (): boolean => {
+      const pieces = pendingPieces.splice(0);
       if (pending.length === 0 || !onText) {
         pending.length = 0;
         pendingLogprobs.length = 0;
-        return true;
+        return handOn(pieces);
       }
       let r: void | Promise<void>;
       try {
@@ -192,10 +228,11 @@ export function readTurnStream(body: TurnBody, signal: AbortSignal, onText?: Tex
         fail(err);
         return false;
       }
-      if (!r) return true;
+      if (!r) return handOn(pieces);
       waiting = true;
       r.then(() => {
         waiting = false;
+        if (!handOn(pieces)) return;
         if (ended) finish();
         else pump();
       }, fail);

@@ -20,7 +20,7 @@ import type { RouteAccess } from '../auth/route-access.js';
 import { DailyQuery } from '../billing-api/billing-api.controller.js';
 import { ChatCompletionRequestSchema } from '../openai/chat-completion.schema.js';
 import { ListQuerySchema } from '../openai/list-query.js';
-import { CreateResponseSchema } from '../responses/responses.schema.js';
+import { CreateResponseSchema, RetrieveResponseQuerySchema } from '../responses/responses.schema.js';
 import { SearchToolRequestSchema, SearchToolResponseSchema } from '../tools-api/search/search-tool.schema.js';
 import {
   ChatCompletionSchema,
@@ -125,8 +125,9 @@ export const HTTP_OPERATIONS: readonly HttpOperation[] = [
     route: '/v1/responses/:id',
     operationId: 'getResponse',
     tag: 'responses',
-    summary: 'A stored response of the caller’s account.',
+    summary: 'A stored response of the caller’s account. `stream=true` is a 400: there is no background response to replay.',
     access: 'key',
+    query: RetrieveResponseQuerySchema,
     responses: { 200: json(ResponseObjectSchema, 'The response object.') },
   },
   {

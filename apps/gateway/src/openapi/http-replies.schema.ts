@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { OpenAIErrorEnvelopeSchema } from '@drael/contracts';
 import { DeploymentReportSchema } from '../upstream/deployment-report.schema.js';
+import { TextFormatSchema } from '../responses/responses.schema.js';
 
 /**
  * The bodies the gateway answers that no service contract already describes: OpenAI's own objects
@@ -64,7 +65,8 @@ export const ResponseObjectSchema = z.object({
   store: z.boolean(),
   temperature: z.number().nullable(),
   top_p: z.number().nullable(),
-  text: z.object({ format: z.object({ type: z.literal('text') }) }),
+  text: z.object({ format: TextFormatSchema }),
+  reasoning: z.object({ effort: z.string().nullable(), summary: z.null() }),
   tool_choice: z.unknown(),
   tools: z.array(z.unknown()),
   truncation: z.literal('disabled'),

@@ -1,8 +1,8 @@
 import { ApiError } from '../errors/api-error.js';
 import type { ToolCall } from '../engine/turn-stream.reader.js';
-import type { ChatMessage } from './chat-message.js';
+import type { ChatContentPart, ChatMessage } from './chat-message.js';
 import { HOSTED_FUNCTION } from './hosted/tool-names.js';
-import type { FunctionTool, InputItem } from './responses.schema.js';
+import type { ContentPart, FunctionTool, InputItem } from './responses.schema.js';
 
 export interface TranslatedInput {
   messages: ChatMessage[];
@@ -34,6 +34,7 @@ export function translateInput(input: string | readonly InputItem[] | undefined)
         pendingCall({ id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } });
         return;
       case 'function_call_output':
+        // The schema lets only text parts through here.
         messages.push({ role: 'tool', tool_call_id: item.call_id, content: typeof item.output === 'string' ? item.output : textOf(item.output) });
         return;
       case 'tool_search_call':
@@ -61,6 +62,11 @@ export function translateInput(input: string | readonly InputItem[] | undefined)
         return;
       case 'message':
       case undefined: {
+        // The schema lets images and files through only in user messages.
+        if (item.role === 'user' && typeof item.content !== 'string' && item.content.some(isMedia)) {
+          messages.push({ role: 'user', content: item.content.map(chatPartOf) });
+          return;
+        }
         const content = typeof item.content === 'string' ? item.content : textOf(item.content);
         if (item.role === 'assistant') messages.push({ role: 'assistant', content });
         else messages.push({ role: item.role, content });
@@ -73,9 +79,26 @@ export function translateInput(input: string | readonly InputItem[] | undefined)
   return { messages, clientLoaded };
 }
 
-function textOf(parts: ReadonlyArray<{ type: string; text?: unknown }>): string {
+/** Text-only content, as one string (what every upstream reads); a refusal the client replays is its text. */
+function textOf(parts: readonly ContentPart[]): string {
   return parts
-    .map((p) => (typeof p.text === 'string' ? p.text : ''))
+    .map((p) => ('text' in p && typeof p.text === 'string' ? p.text : 'refusal' in p && typeof p.refusal === 'string' ? p.refusal : ''))
     .filter(Boolean)
     .join('\n');
+}
+
+const isMedia = (p: ContentPart): boolean => p.type === 'input_image' || p.type === 'input_file';
+
+/** One Responses part as chat completions' part: input_image → image_url, input_file → file (the schema has refused file ids and URLs). */
+function chatPartOf(p: ContentPart): ChatContentPart {
+  switch (p.type) {
+    case 'input_image':
+      return { type: 'image_url', image_url: { url: p.image_url!, ...(p.detail ? { detail: p.detail } : {}) } };
+    case 'input_file':
+      return { type: 'file', file: { file_data: p.file_data!, filename: p.filename! } };
+    case 'refusal':
+      return { type: 'text', text: p.refusal };
+    default:
+      return { type: 'text', text: p.text };
+  }
 }

@@ -2,10 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { inSpan } from '@drael/tracing';
 import type { Caller, KeyRecheck } from '../auth/identity.js';
 import { argumentsOf, ModelTurnEngine, unknownTool, type TurnInfo, type TurnOutcome, type TurnRequest } from '../engine/model-turn.engine.js';
-import type { ToolCall } from '../engine/turn-stream.reader.js';
+import type { ToolCall, ToolCallPiece } from '../engine/turn-stream.reader.js';
 import { ApiError } from '../errors/api-error.js';
 import type { ResolvedModel } from '../models/model-registry.js';
-import { appendMessages, type ChatMessage } from './chat-message.js';
+import { appendMessages, type ChatMessage, type ChatResponseFormat } from './chat-message.js';
 import { citationsOf } from './citations.js';
 import { runDatetime } from './hosted/datetime.tool.js';
 import type { HostedKind } from './hosted/tool-names.js';
@@ -44,6 +44,10 @@ export interface ResponseRun {
   readonly temperature?: number | null;
   readonly topP?: number | null;
   readonly parallelToolCalls?: boolean | null;
+  /** `text.format` in the upstream's terms; every turn is asked for it, as a catalogue chat turn is. */
+  readonly responseFormat?: ChatResponseFormat;
+  /** `reasoning.effort`, sent as chat completions' `reasoning_effort`. */
+  readonly reasoningEffort?: string;
   /** The most hosted tool calls this response runs (DRAEL_REQUEST_TOOL_CALLS, as for chat); later ones are answered tool_call_limit_reached. */
   readonly toolCallLimit: number;
 }
@@ -83,6 +87,11 @@ export class ResponseLoopService {
       return runPlanned(p);
     };
     let message: MessageItemWriter | undefined;
+    let calls: FunctionCallItems | undefined;
+    // Text before a call is done once the call starts: its message item closes before the call's item opens.
+    const closeMessage = () => {
+      if (message?.isOpen) message.close(citationsOf(message.written, sources));
+    };
 
     const request = (turn: TurnInfo): TurnRequest | { end: 'stopped' } => {
       const remaining = response.max_output_tokens === null ? undefined : response.max_output_tokens - (response.usage?.output_tokens ?? 0);
@@ -99,6 +108,8 @@ export class ResponseLoopService {
       appendMessages(messages, run.history);
       const toolChoice = run.toolSet.toolChoiceFor(run.toolChoice, turn.turn - 1, tools);
       message = new MessageItemWriter(response, events);
+      // A call on the last turn is never a hosted one (they are withdrawn), as plan() reads it.
+      calls = new FunctionCallItems(response, events, (name) => (turn.last || !run.toolSet.hostedKindOf(name)) && isClientFunction(run, name), closeMessage);
       return {
         messages,
         options: {
@@ -108,6 +119,8 @@ export class ResponseLoopService {
           ...(remaining !== undefined ? { max_tokens: remaining } : {}),
           ...(typeof run.temperature === 'number' ? { temperature: run.temperature } : {}),
           ...(typeof run.topP === 'number' ? { top_p: run.topP } : {}),
+          ...(run.responseFormat ? { response_format: run.responseFormat } : {}),
+          ...(run.reasoningEffort ? { reasoning_effort: run.reasoningEffort } : {}),
         },
       };
     };
@@ -115,7 +128,7 @@ export class ResponseLoopService {
     const finished = async (result: TurnOutcome, turn: TurnInfo): Promise<'stopped' | undefined> => {
       addUsage(response, result.usage);
       run.history.push({ role: 'assistant', content: result.content || null, ...(result.toolCalls.length ? { tool_calls: result.toolCalls } : {}) });
-      if (message?.isOpen) message.close(citationsOf(result.content, sources));
+      closeMessage();
 
       if (result.toolCalls.length === 0) {
         if (result.finishReason === 'length') {
@@ -130,7 +143,9 @@ export class ResponseLoopService {
       const planned = result.toolCalls.map((call) => this.plan(call, run, turn.last));
       let endsHere = false;
       for (const p of planned) {
-        if (p.item) {
+        if (p.item && p.kind === 'client_function') {
+          ({ item: p.item, index: p.index } = calls!.open(p.item));
+        } else if (p.item) {
           p.index = this.addItem(response, events, p.item);
           if (p.kind === 'web_search' || p.kind === 'web_fetch') {
             events.emit('response.web_search_call.in_progress', { output_index: p.index, item_id: p.item.id });
@@ -138,7 +153,7 @@ export class ResponseLoopService {
           }
         }
         if (p.kind === 'client_function' && p.item && p.index !== undefined) {
-          // The arguments arrive whole (the model's turn is complete), so one done event, as OpenAI sends after its deltas.
+          // The turn is complete, so are the arguments: the done event after their deltas, as OpenAI sends it.
           events.emit('response.function_call_arguments.done', {
             item_id: p.item.id,
             output_index: p.index,
@@ -173,6 +188,7 @@ export class ResponseLoopService {
       {
         request,
         finished,
+        onToolCall: (pieces) => calls!.pieces(pieces),
         onText: (deltas) => {
           for (const delta of deltas) message!.delta(delta);
         },
@@ -262,7 +278,7 @@ export class ResponseLoopService {
       case undefined:
         break;
     }
-    if (run.toolSet.functions.has(name) || run.loaded.has(name)) {
+    if (isClientFunction(run, name)) {
       return {
         call,
         kind: 'client_function',
@@ -343,6 +359,11 @@ class MessageItemWriter {
     return this.item !== undefined;
   }
 
+  /** The text of the open item so far. */
+  get written(): string {
+    return this.text;
+  }
+
   delta(text: string): void {
     if (!this.item) {
       this.item = { id: newId('msg'), type: 'message', status: 'in_progress', role: 'assistant', content: [] };
@@ -370,6 +391,9 @@ class MessageItemWriter {
     const done: OutputItem = { ...this.item, status: 'completed', content: [part] };
     this.response.output[this.index] = done;
     this.events.emit('response.output_item.done', { output_index: this.index, item: structuredClone(done) });
+    // Closed for good: text that comes after a call opens an item of its own.
+    this.item = undefined;
+    this.text = '';
   }
 }
 
@@ -386,6 +410,65 @@ function runPlanned(p: PlannedCall): Promise<ToolOutcome & { loaded?: FunctionTo
     if (outcome.failure) span.setAttributes({ 'drael.tool.error': outcome.failure.code });
     return outcome;
   });
+}
+
+/** A function of the client's own (declared, or loaded by tool_search): the client runs it. */
+function isClientFunction(run: ResponseRun, name: string): boolean {
+  return run.toolSet.functions.has(name) || run.loaded.has(name);
+}
+
+/**
+ * A turn's calls to the client's functions as items that stream, as OpenAI streams them:
+ * output_item.added (in_progress, empty arguments) when the upstream starts the call, one
+ * function_call_arguments.delta per piece of its arguments as they come, then (at the turn's
+ * end, by the loop) function_call_arguments.done and output_item.done. A call whose first piece
+ * does not name it with its id, or an answer that came whole, gets the same events at the end,
+ * its arguments in one delta.
+ */
+class FunctionCallItems {
+  /** By the upstream's call index; null: a call that does not stream as an item (hosted, unknown, unnamed). */
+  private readonly streaming = new Map<number, { item: OutputItem; index: number } | null>();
+
+  constructor(
+    private readonly response: ResponseObject,
+    private readonly events: ResponseEvents,
+    private readonly isClientFunction: (name: string) => boolean,
+    private readonly beforeFirst: () => void,
+  ) {}
+
+  pieces(pieces: readonly ToolCallPiece[]): void {
+    for (const piece of pieces) {
+      let open = this.streaming.get(piece.index);
+      if (open === undefined) {
+        open = piece.id && piece.name && this.isClientFunction(piece.name) ? this.add({ id: newId('fc'), type: 'function_call', call_id: piece.id, name: piece.name }) : null;
+        this.streaming.set(piece.index, open);
+      }
+      if (open && piece.arguments) this.delta(open, piece.arguments);
+    }
+  }
+
+  /** The call's item at the turn's end: the one that streamed, or one added now with its arguments in one delta. */
+  open(item: OutputItem): { item: OutputItem; index: number } {
+    const streamed = [...this.streaming.values()].find((o) => o !== null && o.item.call_id === item.call_id && o.item.name === item.name);
+    if (streamed) return { item: { ...item, id: streamed.item.id }, index: streamed.index };
+    const added = this.add(item);
+    if (typeof item.arguments === 'string' && item.arguments) this.delta(added, item.arguments);
+    return { item, index: added.index };
+  }
+
+  private add(item: OutputItem): { item: OutputItem; index: number } {
+    this.beforeFirst();
+    const opened: OutputItem = { ...item, status: 'in_progress', arguments: '' };
+    this.response.output.push(opened);
+    const index = this.response.output.length - 1;
+    this.events.emit('response.output_item.added', { output_index: index, item: structuredClone(opened) });
+    return { item: opened, index };
+  }
+
+  private delta(open: { item: OutputItem; index: number }, delta: string): void {
+    open.item.arguments = `${open.item.arguments as string}${delta}`;
+    this.events.emit('response.function_call_arguments.delta', { item_id: open.item.id, output_index: open.index, delta });
+  }
 }
 
 function hasHosted(toolSet: ToolSet): boolean {

@@ -1,4 +1,4 @@
-import type { CreateResponseRequest } from './responses.schema.js';
+import type { CreateResponseRequest, TextFormat } from './responses.schema.js';
 import { randomId } from '../ids.js';
 
 export type OutputItem = { type: string; id: string } & Record<string, unknown>;
@@ -31,7 +31,10 @@ export interface ResponseObject {
   store: boolean;
   temperature: number | null;
   top_p: number | null;
-  text: { format: { type: 'text' } };
+  /** The format the answer was asked in (`text.format`; plain text unless the request named one). */
+  text: { format: TextFormat };
+  /** The reasoning effort the request asked for; Drael makes no reasoning summaries. */
+  reasoning: { effort: string | null; summary: null };
   tool_choice: unknown;
   tools: unknown[];
   truncation: 'disabled';
@@ -62,7 +65,9 @@ export function newResponse(request: CreateResponseRequest): ResponseObject {
     store: request.store !== false,
     temperature: request.temperature ?? null,
     top_p: request.top_p ?? null,
-    text: { format: { type: 'text' } },
+    // Each request states its own format and effort; a continuation inherits neither, as with OpenAI.
+    text: { format: request.text?.format ?? { type: 'text' } },
+    reasoning: { effort: request.reasoning?.effort ?? null, summary: null },
     tool_choice: request.tool_choice ?? 'auto',
     tools: request.tools ?? [],
     truncation: 'disabled',

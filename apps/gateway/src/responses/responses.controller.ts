@@ -24,8 +24,8 @@ export class ResponsesController {
   }
 
   @Get(':id')
-  get(@RequestCaller() caller: Caller, @Param('id') id: string) {
-    return this.responses.get(caller, id);
+  get(@RequestCaller() caller: Caller, @Param('id') id: string, @Query() query: unknown) {
+    return this.responses.get(caller, id, query);
   }
 
   @Get(':id/input_items')

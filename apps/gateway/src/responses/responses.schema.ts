@@ -7,25 +7,87 @@ import { FunctionNameSchema } from '../openai/chat-completion.schema.js';
  * accept (web_fetch: only `type` and `engine`).
  */
 const TextPartSchema = z.looseObject({ type: z.enum(['input_text', 'output_text', 'text']), text: z.string() });
-const OtherPartSchema = z.looseObject({ type: z.string().min(1) });
-const ContentSchema = z.union([z.string(), z.array(z.union([TextPartSchema, OtherPartSchema]))]);
+const RefusalPartSchema = z.looseObject({ type: z.literal('refusal'), refusal: z.string() });
+// Drael has no Files API, so a part that names a stored file (file_id) or asks Drael to download
+// one (file_url) cannot be served: it is refused by name rather than dropped.
+const NO_FILES_API = 'Drael has no Files API';
+const InputImagePartSchema = z
+  .looseObject({
+    type: z.literal('input_image'),
+    image_url: z.string().min(1).nullish(),
+    file_id: z.string().nullish(),
+    detail: z.enum(['low', 'high', 'auto']).nullish(),
+  })
+  .superRefine((part, ctx) => {
+    if (part.file_id != null)
+      ctx.addIssue({ code: 'custom', path: ['file_id'], message: `file_id is not served (${NO_FILES_API}); send the image as image_url, a URL or a data: URL` });
+    else if (part.image_url == null) ctx.addIssue({ code: 'custom', path: ['image_url'], message: 'an input_image needs image_url (a URL or a data: URL)' });
+  });
+const InputFilePartSchema = z
+  .looseObject({
+    type: z.literal('input_file'),
+    file_data: z.string().min(1).nullish(),
+    filename: z.string().min(1).nullish(),
+    file_id: z.string().nullish(),
+    file_url: z.string().nullish(),
+  })
+  .superRefine((part, ctx) => {
+    if (part.file_id != null)
+      ctx.addIssue({ code: 'custom', path: ['file_id'], message: `file_id is not served (${NO_FILES_API}); send the file inline as file_data with its filename` });
+    else if (part.file_url != null) ctx.addIssue({ code: 'custom', path: ['file_url'], message: 'file_url is not served; send the file inline as file_data with its filename' });
+    else if (part.file_data == null)
+      ctx.addIssue({ code: 'custom', path: ['file_data'], message: 'an input_file needs file_data (the file as a base64 data: URL) and its filename' });
+    else if (part.filename == null) ctx.addIssue({ code: 'custom', path: ['filename'], message: 'an input_file with file_data needs its filename' });
+  });
+const KnownPartSchema = z.discriminatedUnion('type', [TextPartSchema, RefusalPartSchema, InputImagePartSchema, InputFilePartSchema]);
+const KNOWN_PART_TYPES: ReadonlySet<string> = new Set(['input_text', 'output_text', 'text', 'refusal', 'input_image', 'input_file']);
+// Any other part type is a 400 naming it, never a part dropped unseen. It is a union member of its
+// own (its type check aborts for a known type) so that zod reports this issue at the part's
+// `type` rather than one "Invalid input" for the whole `input`.
+const UnknownPartSchema = z
+  .looseObject({ type: z.string().refine((t) => !KNOWN_PART_TYPES.has(t), { abort: true }) })
+  .superRefine((part, ctx) => ctx.addIssue({ code: 'custom', path: ['type'], message: `content part type '${part.type}' is not served` }));
+// Typed as the known parts: the member for the other types always fails, so whatever parses is a known part.
+const ContentPartSchema = z.union([KnownPartSchema, UnknownPartSchema]) as unknown as typeof KnownPartSchema;
+export type ContentPart = z.infer<typeof KnownPartSchema>;
+const ContentSchema = z.union([z.string(), z.array(ContentPartSchema)]);
 
-export const MessageItemSchema = z.looseObject({
-  type: z.literal('message').optional(),
-  role: z.enum(['user', 'assistant', 'system', 'developer']),
-  content: ContentSchema,
-});
+export const MessageItemSchema = z
+  .looseObject({
+    type: z.literal('message').optional(),
+    role: z.enum(['user', 'assistant', 'system', 'developer']),
+    content: ContentSchema,
+  })
+  .superRefine((item, ctx) => {
+    // Chat completions takes images and files only in user messages; elsewhere they would be refused upstream or lost.
+    if (item.role === 'user' || typeof item.content === 'string') return;
+    item.content.forEach((part, j) => {
+      if (part.type === 'input_image' || part.type === 'input_file') {
+        ctx.addIssue({ code: 'custom', path: ['content', j, 'type'], message: `${part.type} is read only in user messages` });
+      }
+    });
+  });
 export const FunctionCallItemSchema = z.looseObject({
   type: z.literal('function_call'),
   call_id: z.string().min(1),
   name: z.string().min(1),
   arguments: z.string(),
 });
-export const FunctionCallOutputItemSchema = z.looseObject({
-  type: z.literal('function_call_output'),
-  call_id: z.string().min(1),
-  output: z.union([z.string(), z.array(OtherPartSchema)]),
-});
+export const FunctionCallOutputItemSchema = z
+  .looseObject({
+    type: z.literal('function_call_output'),
+    call_id: z.string().min(1),
+    output: z.union([z.string(), z.array(ContentPartSchema)]),
+  })
+  .superRefine((item, ctx) => {
+    // A tool message reaches the model as text: an image or file in a function's output would be lost.
+    if (typeof item.output === 'string') return;
+    item.output.forEach((part, j) => {
+      if (part.type === 'input_image' || part.type === 'input_file') {
+        ctx.addIssue({ code: 'custom', path: ['output', j, 'type'], message: `${part.type} is not served in a function_call_output: a tool's output reaches the model as text` });
+      }
+    });
+  });
 export const ToolSearchCallItemSchema = z.looseObject({
   type: z.literal('tool_search_call'),
   call_id: z.string().min(1),
@@ -39,7 +101,8 @@ export const ToolSearchOutputItemSchema = z.looseObject({
 /** Items a client may replay from an earlier output; they carry nothing the model needs again. */
 const ReplayedItemSchema = z.looseObject({ type: z.enum(['web_search_call', 'reasoning', 'datetime_call', 'item_reference']) });
 
-export const InputItemSchema = z.union([
+// Told apart by `type` (a message may leave it out), so a bad item is refused naming its bad field.
+export const InputItemSchema = z.discriminatedUnion('type', [
   FunctionCallItemSchema,
   FunctionCallOutputItemSchema,
   ToolSearchCallItemSchema,
@@ -92,6 +155,30 @@ export const ToolChoiceSchema = z.union([
 ]);
 export type ToolChoice = z.infer<typeof ToolChoiceSchema>;
 
+/**
+ * `text.format`, the shape the answer must take (structured outputs). It reaches the upstream as
+ * chat completions' `response_format` (text-format.translator.ts) and comes back in the response's `text`.
+ */
+export const TextFormatSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('text') }),
+  z.strictObject({ type: z.literal('json_object') }),
+  z.strictObject({
+    type: z.literal('json_schema'),
+    // OpenAI's rule for the format's name.
+    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'the format name must match ^[A-Za-z0-9_-]{1,64}$'),
+    schema: z.record(z.string(), z.unknown()),
+    strict: z.boolean().nullish(),
+    description: z.string().nullish(),
+  }),
+]);
+export type TextFormat = z.infer<typeof TextFormatSchema>;
+
+/** `reasoning`: its effort reaches the upstream as chat completions' `reasoning_effort`. */
+const ReasoningSchema = z.looseObject({
+  effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullish(),
+  summary: z.enum(['auto', 'concise', 'detailed']).nullish(),
+});
+
 export const INCLUDE_SOURCES = 'web_search_call.action.sources';
 
 export const CreateResponseSchema = z.looseObject({
@@ -110,6 +197,14 @@ export const CreateResponseSchema = z.looseObject({
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),
   parallel_tool_calls: z.boolean().nullish(),
+  text: z.looseObject({ format: TextFormatSchema.nullish() }).nullish(),
+  reasoning: ReasoningSchema.nullish(),
+  // Conversations objects are not served: a request that names one would otherwise be answered
+  // without its context; previous_response_id is how a conversation goes on here.
+  conversation: z
+    .union([z.string(), z.looseObject({ id: z.string() })])
+    .nullish()
+    .refine((c) => c == null, 'conversations are not supported: continue a conversation with previous_response_id, or send the whole input'),
   // Every response is made in the foreground (POST answers with it, or streams it): a client that
   // asks for a background one (to poll or cancel it later) is told so rather than surprised.
   background: z
@@ -118,3 +213,18 @@ export const CreateResponseSchema = z.looseObject({
     .refine((b) => b !== true, 'background responses are not supported: each response is made in the foreground; leave background unset or false'),
 });
 export type CreateResponseRequest = z.infer<typeof CreateResponseSchema>;
+
+/**
+ * GET /v1/responses/{id}'s query. OpenAI streams a background response's events again with
+ * `stream=true`; Drael makes every response in the foreground and keeps only the finished object,
+ * so there is no stream to replay, and saying so beats an empty stream.
+ */
+export const RetrieveResponseQuerySchema = z.looseObject({
+  stream: z
+    .enum(['true', 'false'])
+    .optional()
+    .refine(
+      (s) => s !== 'true',
+      'streaming a stored response is not supported: responses are made in the foreground and only the finished response is kept; GET it without stream',
+    ),
+});

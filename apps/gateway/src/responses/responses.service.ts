@@ -15,8 +15,9 @@ import { ResponseLoopService } from './response-loop.service.js';
 import { ResponseEvents, SseWriter } from './response-events.js';
 import { newResponse, snapshotOf, type ResponseObject } from './response-object.js';
 import { ResponseStore } from './response.store.js';
-import { CreateResponseSchema, INCLUDE_SOURCES, type FunctionTool } from './responses.schema.js';
+import { CreateResponseSchema, INCLUDE_SOURCES, RetrieveResponseQuerySchema, type FunctionTool } from './responses.schema.js';
 import { ToolSet } from './tool-set.js';
+import { responseFormatOf } from './text-format.translator.js';
 
 export interface CreateCall {
   readonly body: unknown;
@@ -123,6 +124,8 @@ export class ResponsesService {
         temperature: request.temperature,
         topP: request.top_p,
         parallelToolCalls: request.parallel_tool_calls,
+        ...(request.text?.format ? { responseFormat: responseFormatOf(request.text.format) } : {}),
+        ...(request.reasoning?.effort ? { reasoningEffort: request.reasoning.effort } : {}),
         toolCallLimit: this.config.DRAEL_REQUEST_TOOL_CALLS,
       });
     } catch (err) {
@@ -164,10 +167,14 @@ export class ResponsesService {
     res.end(body);
   }
 
-  async get(caller: Caller, id: string): Promise<ResponseObject> {
+  async get(caller: Caller, id: string, query: unknown): Promise<ResponseObject> {
+    validateBody(RetrieveResponseQuerySchema, query ?? {});
     const loaded = await this.store.load(caller.account_id, id);
     if (!loaded) throw notFound(id);
-    return withOutputText(loaded.stored.response);
+    // The record is JSON from Redis: one stored before `reasoning` was echoed (they live
+    // RESPONSES_TTL_S) has none, and reads as a response that asked for no effort.
+    const response: Partial<Pick<ResponseObject, 'reasoning'>> & Omit<ResponseObject, 'reasoning'> = loaded.stored.response;
+    return withOutputText({ ...response, reasoning: response.reasoning ?? { effort: null, summary: null } });
   }
 
   /** The input items the response was made from, one page as OpenAI lists them (newest first by default). */

@@ -1,0 +1,241 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { zodTextFormat } from 'openai/helpers/zod';
+import { z } from 'zod';
+import { Redis } from 'ioredis';
+import { eventsOf, REDIS_URL, startStack, type Stack } from './responses.support.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are read freely */
+
+// Request fields the real clients send on /v1/responses (structured outputs, images and files,
+// reasoning effort) reach the upstream in chat completions' terms and come back in the response
+// object; the ones Drael cannot serve (conversations, file ids, a stored response's stream) are
+// refused by name instead of being dropped.
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await startStack();
+}, 180_000);
+afterAll(async () => {
+  await stack?.close();
+});
+
+const json = async (r: Response) => (await r.json()) as any;
+const requestsSince = (n: number) => stack.upstream.requests.slice(n);
+const PERSON = {
+  type: 'object',
+  properties: { name: { type: 'string' }, age: { type: 'number' } },
+  required: ['name', 'age'],
+  additionalProperties: false,
+};
+const PERSON_FORMAT = { type: 'json_schema', name: 'person', schema: PERSON, strict: true, description: 'The person named in the text.' };
+
+async function expectRefused(body: unknown, param: string, message: RegExp): Promise<void> {
+  const before = stack.upstream.requests.length;
+  const r = await stack.post(body);
+  expect(r.status).toBe(400);
+  const { error } = await json(r);
+  expect(error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param });
+  expect(error.message).toMatch(message);
+  // Refused before any model call.
+  expect(stack.upstream.requests.length).toBe(before);
+}
+
+describe('text.format: structured outputs', () => {
+  it('json_schema reaches every turn as response_format (name, schema, strict, description) and is echoed in text', async () => {
+    stack.upstream.setTurns([
+      { type: 'tool_calls', calls: [{ id: 'c1', name: 'datetime', arguments: '{}' }] },
+      { type: 'text', content: '{"name":"Ada","age":36}' },
+    ]);
+    const before = stack.upstream.requests.length;
+    const r = await stack.post({ model: 'gpt-test', input: 'Ada is 36.', tools: [{ type: 'datetime' }], text: { format: PERSON_FORMAT } });
+    expect(r.status).toBe(200);
+    const body = await json(r);
+    expect(body.text).toEqual({ format: PERSON_FORMAT });
+    expect(JSON.parse(body.output_text)).toEqual({ name: 'Ada', age: 36 });
+    const sent = requestsSince(before);
+    expect(sent).toHaveLength(2);
+    for (const s of sent) {
+      expect(s.body.response_format).toEqual({
+        type: 'json_schema',
+        json_schema: { name: 'person', schema: PERSON, strict: true, description: 'The person named in the text.' },
+      });
+      expect(s.body.text).toBeUndefined();
+    }
+    // The stored response says which format it was made in.
+    expect((await json(await stack.get(body.id))).text).toEqual({ format: PERSON_FORMAT });
+  });
+
+  it('json_object and an explicit text format are forwarded as such; no format asks for none', async () => {
+    for (const format of [{ type: 'json_object' }, { type: 'text' }]) {
+      stack.upstream.setTurns([{ type: 'text', content: '{}' }]);
+      const before = stack.upstream.requests.length;
+      const r = await stack.post({ model: 'gpt-test', input: 'answer in JSON', text: { format }, stream: true });
+      const events = await eventsOf(r);
+      expect(events[0]!.response.text).toEqual({ format });
+      expect(events.at(-1)!.response.text).toEqual({ format });
+      expect(requestsSince(before)[0]!.body.response_format).toEqual(format);
+    }
+    stack.upstream.setTurns([{ type: 'text', content: 'plain' }]);
+    const before = stack.upstream.requests.length;
+    const body = await json(await stack.post({ model: 'gpt-test', input: 'hi' }));
+    expect(body.text).toEqual({ format: { type: 'text' } });
+    expect(requestsSince(before)[0]!.body).not.toHaveProperty('response_format');
+  });
+
+  it('a continuation states its own format: the previous response’s is not inherited (as with OpenAI)', async () => {
+    stack.upstream.setTurns([{ type: 'text', content: '{"name":"Ada","age":36}' }]);
+    const first = await json(await stack.post({ model: 'gpt-test', input: 'Ada is 36.', text: { format: PERSON_FORMAT } }));
+    stack.upstream.setTurns([{ type: 'text', content: 'She is 36.' }]);
+    let before = stack.upstream.requests.length;
+    const plain = await json(await stack.post({ model: 'gpt-test', input: 'Say it in words.', previous_response_id: first.id }));
+    expect(plain.text).toEqual({ format: { type: 'text' } });
+    expect(requestsSince(before)[0]!.body).not.toHaveProperty('response_format');
+    stack.upstream.setTurns([{ type: 'text', content: '{"name":"Ada","age":37}' }]);
+    before = stack.upstream.requests.length;
+    const again = await json(await stack.post({ model: 'gpt-test', input: 'And next year?', previous_response_id: first.id, text: { format: PERSON_FORMAT } }));
+    expect(again.text).toEqual({ format: PERSON_FORMAT });
+    expect(requestsSince(before)[0]!.body.response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'person' } });
+  });
+
+  it('a malformed format is a 400 naming the field', async () => {
+    await expectRefused({ model: 'gpt-test', input: 'x', text: { format: { type: 'json_schema', name: 'person' } } }, 'text.format.schema', /expected record/);
+    await expectRefused({ model: 'gpt-test', input: 'x', text: { format: { type: 'json_schema', name: 'a person', schema: PERSON } } }, 'text.format.name', /must match/);
+    await expectRefused({ model: 'gpt-test', input: 'x', text: { format: { type: 'yaml' } } }, 'text.format.type', /Invalid/);
+  });
+
+  it('the openai SDK’s responses.parse with zodTextFormat gets its parsed object', async () => {
+    stack.upstream.setTurns([{ type: 'text', content: '{"name":"Ada","age":36}' }]);
+    const client = new OpenAI({ baseURL: `${stack.gateway.url}/v1`, apiKey: stack.auth.authorization!.slice('Bearer '.length), maxRetries: 0 });
+    const before = stack.upstream.requests.length;
+    const parsed = await client.responses.parse({
+      model: 'gpt-test',
+      input: 'Ada is 36.',
+      text: { format: zodTextFormat(z.object({ name: z.string(), age: z.number() }), 'person') },
+    });
+    expect(parsed.output_parsed).toEqual({ name: 'Ada', age: 36 });
+    expect(requestsSince(before)[0]!.body.response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'person', strict: true } });
+  });
+});
+
+describe('input_image and input_file parts', () => {
+  const PNG = 'data:image/png;base64,iVBORw0KGgo=';
+  const PDF = 'data:application/pdf;base64,JVBERi0=';
+
+  it('become chat image_url and file parts, in order, beside the text; a continuation sends them again', async () => {
+    stack.upstream.setTurns([{ type: 'text', content: 'A cat and an invoice.' }]);
+    const before = stack.upstream.requests.length;
+    const r = await stack.post({
+      model: 'gpt-test',
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'Describe these.' },
+            { type: 'input_image', image_url: PNG, detail: 'high' },
+            { type: 'input_image', image_url: 'https://example.com/cat.jpg' },
+            { type: 'input_file', filename: 'invoice.pdf', file_data: PDF },
+          ],
+        },
+      ],
+    });
+    expect(r.status).toBe(200);
+    const first = await json(r);
+    const content = [
+      { type: 'text', text: 'Describe these.' },
+      { type: 'image_url', image_url: { url: PNG, detail: 'high' } },
+      { type: 'image_url', image_url: { url: 'https://example.com/cat.jpg' } },
+      { type: 'file', file: { filename: 'invoice.pdf', file_data: PDF } },
+    ];
+    expect(requestsSince(before)[0]!.body.messages).toEqual([{ role: 'user', content }]);
+
+    stack.upstream.setTurns([{ type: 'text', content: 'The cat is grey.' }]);
+    const next = stack.upstream.requests.length;
+    await json(await stack.post({ model: 'gpt-test', input: 'What colour is the cat?', previous_response_id: first.id }));
+    expect(requestsSince(next)[0]!.body.messages[0]).toEqual({ role: 'user', content });
+  });
+
+  it('what cannot be served is a 400 naming the part’s field, never a part dropped', async () => {
+    const user = (part: object) => ({ model: 'gpt-test', input: [{ role: 'user', content: [{ type: 'input_text', text: 'look' }, part] }] });
+    await expectRefused(user({ type: 'input_image', file_id: 'file-abc' }), 'input[0].content[1].file_id', /not served/);
+    await expectRefused(user({ type: 'input_image', detail: 'auto' }), 'input[0].content[1].image_url', /needs image_url/);
+    await expectRefused(user({ type: 'input_file', file_id: 'file-abc' }), 'input[0].content[1].file_id', /not served/);
+    await expectRefused(user({ type: 'input_file', file_url: 'https://example.com/a.pdf' }), 'input[0].content[1].file_url', /not served/);
+    await expectRefused(user({ type: 'input_file', file_data: PDF }), 'input[0].content[1].filename', /filename/);
+    await expectRefused(user({ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }), 'input[0].content[1].type', /'input_audio' is not served/);
+    await expectRefused(
+      {
+        model: 'gpt-test',
+        input: [
+          { role: 'system', content: [{ type: 'input_image', image_url: PNG }] },
+          { role: 'user', content: 'hi' },
+        ],
+      },
+      'input[0].content[0].type',
+      /only in user messages/,
+    );
+    await expectRefused(
+      { model: 'gpt-test', input: [{ type: 'function_call_output', call_id: 'c1', output: [{ type: 'input_image', image_url: PNG }] }] },
+      'input[0].output[0].type',
+      /reaches the model as text/,
+    );
+  });
+});
+
+describe('reasoning.effort', () => {
+  it('reaches the upstream as reasoning_effort and is echoed; without it neither appears', async () => {
+    stack.upstream.setTurns([{ type: 'text', content: 'thought' }]);
+    let before = stack.upstream.requests.length;
+    const body = await json(await stack.post({ model: 'gpt-test', input: 'think', reasoning: { effort: 'high' } }));
+    expect(body.reasoning).toEqual({ effort: 'high', summary: null });
+    expect(requestsSince(before)[0]!.body.reasoning_effort).toBe('high');
+    expect(requestsSince(before)[0]!.body.reasoning).toBeUndefined();
+
+    stack.upstream.setTurns([{ type: 'text', content: 'plain' }]);
+    before = stack.upstream.requests.length;
+    const plain = await json(await stack.post({ model: 'gpt-test', input: 'hi' }));
+    expect(plain.reasoning).toEqual({ effort: null, summary: null });
+    expect(requestsSince(before)[0]!.body).not.toHaveProperty('reasoning_effort');
+
+    await expectRefused({ model: 'gpt-test', input: 'x', reasoning: { effort: 'extreme' } }, 'reasoning.effort', /Invalid option/);
+  });
+
+  it('a response stored before reasoning was echoed reads back with reasoning {effort: null}', async () => {
+    stack.upstream.setTurns([{ type: 'text', content: 'old' }]);
+    const { id } = await json(await stack.post({ model: 'gpt-test', input: 'hi' }));
+    // The record as an earlier gateway wrote it: no `reasoning` in the response object.
+    const redis = new Redis(REDIS_URL);
+    try {
+      const [key] = await redis.keys(`${stack.keyPrefix}responses:*${id}`);
+      const record = JSON.parse((await redis.get(key!))!);
+      delete record.response.reasoning;
+      await redis.set(key!, JSON.stringify(record), 'KEEPTTL');
+    } finally {
+      redis.disconnect();
+    }
+    const body = await json(await stack.get(id));
+    expect(body).toMatchObject({ id, output_text: 'old', reasoning: { effort: null, summary: null } });
+  });
+});
+
+describe('what Drael does not serve is refused by name', () => {
+  it('conversation (a string or an object) is a 400 naming it, before any model call', async () => {
+    await expectRefused({ model: 'gpt-test', input: 'hi', conversation: 'conv_123' }, 'conversation', /previous_response_id/);
+    await expectRefused({ model: 'gpt-test', input: 'hi', conversation: { id: 'conv_123' } }, 'conversation', /previous_response_id/);
+  });
+
+  it('GET /v1/responses/{id}?stream=true is a 400 naming stream; without it (or stream=false) the stored response', async () => {
+    stack.upstream.setTurns([{ type: 'text', content: 'kept' }]);
+    const { id } = await json(await stack.post({ model: 'gpt-test', input: 'hi' }));
+    const r = await stack.get(`${id}?stream=true`);
+    expect(r.status).toBe(400);
+    expect(r.headers.get('content-type')).toMatch(/application\/json/);
+    expect((await json(r)).error).toMatchObject({ type: 'invalid_request_error', param: 'stream' });
+    expect((await json(await stack.get(`${id}?stream=false`))).output_text).toBe('kept');
+    expect((await json(await stack.get(id))).output_text).toBe('kept');
+
+    // The SDK's retrieve with stream: true now fails typed instead of reading an empty stream.
+    const client = new OpenAI({ baseURL: `${stack.gateway.url}/v1`, apiKey: stack.auth.authorization!.slice('Bearer '.length), maxRetries: 0 });
+    await expect(client.responses.retrieve(id, { stream: true })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+  });
+});
