@@ -65,10 +65,11 @@ async function withEngine<T>(options: MigratorOptions, fn: (engine: SchemaEngine
   const mod = await loadSchemaEngine();
   const schema = await readFile(options.schemaPath, 'utf8');
   const log = options.log ?? (() => undefined);
+  const adapters = migrationAdapterFactory(target);
   const engine = await mod.SchemaEngine.new(
     { datamodels: [[resolve(options.schemaPath), schema]] },
     (line: unknown) => log(String(line)),
-    bindMigrationAwareSqlAdapterFactory(migrationAdapterFactory(target)),
+    bindMigrationAwareSqlAdapterFactory(adapters),
   );
   try {
     return await fn(engine, target);
@@ -77,6 +78,8 @@ async function withEngine<T>(options: MigratorOptions, fn: (engine: SchemaEngine
     throw panic ? new Error(`schema engine panicked: ${panic}`) : err;
   } finally {
     engine.free();
+    // Releases the engine's advisory lock now, not when the idle connection times out (see close).
+    await adapters.close();
   }
 }
 

@@ -100,14 +100,24 @@ function wholeScripts(adapter: SqlDriverAdapter, pool: () => pg.Pool): SqlDriver
  * `create` and `check`) is created and dropped here: adapter-pg's own connectToShadowDb drops
  * the database before closing its pool, which PostgreSQL refuses while the pool is connected.
  */
-export function migrationAdapterFactory(target: Target): SqlMigrationAwareDriverAdapterFactory {
+export function migrationAdapterFactory(target: Target): SqlMigrationAwareDriverAdapterFactory & { close(): Promise<void> } {
   const main = new PrismaPg(poolConfig(target.url, target.schema), { schema: target.schema });
+  const connected: SqlDriverAdapter[] = [];
   return {
     provider: 'postgres',
     adapterName: '@drael/db-migrate',
     connect: async () => {
       const adapter = await main.connect();
+      connected.push(adapter);
       return wholeScripts(adapter, () => (adapter as unknown as { underlyingDriver(): pg.Pool }).underlyingDriver());
+    },
+    // The engine takes PostgreSQL's session-level advisory lock (pg_advisory_lock(72707369), one
+    // per database, every schema) and never unlocks it: the lock ends with its connection. Left to
+    // the pool, that connection idles for pg's idleTimeoutMillis (10 s), and every other deploy on
+    // the database (the next test schema, another service's bring-up) waits those 10 s for the lock.
+    close: async () => {
+      // The migration's outcome is already known: a pool that fails to end does not change it.
+      await Promise.allSettled(connected.splice(0).map((a) => a.dispose()));
     },
     connectToShadowDb: async () => {
       const database = `drael_shadow_${randomUUID().replaceAll('-', '')}`;
