@@ -44,12 +44,13 @@ describe('agent steps billed to the account that owns the agent (real billing se
   });
 
   it('refuses the model call when the balance cannot cover its reservation: budget_exceeded (insufficient_balance), no call made', async () => {
-    const acct = await stack.account(0.0002);
+    // Enough for the least model call (64 output tokens), so the run is accepted, not for this call's reservation.
+    const acct = await stack.account(0.001);
     const before = stack.upstream.requests.length;
     const r = await run(acct);
     expect(r).toMatchObject({ status: 'budget_exceeded', error: { code: 'insufficient_balance' }, receipt_count: 0, spent_usd: 0 });
     expect(stack.upstream.requests.length).toBe(before);
-    expect(await wallet(acct)).toMatchObject({ balance_micros: 200, held_micros: 0 });
+    expect(await wallet(acct)).toMatchObject({ balance_micros: 1_000, held_micros: 0 });
     expect((await stack.call('verifyRun', { account_id: acct, run_id: r.id })).valid).toBe(true);
   });
 

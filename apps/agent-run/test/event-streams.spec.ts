@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { billingCatalog } from '@drael/contracts';
 import { createTestKey } from '@drael/test-support';
 import { startStack, type Stack } from './harness.js';
 
@@ -42,6 +43,8 @@ describe('open run event streams per account', { timeout: 120_000 }, () => {
     // Another account is not held back by this one's streams.
     const otherKey = await createTestKey(stack.rpc);
     const otherAcct = otherKey.account_id;
+    // A run is accepted only from an account that can pay for its first step.
+    await stack.rpc.request(billingCatalog.creditWallet, { account_id: otherAcct, amount_micros: 1_000_000 }, { timeoutMs: 15_000 });
     const otherAgent = await stack.createAgent(otherAcct, { tools: [] });
     const otherRun = await stack.call('createRun', { account_id: otherAcct, agent_id: otherAgent.id, task: 'slow other' });
     const otherClient = new AbortController();

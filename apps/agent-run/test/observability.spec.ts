@@ -73,7 +73,8 @@ describe('agent-run metrics after real runs', () => {
 
   it("a run its own budget refuses, and one the account's balance refuses: each counted by its reason, no step", async () => {
     const acct = await stack.account();
-    const poor = await stack.account(0.0002);
+    // 1,000 µ$ pays the least model call (so the run is accepted), not the first call's reservation (about 16,000 µ$).
+    const poor = await stack.account(0.001);
     const before = stack.upstream.requests.length;
     // 100 µ$ cannot pay 64 output tokens at 4 µ$ each, whatever the prompt.
     const tight = await stack.createAgent(acct, { tools: [], limits: { step_limit: 5, budget_usd: 0.0001 } });

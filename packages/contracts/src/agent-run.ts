@@ -20,6 +20,11 @@ export const AGENT_RUN_ERROR_CODES = [
   'run_already_finished',
   // The account has AGENT_RUN_ACCOUNT_MAX_QUEUED runs waiting already: 429, nothing queued.
   'too_many_queued_runs',
+  // The account has AGENT_RUN_ACCOUNT_MAX_AGENTS live agents already: 429, nothing created; delete some.
+  'quota_exceeded',
+  // The account's available balance (billing's wallet) cannot pay the least first step of a run:
+  // 429, nothing stored; retry after a top-up. The same code billing ends a run with mid-way.
+  'insufficient_balance',
 ] as const;
 export type AgentRunErrorCode = (typeof AGENT_RUN_ERROR_CODES)[number];
 
@@ -186,6 +191,8 @@ const Caller = { tool_level: ToolLevelSchema };
  * OpenAI's list paging (list-page.ts: limit, order, ordered by creation time then id), kept by
  * keyset in the database: `after`/`before` name an object of the list (its id) and ask for what
  * follows or precedes it in that order. `has_more` says whether anything lies beyond the page.
+ * A page holds at most `limit` objects and fewer when they would not fit in one NATS reply (large
+ * instructions or tasks): then `has_more` is true and the page's last id continues it.
  */
 export const CursorPageSchema = z.object({
   limit: ListPageQueryShape.limit,
@@ -203,7 +210,7 @@ const entry = <Req extends z.ZodType, Res extends z.ZodType, Code extends string
 
 export const agentRunCatalog = {
   health: healthEntry('agent-run'),
-  createAgent: entry('agent-run.agents.create.v1', z.object({ ...Scope, ...Caller, agent: AgentCreateBodySchema }), AgentSchema, errors('tool_not_allowed')),
+  createAgent: entry('agent-run.agents.create.v1', z.object({ ...Scope, ...Caller, agent: AgentCreateBodySchema }), AgentSchema, errors('tool_not_allowed', 'quota_exceeded')),
   getAgent: entry('agent-run.agents.get.v1', z.object(AgentRef), AgentSchema, errors('agent_not_found')),
   listAgents: entry('agent-run.agents.list.v1', z.object({ ...Scope, ...CursorPageShape }), z.object({ agents: z.array(AgentSchema), has_more: z.boolean() }), errors()),
   updateAgent: entry('agent-run.agents.update.v1', z.object({ ...AgentRef, ...Caller, patch: AgentUpdateBodySchema }), AgentSchema, errors('agent_not_found', 'tool_not_allowed')),
@@ -219,7 +226,7 @@ export const agentRunCatalog = {
     // The task length is checked by the service so that it answers `invalid_task`, not a generic bad_request.
     z.object({ ...AgentRef, ...Caller, task: z.string(), idempotency_key: IdempotencyKeySchema.optional() }),
     RunSchema,
-    errors('agent_not_found', 'idempotency_key_reused', 'invalid_task', 'tool_not_allowed', 'too_many_queued_runs'),
+    errors('agent_not_found', 'idempotency_key_reused', 'invalid_task', 'tool_not_allowed', 'too_many_queued_runs', 'insufficient_balance'),
   ),
   getRun: entry('agent-run.runs.get.v1', z.object(RunRef), RunSchema, errors('run_not_found')),
   listRuns: entry(

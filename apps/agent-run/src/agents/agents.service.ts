@@ -1,11 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { AGENT_RUN_CONFIG, type AgentRunConfig } from '../config/config.schema.js';
 import { AGENT_TOOL_LEVEL, AgentCreateBodySchema, AgentUpdateBodySchema, toolsBeyondLevel, type Agent, type AgentTool, type CursorPage, type ToolLevel } from '@drael/contracts';
 import type { z } from 'zod';
 import { FieldCipher } from '../crypto/field-cipher.js';
 import { newId } from '../db/ids.js';
 import { AgentRunError } from '../agent-run-error.js';
 import { microsToUsd, usdToMicros } from '../loop/money.js';
-import { resolveCursor } from '../db/list-page.js';
+import { NatsRpcClient } from '@drael/nats-rpc';
+import { pageOf, pageRoomBytes, resolveCursor } from '../db/list-page.js';
 import { AgentRepository, type AgentRow, type AgentWrite } from './agent.repository.js';
 
 type CreateBody = z.output<typeof AgentCreateBodySchema>;
@@ -15,21 +17,32 @@ type UpdateBody = z.output<typeof AgentUpdateBodySchema>;
 @Injectable()
 export class AgentsService {
   constructor(
+    @Inject(AGENT_RUN_CONFIG) private readonly config: AgentRunConfig,
     private readonly agents: AgentRepository,
     private readonly cipher: FieldCipher,
+    private readonly rpc: NatsRpcClient,
   ) {}
 
   async create(accountId: string, toolLevel: ToolLevel, body: CreateBody): Promise<Agent> {
     assertToolsAllowed(toolLevel, body.tools, 'tools');
     const id = newId('agent');
-    const row = await this.agents.create(id, accountId, {
-      name: body.name,
-      model: body.model,
-      instructions: this.seal(id, body.instructions),
-      tools: [...new Set(body.tools)],
-      stepLimit: body.limits.step_limit,
-      budgetMicros: usdToMicros(body.limits.budget_usd),
-    });
+    const max = this.config.AGENT_RUN_ACCOUNT_MAX_AGENTS;
+    const row = await this.agents.create(
+      id,
+      accountId,
+      {
+        name: body.name,
+        model: body.model,
+        instructions: this.seal(id, body.instructions),
+        tools: [...new Set(body.tools)],
+        stepLimit: body.limits.step_limit,
+        budgetMicros: usdToMicros(body.limits.budget_usd),
+      },
+      max,
+    );
+    if (row === 'cap_reached') {
+      throw new AgentRunError('quota_exceeded', `this account has ${max} agents, the most it may; delete some to make room`, { limit: max });
+    }
     return this.toAgent(row);
   }
 
@@ -39,8 +52,8 @@ export class AgentsService {
 
   async list(accountId: string, page: CursorPage): Promise<{ agents: Agent[]; has_more: boolean }> {
     const cursor = await resolveCursor(page, (id) => this.agents.cursor(accountId, id));
-    const { items, hasMore } = await this.agents.list(accountId, page, cursor);
-    return { agents: items.map((r) => this.toAgent(r)), has_more: hasMore };
+    const { items, hasMore } = pageOf(await this.agents.list(accountId, page, cursor), page, (r) => this.toAgent(r), pageRoomBytes(this.rpc));
+    return { agents: items, has_more: hasMore };
   }
 
   async update(accountId: string, id: string, toolLevel: ToolLevel, patch: UpdateBody): Promise<Agent> {
@@ -61,7 +74,7 @@ export class AgentsService {
 
   async delete(accountId: string, id: string, toolLevel: ToolLevel): Promise<{ id: string; deleted: boolean }> {
     await this.mustFindChangeable(accountId, id, toolLevel);
-    if (!(await this.agents.softDelete(accountId, id))) throw notFound(id);
+    if (!(await this.agents.delete(accountId, id))) throw notFound(id);
     return { id, deleted: true };
   }
 

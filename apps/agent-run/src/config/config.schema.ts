@@ -25,6 +25,10 @@ export const configSchema = z
     AGENT_RUN_ACCOUNT_CONCURRENCY: envInt(1, 10_000).optional(),
     // Runs of one account waiting (`queued`) at most; past it POST /v1/agents/{id}/runs is 429 too_many_queued_runs.
     AGENT_RUN_ACCOUNT_MAX_QUEUED: envInt(1, 1_000_000).default(100),
+    // Live (not deleted) agents of one account at most; past it POST /v1/agents is 429 quota_exceeded
+    // (attack report 4, F1: agents were free, unbounded storage). A deleted agent no run refers to
+    // is removed; one its runs still name is kept for them and does not count.
+    AGENT_RUN_ACCOUNT_MAX_AGENTS: envInt(1, 1_000_000).default(1_000),
     // The longest a run held back by its account's cap waits before it asks again (its waits grow
     // from a quarter second to this), so a full account's queue is not a busy loop on the database.
     AGENT_RUN_ACCOUNT_RETRY_MAX_MS: envInt(100, 60_000).default(5_000),

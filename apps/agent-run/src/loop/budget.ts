@@ -34,6 +34,14 @@ export interface ModelReservation {
 }
 
 /**
+ * The least any model call of a run reserves (its 64 output tokens, before any input): an account
+ * whose available balance is below it cannot pay for a run's first step, whatever the prompt.
+ */
+export function leastModelCallMicros(price: ModelPrice): number {
+  return costOf(MIN_AFFORDABLE_OUTPUT_TOKENS, price.outputPerMTok);
+}
+
+/**
  * spec 03: a model call's output tokens are capped at what the remaining budget can pay for after
  * the estimated input cost; fewer than 64 affordable tokens refuse the call (null).
  */

@@ -2,9 +2,10 @@ import { Injectable } from '@nestjs/common';
 import type { CursorPage, RunStatus, StepKind } from '@drael/contracts';
 import type { ReceiptFields } from '../spend/spend.client.js';
 import { PrismaService } from '../db/prisma.service.js';
-import { pageOf, pageQuery, type PageCursor } from '../db/list-page.js';
+import { pageQuery, type PageCursor } from '../db/list-page.js';
 import { Prisma, type Run as RunRow, type Step as StepRow, type Receipt as ReceiptRow, type RunEvent as RunEventRow } from '../generated/prisma/client.js';
 import { watchRuns } from '../agent-run.metrics.js';
+import { isForeignKeyViolation } from '../agents/agent.repository.js';
 
 export type { RunRow, StepRow, ReceiptRow, RunEventRow };
 
@@ -84,10 +85,11 @@ export class RunRepository {
   /**
    * Inserts a queued run with its first event, unless the account already has `maxQueued` runs
    * queued (`queue_full`, nothing written); with an idempotency key already used by the account,
-   * returns the run it made instead (the caller compares the request hashes). The count and the
-   * insert hold the account's queue lock, so concurrent creates on any replica never pass the cap.
+   * returns the run it made instead (the caller compares the request hashes); `agent_gone` when the
+   * agent was removed meanwhile (the runs' foreign key). The count and the insert hold the
+   * account's queue lock, so concurrent creates on any replica never pass the cap.
    */
-  async create(data: RunCreate, maxQueued: number): Promise<{ run: RunRow; created: boolean } | 'queue_full'> {
+  async create(data: RunCreate, maxQueued: number): Promise<{ run: RunRow; created: boolean } | 'queue_full' | 'agent_gone'> {
     try {
       return await this.db.client.$transaction(async (tx) => {
         await tx.$executeRaw`SELECT pg_advisory_xact_lock(${ACCOUNT_QUEUE_LOCK}::int, hashtext(${data.accountId}))`;
@@ -102,6 +104,8 @@ export class RunRepository {
         const existing = await this.byIdempotencyKey(data.accountId, data.idempotencyKey);
         if (existing) return { run: existing, created: false };
       }
+      // The agent was deleted (and, having no run, removed) since the caller read it.
+      if (isForeignKeyViolation(err)) return 'agent_gone';
       throw err;
     }
   }
@@ -119,10 +123,9 @@ export class RunRepository {
   }
 
   /** A page of the account's runs, of one agent or all. */
-  async list(accountId: string, page: CursorPage, cursor: PageCursor | null, agentId?: string): Promise<{ items: RunRow[]; hasMore: boolean }> {
+  list(accountId: string, page: CursorPage, cursor: PageCursor | null, agentId?: string): Promise<RunRow[]> {
     const q = pageQuery(page, cursor);
-    const rows = await this.db.client.run.findMany({ where: { accountId, ...(agentId ? { agentId } : {}), ...q.where }, orderBy: q.orderBy, take: q.take });
-    return pageOf(rows, page);
+    return this.db.client.run.findMany({ where: { accountId, ...(agentId ? { agentId } : {}), ...q.where }, orderBy: q.orderBy, take: q.take });
   }
 
   cursor(accountId: string, id: string): Promise<PageCursor | null> {

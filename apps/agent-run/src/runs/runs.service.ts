@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { currentSpan } from '@drael/tracing';
 import { Inject, Injectable } from '@nestjs/common';
+import { NatsRpcClient } from '@drael/nats-rpc';
 import {
   idempotencyRequest,
   RunEndSchema,
@@ -20,10 +21,11 @@ import { FieldCipher } from '../crypto/field-cipher.js';
 import { newId } from '../db/ids.js';
 import { AgentRunError } from '../agent-run-error.js';
 import { AgentsService, assertToolsAllowed } from '../agents/agents.service.js';
-import { resolveCursor } from '../db/list-page.js';
+import { pageOf, pageRoomBytes, resolveCursor } from '../db/list-page.js';
 import { RunExecutor } from '../loop/run-executor.js';
 import { stepView } from './run-view.js';
 import { microsToUsd } from '../loop/money.js';
+import { leastModelCallMicros, priceOf } from '../loop/budget.js';
 import { RunQueue } from '../queue/run.queue.js';
 import { SpendClient } from '../spend/spend.client.js';
 import { ZERO_HEAD } from '@drael/receipts';
@@ -41,6 +43,7 @@ export class RunsService {
     private readonly cipher: FieldCipher,
     private readonly spend: SpendClient,
     private readonly executor: RunExecutor,
+    private readonly rpc: NatsRpcClient,
   ) {}
 
   /**
@@ -60,6 +63,7 @@ export class RunsService {
     const agent = await this.agents.mustFind(accountId, agentId);
     // spec 04: the key that starts the run must be allowed every tool the agent has.
     assertToolsAllowed(toolLevel, agent.tools, 'agent_id');
+    await this.assertCanPayFirstStep(accountId, agent.model);
     const id = newId('run');
     const made = await this.runs.create(
       {
@@ -86,12 +90,32 @@ export class RunsService {
         { limit: this.config.AGENT_RUN_ACCOUNT_MAX_QUEUED },
       );
     }
+    if (made === 'agent_gone') throw new AgentRunError('agent_not_found', `no agent ${agentId} in this account`);
     const { run, created } = made;
     if (!created) return this.repeated(run, requestHash!);
     // Enqueued after the row exists (the job says only "run R is waiting"; the claim decides),
     // without holding the answer while Redis is away (enqueueSoon).
     await this.queue.enqueueSoon(run.id);
     return this.toRun(run);
+  }
+
+  /**
+   * A run is refused before anything is stored when the account's available balance cannot pay
+   * even the least model call (attack report 4, F2: on an empty wallet every run was stored and
+   * ended budget_exceeded, free rows without end). Only what certainly fails is refused: billing's
+   * reservation at each step stays the rule that decides. A repeat of an idempotency key answers
+   * its stored run before this, whatever the balance is now; a refused request stored nothing, so
+   * its key is still free.
+   */
+  private async assertCanPayFirstStep(accountId: string, model: string): Promise<void> {
+    const least = leastModelCallMicros(priceOf(this.config.AGENT_RUN_MODEL_PRICES, model));
+    const available = (await this.spend.available(accountId)) ?? 0;
+    if (available >= least) return;
+    throw new AgentRunError(
+      'insufficient_balance',
+      `the account's available balance (${available} µ$) cannot pay for a run's first model call (at least ${least} µ$); add credit and retry`,
+      { available_micros: available, required_micros: least },
+    );
   }
 
   /** The first run of an idempotency key, if this request is the one it was made by. */
@@ -113,8 +137,8 @@ export class RunsService {
 
   async list(accountId: string, page: CursorPage, agentId?: string): Promise<{ runs: Run[]; has_more: boolean }> {
     const cursor = await resolveCursor(page, (id) => this.runs.cursor(accountId, id));
-    const { items, hasMore } = await this.runs.list(accountId, page, cursor, agentId);
-    return { runs: items.map((r) => this.toRun(r)), has_more: hasMore };
+    const { items, hasMore } = pageOf(await this.runs.list(accountId, page, cursor, agentId), page, (r) => this.toRun(r), pageRoomBytes(this.rpc));
+    return { runs: items, has_more: hasMore };
   }
 
   async steps(accountId: string, runId: string): Promise<RunStep[]> {

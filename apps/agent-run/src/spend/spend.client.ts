@@ -32,6 +32,16 @@ export class SpendClient {
 
   constructor(private readonly rpc: NatsRpcClient) {}
 
+  /** What the account can spend now (billing's wallet: balance less what is held). Null for an account billing does not know. */
+  async available(accountId: string): Promise<number | null> {
+    try {
+      return (await retryingLost(() => this.rpc.request(billingCatalog.wallet, { account_id: accountId }))).available_micros;
+    } catch (err) {
+      if (isRpcError(err) && err.code === 'account_not_found') return null;
+      throw err;
+    }
+  }
+
   /** Refused with insufficient_balance, monthly_budget_reached or agent_rate_limited. */
   reserve(accountId: string, runId: string, kind: StepKind, amountMicros: number, idempotencyKey: string): Promise<SpendHold> {
     return retryingLost(() =>
