@@ -66,6 +66,42 @@ describe('text.format: structured outputs', () => {
     expect((await json(await stack.get(body.id))).text).toEqual({ format: PERSON_FORMAT });
   });
 
+  it('a JSON format makes the answer one document: text said before a tool call is no message item, streamed or not (the preamble broke responses.parse)', async () => {
+    const script = () =>
+      stack.upstream.setTurns([
+        { type: 'tool_calls', content: ['Let me check ', 'the date. '], calls: [{ id: 'c1', name: 'datetime', arguments: '{}' }] },
+        { type: 'text', content: ['{"name":"Ada",', '"age":36}'] },
+      ]);
+    script();
+    const before = stack.upstream.requests.length;
+    const body = await json(await stack.post({ model: 'gpt-test', input: 'Ada is 36.', tools: [{ type: 'datetime' }], text: { format: PERSON_FORMAT } }));
+    const messages = body.output.filter((i: any) => i.type === 'message');
+    expect(messages).toHaveLength(1);
+    expect(JSON.parse(body.output_text)).toEqual({ name: 'Ada', age: 36 });
+    // The model still sees what it said.
+    expect(requestsSince(before)[1]!.body.messages.find((m: any) => m.role === 'assistant')).toMatchObject({ content: 'Let me check the date. ' });
+
+    script();
+    const events = await eventsOf(await stack.post({ model: 'gpt-test', input: 'Ada is 36.', tools: [{ type: 'datetime' }], text: { format: PERSON_FORMAT }, stream: true }));
+    const added = events.filter((e) => e.type === 'response.output_item.added' && e.item.type === 'message');
+    expect(added).toHaveLength(1);
+    const text = events
+      .filter((e) => e.type === 'response.output_text.delta')
+      .map((e) => e.delta)
+      .join('');
+    expect(JSON.parse(text)).toEqual({ name: 'Ada', age: 36 });
+
+    script();
+    const client = new OpenAI({ baseURL: `${stack.gateway.url}/v1`, apiKey: stack.auth.authorization!.slice('Bearer '.length), maxRetries: 0 });
+    const parsed = await client.responses.parse({
+      model: 'gpt-test',
+      input: 'Ada is 36.',
+      tools: [{ type: 'datetime' } as never],
+      text: { format: zodTextFormat(z.object({ name: z.string(), age: z.number() }), 'person') },
+    });
+    expect(parsed.output_parsed).toEqual({ name: 'Ada', age: 36 });
+  });
+
   it('json_object and an explicit text format are forwarded as such; no format asks for none', async () => {
     for (const format of [{ type: 'json_object' }, { type: 'text' }]) {
       stack.upstream.setTurns([{ type: 'text', content: '{}' }]);

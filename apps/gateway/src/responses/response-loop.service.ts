@@ -88,6 +88,10 @@ export class ResponseLoopService {
     };
     let message: MessageItemWriter | undefined;
     let calls: FunctionCallItems | undefined;
+    // A JSON text.format asks for one document: a turn's text becomes the answer's message only when
+    // the turn calls no tool (written at its end); text a turn says before its calls stays in the
+    // model's history alone. As chat's catalogue mode does; a preamble item broke every parse.
+    const oneDocument = run.responseFormat?.type === 'json_schema' || run.responseFormat?.type === 'json_object';
     // Text before a call is done once the call starts: its message item closes before the call's item opens.
     const closeMessage = () => {
       if (message?.isOpen) message.close(citationsOf(message.written, sources));
@@ -128,6 +132,7 @@ export class ResponseLoopService {
     const finished = async (result: TurnOutcome, turn: TurnInfo): Promise<'stopped' | undefined> => {
       addUsage(response, result.usage);
       run.history.push({ role: 'assistant', content: result.content || null, ...(result.toolCalls.length ? { tool_calls: result.toolCalls } : {}) });
+      if (oneDocument && result.toolCalls.length === 0 && result.content !== '') message!.delta(result.content);
       closeMessage();
 
       if (result.toolCalls.length === 0) {
@@ -190,6 +195,7 @@ export class ResponseLoopService {
         finished,
         onToolCall: (pieces) => calls!.pieces(pieces),
         onText: (deltas) => {
+          if (oneDocument) return;
           for (const delta of deltas) message!.delta(delta);
         },
         onAccepted: (deployment) => {
