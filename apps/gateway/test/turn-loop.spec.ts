@@ -209,6 +209,15 @@ describe('what real clients send and expect', () => {
     }
     // tools: null is no client tools: the catalogue is offered.
     expect(toolNames(h.upstream.requests.at(-2)!.body)).toEqual(['spawn_agent']);
+    // So is an empty list (it carries no tool; OpenAI refuses an empty tools list anyway).
+    for (const empty of [{ tools: [] }, { functions: [] }]) {
+      h.script([{ type: 'text', content: 'ok' }]);
+      const before = h.upstream.requests.length;
+      const r = await h.chat({ messages: history, ...empty });
+      expect(r.status, JSON.stringify(empty)).toBe(200);
+      await r.json();
+      expect(toolNames(h.upstream.requests[before]!.body), JSON.stringify(empty)).toEqual(['spawn_agent']);
+    }
   });
 
   it('logprobs the upstream sends reach the client in catalogue mode, streamed (each chunk with its text) and not', async () => {

@@ -95,13 +95,18 @@ export class ChatCompletionsService {
 function modeOf(body: unknown, headers: ChatCall['headers']): ChatMode {
   const serverTools = serverToolsWanted(headers);
   const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  // null is "not given" (OpenAI reads it so): no client tools.
-  if (b.tools != null || b.functions != null || b.function_call != null) return 'proxy';
+  // null is "not given" (OpenAI reads it so), and an empty list carries no tool: no client tools.
+  if (carriesTools(b.tools) || carriesTools(b.functions) || b.function_call != null) return 'proxy';
   // `tool_choice: "none"` asks for an answer without tools: a plain completion, as with the header.
   if (b.tool_choice === 'none') return 'proxy';
   // Several candidate answers (`n` > 1): the loop writes one answer, so they are a plain completion.
   if (typeof b.n === 'number' && b.n > 1) return 'proxy';
   return serverTools ? 'loop' : 'proxy';
+}
+
+/** The client's own tools (or legacy functions): a list with at least one. */
+function carriesTools(list: unknown): boolean {
+  return Array.isArray(list) ? list.length > 0 : list != null;
 }
 
 /**
