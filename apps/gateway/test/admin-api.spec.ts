@@ -118,6 +118,21 @@ describe('admin API: NUL, lone surrogates and oversized names are a 4xx, never a
   });
 });
 
+describe('revoking a key (attack pass 4, F6)', () => {
+  it('the gateway that carried out the revoke refuses the key from its next request on, though it had the key cached', async () => {
+    const acct = await newAccount();
+    const created = await admin('POST', `/admin/accounts/${acct}/keys`, { rate_limit: { per_minute: 1_000_000, per_hour: 100_000_000 } });
+    const models = () => fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${created.json.api_key}` } });
+    // Admitted twice: the second from this gateway's key cache (AUTH_CACHE_TTL_MS, 5 s).
+    expect((await models()).status).toBe(200);
+    expect((await models()).status).toBe(200);
+    expect((await admin('DELETE', `/admin/accounts/${acct}/keys/${created.json.key_id}`)).status).toBe(200);
+    const after = await models();
+    expect(after.status).toBe(401);
+    expect(((await after.json()) as Json).error.code).toBe('invalid_api_key');
+  });
+});
+
 describe('admin wallet credit takes an Idempotency-Key (Stripe semantics)', () => {
   it('the same key and body credit once and answer the first result; another amount is 409 idempotency_key_reused', async () => {
     const acct = await newAccount();

@@ -5,6 +5,7 @@ import { NatsRpcClient } from '@drael/nats-rpc';
 import { idempotencyKeyOf } from '../http/idempotency-key.js';
 import { validateBody as validate } from '../openai/validate.js';
 import { AdminOnly } from '../auth/route-access.js';
+import { KeyVerifier } from '../auth/key-verifier.service.js';
 
 // The bodies are billing's own request schemas (one definition: names free of NUL, numbers within
 // what billing's columns hold), less what the path gives; a violation is a 400 naming the param.
@@ -25,7 +26,10 @@ export const AgentLimitsBody = billingCatalog.setAgentLimits.request.omit({ acco
 @Controller('admin')
 @AdminOnly()
 export class AdminController {
-  constructor(@Inject(NatsRpcClient) private readonly nats: NatsRpcClient) {}
+  constructor(
+    @Inject(NatsRpcClient) private readonly nats: NatsRpcClient,
+    private readonly keys: KeyVerifier,
+  ) {}
 
   @Post('accounts')
   @HttpCode(201)
@@ -53,9 +57,12 @@ export class AdminController {
     return this.nats.request(billingCatalog.createKey, { account_id: account, ...validate(CreateKeyBody, body ?? {}) });
   }
 
+  /** Revoked in billing, then dropped from this gateway's key cache: refused here from the next request on. */
   @Delete('accounts/:account/keys/:key')
-  revokeKey(@Param('account') account: string, @Param('key') key: string) {
-    return this.nats.request(billingCatalog.revokeKey, { account_id: account, key_id: key });
+  async revokeKey(@Param('account') account: string, @Param('key') key: string) {
+    const revoked = await this.nats.request(billingCatalog.revokeKey, { account_id: account, key_id: key });
+    this.keys.forgetKey(key);
+    return revoked;
   }
 
   @Put('accounts/:account/extra-usage')

@@ -21,6 +21,17 @@ export class KeyCache<V> {
     return e.value;
   }
 
+  /** Drops every entry whose value matches; how many went. */
+  deleteWhere(matches: (value: V) => boolean): number {
+    let dropped = 0;
+    for (const [id, e] of this.entries) {
+      if (!matches(e.value)) continue;
+      this.entries.delete(id);
+      dropped++;
+    }
+    return dropped;
+  }
+
   set(id: string, value: V): void {
     if (this.ttlMs <= 0) return;
     this.entries.delete(id);

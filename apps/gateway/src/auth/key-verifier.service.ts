@@ -38,6 +38,15 @@ export class KeyVerifier {
     return verdict?.ok ? verdict.identity : undefined;
   }
 
+  /**
+   * A key revoked through this gateway (the admin API) is dropped from its cache at once, so its
+   * next request here asks billing and is refused. Other replicas drop it when its entry expires
+   * (AUTH_CACHE_TTL_MS), as they do for a key revoked through billing's CLI.
+   */
+  forgetKey(keyId: string): void {
+    this.cache.deleteWhere((verdict) => verdict.ok && verdict.identity.key_id === keyId);
+  }
+
   async verify(apiKey: string): Promise<KeyIdentity> {
     // One-shot hashing: no Hash object per request (the only hashing on the request path).
     const id = hash('sha256', apiKey, 'base64url');
