@@ -1,3 +1,4 @@
+import { asksForOneDocument } from '../openai/response-format.js';
 import { Injectable } from '@nestjs/common';
 import { inSpan } from '@drael/tracing';
 import type { Caller, KeyRecheck } from '../auth/identity.js';
@@ -91,7 +92,7 @@ export class ResponseLoopService {
     // A JSON text.format asks for one document: a turn's text becomes the answer's message only when
     // the turn calls no tool (written at its end); text a turn says before its calls stays in the
     // model's history alone. As chat's catalogue mode does; a preamble item broke every parse.
-    const oneDocument = run.responseFormat?.type === 'json_schema' || run.responseFormat?.type === 'json_object';
+    const oneDocument = asksForOneDocument(run.responseFormat);
     // Text before a call is done once the call starts: its message item closes before the call's item opens.
     const closeMessage = () => {
       if (message?.isOpen) message.close(citationsOf(message.written, sources));

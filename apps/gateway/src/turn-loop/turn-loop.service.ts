@@ -1,3 +1,4 @@
+import { asksForOneDocument } from '../openai/response-format.js';
 import { Inject, Injectable } from '@nestjs/common';
 import { inSpan } from '@drael/tracing';
 import type { ServerResponse } from 'node:http';
@@ -128,7 +129,7 @@ export class TurnLoopService {
         route: input.route,
         baseBody: baseBodyOf(request),
         messages: request.messages,
-        oneDocument: asksForJson(request),
+        oneDocument: asksForOneDocument((request as Record<string, unknown>).response_format),
         catalogue,
         caller: input.caller,
         workspace,
@@ -363,14 +364,6 @@ function ordinalsOf(calls: readonly ToolCall[]): number[] {
     seen.set(c.function.name, n);
     return n;
   });
-}
-
-/** `response_format` asks for one JSON document (json_schema or json_object; `text` is prose). */
-function asksForJson(request: ChatCompletionRequest): boolean {
-  const format: unknown = (request as Record<string, unknown>).response_format;
-  if (typeof format !== 'object' || format === null) return false;
-  const type = (format as { type?: unknown }).type;
-  return type === 'json_schema' || type === 'json_object';
 }
 
 function baseBodyOf(request: ChatCompletionRequest): Record<string, unknown> {
