@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { healthController } from '@drael/nats-rpc';
+import { healthController, RpcClientModule } from '@drael/nats-rpc';
 import { billingHealthChecks } from './health/health-checks.provider.js';
 import { BILLING_CONFIG, type BillingConfig } from './config/config.schema.js';
 import { Clock, SystemClock } from './clock/clock.js';
@@ -31,6 +31,8 @@ export class BillingModule {
   static forRoot(config: BillingConfig, options: { clock?: Clock } = {}): DynamicModule {
     return {
       module: BillingModule,
+      // Revocations are announced to every gateway replica (gateway.keys.forget.v1).
+      imports: [RpcClientModule.forRoot({ servers: config.NATS_URL, prefix: config.DRAEL_NATS_PREFIX, name: 'billing', security: config })],
       controllers: [healthController('billing'), PlansController, AccountsController, KeysController, HoldsController, UsageController, SpendController, ReceiptsController],
       providers: [
         { provide: BILLING_CONFIG, useValue: config },

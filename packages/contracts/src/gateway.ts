@@ -106,4 +106,20 @@ export const gatewayCatalog = {
     // A long completion from a slow upstream.
     timeoutMs: 180_000,
   }),
+  /**
+   * A key was revoked: every gateway replica drops it from its key cache, so its next request is
+   * checked with billing and refused (without it, a replica kept admitting the key for up to
+   * AUTH_CACHE_TTL_MS). Billing sends it once a revocation is committed. Delivered to EVERY replica
+   * (a plain subscription, no queue group); each answers `{dropped}` (whether it held the key), and
+   * the first answer is the caller's. No gateway running: NATS answers "no responders" at once.
+   */
+  forgetKey: defineEntry({
+    subject: 'gateway.keys.forget.v1',
+    service: 'gateway',
+    delivery: 'every-replica',
+    request: z.object({ key_id: z.string().min(1).max(64) }).strict(),
+    reply: z.object({ key_id: z.string(), dropped: z.boolean() }),
+    errors: gatewayErrors(),
+    timeoutMs: 1_000,
+  }),
 } as const;

@@ -134,7 +134,7 @@ const COMMANDS: Command[] = [
   },
   {
     name: 'keys revoke',
-    summary: 'revoke an API key (it stops within the gateway cache TTL, 5 s)',
+    summary: 'revoke an API key (every gateway refuses it from its next request on)',
     options: [
       ['account', 'ID         account id (required)'],
       ['key', 'KEY_ID         key id (required)'],

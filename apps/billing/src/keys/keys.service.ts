@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { KeyIdentity, ParsedRequestOf, ReplyOf, billingCatalog } from '@drael/contracts';
+import { gatewayCatalog, type KeyIdentity, type ParsedRequestOf, type ReplyOf, type billingCatalog } from '@drael/contracts';
+import { NatsRpcClient } from '@drael/nats-rpc';
 import { billingError, isUuid } from '../billing-error.js';
 import { Clock } from '../clock/clock.js';
 import { BILLING_CONFIG, type BillingConfig } from '../config/config.schema.js';
@@ -15,6 +16,7 @@ export class KeysService {
     private readonly accounts: AccountsService,
     private readonly clock: Clock,
     @Inject(BILLING_CONFIG) private readonly config: BillingConfig,
+    @Inject(NatsRpcClient) private readonly nats: NatsRpcClient,
   ) {}
 
   async create(req: ParsedRequestOf<typeof billingCatalog.createKey>): Promise<ReplyOf<typeof billingCatalog.createKey>> {
@@ -52,7 +54,20 @@ export class KeysService {
     const outcome = isUuid(req.account_id) && isUuid(req.key_id) ? await this.keys.revoke(req.account_id, req.key_id, this.clock.now()) : 'missing';
     // A key of another account is "not found", never "not yours".
     if (outcome === 'missing') throw billingError('key_not_found', 'no such key for this account');
+    // Announced again for a key revoked already: an earlier announcement may have been missed.
+    await this.announceRevocation(req.key_id);
     return { key_id: req.key_id, revoked: true };
+  }
+
+  /**
+   * Tells every gateway replica to drop the key from its key cache (gateway.keys.forget.v1), so it
+   * is refused everywhere from its next request on rather than once the cache entry expires. The
+   * revocation is committed already and stands whatever happens here: the first gateway's answer
+   * is awaited for at most the subject's timeout, and no gateway running (NATS: no responders), a
+   * slow one, or NATS down leaves the key refused by the gateways within AUTH_CACHE_TTL_MS.
+   */
+  private async announceRevocation(keyId: string): Promise<void> {
+    await this.nats.request(gatewayCatalog.forgetKey, { key_id: keyId }).catch(() => undefined);
   }
 
   async list(req: ParsedRequestOf<typeof billingCatalog.listKeys>): Promise<ReplyOf<typeof billingCatalog.listKeys>> {

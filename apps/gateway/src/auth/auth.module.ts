@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { RateLimiter } from '../rate-limit/rate-limiter.service.js';
 import { KeyGate } from './key-gate.service.js';
+import { KeyForgetListener } from './key-forget.listener.js';
 import { KeyVerifier } from './key-verifier.service.js';
 
 /**
@@ -8,7 +9,7 @@ import { KeyVerifier } from './key-verifier.service.js';
  * (route-access.hook.ts) calls it for every route not marked public, the hot routes for theirs.
  */
 @Module({
-  providers: [KeyVerifier, RateLimiter, KeyGate],
+  providers: [KeyVerifier, KeyForgetListener, RateLimiter, KeyGate],
   exports: [KeyVerifier, RateLimiter, KeyGate],
 })
 export class AuthModule {}

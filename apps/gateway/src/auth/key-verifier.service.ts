@@ -11,7 +11,8 @@ type Verdict = { ok: true; identity: KeyIdentity } | { ok: false };
 /**
  * Verifies API keys with billing (`billing.keys.verify.v1`), remembering answers briefly so most
  * requests cost no NATS round trip. Bad keys are remembered too (a flood of wrong keys does not
- * become a flood of lookups). A revoked key stops working once its entry expires.
+ * become a flood of lookups). A revoked key is dropped when billing announces it (forgetKey), and
+ * stops working in any case once its entry expires (a replica that missed the announcement).
  *
  * One lookup per key at a time: the requests of a key that arrive while its verdict is being
  * fetched wait for that answer. Without it, every expiry of a busy key's entry (AUTH_CACHE_TTL_MS)
@@ -24,6 +25,8 @@ export class KeyVerifier {
   private readonly cache: KeyCache<Verdict>;
   /** Lookups in flight, by the key's hash; each entry leaves when its answer is in. */
   private readonly lookups = new Map<string, Promise<Verdict>>();
+  /** Revocations heard so far: a lookup that saw one land while it was in flight is not cached. */
+  private forgets = 0;
 
   constructor(
     @Inject(NatsRpcClient) private readonly nats: NatsRpcClient,
@@ -39,12 +42,17 @@ export class KeyVerifier {
   }
 
   /**
-   * A key revoked through this gateway (the admin API) is dropped from its cache at once, so its
-   * next request here asks billing and is refused. Other replicas drop it when its entry expires
-   * (AUTH_CACHE_TTL_MS), as they do for a key revoked through billing's CLI.
+   * Drops a revoked key from the cache, so its next request asks billing and is refused: called
+   * when billing announces a revocation (gateway.keys.forget.v1, heard by every replica) and by
+   * this gateway's admin API right after its revoke. A lookup of any key already in flight may
+   * carry an answer from before the revocation: it still answers the requests already waiting for
+   * it, but it is not cached, and a request that comes after this asks billing afresh. Whether this
+   * replica held the key.
    */
-  forgetKey(keyId: string): void {
-    this.cache.deleteWhere((verdict) => verdict.ok && verdict.identity.key_id === keyId);
+  forgetKey(keyId: string): boolean {
+    this.forgets++;
+    this.lookups.clear();
+    return this.cache.deleteWhere((verdict) => verdict.ok && verdict.identity.key_id === keyId) > 0;
   }
 
   async verify(apiKey: string): Promise<KeyIdentity> {
@@ -55,18 +63,24 @@ export class KeyVerifier {
     return verdict.identity;
   }
 
-  /** The key's verdict from billing, shared by every request of the key that asks meanwhile; cached once in. */
+  /**
+   * The key's verdict from billing, shared by every request of the key that asks meanwhile; cached
+   * once in, unless a revocation was heard while it was in flight.
+   */
   private lookup(id: string, apiKey: string): Promise<Verdict> {
-    let pending = this.lookups.get(id);
-    if (!pending) {
-      pending = this.ask(apiKey)
-        .then((verdict) => {
-          this.cache.set(id, verdict);
-          return verdict;
-        })
-        .finally(() => this.lookups.delete(id));
-      this.lookups.set(id, pending);
-    }
+    const shared = this.lookups.get(id);
+    if (shared) return shared;
+    const forgetsBefore = this.forgets;
+    const pending: Promise<Verdict> = this.ask(apiKey)
+      .then((verdict) => {
+        if (this.forgets === forgetsBefore) this.cache.set(id, verdict);
+        return verdict;
+      })
+      .finally(() => {
+        // A revocation may have cleared the map and a newer lookup of the key taken the place.
+        if (this.lookups.get(id) === pending) this.lookups.delete(id);
+      });
+    this.lookups.set(id, pending);
     return pending;
   }
 

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { INestApplication } from '@nestjs/common';
-import { gatewayCatalog, inferenceRouteToken } from '@drael/contracts';
+import { gatewayCatalog, inferenceRouteToken, queueGroupCatalog } from '@drael/contracts';
 import type { Logger } from '@drael/logger';
 import { assertCatalogHandled, DrainingNatsServer, setHandlerLogger } from '@drael/nats-rpc';
 import type { GatewayConfig } from '../config/config.schema.js';
@@ -16,7 +16,9 @@ export class InferenceModule {}
  * subject per model alias it serves.
  */
 export async function connectGatewaySubjects(app: INestApplication, config: GatewayConfig, logger: Logger): Promise<void> {
-  assertCatalogHandled(gatewayCatalog);
+  // gateway.keys.forget.v1 reaches every replica through its own listener (auth/key-forget.listener.ts).
+  const catalog = queueGroupCatalog(gatewayCatalog);
+  assertCatalogHandled(catalog);
   // A handler's failure is logged, as in every service (startService does this there).
   setHandlerLogger(logger);
   app.connectMicroservice(
@@ -26,7 +28,7 @@ export async function connectGatewaySubjects(app: INestApplication, config: Gate
         service: 'gateway',
         prefix: config.DRAEL_NATS_PREFIX,
         drainTimeoutMs: config.SHUTDOWN_GRACE_MS,
-        catalog: gatewayCatalog,
+        catalog,
         security: config,
         // One routed inference subject per alias this gateway serves: agent-run's model calls
         // reach only a gateway that has the alias (inferenceRouteToken).
