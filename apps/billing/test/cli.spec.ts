@@ -82,6 +82,8 @@ describe('bad numbers are refused naming the flag: exit 2, no stack trace, nothi
     ['monthly-budget-usd', ['wallet', 'limits', '--account', 'A', '--monthly-budget-usd', '-1']],
     ['steps-per-minute', ['wallet', 'limits', '--account', 'A', '--steps-per-minute', '0']],
     ['tool-level', ['keys', 'create', '--account', 'A', '--tool-level', 'root']],
+    ['expires-at', ['keys', 'create', '--account', 'A', '--expires-at', 'tomorrow']],
+    ['expires-at', ['keys', 'create', '--account', 'A', '--expires-at', '2027-01-31']],
     ['bogus', ['keys', 'create', '--account', 'A', '--bogus', '1']],
   ];
 
@@ -92,6 +94,27 @@ describe('bad numbers are refused naming the flag: exit 2, no stack trace, nothi
     expect(r.stderr).toContain(`--${flag}`);
     expect(r.stderr).not.toMatch(STACK);
     expect(r.stdout).toBe('');
+  });
+});
+
+describe('keys create --expires-at', () => {
+  it('a key with an expiry prints it; billing verifies the key with it', async () => {
+    const account = await newAccount(billing);
+    const r = await run(['keys', 'create', '--account', account, '--expires-at', '2099-01-31T00:00:00Z']);
+    expect(r.status, r.stderr).toBe(0);
+    const created = JSON.parse(r.stdout) as { api_key: string; expires_at: string };
+    expect(created.expires_at).toBe('2099-01-31T00:00:00.000Z');
+    expect((await billing.rpc(billingCatalog.verifyKey, { api_key: created.api_key })).expires_at).toBe('2099-01-31T00:00:00.000Z');
+  });
+
+  it("a time in the past is billing's bad_request, one line naming expires_at, exit 2 (a mistake in the command line), and no key is made", async () => {
+    const account = await newAccount(billing);
+    const r = await run(['keys', 'create', '--account', account, '--expires-at', '2001-01-01T00:00:00Z']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('bad_request');
+    expect(r.stderr).toContain('expires_at');
+    expect(r.stderr).not.toMatch(STACK);
+    expect((await billing.rpc(billingCatalog.listKeys, { account_id: account })).keys).toEqual([]);
   });
 });
 

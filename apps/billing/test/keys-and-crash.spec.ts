@@ -28,7 +28,7 @@ describe('API keys', () => {
     expect(JSON.stringify(row)).not.toContain(created.api_key.slice(6));
 
     const identity = await b.rpc(billingCatalog.verifyKey, { api_key: created.api_key });
-    expect(identity).toEqual({ account_id: acct, key_id: created.key_id, tool_level: 'l4_browser', rate_limit: { per_minute: 7, per_hour: 70 }, plan: 'pro' });
+    expect(identity).toEqual({ account_id: acct, key_id: created.key_id, tool_level: 'l4_browser', rate_limit: { per_minute: 7, per_hour: 70 }, plan: 'pro', expires_at: null });
 
     await expect(b.rpc(billingCatalog.verifyKey, { api_key: `${created.api_key.slice(0, -1)}x` })).rejects.toMatchObject({ code: 'invalid_api_key' });
     await expect(b.rpc(billingCatalog.verifyKey, { api_key: 'sk-not-ours' })).rejects.toMatchObject({ code: 'invalid_api_key' });
@@ -45,6 +45,38 @@ describe('API keys', () => {
     const k = await b.rpc(billingCatalog.createKey, { account_id: acct });
     const id = await b.rpc(billingCatalog.verifyKey, { api_key: k.api_key });
     expect(id).toMatchObject({ tool_level: 'l3_shell', plan: 'free', rate_limit: { per_minute: 60, per_hour: 1000 } });
+  });
+});
+
+describe('a key with an expiry', () => {
+  it('works until its expiry and is then refused as an unknown key is; listed with it', async () => {
+    const acct = await newAccount(b, 'free');
+    const expiresAt = new Date(b.clock.t + 3_600_000);
+    // Any offset is taken; billing answers in UTC.
+    const local = `${new Date(expiresAt.getTime() + 2 * 3_600_000).toISOString().slice(0, 19)}+02:00`;
+    const created = await b.rpc(billingCatalog.createKey, { account_id: acct, expires_at: local });
+    expect(created.expires_at).toBe(new Date(Math.floor(expiresAt.getTime() / 1000) * 1000).toISOString());
+    expect(await b.rpc(billingCatalog.verifyKey, { api_key: created.api_key })).toMatchObject({ key_id: created.key_id, expires_at: created.expires_at });
+    expect((await b.rpc(billingCatalog.listKeys, { account_id: acct })).keys[0]).toMatchObject({ key_id: created.key_id, expires_at: created.expires_at, revoked_at: null });
+
+    b.clock.set(created.expires_at!);
+    await expect(b.rpc(billingCatalog.verifyKey, { api_key: created.api_key })).rejects.toMatchObject({ code: 'invalid_api_key', message: 'Incorrect API key provided.' });
+  });
+
+  it('an expiry that is not in the future, or not an RFC 3339 time with an offset, is bad_request naming expires_at', async () => {
+    const acct = await newAccount(b, 'free');
+    for (const expires_at of [
+      new Date(b.clock.t).toISOString(),
+      new Date(b.clock.t - 1).toISOString(),
+      '2027-01-01',
+      '2027-01-01T00:00:00',
+      'tomorrow',
+      '2027-02-30T00:00:00Z',
+      `2027-01-01T00:00:00.${'9'.repeat(80)}Z`,
+    ]) {
+      await expect(b.rpc(billingCatalog.createKey, { account_id: acct, expires_at }), expires_at).rejects.toMatchObject({ code: 'bad_request', details: { param: 'expires_at' } });
+    }
+    expect((await b.rpc(billingCatalog.listKeys, { account_id: acct })).keys).toEqual([]);
   });
 });
 

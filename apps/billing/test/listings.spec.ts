@@ -34,7 +34,7 @@ describe('operator listings (the console: billing.accounts.list.v1, billing.keys
     expect(keys[0]!.revoked_at).toBeNull();
     expect(k1.api_key.startsWith(keys[1]!.hint.replace(/…$/, ''))).toBe(true);
     expect(JSON.stringify(keys)).not.toContain(k1.api_key);
-    expect(Object.keys(keys[0]!).sort()).toEqual(['created_at', 'hint', 'key_id', 'name', 'rate_limit', 'revoked_at', 'tool_level']);
+    expect(Object.keys(keys[0]!).sort()).toEqual(['created_at', 'expires_at', 'hint', 'key_id', 'name', 'rate_limit', 'revoked_at', 'tool_level']);
     await expect(b.rpc(billingCatalog.listKeys, { account_id: '00000000-0000-4000-8000-000000000000' })).rejects.toMatchObject({ code: 'account_not_found' });
   });
 });

@@ -99,12 +99,26 @@ export const AccountNameSchema = storedText(1, 200);
 export const PlanNameSchema = storedText(1, 64);
 export const KeyNameSchema = storedText(0, 200);
 
+/**
+ * When a key stops working: an RFC 3339 time with `Z` or an offset, in the future when the key is
+ * made. No expiry: the key works until it is revoked.
+ */
+export const KeyExpirySchema = z.iso.datetime({ offset: true }).max(64);
+
+/**
+ * A key's expiry as billing answers it (UTC, milliseconds), or null for none. Absent is read as null:
+ * a billing from before expiries answers without it.
+ */
+const KeyExpiryReplySchema = z.string().nullable().default(null);
+
 export const KeyIdentitySchema = z.object({
   account_id: AccountIdSchema,
   key_id: z.string(),
   tool_level: ToolLevelSchema,
   rate_limit: z.object({ per_minute: z.number().int().positive(), per_hour: z.number().int().positive() }),
   plan: z.string(),
+  /** The gateway keeps a verified key no longer than this. */
+  expires_at: KeyExpiryReplySchema,
 });
 export type KeyIdentity = z.infer<typeof KeyIdentitySchema>;
 
@@ -171,6 +185,7 @@ export const KeySummarySchema = z.object({
   rate_limit: z.object({ per_minute: z.number().int().positive(), per_hour: z.number().int().positive() }),
   created_at: z.string(),
   revoked_at: z.string().nullable(),
+  expires_at: KeyExpiryReplySchema,
 });
 export type KeySummary = z.infer<typeof KeySummarySchema>;
 
@@ -317,10 +332,17 @@ export const billingCatalog = {
         name: KeyNameSchema.optional(),
         tool_level: ToolLevelSchema.default('l3_shell'),
         rate_limit: KeyRateLimitSchema.optional(),
+        expires_at: KeyExpirySchema.optional(),
       })
       .strict(),
     // The secret appears here once and is never stored or returned again.
-    reply: z.object({ key_id: z.string(), api_key: z.string().startsWith('drael_'), account_id: AccountIdSchema, tool_level: ToolLevelSchema }),
+    reply: z.object({
+      key_id: z.string(),
+      api_key: z.string().startsWith('drael_'),
+      account_id: AccountIdSchema,
+      tool_level: ToolLevelSchema,
+      expires_at: KeyExpiryReplySchema,
+    }),
     errors: billingErrors('account_not_found'),
     timeoutMs: 5_000,
   }),

@@ -6,7 +6,7 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { billingCatalog, derivedPerHour, perHourProblem, TOOL_LEVELS, type RpcEntry, type ToolLevel } from '@drael/contracts';
+import { billingCatalog, derivedPerHour, KeyExpirySchema, perHourProblem, TOOL_LEVELS, type RpcEntry, type ToolLevel } from '@drael/contracts';
 import { parseEnv, natsSecurityEnv } from '@drael/config';
 import { NatsRpcClient, isRpcError } from '@drael/nats-rpc';
 import { integerFlag, joinDashValues, usdFlag, UsageError } from './cli-args.js';
@@ -30,6 +30,7 @@ const OPTIONS = {
   account: { type: 'string' },
   key: { type: 'string' },
   'key-name': { type: 'string' },
+  'expires-at': { type: 'string' },
   'tool-level': { type: 'string' },
   'per-minute': { type: 'string' },
   'per-hour': { type: 'string' },
@@ -118,6 +119,7 @@ const COMMANDS: Command[] = [
       ['per-minute', `N       requests a minute, 1-${MAX_PER_MINUTE.toLocaleString('en')} (default: ${DEFAULT_PER_MINUTE})`],
       ['per-hour', `N         requests an hour, up to ${MAX_PER_HOUR.toLocaleString('en')} (default: 60 x --per-minute; never less than that: a smaller one is refused)`],
       ['key-name', 'NAME       a label for the key (default: none)'],
+      ['expires-at', 'TIME    when the key stops working, RFC 3339 (e.g. 2027-01-31T00:00:00Z; default: never)'],
     ],
     build: (v) => {
       const toolLevel = str(v, 'tool-level') ?? DEFAULT_TOOL_LEVEL;
@@ -125,9 +127,19 @@ const COMMANDS: Command[] = [
         throw new UsageError(`--tool-level must be one of ${TOOL_LEVELS.join(', ')} (got ${JSON.stringify(toolLevel)})`, 'keys create');
       }
       const keyName = str(v, 'key-name');
+      const expiresAt = str(v, 'expires-at');
+      if (expiresAt !== undefined && !KeyExpirySchema.safeParse(expiresAt).success) {
+        throw new UsageError(`--expires-at must be an RFC 3339 time with Z or an offset, e.g. 2027-01-31T00:00:00Z (got ${JSON.stringify(expiresAt)})`, 'keys create');
+      }
       return {
         entry: billingCatalog.createKey,
-        payload: { account_id: required(v, 'account'), tool_level: toolLevel, rate_limit: keyRateLimit(v), ...(keyName !== undefined ? { name: keyName } : {}) },
+        payload: {
+          account_id: required(v, 'account'),
+          tool_level: toolLevel,
+          rate_limit: keyRateLimit(v),
+          ...(keyName !== undefined ? { name: keyName } : {}),
+          ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}),
+        },
         note: 'The key is shown once and is not stored: keep it now.',
       };
     },

@@ -9,6 +9,7 @@ export interface KeyWithAccount {
   perMinute: number;
   perHour: number;
   revokedAt: Date | null;
+  expiresAt: Date | null;
   plan: string;
 }
 
@@ -16,14 +17,24 @@ export interface KeyWithAccount {
 export class KeyRepository {
   constructor(private readonly db: PrismaService) {}
 
-  async create(row: { id: string; accountId: string; name?: string; hash: string; hint: string; toolLevel: ToolLevel; perMinute: number; perHour: number }) {
+  async create(row: {
+    id: string;
+    accountId: string;
+    name?: string;
+    hash: string;
+    hint: string;
+    toolLevel: ToolLevel;
+    perMinute: number;
+    perHour: number;
+    expiresAt: Date | null;
+  }) {
     await this.db.client.apiKey.create({ data: row });
   }
 
   async findByHash(hash: string): Promise<KeyWithAccount | null> {
     const key = await this.db.client.apiKey.findUnique({
       where: { hash },
-      select: { id: true, accountId: true, toolLevel: true, perMinute: true, perHour: true, revokedAt: true, account: { select: { plan: true } } },
+      select: { id: true, accountId: true, toolLevel: true, perMinute: true, perHour: true, revokedAt: true, expiresAt: true, account: { select: { plan: true } } },
     });
     return key ? { ...key, plan: key.account.plan } : null;
   }
@@ -41,7 +52,7 @@ export class KeyRepository {
     return this.db.client.apiKey.findMany({
       where: { accountId },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      select: { id: true, name: true, hint: true, toolLevel: true, perMinute: true, perHour: true, createdAt: true, revokedAt: true },
+      select: { id: true, name: true, hint: true, toolLevel: true, perMinute: true, perHour: true, createdAt: true, revokedAt: true, expiresAt: true },
     });
   }
 }

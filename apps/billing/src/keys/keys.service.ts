@@ -20,6 +20,10 @@ export class KeysService {
   ) {}
 
   async create(req: ParsedRequestOf<typeof billingCatalog.createKey>): Promise<ReplyOf<typeof billingCatalog.createKey>> {
+    const expiresAt = req.expires_at === undefined ? null : new Date(req.expires_at);
+    if (expiresAt && expiresAt.getTime() <= this.clock.now().getTime()) {
+      throw billingError('bad_request', 'expires_at: must be in the future', { param: 'expires_at' });
+    }
     const account = await this.accounts.get(req.account_id);
     const apiKey = generateApiKey();
     const id = randomUUID();
@@ -32,21 +36,25 @@ export class KeysService {
       toolLevel: req.tool_level,
       perMinute: req.rate_limit?.per_minute ?? this.config.BILLING_DEFAULT_PER_MINUTE,
       perHour: req.rate_limit?.per_hour ?? this.config.BILLING_DEFAULT_PER_HOUR,
+      expiresAt,
     });
     // The only time the key leaves billing.
-    return { key_id: id, api_key: apiKey, account_id: account.id, tool_level: req.tool_level };
+    return { key_id: id, api_key: apiKey, account_id: account.id, tool_level: req.tool_level, expires_at: expiresAt?.toISOString() ?? null };
   }
 
   async verify(apiKey: string): Promise<KeyIdentity> {
     const key = looksLikeApiKey(apiKey) ? await this.keys.findByHash(hashApiKey(apiKey)) : null;
-    // One answer for unknown and revoked keys: the caller learns nothing about which.
-    if (!key || key.revokedAt) throw billingError('invalid_api_key', 'Incorrect API key provided.');
+    // One answer for unknown, revoked and expired keys: the caller learns nothing about which.
+    if (!key || key.revokedAt || (key.expiresAt && key.expiresAt.getTime() <= this.clock.now().getTime())) {
+      throw billingError('invalid_api_key', 'Incorrect API key provided.');
+    }
     return {
       account_id: key.accountId,
       key_id: key.id,
       tool_level: key.toolLevel,
       rate_limit: { per_minute: key.perMinute, per_hour: key.perHour },
       plan: key.plan,
+      expires_at: key.expiresAt?.toISOString() ?? null,
     };
   }
 
@@ -82,6 +90,7 @@ export class KeysService {
         rate_limit: { per_minute: k.perMinute, per_hour: k.perHour },
         created_at: k.createdAt.toISOString(),
         revoked_at: k.revokedAt?.toISOString() ?? null,
+        expires_at: k.expiresAt?.toISOString() ?? null,
       })),
     };
   }

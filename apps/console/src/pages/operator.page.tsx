@@ -8,6 +8,13 @@ import { useLoad } from '../ui/use-load.js';
 const LEVELS: ToolLevel[] = ['none', 'l1_http', 'l3_shell', 'l4_browser'];
 const acctPath = (id: string) => `/admin/accounts/${encodeURIComponent(id)}`;
 
+/** A key's state as the gateway treats it: revoked, expired, or active (until its expiry, if it has one). */
+function keyStatus(k: KeySummary): string {
+  if (k.revoked_at) return `revoked ${when(k.revoked_at)}`;
+  if (k.expires_at === null) return 'active';
+  return Date.parse(k.expires_at) <= Date.now() ? `expired ${when(k.expires_at)}` : `active, expires ${when(k.expires_at)}`;
+}
+
 /** The operator's view (admin token): accounts, their keys and wallets. */
 export function OperatorPage() {
   const accounts = useLoad(() => getJson<{ accounts: AccountSummary[]; has_more: boolean }>('/admin/accounts?limit=100'));
@@ -98,6 +105,8 @@ function AccountDetail({ accountId }: { accountId: string }) {
   const [keyName, setKeyName] = useState('');
   const [perMinute, setPerMinute] = useState('');
   const [perHour, setPerHour] = useState('');
+  // A day (YYYY-MM-DD): the key stops working at its start, UTC. Empty: never.
+  const [expiresOn, setExpiresOn] = useState('');
   const [amount, setAmount] = useState('');
   const [creditKey, setCreditKey] = useState(() => crypto.randomUUID());
 
@@ -113,7 +122,8 @@ function AccountDetail({ accountId }: { accountId: string }) {
     e.preventDefault();
     void act(async () => {
       const limits = perMinute && perHour ? { rate_limit: { per_minute: Number(perMinute), per_hour: Number(perHour) } } : {};
-      const k = await sendJson<{ api_key: string }>('POST', `${acctPath(accountId)}/keys`, { tool_level: level, ...(keyName ? { name: keyName } : {}), ...limits });
+      const expiry = expiresOn ? { expires_at: `${expiresOn}T00:00:00Z` } : {};
+      const k = await sendJson<{ api_key: string }>('POST', `${acctPath(accountId)}/keys`, { tool_level: level, ...(keyName ? { name: keyName } : {}), ...limits, ...expiry });
       setNewKey(k.api_key);
       keys.reload();
     });
@@ -164,7 +174,7 @@ function AccountDetail({ accountId }: { accountId: string }) {
               <td>
                 {k.rate_limit.per_minute}/min, {k.rate_limit.per_hour}/h
               </td>
-              <td>{k.revoked_at ? `revoked ${when(k.revoked_at)}` : 'active'}</td>
+              <td>{keyStatus(k)}</td>
               <td>
                 {!k.revoked_at && (
                   <button type="button" class="danger" onClick={() => void revoke(k)} aria-label={`Revoke key ${k.hint}`}>
@@ -191,6 +201,8 @@ function AccountDetail({ accountId }: { accountId: string }) {
         <input id="k-min" type="number" min={1} value={perMinute} onInput={(e) => setPerMinute((e.target as HTMLInputElement).value)} />
         <label for="k-hour">Per hour</label>
         <input id="k-hour" type="number" min={1} value={perHour} onInput={(e) => setPerHour((e.target as HTMLInputElement).value)} />
+        <label for="k-expires">Expires on (UTC)</label>
+        <input id="k-expires" type="date" value={expiresOn} onInput={(e) => setExpiresOn((e.target as HTMLInputElement).value)} />
         <button type="submit">Create key</button>
       </form>
       {newKey && (

@@ -32,10 +32,12 @@ export class KeyCache<V> {
     return dropped;
   }
 
-  set(id: string, value: V): void {
-    if (this.ttlMs <= 0) return;
+  /** Keeps the value for the cache's TTL, or for `ttlMs` when that is shorter (nothing kept at 0 or less). */
+  set(id: string, value: V, ttlMs = this.ttlMs): void {
+    const keptMs = Math.min(ttlMs, this.ttlMs);
+    if (keptMs <= 0) return;
     this.entries.delete(id);
-    this.entries.set(id, { value, expiresAt: this.now() + this.ttlMs });
+    this.entries.set(id, { value, expiresAt: this.now() + keptMs });
     while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
   }
 }

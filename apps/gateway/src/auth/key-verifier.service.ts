@@ -73,7 +73,9 @@ export class KeyVerifier {
     const forgetsBefore = this.forgets;
     const pending: Promise<Verdict> = this.ask(apiKey)
       .then((verdict) => {
-        if (this.forgets === forgetsBefore) this.cache.set(id, verdict);
+        // An expiring key is kept no longer than it lives: refused from its expiry on, not a TTL later.
+        if (this.forgets === forgetsBefore)
+          this.cache.set(id, verdict, verdict.ok && verdict.identity.expires_at !== null ? Date.parse(verdict.identity.expires_at) - Date.now() : Number.POSITIVE_INFINITY);
         return verdict;
       })
       .finally(() => {

@@ -4,7 +4,7 @@ import type { NatsRpcClient } from '@drael/nats-rpc';
 import type { GatewayConfig } from '../config/config.schema.js';
 import { KeyVerifier } from './key-verifier.service.js';
 
-const identity: KeyIdentity = { account_id: 'acct', key_id: 'key-1', tool_level: 'l1_http', rate_limit: { per_minute: 60, per_hour: 1000 }, plan: 'free' };
+const identity: KeyIdentity = { account_id: 'acct', key_id: 'key-1', tool_level: 'l1_http', rate_limit: { per_minute: 60, per_hour: 1000 }, plan: 'free', expires_at: null };
 
 /** billing.keys.verify.v1 answered by hand: each lookup waits until the test answers it. */
 function billingByHand() {

@@ -9,6 +9,7 @@ import { createTestKey, startGatewayProcess, startScriptedUpstream, testPrefix, 
 // refuse a key it has cached: nothing in these tests waits for an entry to expire.
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const prefix = testPrefix('gw-revoke');
+const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 let upstream: ScriptedUpstream;
 let gatewayA: GatewayProcess;
 let gatewayB: GatewayProcess;
@@ -22,6 +23,7 @@ beforeAll(async () => {
     DRAEL_NATS_PREFIX: prefix,
     DRAEL_BACKEND_SERVICES: 'billing',
     AUTH_CACHE_TTL_MS: '60000',
+    DRAEL_ADMIN_TOKEN: ADMIN_TOKEN,
     DRAEL_MODELS: JSON.stringify({ 'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model' } }),
   };
   gatewayA = await startGatewayProcess(env);
@@ -65,6 +67,43 @@ describe('a revoked key is refused by every gateway replica from its next reques
     for (const gateway of [gatewayA, gatewayB]) expect((await models(gateway, kept.api_key)).status).toBe(200);
     // Whichever replica answers first had the kept key still cached.
     expect(await rpc.request(gatewayCatalog.forgetKey, { key_id: kept.key_id })).toEqual({ key_id: kept.key_id, dropped: true });
+  });
+});
+
+describe("a key's expiry", () => {
+  it('a key cached by both replicas is refused from its expiry on, though the cache would keep it a minute', async () => {
+    const key = await createTestKey(rpc);
+    const expiresAt = new Date(Date.now() + 3_000).toISOString();
+    const expiring = await rpc.request(billingCatalog.createKey, { account_id: key.account_id, expires_at: expiresAt });
+    for (const gateway of [gatewayA, gatewayB]) {
+      expect((await models(gateway, expiring.api_key)).status).toBe(200);
+      expect((await models(gateway, expiring.api_key)).status).toBe(200);
+    }
+    await new Promise((r) => setTimeout(r, Date.parse(expiring.expires_at!) - Date.now() + 50));
+    for (const gateway of [gatewayA, gatewayB]) {
+      const after = await models(gateway, expiring.api_key);
+      expect(after.status, gateway.url).toBe(401);
+      expect(((await after.json()) as { error: { code: string } }).error.code).toBe('invalid_api_key');
+    }
+  });
+
+  it('the admin API takes expires_at, answers it, and refuses a time in the past with a 400 naming it', async () => {
+    const { account_id } = await createTestKey(rpc);
+    const create = (body: unknown) =>
+      fetch(`${gatewayA.url}/admin/accounts/${account_id}/keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const past = await create({ expires_at: '2001-01-01T00:00:00Z' });
+    expect(past.status).toBe(400);
+    expect(((await past.json()) as { error: { param: string } }).error.param).toBe('expires_at');
+    const notATime = await create({ expires_at: 'next week' });
+    expect(notATime.status).toBe(400);
+    expect(((await notATime.json()) as { error: { param: string } }).error.param).toBe('expires_at');
+    const created = await create({ expires_at: '2099-06-30T12:00:00-05:00' });
+    expect(created.status).toBe(201);
+    expect(((await created.json()) as { expires_at: string }).expires_at).toBe('2099-06-30T17:00:00.000Z');
   });
 });
 
