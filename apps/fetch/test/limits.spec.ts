@@ -186,6 +186,34 @@ describe('max_chars, focus and the 1 MiB bound', () => {
     expect(page.chars).toBe(page.content.length);
   });
 
+  it('a long page read window by window: each ends on a boundary, next_offset goes on where it stopped, and the windows together are the page', async () => {
+    const whole = await runtime.pages.fetch({ url: site.url('/windows'), render: 'http' });
+    expect(whole.truncated).toBe(false);
+    expect(whole.total_chars).toBe(whole.content.length);
+    const windows: string[] = [];
+    let offset: number | undefined = 0;
+    for (let i = 0; offset !== undefined && i < 100; i++) {
+      const page = await runtime.pages.fetch({ url: site.url('/windows'), render: 'http', max_chars: 700, offset });
+      expect(page.total_chars).toBe(whole.content.length);
+      expect(page.chars).toBeLessThanOrEqual(700);
+      // A window stops after a whole sentence ("... of Page /windows.") or at a paragraph's end, never inside a word.
+      if (page.next_offset !== undefined) {
+        expect(page.truncated).toBe(true);
+        expect(page.content, page.content.slice(-40)).toMatch(/\.$/);
+        expect(page.next_offset).toBeGreaterThan(offset);
+      }
+      windows.push(page.content);
+      offset = page.next_offset;
+    }
+    expect(offset).toBeUndefined();
+    expect(windows.length).toBeGreaterThan(3);
+    expect(windows.join(' ').replace(/\s+/g, ' ')).toBe(whole.content.replace(/\s+/g, ' '));
+    // Past the end: nothing, and not cut.
+    const past = await runtime.pages.fetch({ url: site.url('/windows'), render: 'http', offset: whole.content.length + 10 });
+    expect(past).toMatchObject({ content: '', chars: 0, truncated: false, total_chars: whole.content.length });
+    expect(past.next_offset).toBeUndefined();
+  });
+
   it('without max_chars a short page is whole', async () => {
     const page = await runtime.pages.fetch({ url: site.url('/short'), render: 'http' });
     expect(page.truncated).toBe(false);

@@ -32,6 +32,8 @@ export const FetchPageRequestSchema = z.object({
   url: z.string().min(1).max(8192),
   max_chars: z.number().int().positive().max(MAX_PAGE_BYTES).optional(),
   focus: z.string().max(1000).optional(),
+  /** Characters of the (focused) text to skip: a later window of a long page, from a reply's `next_offset`. */
+  offset: z.number().int().nonnegative().max(1_000_000_000).optional(),
   render: RenderModeSchema.optional(),
   tenant: z.string().max(128).optional(),
 });
@@ -45,7 +47,12 @@ export const FetchPageReplySchema = z.object({
   lang: z.string().nullable(),
   content_type: z.string(),
   content: z.string(),
+  /** Characters in `content`. */
   chars: z.number().int().nonnegative(),
+  /** Characters in the whole (focused) text `content` is a window of; absent from a service older than windows. */
+  total_chars: z.number().int().nonnegative().optional(),
+  /** Where the next window begins (pass it as `offset`), when the text goes on past `content`. */
+  next_offset: z.number().int().nonnegative().optional(),
   truncated: z.boolean(),
   took_ms: z.number().nonnegative(),
   cached: z.boolean(),
@@ -56,6 +63,7 @@ export const FetchToolHttpRequestSchema = z
     url: z.string().min(1).max(8192),
     max_chars: z.number().int().positive().max(MAX_PAGE_BYTES).optional(),
     focus: z.string().max(1000).optional(),
+    offset: FetchPageRequestSchema.shape.offset,
   })
   .strict();
 export type FetchToolHttpRequest = z.infer<typeof FetchToolHttpRequestSchema>;

@@ -59,4 +59,26 @@ describe('truncate', () => {
   it('leaves short text alone', () => {
     expect(truncate('short', 10)).toEqual({ text: 'short', truncated: false });
   });
+
+  it('prefers a paragraph break in the last quarter, then a sentence end, then a space; says where the next window starts', () => {
+    const paragraphs = `${'a'.repeat(80)}\n\n${'b '.repeat(20)}`;
+    expect(truncate(paragraphs, 100)).toEqual({ text: 'a'.repeat(80), truncated: true, next: 82 });
+    const sentences = `${'word '.repeat(17)}ends here. And then${' more'.repeat(20)}`;
+    const cut = truncate(sentences, 100);
+    expect(cut.text.endsWith('ends here.')).toBe(true);
+    expect(sentences.slice(cut.next)).toMatch(/^And then/);
+    // No boundary near the limit: a hard cut, never inside a surrogate pair.
+    const emoji = `${'x'.repeat(9)}\u{1F600}${'y'.repeat(20)}`;
+    expect(truncate(emoji, 10)).toEqual({ text: 'x'.repeat(9), truncated: true, next: 9 });
+  });
+
+  it('an offset reads on from where the last window stopped', () => {
+    const text = 'One two three. Four five six. Seven eight nine.';
+    const first = truncate(text, 16);
+    expect(first.text).toBe('One two three.');
+    const second = truncate(text, 16, first.next);
+    expect(second.text).toBe('Four five six.');
+    const third = truncate(text, 20, second.next);
+    expect(third).toEqual({ text: 'Seven eight nine.', truncated: false });
+  });
 });

@@ -91,11 +91,47 @@ export function applyFocus(markdown: string, focus: string | undefined, budget: 
     .join('\n\n');
 }
 
-/** Cuts at `max` characters, at a word boundary when one is near. */
-export function truncate(text: string, max: number): { text: string; truncated: boolean } {
-  if (text.length <= max) return { text, truncated: false };
-  let cut = text.slice(0, max);
-  const lastSpace = cut.search(/\s\S*$/);
-  if (lastSpace > max * 0.9) cut = cut.slice(0, lastSpace);
-  return { text: cut.trimEnd(), truncated: true };
+/**
+ * The page from `offset` on, cut at `max` characters at the last boundary near the limit: a
+ * paragraph break in the window's last quarter, else a line break or a sentence's end in its last
+ * sixth, else a space in its last tenth, else exactly at `max` (never inside a surrogate pair). A
+ * model reading the window then never meets a half word or a half sentence where a whole one fits.
+ * `next` is where the following window begins (what the cut left, less the whitespace at the cut).
+ */
+export function truncate(text: string, max: number, offset = 0): { text: string; truncated: boolean; next?: number } {
+  const rest = offset > 0 ? text.slice(offset) : text;
+  if (rest.length <= max) return { text: rest, truncated: false };
+  let end = cutPoint(rest, max);
+  // Never split a surrogate pair.
+  if (end === max && isHighSurrogate(rest.charCodeAt(end - 1))) end--;
+  let next = end;
+  while (next < rest.length && /\s/.test(rest[next]!)) next++;
+  return { text: rest.slice(0, end).trimEnd(), truncated: true, next: offset + next };
+}
+
+function cutPoint(text: string, max: number): number {
+  const paragraph = text.lastIndexOf('\n\n', max);
+  if (paragraph >= max * 0.75) return paragraph;
+  const line = text.lastIndexOf('\n', max);
+  const sentence = lastSentenceEnd(text, max);
+  const best = Math.max(line, sentence);
+  if (best >= max * (5 / 6)) return best;
+  const space = text.slice(0, max + 1).search(/\s\S*$/);
+  if (space >= max * 0.9) return space;
+  return max;
+}
+
+// The end of a sentence: its closing punctuation (and a closing quote or bracket) before whitespace.
+const SENTENCE_END = /[.!?\u3002\uFF01\uFF1F]["')\]\u201D\u2019]?(?=\s)/g;
+
+/** The index just after the last sentence end at or before `max`, or -1. */
+function lastSentenceEnd(text: string, max: number): number {
+  const window = text.slice(Math.floor(max * 0.8), max + 1);
+  let found = -1;
+  for (const m of window.matchAll(SENTENCE_END)) found = Math.floor(max * 0.8) + m.index + m[0].length;
+  return found <= max ? found : -1;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }

@@ -58,10 +58,13 @@ export class FetchPageService {
       await this.cache?.set(this.tenantRendered.has(page) && own !== undefined ? own : shared, page);
     }
 
-    // spec 02: a returned page is bounded at 1 MiB; max_chars may ask for less.
+    // spec 02: a returned page is bounded at 1 MiB; max_chars may ask for less, and offset for a
+    // later window of the same (focused) text: a reader goes on where `next_offset` says.
     const focused = applyFocus(page.content, req.focus, req.max_chars ?? MAX_PAGE_BYTES);
-    const cut = truncate(focused, req.max_chars ?? MAX_PAGE_BYTES);
+    const cut = truncate(focused, req.max_chars ?? MAX_PAGE_BYTES, req.offset);
     const bounded = boundBytes(cut.text, MAX_PAGE_BYTES);
+    const offset = Math.min(req.offset ?? 0, focused.length);
+    const next = bounded.truncated ? offset + bounded.text.length : cut.next;
     return {
       url: req.url,
       final_url: page.final_url,
@@ -73,6 +76,8 @@ export class FetchPageService {
       content_type: page.content_type,
       content: bounded.text,
       chars: bounded.text.length,
+      total_chars: focused.length,
+      ...(next !== undefined ? { next_offset: next } : {}),
       truncated: cut.truncated || bounded.truncated,
       took_ms: Math.round(performance.now() - started),
       cached,

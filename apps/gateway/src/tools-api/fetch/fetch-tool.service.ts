@@ -41,6 +41,7 @@ export class FetchToolService {
         tenant: caller.account_id,
         ...(req.max_chars !== undefined ? { max_chars: req.max_chars } : {}),
         ...(req.focus !== undefined ? { focus: req.focus } : {}),
+        ...(req.offset !== undefined ? { offset: req.offset } : {}),
       });
     } catch (err) {
       if (!isRpcError(err)) throw err;
