@@ -1,5 +1,5 @@
 import { FairSlots, type FairSlotLimits, type Refusal } from '@drael/fair-slots';
-import { chromium, type Browser, type BrowserContext, type CDPSession, type Page, type Response } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page, type Request, type Response } from 'playwright-core';
 import { MAX_REDIRECTS } from '../http/http-fetcher.js';
 import { fetchError, FetchError } from '../fetch-error.js';
 import { blocked } from '../guard/url-policy.js';
@@ -22,10 +22,15 @@ export interface BrowserPoolOptions {
   timeoutMs: number;
 }
 
-// After `load`, a page whose body still holds less text than this is given up to
-// SETTLE_MS more for scripts (client-rendered pages, bot challenges that reload).
+// After `load`, a page is given up to SETTLE_MS more for its scripts: until no document, script,
+// XHR or fetch request of its own has been in flight for NETWORK_QUIET_MS (content a script asks
+// an API for after load), and its body holds at least SETTLE_TEXT_CHARS of text (client-rendered
+// pages, bot challenges that compute, then reload). Images, fonts, media and long-lived streams do
+// not count: they neither bring text nor end.
 const SETTLE_TEXT_CHARS = 200;
 const SETTLE_MS = 2_000;
+const NETWORK_QUIET_MS = 300;
+const SETTLE_REQUEST_TYPES = new Set(['document', 'script', 'xhr', 'fetch']);
 // Tenants whose warm context is kept; the least recently used beyond this is closed.
 const MAX_TENANT_CONTEXTS = 16;
 // Requests without a tenant share one share of the pages between them: a caller that names no
@@ -164,6 +169,7 @@ export class BrowserPool {
         if (r.request().isNavigationRequest() && r.frame() === page.mainFrame()) last = r;
       };
       page.on('response', onResponse);
+      const network = new NetworkActivity(page);
       try {
         let first: Response | null;
         try {
@@ -181,7 +187,7 @@ export class BrowserPool {
         const early = (last as Response | null) ?? first;
         // An ordinary error page is not waited on; a challenge page (403/429/503) may reload itself.
         const status = early.status();
-        if (!early.headers()[BLOCKED_HEADER] && (status < 400 || status === 403 || status === 429 || status === 503)) await this.settle(page);
+        if (!early.headers()[BLOCKED_HEADER] && (status < 400 || status === 403 || status === 429 || status === 503)) await this.settle(page, network);
         const response: Response = (last as Response | null) ?? first;
         const blockedRange = response.headers()[BLOCKED_HEADER];
         if (blockedRange) {
@@ -192,6 +198,7 @@ export class BrowserPool {
         healthy = !signal?.aborted;
         return { finalUrl: page.url(), status: response.status(), mime, html };
       } finally {
+        network.stop();
         page.off('response', onResponse);
         signal?.removeEventListener('abort', onAbort);
       }
@@ -341,9 +348,16 @@ export class BrowserPool {
     }
   }
 
-  private async settle(page: Page): Promise<void> {
+  private async settle(page: Page, network: NetworkActivity): Promise<void> {
     const deadline = Date.now() + SETTLE_MS;
+    // A request a load handler makes is reported a moment after `load`: the quiet is counted from
+    // `load` at the earliest, so it is seen.
+    network.touch();
     while (Date.now() < deadline) {
+      if (!network.quietFor(NETWORK_QUIET_MS)) {
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
       // Text nodes outside scripts and styles, counted only up to the threshold: innerText would
       // force a layout of the whole page on every poll.
       const chars = await page
@@ -419,4 +433,45 @@ async function openPage(context: BrowserContext): Promise<Page> {
   const page = await context.newPage();
   redirectCaps.set(page, await RedirectCap.install(page));
   return page;
+}
+
+/**
+ * The page's own requests that can bring it content (SETTLE_REQUEST_TYPES), in flight and when the
+ * last one started or ended: what `settle` waits on. Listens from before navigation to the end of
+ * the render.
+ */
+class NetworkActivity {
+  private inFlight = new Set<Request>();
+  private lastChange = Date.now();
+  private readonly started = (request: Request) => {
+    if (!SETTLE_REQUEST_TYPES.has(request.resourceType())) return;
+    this.inFlight.add(request);
+    this.lastChange = Date.now();
+  };
+  private readonly ended = (request: Request) => {
+    if (!this.inFlight.delete(request)) return;
+    this.lastChange = Date.now();
+  };
+
+  constructor(private readonly page: Page) {
+    page.on('request', this.started);
+    page.on('requestfinished', this.ended);
+    page.on('requestfailed', this.ended);
+  }
+
+  /** Counts the quiet from now. */
+  touch(): void {
+    this.lastChange = Date.now();
+  }
+
+  /** Nothing in flight, and nothing started or ended for `ms`. */
+  quietFor(ms: number): boolean {
+    return this.inFlight.size === 0 && Date.now() - this.lastChange >= ms;
+  }
+
+  stop(): void {
+    this.page.off('request', this.started);
+    this.page.off('requestfinished', this.ended);
+    this.page.off('requestfailed', this.ended);
+  }
 }

@@ -4,6 +4,7 @@ import type { BrowserPool } from '../browser/browser-pool.js';
 import { cacheKey, type CachedPage, type PageCache } from '../cache/page-cache.js';
 import { applyFocus, truncate } from '../extract/focus.js';
 import { normaliseSpace, type HtmlExtractor } from '../extract/html-extractor.js';
+import { awaitsScript } from '../extract/script-filled.js';
 import { fetchError, FetchError } from '../fetch-error.js';
 import type { AddressPolicy } from '../guard/address-policy.js';
 import { parseTarget } from '../guard/url-policy.js';
@@ -14,11 +15,16 @@ import { measurePage, recordCacheLookup } from '../fetch.metrics.js';
 // render: auto goes to the browser when the HTTP path yields less readable text than this from
 // an HTML page, or an HTML error page of the kind bot challenges answer with.
 const AUTO_BROWSER_BELOW_CHARS = 200;
+// ... and, up to this much text, when the served HTML leaves its content for a script to fill in
+// (awaitsScript): the text it has is the page's chrome or a standfirst, not the page.
+const AUTO_BROWSER_SCRIPT_FILLED_BELOW_CHARS = 2_000;
 const CHALLENGE_STATUSES = new Set([403, 429, 503]);
 
 /** The rules of a fetch: guard, cache, path choice, extraction, focus and bounds. */
 export class FetchPageService {
   private readonly scripted = new WeakSet<CachedPage>();
+  /** Scripted pages whose served HTML leaves the content to a script (awaitsScript). */
+  private readonly scriptFilled = new WeakSet<CachedPage>();
   /** Pages a tenant's own browser context rendered: cached under that tenant's key only. */
   private readonly tenantRendered = new WeakSet<CachedPage>();
 
@@ -89,7 +95,11 @@ export class FetchPageService {
     const res = await measurePage(target.onion ? 'onion' : 'http', () => this.http.fetch(target, signal));
     const page = this.toPage(res.finalUrl, res.mime, res.kind, res.text);
     // A page without scripts renders the same in a browser: auto mode does not try one.
-    if (res.kind === 'html' && /<script\b/i.test(res.text)) this.scripted.add(page);
+    if (res.kind === 'html' && /<script\b/i.test(res.text)) {
+      this.scripted.add(page);
+      // Parsed again only for a page short enough for auto mode to ask.
+      if (normaliseSpace(page.content).length < AUTO_BROWSER_SCRIPT_FILLED_BELOW_CHARS && awaitsScript(res.text)) this.scriptFilled.add(page);
+    }
     return page;
   }
 
@@ -111,7 +121,8 @@ export class FetchPageService {
     try {
       fromHttp = await this.viaHttp(url, signal);
       if (fromHttp.content_type !== 'text/html' && fromHttp.content_type !== 'application/xhtml+xml') return fromHttp;
-      if (normaliseSpace(fromHttp.content).length >= AUTO_BROWSER_BELOW_CHARS || !this.scripted.has(fromHttp)) return fromHttp;
+      if (!this.scripted.has(fromHttp)) return fromHttp;
+      if (normaliseSpace(fromHttp.content).length >= AUTO_BROWSER_BELOW_CHARS && !this.scriptFilled.has(fromHttp)) return fromHttp;
     } catch (err) {
       if (!(err instanceof FetchError)) throw err;
       const status = Number(err.details?.status);
@@ -123,7 +134,10 @@ export class FetchPageService {
       throw httpError!;
     }
     try {
-      return await this.viaBrowser(url, signal, deadline, tenant);
+      const rendered = await this.viaBrowser(url, signal, deadline, tenant);
+      // A render that read less than the served HTML held (its script failed, or filled nothing)
+      // is no improvement on it.
+      return fromHttp && normaliseSpace(rendered.content).length < normaliseSpace(fromHttp.content).length ? fromHttp : rendered;
     } catch (err) {
       // A blocked hop seen only by the browser is an answer in itself, never hidden.
       if (err instanceof FetchError && err.code === 'blocked_address') throw err;
