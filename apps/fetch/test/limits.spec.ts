@@ -41,6 +41,15 @@ beforeAll(async () => {
         else html(res, article('Arrived', 3));
         return;
       }
+      case '/refresh': {
+        // A "this page has moved" page: a meta refresh at once to the next hop.
+        const n = Number(url.searchParams.get('n'));
+        const to = url.searchParams.get('to');
+        if (to) html(res, `<html><head><meta http-equiv="refresh" content="0; url=${to}"></head><body><p>This page has moved.</p></body></html>`);
+        else if (n > 0) html(res, `<html><head><meta http-equiv="refresh" content="0; url=/refresh?n=${n - 1}"></head><body><p>This page has moved.</p></body></html>`);
+        else html(res, article('Arrived by refresh', 3));
+        return;
+      }
       case '/type': {
         const type = url.searchParams.get('t') ?? '';
         const body = url.searchParams.get('b') ?? 'body';
@@ -175,6 +184,25 @@ describe('limits', () => {
     const page = await runtime.pages.fetch({ url: site.url('/latin1'), render: 'http' });
     expect(page.content).toContain('Déjà vu, naïve façade.');
     expect(page.lang).toBe('fr');
+  });
+});
+
+describe('meta refresh (extraction pass, finding 14)', () => {
+  it('a page that refreshes at once to another is followed as a redirect: the model gets the page it points to', async () => {
+    const page = await runtime.pages.fetch({ url: site.url('/refresh?n=1'), render: 'http' });
+    expect(page.final_url).toBe(site.url('/refresh?n=0'));
+    expect(page.content).toContain('Paragraph 1 of Arrived by refresh');
+    expect(page.content).not.toContain('This page has moved');
+  });
+
+  it('refreshes count toward the 3 redirects', async () => {
+    expect((await runtime.pages.fetch({ url: site.url('/refresh?n=3'), render: 'http' })).final_url).toBe(site.url('/refresh?n=0'));
+    expect((await failure(runtime.pages.fetch({ url: site.url('/refresh?n=4'), render: 'http' }))).code).toBe('too_many_redirects');
+  });
+
+  it('a refresh to a private address is refused as a redirect there is', async () => {
+    const err = await failure(runtime.pages.fetch({ url: site.url(`/refresh?to=${encodeURIComponent('http://169.254.169.254/latest/meta-data/')}`), render: 'http' }));
+    expect(err.code).toBe('blocked_address');
   });
 });
 

@@ -7,6 +7,7 @@ import { fetchError, FetchError } from '../fetch-error.js';
 import type { AddressPolicy } from '../guard/address-policy.js';
 import type { GuardedDialer } from '../guard/guarded-dialer.js';
 import { parseTarget, type FetchTarget } from '../guard/url-policy.js';
+import { metaRefreshTarget } from './meta-refresh.js';
 import { contentKind, decodeBody, parseContentType, type ContentKind } from './content-type.js';
 
 // spec 04: "10 s timeout, 3 MB body cap, at most 3 redirects".
@@ -130,7 +131,18 @@ export class HttpFetcher {
       // No declared type: sniff the two kinds a server forgets to label.
       const mime = declared?.mime ?? (/^\s*</.test(body.subarray(0, 512).toString('latin1')) ? 'text/html' : 'text/plain');
       const kind = contentKind(mime)!;
-      return { finalUrl: current.url.href, status, mime, kind, text: decodeBody(body, declared?.charset, kind) };
+      const text = decodeBody(body, declared?.charset, kind);
+      // A page that refreshes to another at once is a redirect a browser would follow: one more
+      // hop, vetted and counted like a 3xx.
+      const refresh = kind === 'html' ? metaRefreshTarget(text, current.url) : undefined;
+      if (refresh !== undefined) {
+        if (hop >= this.limits.maxRedirects) {
+          throw fetchError('too_many_redirects', `more than ${this.limits.maxRedirects} redirects`, { url: first.url.href, last: current.url.href });
+        }
+        current = parseTarget(refresh, this.policy);
+        continue;
+      }
+      return { finalUrl: current.url.href, status, mime, kind, text };
     }
   }
 
