@@ -194,6 +194,7 @@ export class BrowserPool {
           throw blocked(response.url(), new URL(response.url()).hostname, blockedRange);
         }
         const mime = (response.headers()['content-type'] ?? 'text/html').split(';')[0]!.trim().toLowerCase();
+        await inlineHiddenText(page);
         const html = await page.content();
         healthy = !signal?.aborted;
         return { finalUrl: page.url(), status: response.status(), mime, html };
@@ -473,5 +474,66 @@ class NetworkActivity {
     this.page.off('request', this.started);
     this.page.off('requestfinished', this.ended);
     this.page.off('requestfailed', this.ended);
+  }
+}
+
+// A frame's text is inlined only when it has at least this much: a frame of the page's own site
+// that holds a document (a report, an article), not a widget.
+const FRAME_TEXT_CHARS = 200;
+
+/**
+ * Puts text the page shows but `page.content()` leaves out where it stands in the main document:
+ * open shadow roots are flattened into their hosts (each slot replaced by what it shows), and a
+ * frame of the page's own site holding FRAME_TEXT_CHARS of text replaces its `<iframe>` with its
+ * body. `page.content()` serialises the main frame's light DOM only, so web components' text and a
+ * framed document never reached the extractor. Third-party frames (ads, players, widgets) stay
+ * out. The page is navigated away afterwards, so changing its DOM costs nothing. Best effort: a
+ * page that resists keeps what `content()` gives.
+ */
+async function inlineHiddenText(page: Page): Promise<void> {
+  await page
+    .evaluate(() => {
+      const flatten = (root: Document | ShadowRoot) => {
+        for (const host of Array.from(root.querySelectorAll('*'))) {
+          const shadow = host.shadowRoot;
+          if (!shadow) continue;
+          flatten(shadow);
+          for (const slot of Array.from(shadow.querySelectorAll('slot'))) {
+            const shown = slot.assignedNodes({ flatten: true });
+            slot.replaceWith(...(shown.length > 0 ? shown : Array.from(slot.childNodes)).map((n) => n.cloneNode(true)));
+          }
+          host.innerHTML = shadow.innerHTML;
+        }
+      };
+      flatten(document);
+    })
+    .catch(() => undefined);
+  const site = siteOf(page.url());
+  for (const frame of page.mainFrame().childFrames()) {
+    if (site === undefined || siteOf(frame.url()) !== site) continue;
+    try {
+      const body = await frame.evaluate((enough) => ((document.body?.innerText ?? '').trim().length >= enough ? document.body.innerHTML : undefined), FRAME_TEXT_CHARS);
+      if (body === undefined) continue;
+      const element = await frame.frameElement();
+      await element.evaluate((iframe, html) => {
+        const inlined = document.createElement('div');
+        inlined.innerHTML = html;
+        (iframe as Element).replaceWith(inlined);
+      }, body);
+    } catch {
+      // A frame that navigated or closed meanwhile: left as it was.
+    }
+  }
+}
+
+/** The host without its first label when it has three or more ("www.x.org", "docs.x.org" → "x.org"): frames of one site. */
+function siteOf(url: string): string | undefined {
+  try {
+    const { protocol, hostname } = new URL(url);
+    if (protocol !== 'http:' && protocol !== 'https:') return undefined;
+    const labels = hostname.split('.');
+    return labels.length >= 3 && !/^\d+$/.test(labels[labels.length - 1]!) ? labels.slice(1).join('.') : hostname;
+  } catch {
+    return undefined;
   }
 }

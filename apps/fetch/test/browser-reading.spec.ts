@@ -43,6 +43,30 @@ beforeAll(async () => {
           res,
           `<html><head><title>Mapping the shelf edge</title></head><body><main><h1>Mapping the shelf edge</h1><p class="dek">Only a quarter of the seabed has been mapped at high resolution. A fleet of uncrewed survey boats and a great deal of money are trying to change that before the end of the decade, and the first charts are in.</p><div id="article-body"></div></main>${fill('article-body', false)}</body></html>`,
         );
+      case '/components-declarative':
+        // A declarative shadow root whose slot shows the host's own paragraph.
+        return html(
+          res,
+          `<html><head><title>Components</title></head><body><main><h1>Components</h1>
+<report-card><template shadowrootmode="open"><section><p>${paragraphs[0]}</p><p>${paragraphs[1]}</p><slot></slot></section></template><p>${paragraphs[2]}</p></report-card></main></body></html>`,
+        );
+      case '/components-script':
+        // A web component that attaches its shadow root from a script.
+        return html(
+          res,
+          `<html><head><title>Components</title></head><body><main><h1>Components</h1><story-body></story-body></main>
+<script>customElements.define('story-body', class extends HTMLElement { connectedCallback() { this.attachShadow({ mode: 'open' }).innerHTML = '${paragraphs
+            .slice(3, 7)
+            .map((p) => `<p>${p}</p>`)
+            .join('')}'; } });</script></body></html>`,
+        );
+      case '/framed':
+        return html(
+          res,
+          `<html><head><title>Annual report</title></head><body><main><h1>Annual report</h1><p>Read the trustees' report below.</p><iframe src="/report-inner"></iframe></main></body></html>`,
+        );
+      case '/report-inner':
+        return html(res, `<html><body><article>${paragraphs.map((p) => `<p>${p}</p>`).join('')}</article></body></html>`);
       case '/static':
         return html(
           res,
@@ -59,6 +83,24 @@ beforeAll(async () => {
 afterAll(async () => {
   await runtime?.close();
   await site?.close();
+});
+
+describe('text the main document does not hold (extraction pass, finding 12)', () => {
+  it('the browser reads a declarative shadow root, with what its slot shows in its place', async () => {
+    const page = await runtime.pages.fetch({ url: site.url('/components-declarative'), render: 'browser' });
+    for (const p of paragraphs.slice(0, 3)) expect(page.content).toContain(p);
+    expect(page.content.indexOf(paragraphs[1]!)).toBeLessThan(page.content.indexOf(paragraphs[2]!));
+  });
+
+  it('the browser reads a shadow root a script attaches', async () => {
+    const page = await runtime.pages.fetch({ url: site.url('/components-script'), render: 'browser' });
+    for (const p of paragraphs.slice(3, 7)) expect(page.content).toContain(p);
+  });
+
+  it('the browser reads a same-site frame holding a document where the frame stands', async () => {
+    const page = await runtime.pages.fetch({ url: site.url('/framed'), render: 'browser' });
+    expect(page.content).toContain('Paragraph 8 of the survey story');
+  });
 });
 
 describe('content a script fetches after load', () => {
