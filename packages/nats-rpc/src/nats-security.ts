@@ -1,5 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { credsAuthenticator, nkeyAuthenticator, tokenAuthenticator, usernamePasswordAuthenticator, type ConnectionOptions } from '@nats-io/transport-node';
+import {
+  connect,
+  credsAuthenticator,
+  nkeyAuthenticator,
+  tokenAuthenticator,
+  usernamePasswordAuthenticator,
+  type ConnectionOptions,
+  type NatsConnection,
+} from '@nats-io/transport-node';
 import type { NatsSecurityEnv } from '@drael/config';
 
 /** What every NATS connection of an app adds to its servers: credentials and TLS (k8s/README.md "NATS"). */
@@ -40,4 +48,17 @@ export function natsConnectOptions(security: NatsSecurity = {}): Pick<Connection
     };
   }
   return out;
+}
+
+/**
+ * Every NATS connection an app opens: the operator's credentials and TLS (natsConnectOptions) are
+ * never left out, and it reconnects for ever (a NATS restart is an outage to ride out, not a
+ * reason to stop). A connection made with `connect` itself once left the sandbox's JetStream
+ * stores without credentials, and the sandbox could not boot behind a NATS that asks for them.
+ */
+export function connectNats(
+  options: { servers: string | string[]; name?: string; security?: NatsSecurity } & Omit<ConnectionOptions, 'servers' | 'name' | 'authenticator' | 'tls'>,
+): Promise<NatsConnection> {
+  const { security, ...rest } = options;
+  return connect({ maxReconnectAttempts: -1, reconnectTimeWait: 500, ...rest, ...natsConnectOptions(security) });
 }

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { connect, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { replyEnvelope, type RpcEntry, type WireError, type RequestOf, type ReplyOf } from '@drael/contracts';
 import { compiledCheck, type SchemaCheck } from '@drael/schema-check';
 import { currentRequestId, newRequestId } from '@drael/logger';
 import { inSpan, type TraceSpan } from '@drael/tracing';
-import { natsConnectOptions, type NatsSecurity } from './nats-security.js';
+import { connectNats, type NatsSecurity } from './nats-security.js';
 import { badRequestOf, RpcError } from './rpc-error.js';
 import { outcomeOf, trackClientRequest } from './rpc.metrics.js';
 import { REQUEST_ID_HEADER, TRACEPARENT_HEADER, wireSubject } from './subject.js';
@@ -85,12 +85,10 @@ export class NatsRpcClient {
   }
 
   static async connect(options: RpcClientOptions): Promise<NatsRpcClient> {
-    const connection = await connect({
+    const connection = await connectNats({
       servers: options.servers,
       name: options.name,
-      ...natsConnectOptions(options.security),
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 500,
+      security: options.security,
       // nats.js builds two Error objects (stack traces) per request only to decorate a failure;
       // request() turns every failure into an RpcError and drops that stack, so skip the cost.
       noAsyncTraces: true,

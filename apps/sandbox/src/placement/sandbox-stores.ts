@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { connectNats } from '@drael/nats-rpc';
 import type { SandboxConfig } from '../config/config.schema.js';
 
 /** Where sessions live across replicas: the one place the JetStream libraries are used. */
@@ -52,7 +53,7 @@ export function replicaIdOf(config: Pick<SandboxConfig, 'SANDBOX_REPLICA_ID' | '
  */
 export async function openSandboxStores(config: SandboxConfig): Promise<SandboxStores> {
   const replicaId = replicaIdOf(config);
-  const nc = await connect({ servers: config.NATS_URL, name: `sandbox-placement-${replicaId}`, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+  const nc = await connectNats({ servers: config.NATS_URL, name: `sandbox-placement-${replicaId}`, security: config });
   try {
     const prefix = config.DRAEL_NATS_PREFIX;
     const ttlMs = config.SANDBOX_REPLICA_TTL_S * 1000;

@@ -1,8 +1,8 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { sandboxCatalog } from '@drael/contracts';
 import { createLogger } from '@drael/logger';
-import { listenOnEveryReplica, natsConnectOptions } from '@drael/nats-rpc';
+import { connectNats, listenOnEveryReplica } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { RunRegistry } from './run-registry.js';
 
@@ -37,13 +37,7 @@ export class RunCancelListener implements OnApplicationBootstrap, OnApplicationS
   }
 
   private async start(): Promise<void> {
-    const connection = await connect({
-      servers: this.config.NATS_URL,
-      name: 'sandbox-run-cancel',
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 500,
-      ...natsConnectOptions(this.config),
-    });
+    const connection = await connectNats({ servers: this.config.NATS_URL, name: 'sandbox-run-cancel', security: this.config });
     this.connection = connection;
     listenOnEveryReplica(connection, sandboxCatalog.runCancel, this.config.DRAEL_NATS_PREFIX, {
       act: ({ tenant, run_id }) => {
