@@ -97,6 +97,11 @@ export const configSchema = z.object({
   SANDBOX_CUT_UPLOAD_GRACE_S: envInt(1, 86_400).default(900),
   // JetStream replicas of those buckets when they are created: 1 on a single NATS server; 3 on a
   // NATS cluster, so the saved workspaces outlive the loss of a NATS node too.
+  // The most the saved workspaces (the Object Store) may hold, in MB; 0: no bound of their own.
+  // Set it below the NATS server's JetStream storage: the placement records and heartbeats share
+  // that storage, and saved sessions that fill it would stop every tenant's calls, not only the
+  // saving one's (multi-replica pass, F3). Applied to the bucket at every boot.
+  SANDBOX_STORE_MAX_MB: z.coerce.number().int().min(0).max(100_000_000).default(0),
   SANDBOX_STORE_REPLICAS: z.coerce
     .number()
     .pipe(z.union([z.literal(1), z.literal(3), z.literal(5)]))

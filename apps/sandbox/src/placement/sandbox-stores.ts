@@ -65,8 +65,12 @@ export async function openSandboxStores(config: SandboxConfig): Promise<SandboxS
     const replicas = await openKv(bucketNameOf(config.SANDBOX_REPLICAS_BUCKET, prefix, 'replicas'), { history: 1, ttl: ttlMs });
     const objm = new Objm(nc);
     const objects = bucketNameOf(config.SANDBOX_WORKSPACE_BUCKET, prefix, 'workspaces');
-    const workspaces = await objm.create(objects, { replicas: config.SANDBOX_STORE_REPLICAS }).catch(() => objm.open(objects));
+    const maxBytes = config.SANDBOX_STORE_MAX_MB > 0 ? config.SANDBOX_STORE_MAX_MB * 1024 * 1024 : -1;
+    const workspaces = await objm.create(objects, { replicas: config.SANDBOX_STORE_REPLICAS, max_bytes: maxBytes }).catch(() => objm.open(objects));
     const jsm = await jetstreamManager(nc);
+    // A bucket made before (or by a replica with another setting) takes this replica's bound.
+    const stream = await jsm.streams.info(`OBJ_${objects}`);
+    if (stream.config.max_bytes !== maxBytes) await jsm.streams.update(`OBJ_${objects}`, { ...stream.config, max_bytes: maxBytes });
     // The Object Store's layout on its stream (NATS ADR-20): OBJ_<bucket>, an object's metadata
     // on $O.<bucket>.M.<name in padded base64url>.
     const metaSubjectOf = (name: string) => `$O.${objects}.M.${Buffer.from(name, 'latin1').toString('base64').replace(/\+/g, '-').replace(/\//g, '_')}`;

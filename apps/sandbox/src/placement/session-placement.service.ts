@@ -142,7 +142,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
       if (!discarded) await this.workspaces.discardCopy(ref);
       const now = Date.now();
       const record: SessionRecord = { id: ref.session, holder: this.replicaId, created_at_ms: now, last_used_ms: now, bytes: 0 };
-      const revision = await this.stores.placement.create(key, JSON.stringify(record)).catch(() => undefined);
+      const revision = await unlessRaceLost(this.stores.placement.create(key, JSON.stringify(record)));
       if (revision !== undefined) {
         this.held.set(key, { revision, record });
         return { where: 'here', key, takenOver: false, kept: true };
@@ -160,7 +160,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
         if (!create && !legacy) return { where: 'nowhere', key };
         const now = Date.now();
         const record: SessionRecord = { id: ref.session, holder: this.replicaId, created_at_ms: now, last_used_ms: now, bytes: 0 };
-        const createRecord = () => this.stores.placement.create(key, JSON.stringify(record)).catch(() => undefined);
+        const createRecord = () => unlessRaceLost(this.stores.placement.create(key, JSON.stringify(record)));
         // A tenant's creates in this process are counted one at a time, so parallel ones do not
         // overshoot the cap; replicas creating at the same instant could each overshoot by one.
         const revision =
@@ -185,7 +185,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
       }
       // Its holder is dead (or it is ours from a revision this process did not write): take it over.
       const mine: SessionRecord = { ...record, holder: this.replicaId };
-      const revision = await this.stores.placement.update(key, JSON.stringify(mine), entry.revision).catch(() => undefined);
+      const revision = await unlessRaceLost(this.stores.placement.update(key, JSON.stringify(mine), entry.revision));
       if (revision === undefined) continue; // another replica took it first
       this.held.set(key, { revision, record: mine });
       this.logger.info({ key, from: record.holder }, 'session taken over');
@@ -398,4 +398,37 @@ function parseRecord(text: string): SessionRecord | undefined {
   } catch {
     return undefined;
   }
+}
+
+// JetStream's answers to a compare-and-set that another writer won ("wrong last sequence").
+const LOST_RACE_CODES = new Set([10071, 10164]);
+
+/**
+ * A compare-and-set write to the placement records: its revision, or undefined when another
+ * replica wrote first. Any other failure is the store's own and is answered as what it is: every
+ * failed write once read as a lost race, and a full JetStream came out, after five rounds, as "the
+ * session is being moved between replicas" for every tenant (multi-replica pass, F3).
+ */
+async function unlessRaceLost(write: Promise<number>): Promise<number | undefined> {
+  try {
+    return await write;
+  } catch (err) {
+    if (LOST_RACE_CODES.has((err as { code?: unknown }).code as number)) return undefined;
+    throw sessionStoreFailure(err);
+  }
+}
+
+/** A failure of the session store (JetStream), typed and retryable, saying what it was. */
+function sessionStoreFailure(err: unknown): SandboxError {
+  return new SandboxError('unavailable', `${describeStoreFailure(err)}; retry later`, true);
+}
+
+/** What went wrong with the session store, in words: full (an operator's matter), or its own message. */
+export function describeStoreFailure(err: unknown): string {
+  const message = (err as { message?: unknown })?.message;
+  const text = typeof message === 'string' ? message : String(err);
+  if (/insufficient (storage )?resources|maximum bytes|storage.*(full|exceeded)/i.test(text)) {
+    return "the sandbox's session store (NATS JetStream) is full: sessions cannot be placed or saved until an operator frees space";
+  }
+  return `the sandbox's session store (NATS JetStream) failed (${text.slice(0, 200)})`;
 }

@@ -17,7 +17,7 @@ import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { WorkspaceStore } from '../workspace/workspace-store.js';
 import { assertSessionId, WorkspaceService, type WorkspaceRef } from '../workspace/workspace.service.js';
 import { SANDBOX_STORES, type SandboxStores } from './sandbox-stores.js';
-import { SessionPlacement, type Placement } from './session-placement.service.js';
+import { describeStoreFailure, SessionPlacement, type Placement } from './session-placement.service.js';
 import { answering } from '../after-answer.js';
 
 type RoutedName = (typeof SANDBOX_ROUTED_ENTRIES)[number];
@@ -179,7 +179,7 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
       if (err instanceof RpcError) throw err;
       // Answered as done, the change would be lost with this replica: say it is not kept.
       this.logger.error({ err, key }, 'session save failed');
-      throw new SandboxError('unavailable', "the session's files could not be saved; the change may be lost, retry", true);
+      throw new SandboxError('unavailable', `the session's files could not be saved, so the change may be lost: ${describeStoreFailure(err)}; retry`, true);
     }
   }
 
