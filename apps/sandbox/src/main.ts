@@ -22,6 +22,10 @@ try {
     tracing: tracingOf(config),
     // A SIGTERM lets the longest run (spec 01: 300 s) finish before the process exits.
     drainTimeoutMs: (MAX_TIMEOUT_S + 30) * 1000,
+    // A replica whose engine is gone takes no runs: the others get them (multi-replica pass, F2).
+    ...(config.SANDBOX_QUEUE_HEALTH_INTERVAL_MS > 0
+      ? { queueMembership: { intervalMs: config.SANDBOX_QUEUE_HEALTH_INTERVAL_MS, failuresToLeave: config.SANDBOX_QUEUE_HEALTH_FAILURES } }
+      : {}),
   });
   exitOnSignals(running);
 } catch (err) {

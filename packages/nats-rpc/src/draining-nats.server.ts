@@ -120,6 +120,7 @@ export class DrainingNatsServer extends ServerNats {
   private refusedLogged = 0;
   private directSource?: DirectDispatchSource;
   private readonly direct = new Set<string>();
+  private closing = false;
 
   constructor(private readonly drainOptions: DrainingNatsServerOptions) {
     super({ servers: drainOptions.servers, name: drainOptions.service, maxReconnectAttempts: -1, ...natsConnectOptions(drainOptions.security) });
@@ -297,7 +298,30 @@ export class DrainingNatsServer extends ServerNats {
     return this.client;
   }
 
+  /** Whether this replica is in its service's queue group (its endpoints and $SRV registration). */
+  get inQueueGroup(): boolean {
+    return this.micro !== undefined;
+  }
+
+  /**
+   * Leaves the queue group: no new request reaches this replica (NATS gives each to the others, or
+   * answers "no responders" when none is left) and $SRV no longer lists it. Requests in flight
+   * finish and are answered; the service's other subscriptions are untouched.
+   */
+  async leaveQueueGroup(): Promise<void> {
+    const micro = this.micro;
+    this.micro = undefined;
+    await micro?.stop();
+  }
+
+  /** Joins the queue group again (a new $SRV registration), unless closing or in it already. */
+  async rejoinQueueGroup(): Promise<void> {
+    if (this.micro || this.closing || !this.client || this.client.isClosed()) return;
+    await this.register(this.client);
+  }
+
   override async close(): Promise<void> {
+    this.closing = true;
     // Stop taking work (the endpoints and $SRV drain), then let what is in flight finish.
     await this.micro?.stop();
     await inFlight.idle(this.drainOptions.drainTimeoutMs);

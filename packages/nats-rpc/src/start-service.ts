@@ -11,6 +11,7 @@ import { setHandlerLogger, setUnavailableWhen } from './handles.decorator.js';
 import { HEALTH_CHECKS, type HealthCheck } from './health-checks.js';
 import { startHealthHttp, type HealthHttpServer } from './health-http.server.js';
 import type { NatsSecurity } from './nats-security.js';
+import { keepQueueMembershipHealthy, type QueueMembershipOptions } from './queue-membership.js';
 
 export interface ServiceBootOptions {
   service: ServiceName;
@@ -38,6 +39,12 @@ export interface ServiceBootOptions {
    * transport before its lifecycle hooks, so this runs first.
    */
   drainBeforeClose?: (app: INestMicroservice) => Promise<void>;
+  /**
+   * The replica stays in the queue group only while its critical HEALTH_CHECKS pass
+   * (queue-membership.ts): for a service whose replicas each depend on something of their own
+   * (the sandbox's container engine). Absent: always in it.
+   */
+  queueMembership?: QueueMembershipOptions;
 }
 
 export interface RunningService {
@@ -86,13 +93,18 @@ export async function startService(options: ServiceBootOptions): Promise<Running
   await app.listen();
   let draining = false;
   let health: HealthHttpServer | undefined;
-  if (options.healthPort !== undefined) {
-    let checks: HealthCheck[] = [];
+  let checks: HealthCheck[] = [];
+  // Looked up only where used: Nest reports a missing provider through its exception zone, which
+  // ends a service booted without a health port that provides none (the tests' small services).
+  if (options.healthPort !== undefined || options.queueMembership !== undefined) {
     try {
       checks = app.get<HealthCheck[]>(HEALTH_CHECKS, { strict: false });
     } catch {
       // a service without dependencies to check provides none
     }
+  }
+  const membership = options.queueMembership && checks.length > 0 ? keepQueueMembershipHealthy(server, checks, logger, options.queueMembership) : undefined;
+  if (options.healthPort !== undefined) {
     health = await startHealthHttp({
       service: options.service,
       port: options.healthPort,
@@ -111,6 +123,7 @@ export async function startService(options: ServiceBootOptions): Promise<Running
     close: () =>
       (closing ??= (async () => {
         draining = true;
+        membership?.stop();
         try {
           await options.drainBeforeClose?.(app).catch((err: unknown) => logger.error({ err }, 'drain before close failed'));
           await app.close();

@@ -97,6 +97,12 @@ export const configSchema = z.object({
   SANDBOX_CUT_UPLOAD_GRACE_S: envInt(1, 86_400).default(900),
   // JetStream replicas of those buckets when they are created: 1 on a single NATS server; 3 on a
   // NATS cluster, so the saved workspaces outlive the loss of a NATS node too.
+  // How often this replica checks its container engine and JetStream to stay in the queue group,
+  // and how many failed rounds in a row make it leave (until a round passes): a replica that cannot
+  // run anything gets no runs, the healthy ones get them all (nats-rpc queue-membership.ts).
+  // 0: never leaves.
+  SANDBOX_QUEUE_HEALTH_INTERVAL_MS: envInt(0, 600_000).default(5_000),
+  SANDBOX_QUEUE_HEALTH_FAILURES: envInt(1, 100).default(3),
   // The most the saved workspaces (the Object Store) may hold, in MB; 0: no bound of their own.
   // Set it below the NATS server's JetStream storage: the placement records and heartbeats share
   // that storage, and saved sessions that fill it would stop every tenant's calls, not only the

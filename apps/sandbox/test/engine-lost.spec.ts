@@ -1,0 +1,100 @@
+import { rmSync } from 'node:fs';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { sandboxCatalog } from '@drael/contracts';
+import { NatsRpcClient } from '@drael/nats-rpc';
+import { startSandbox, type Sandbox } from './sandbox-harness.js';
+
+// Two sandbox replicas; the second reaches the machine's container engine through a socket this
+// test can cut, as a pod's engine sidecar that crashes (multi-replica pass, F2). A replica whose
+// engine is gone leaves the queue group, so every run goes to the one that can run it, and it
+// rejoins once its engine answers again. It used to stay, and NATS gave it half the runs.
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const ENGINE = '/var/run/docker.sock';
+const socketPath = join(tmpdir(), `drael-engine-proxy-${process.pid}.sock`);
+let engine: { server: Server; sockets: Set<Socket> } | undefined;
+let a: Sandbox;
+let b: Sandbox;
+let client: NatsRpcClient;
+let nc: NatsConnection;
+
+/** A unix socket that pipes every connection to the real engine, until it is cut. */
+async function openEngine(): Promise<void> {
+  rmSync(socketPath, { force: true });
+  const sockets = new Set<Socket>();
+  const server = createServer((inbound) => {
+    const outbound = createConnection(ENGINE);
+    for (const s of [inbound, outbound]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => undefined);
+    }
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((r) => server.listen(socketPath, r));
+  engine = { server, sockets };
+}
+
+async function cutEngine(): Promise<void> {
+  const e = engine!;
+  engine = undefined;
+  for (const s of e.sockets) s.destroy();
+  await new Promise((r) => e.server.close(r));
+}
+
+/** The replicas of this test's sandbox in the queue group, by their $SRV answers. */
+async function members(): Promise<number> {
+  const inbox = `_INBOX.engine-lost-${a.prefix}-${Math.random().toString(36).slice(2)}`;
+  let count = 0;
+  const sub = nc.subscribe(inbox, {
+    callback: (_e, m) => {
+      if ((m.json<{ metadata?: { prefix?: string } }>().metadata?.prefix ?? '') === a.prefix) count++;
+    },
+  });
+  nc.publish('$SRV.PING.sandbox', '', { reply: inbox });
+  await new Promise((r) => setTimeout(r, 500));
+  sub.unsubscribe();
+  return count;
+}
+
+async function waitForMembers(n: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while ((await members()) !== n) {
+    if (Date.now() > deadline) throw new Error(`the queue group did not come to ${n} replicas`);
+  }
+}
+
+beforeAll(async () => {
+  await openEngine();
+  a = await startSandbox({ SANDBOX_WARM_POOL: '0' });
+  b = await startSandbox({ SANDBOX_WARM_POOL: '0', DOCKER_SOCKET: socketPath, SANDBOX_QUEUE_HEALTH_INTERVAL_MS: '300', SANDBOX_QUEUE_HEALTH_FAILURES: '2' }, { join: a });
+  client = await NatsRpcClient.connect({ servers: NATS_URL, prefix: a.prefix });
+  nc = await connect({ servers: NATS_URL });
+}, 180_000);
+
+afterAll(async () => {
+  await client?.close();
+  await nc?.close();
+  if (!engine) await openEngine().catch(() => undefined);
+  await b?.stop();
+  await a?.stop();
+  if (engine) await cutEngine();
+  rmSync(socketPath, { force: true });
+});
+
+describe('a sandbox replica whose container engine is gone', () => {
+  it('leaves the queue group: every run goes to the replica that can run it; it rejoins when its engine is back', async () => {
+    await waitForMembers(2);
+    await cutEngine();
+    await waitForMembers(1);
+    const runs = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => client.request(sandboxCatalog.run, { tenant: 'engine-lost', runtime: 'bash', code: `echo run-${i}` }).catch((err: Error) => err)),
+    );
+    expect(runs.map((r) => (r instanceof Error ? r.message : r.stdout))).toEqual(Array.from({ length: 8 }, (_, i) => `run-${i}\n`));
+    await openEngine();
+    await waitForMembers(2);
+  });
+});
