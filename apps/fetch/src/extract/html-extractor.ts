@@ -13,6 +13,7 @@ import {
   removeTitleHeading,
   type ContentRules,
 } from './content-rules.js';
+import { addMarkdownRules, escapeMarkdown } from './markdown-rules.js';
 
 export interface ExtractedPage {
   title: string | null;
@@ -35,10 +36,6 @@ const REMOVED_IN_FALLBACK = 'head, title, script, style, noscript, template, svg
 // where the content is; Readability then scores only it (bench/fetch: about a seventh of the
 // extraction time on a 100 KB article goes to the navigation, asides and footer around it).
 const DOMINANT_SCOPE_SHARE = 0.6;
-// What turndown 7.2's escapes match: these characters anywhere, or these forms at the very start
-// of the text (its patterns have no m flag, so ^ is the start of the string only).
-const MARKDOWN_SPECIAL = /[\\*`[\]_]/;
-const MARKDOWN_SPECIAL_START = /^(?:[-=>]|\+ |#{1,6} |~~~|\d+\. )/;
 
 /**
  * HTML to clean markdown. linkedom (not jsdom) for the DOM: it parses a 100 KB page several
@@ -55,11 +52,8 @@ export class HtmlExtractor {
     this.rules = { ...ALL_RULES, ...rules };
     this.turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '*' });
     this.turndown.remove(['script', 'style', 'noscript', 'template', 'iframe', 'form', 'button', 'select', 'input', 'textarea']);
-    // turndown runs thirteen regular expressions over every text node; most text nodes hold none
-    // of the characters they match, and for those the result is the text itself (bench/fetch
-    // profile: about 4 % of the extraction on the 100 KB article).
-    const escape = this.turndown.escape.bind(this.turndown);
-    this.turndown.escape = (text: string) => (MARKDOWN_SPECIAL.test(text) || MARKDOWN_SPECIAL_START.test(text) ? escape(text) : text);
+    // turndown's escapes, narrowed where they corrupted identifiers (markdown-rules.ts).
+    this.turndown.escape = escapeMarkdown;
     this.turndown.addRule('drop-images-without-alt', {
       filter: (node) => node.nodeName === 'IMG' && !(node as HTMLImageElement).getAttribute('alt'),
       replacement: () => '',
@@ -75,6 +69,7 @@ export class HtmlExtractor {
         return `![${alt}](${img.getAttribute('src') ?? ''}${title ? ` "${title.replace(/"/g, '\\"')}"` : ''})`;
       },
     });
+    addMarkdownRules(this.turndown);
     lookUpRulesByName(this.turndown);
   }
 
