@@ -235,3 +235,19 @@ describe('HtmlExtractor', () => {
     expect(markdown).toContain('[dort](https://site.example/erste)');
   });
 });
+
+describe('heading permalinks and edit links (report finding 8)', () => {
+  it('short MediaWiki headings survive without [edit]; a heading that is itself a link keeps its text', () => {
+    const section = (h: string) =>
+      `<div class="mw-heading mw-heading2"><h2 id="${h}">${h}</h2><span class="mw-editsection"><span class="mw-editsection-bracket">[</span><a href="?action=edit&amp;section=1">edit</a><span class="mw-editsection-bracket">]</span></span></div>` +
+      `<p>The ${h} section has a paragraph long enough to be kept by the extractor as part of the article body text.</p>`;
+    const { markdown } = extractor.extract(
+      `<!doctype html><html><head><title>W</title></head><body><div id="content"><div class="mw-parser-output">${['Zeros', 'Uses', 'Notes'].map(section).join('')}` +
+        `<h2><a href="#more">More reading</a><a class="headerlink" href="#more">¶</a></h2><p>Another paragraph that is long enough to be kept in the body of the article.</p></div></div></body></html>`,
+      'https://wiki.example/w',
+    );
+    for (const h of ['Zeros', 'Uses', 'Notes']) expect(markdown).toMatch(new RegExp(`^## ${h}$`, 'm'));
+    expect(markdown).toContain('## [More reading](#more)');
+    expect(markdown).not.toMatch(/edit|¶/);
+  });
+});
