@@ -251,3 +251,18 @@ describe('heading permalinks and edit links (report finding 8)', () => {
     expect(markdown).not.toMatch(/edit|¶/);
   });
 });
+
+describe('whole-page fallback (report finding 17)', () => {
+  it('drops consent banners and dialogs, not a wrapper named after them that holds the page', () => {
+    const page = extractor.extract(
+      '<!doctype html><html><head><title>Opening hours</title></head><body><div class="cookie-consent-shown">' +
+        '<div id="cookie-banner">We use cookies to personalise content and ads. Accept or reject them in the settings.</div>' +
+        '<div role="dialog" aria-label="Sign up">Get our weekly letter in your inbox.</div>' +
+        '<h1>Opening hours</h1><p>Monday to Friday, 9 to 5.</p></div></body></html>',
+      'https://shop.example/hours',
+    );
+    expect(page.readable).toBe(false);
+    expect(page.markdown).toContain('Monday to Friday, 9 to 5.');
+    expect(page.markdown).not.toMatch(/cookies|weekly letter/);
+  });
+});

@@ -9,6 +9,7 @@ import {
   removeDatelines,
   removeDuplicateBlocks,
   removeLinkDenseBlocks,
+  removeConsentDialogs,
   removeNamedBoilerplate,
   removeTitleHeading,
   type ContentRules,
@@ -132,6 +133,7 @@ export class HtmlExtractor {
       if (body) {
         for (const el of Array.from(body.querySelectorAll(REMOVED_IN_FALLBACK))) el.remove();
         removeHeadingAnchors(body);
+        if (this.rules.namedBoilerplate) removeConsentDialogs(allElements(body));
         if (this.rules.titleHeading) removeTitleHeading(body, titles);
         resolveLinks(body, base);
         markdown = this.toMarkdown(body);
