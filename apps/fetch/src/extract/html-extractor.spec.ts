@@ -266,3 +266,17 @@ describe('whole-page fallback (report finding 17)', () => {
     expect(page.markdown).not.toMatch(/cookies|weekly letter/);
   });
 });
+
+describe('title (report finding 18)', () => {
+  const titled = (title: string, og: string) =>
+    `<!doctype html><html><head><title>${title}</title><meta property="og:title" content="${og}"></head><body><article>${'<p>A paragraph long enough for the article to be read as one by the extractor here.</p>'.repeat(4)}</article></body></html>`;
+  it.each([
+    ['Harbour city votes | The Daily Courier', 'Harbour city votes', 'Harbour city votes'],
+    ['Why does my task never run? - Stack Overflow', 'Why does my task never run?', 'Why does my task never run?'],
+    ['Harbour city votes', 'Harbour city votes', 'Harbour city votes'],
+    ['Harbour city votes on Monday', 'Harbour city votes', 'Harbour city votes on Monday'],
+    ['The Daily Courier | Harbour city votes', 'Harbour city votes', 'The Daily Courier | Harbour city votes'],
+  ])('<title>%j, og:title %j → %j', (title, og, expected) => {
+    expect(extractor.extract(titled(title, og), 'https://news.example/a').title).toBe(expected);
+  });
+});

@@ -100,7 +100,7 @@ export class HtmlExtractor {
 
     const canonicalHref = first('link', (el) => /(^|\s)canonical(\s|$)/i.test(el.getAttribute('rel') ?? ''))?.getAttribute('href');
     const head = {
-      title: clean(first('title')?.textContent) ?? meta('property', 'og:title'),
+      title: pageTitle(clean(first('title')?.textContent), meta('property', 'og:title')),
       description: meta('name', 'description', true) ?? meta('property', 'og:description') ?? meta('name', 'twitter:description'),
       author: meta('name', 'author', true) ?? meta('property', 'article:author'),
       canonical: canonicalHref ? safeUrl(canonicalHref, base) : null,
@@ -461,6 +461,20 @@ function resolveHref(raw: string, base: URL): string {
   } catch {
     return href;
   }
+}
+
+// What sites put between a page's own title and their name: "Title | Site", "Title - Site"…
+const SITE_NAME_SEPARATOR = /^\s+[|\-–—·•:»]\s+\S/;
+
+/**
+ * <title>, but the og:title when the <title> is it plus the site's name after a separator
+ * (report finding 18: "Harbour city votes… | The Daily Courier"); the site's name is not the
+ * page's. Readability's _getArticleTitle strips separators the same way. A <title> that differs
+ * otherwise is the page's own choice and is kept.
+ */
+function pageTitle(title: string | null, ogTitle: string | null): string | null {
+  if (title && ogTitle && title.length > ogTitle.length && title.startsWith(ogTitle) && SITE_NAME_SEPARATOR.test(title.slice(ogTitle.length))) return ogTitle;
+  return title ?? ogTitle;
 }
 
 function safeUrl(href: string, base: string): string | null {
