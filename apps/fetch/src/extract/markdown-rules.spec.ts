@@ -40,11 +40,15 @@ describe('tables', () => {
     expect(nested).not.toMatch(/\| Menu/);
   });
 
-  it('a record (th + td rows) is label: value lines', () => {
+  it('a record (th + td or td + td rows, no header) is label: value lines; with a header it is a grid', () => {
     const md = markdownOf(
       '<table><tr><th colspan="2">Cordless drill</th></tr><tr><th>Weight:</th><td>1.45 kg</td></tr><tr><th>Warranty</th><td>3 years<br>parts only</td></tr></table>',
     );
     expect(md).toContain('Cordless drill\nWeight: 1.45 kg\nWarranty: 3 years; parts only');
+    const sheet = markdownOf('<table><tr><td>Upper</td><td>Suede</td></tr><tr><td>Sole</td><td>Rubber</td></tr></table>');
+    expect(sheet).toContain('Upper: Suede\nSole: Rubber');
+    const grid = markdownOf('<table><tr><th>Option</th><th>Meaning</th></tr><tr><td>a</td><td>b</td></tr><tr><th>c</th><td>d</td></tr></table>');
+    expect(grid).toContain('| Option | Meaning |\n| --- | --- |\n| a | b |\n| c | d |');
   });
 });
 

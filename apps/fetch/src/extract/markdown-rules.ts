@@ -70,10 +70,11 @@ const unescapeOrderedMarker = (text: string) => text.replace(/^(\d+)\\\. /, '$1.
 // - grid: a GFM table. A table without a header row gets an empty one (GFM needs one; promoting
 //   the first data row would mislabel it). Line breaks in a cell become <br> and pipes \|, so a
 //   row stays one line.
-// - record: every row one th and one td (an infobox, a spec sheet), optionally with one-cell rows
-//   (the box's title, an image). "Label: value" lines: it is a record, not a grid; as a GFM
-//   table it would need an empty header row, and each line keeps its label however the content
-//   is cut or focused.
+// - record: two columns, every row a label and a td value (th+td or td+td: an infobox, a spec
+//   sheet), optionally with one-cell rows (the box's title, an image), and no header row of two
+//   th (that is a grid: "Option | Meaning"). "Label: value" lines: it is a record, not a grid; as
+//   a GFM table it would need an empty header row, and each line keeps its label however the
+//   content is cut or focused.
 // - layout: a nested table, a cell holding a block a GFM cell cannot (code, headings, rules,
 //   quotes), a single column, a single row, or role=presentation. Cells stay blocks, in order.
 
@@ -116,8 +117,7 @@ function shapeOf(table: Element): TableShape {
   const role = table.getAttribute('role');
   let kind: TableKind;
   if (role === 'presentation' || role === 'none' || rows.length < 2 || columns < 2 || holdsLayoutBlock(table)) kind = 'layout';
-  else if (cells.every((cs) => cs.length === 1 || (cs.length === 2 && cs[0]!.localName === 'th' && cs[1]!.localName === 'td')) && cells.some((cs) => cs.length === 2))
-    kind = 'record';
+  else if (columns === 2 && cells.every((cs) => cs.length === 1 || (cs.length === 2 && cs[1]!.localName === 'td')) && cells.some((cs) => cs.length === 2)) kind = 'record';
   else kind = 'grid';
   const first = rows[0];
   const headerRow = kind === 'grid' && first && (first.parentElement?.localName === 'thead' || cells[0]!.every((c) => c.localName === 'th')) ? first : null;
@@ -148,7 +148,7 @@ function addTableRules(service: TurndownService): void {
       if (shape.kind === 'record') {
         const text = content.trim().replace(/\s*\n+\s*/g, '; ');
         // The label's own colon, if it has one, is the separator.
-        return node.localName === 'th' && cellsOf(node.parentElement!).length === 2 ? `${text.replace(/:$/, '')}: ` : text;
+        return !node.previousElementSibling && node.nextElementSibling ? `${text.replace(/:$/, '')}: ` : text;
       }
       const cell = ` ${gridCell(content)} |`;
       return (node.previousElementSibling ? '' : '|') + cell + ' |'.repeat(span(node) - 1);
