@@ -132,8 +132,9 @@ export class HtmlExtractor {
       const body = parseHTML(source).document.body;
       if (body) {
         for (const el of Array.from(body.querySelectorAll(REMOVED_IN_FALLBACK))) el.remove();
-        removeHeadingAnchors(body);
-        if (this.rules.namedBoilerplate) removeConsentDialogs(allElements(body));
+        const all = allElements(body);
+        removeHeadingAnchors(all);
+        if (this.rules.namedBoilerplate) removeConsentDialogs(all);
         if (this.rules.titleHeading) removeTitleHeading(body, titles);
         resolveLinks(body, base);
         markdown = this.toMarkdown(body);
@@ -177,9 +178,10 @@ function prepareForReader(document: Document, wrapped: boolean, rules: ContentRu
   protectRoot(document);
   const body = document.body;
   if (!body) return;
-  removeHeadingAnchors(body);
+  // One walk for every pass below (each walk of a 100 KB page is a measurable share).
+  const all = allElements(body);
+  removeHeadingAnchors(all);
   if (rules.declaredBody || rules.namedBoilerplate) {
-    const all = allElements(body);
     const declared = rules.declaredBody ? findDeclaredBody(body, all, ldBodies) : null;
     if (rules.namedBoilerplate) {
       // What holds the story: its heading, <main>, and <article> when there is one (several are
@@ -211,9 +213,9 @@ const isHeading = (el: Element | null) => !!el && /^h[1-6]$/.test(el.localName);
  * link), and Readability's "suspiciously short" test then drops MediaWiki's h2s with their
  * wrapper; the rest leaked as [¶](#…), [​](#…) or [](#ripq).
  */
-function removeHeadingAnchors(root: Element): void {
-  for (const el of elementsByTag(root, ['a', 'span'])) {
-    if (!el.parentNode) continue;
+function removeHeadingAnchors(elements: Element[]): void {
+  for (const el of elements) {
+    if ((el.localName !== 'a' && el.localName !== 'span') || !el.parentNode) continue;
     const cls = el.getAttribute('class') ?? '';
     if (el.localName === 'span') {
       if (cls.includes('mw-editsection')) el.remove();
@@ -223,7 +225,7 @@ function removeHeadingAnchors(root: Element): void {
     if (!ANCHOR_MARK.test(el.textContent ?? '') || el.getElementsByTagName('img').length > 0) continue;
     const beside = isHeading(el.previousElementSibling) || isHeading(el.nextElementSibling);
     let inside = false;
-    for (let a = el.parentElement; a && !inside && a !== root; a = a.parentElement) inside = isHeading(a);
+    for (let a = el.parentElement; a && !inside; a = a.parentElement) inside = isHeading(a);
     if (HEADING_LINK_CLASS.test(cls) || (href.startsWith('#') && (inside || beside))) el.remove();
   }
 }
