@@ -158,6 +158,11 @@ describe('whole-page fallback (report finding 17)', () => {
     const page = await get('spa-shell-with-chrome.html');
     expect(page.content).not.toContain('We use cookies');
   });
+
+  it("keeps a login wall's own message (a guard: the wall is what the model must be told)", async () => {
+    const page = await get('login-wall.html');
+    expect(page.content).toContain('You need to be a member of the Acme workspace');
+  });
 });
 
 describe('title (report finding 18)', () => {
