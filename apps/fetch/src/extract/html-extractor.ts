@@ -14,7 +14,7 @@ import {
   removeTitleHeading,
   type ContentRules,
 } from './content-rules.js';
-import { addMarkdownRules, escapeMarkdown } from './markdown-rules.js';
+import { addMarkdownRules, escapeMarkdown, preformatCodeTable } from './markdown-rules.js';
 
 export interface ExtractedPage {
   title: string | null;
@@ -124,7 +124,7 @@ export class HtmlExtractor {
       if (this.rules.duplicateBlocks) removeDuplicateBlocks(article.content as unknown as Element);
       if (this.rules.datelines) removeDatelines(article.content as unknown as Element);
       if (this.rules.counters) removeCounters(article.content as unknown as Element);
-      resolveLinks(article.content as unknown as HTMLElement, base);
+      prepareForMarkdown(article.content as unknown as HTMLElement, base);
       // The title is the result's own field (web_fetch shows it beside the content), not a body line.
       markdown = this.toMarkdown(article.content as unknown as HTMLElement);
     } else {
@@ -136,7 +136,7 @@ export class HtmlExtractor {
         removeHeadingAnchors(all);
         if (this.rules.namedBoilerplate) removeConsentDialogs(all);
         if (this.rules.titleHeading) removeTitleHeading(body, titles);
-        resolveLinks(body, base);
+        prepareForMarkdown(body, base);
         markdown = this.toMarkdown(body);
       } else {
         // The same source parses the same way: the first parse had no body either, so no text.
@@ -297,7 +297,7 @@ function makeReader(document: Document): Readability<Node> {
   const reader = new Readability<Node>(document, { serializer: (el) => el, charThreshold: 300, keepClasses: true });
   const internals = reader as unknown as ReaderInternals;
   // Every link was resolved with new URL(href, baseString), reparsing the base each time: a
-  // third of its run on a link-heavy page. resolveLinks does the same job with a fast path.
+  // third of its run on a link-heavy page. prepareForMarkdown does the same job with a fast path.
   internals._fixRelativeUris = () => undefined;
   // querySelectorAll compiles its selector on every call in linkedom, and Readability makes one
   // call per paragraph; a walk by tag name gives the same elements in the same document order.
@@ -400,11 +400,14 @@ function scopeToDominantContainer(document: Document, pageChars: number): void {
   }
 }
 
-function resolveLinks(root: HTMLElement, base: string): void {
+/** Links and images resolved against the page, and code tables made <pre> (markdown-rules.ts), in one walk of the part converted. */
+function prepareForMarkdown(root: HTMLElement, base: string): void {
   const baseUrl = new URL(base);
-  // One walk for both (querySelectorAll compiled its selector and walked the tree per call).
-  for (const el of elementsByTag(root, ['a', 'img'])) {
-    if (el.localName === 'a') {
+  // One walk for all (querySelectorAll compiled its selector and walked the tree per call).
+  for (const el of elementsByTag(root, ['a', 'img', 'table'])) {
+    if (el.localName === 'table') {
+      if (el.parentNode) preformatCodeTable(el);
+    } else if (el.localName === 'a') {
       const href = el.getAttribute('href');
       if (href === null) continue;
       // A javascript: link is kept as its text only.

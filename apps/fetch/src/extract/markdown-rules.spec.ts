@@ -71,6 +71,15 @@ describe('code blocks', () => {
     expect(md).not.toMatch(/Cop(y|ied)/);
   });
 
+  it('a code table without <pre> (GitHub gists, blob views) is fenced, indentation kept, numbers out', () => {
+    const md = markdownOf(
+      '<div class="blob-wrapper data type-python"><table class="highlight js-file-line-container">' +
+        '<tr><td id="L1" class="blob-num js-line-number" data-line-number="1"></td><td id="LC1" class="blob-code blob-code-inner"><span class="pl-k">def</span> <span class="pl-en">f</span>(x):</td></tr>' +
+        '<tr><td id="L2" class="blob-num js-line-number" data-line-number="2"></td><td id="LC2" class="blob-code blob-code-inner">    <span class="pl-k">return</span> x_1 * 2</td></tr></table></div>',
+    );
+    expect(md).toContain('```python\ndef f(x):\n    return x_1 * 2\n```');
+  });
+
   it('one line per <br> and per block inside <pre>', () => {
     const md = markdownOf(
       '<pre class="language-bash"><span class="token-line">npm i<br></span><span class="token-line">npm t<br></span></pre><pre><div>one</div><div>two</div></pre>',

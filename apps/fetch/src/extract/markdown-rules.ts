@@ -244,6 +244,34 @@ function languageOf(pre: Element): string {
   return NO_LANGUAGE.has(language) ? '' : language;
 }
 
+// The language of a code table, from its wrapper: GitHub's gists and blob views
+// (div.blob-wrapper.type-python), or a highlight-source-* wrapper.
+const CODE_TABLE_LANGUAGE = /(?:^|\s)(?:highlight-(?:source-|text-)?|type-)([\w+#.-]+)/;
+
+/**
+ * A code listing laid out as a table, one row per line, a number cell and a code cell, with no
+ * <pre> (GitHub gists and blob views; CSS keeps its spaces): turned into the <pre> it is, before
+ * turndown collapses the whitespace of every element outside a <pre> and the indentation is lost.
+ * `table` is one of the tables of the part being converted.
+ */
+export function preformatCodeTable(table: Element): void {
+  const rows = rowsOf(table);
+  if (!rows.some((row) => cellsOf(row).some(isLineNumber)) || holdsLayoutBlock(table)) return;
+  const lines = rows.map((row) =>
+    cellsOf(row)
+      .filter((cell) => !isLineNumber(cell))
+      .map((cell) => codeText(cell))
+      .join('\t'),
+  );
+  const pre = table.ownerDocument.createElement('pre');
+  const language = [table, table.parentElement, table.parentElement?.parentElement]
+    .map((e) => (e ? CODE_TABLE_LANGUAGE.exec(e.getAttribute('class') ?? '')?.[1] : undefined))
+    .find(Boolean);
+  if (language) pre.setAttribute('class', `language-${language}`);
+  pre.textContent = lines.join('\n');
+  table.replaceWith(pre);
+}
+
 function addCodeRules(service: TurndownService): void {
   service.addRule('code-block', {
     filter: 'pre',
