@@ -4,6 +4,8 @@
 // pages, and the F1 of those means. Speed: each page extracted RUNS times, the page's median
 // taken; the median and p95 of those over the corpus.
 // Usage: node bench/fetch/corpus-score.mjs [--extractor path/to/html-extractor.js]... [--off rule,rule] [--pages]
+// Beside each score, the markdown structure checks of structure-checks.mjs (tables, code fences,
+// escapes, heading anchors, math), which the token scores cannot see.
 // Several --extractor: all are run alternately page by page, so that a shared machine's load
 // weighs on each the same (before/after comparisons). --off turns rules of
 // apps/fetch/src/extract/content-rules.ts off, to measure each one's gain.
@@ -12,6 +14,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import { macroF1, markdownToText, shingleF1 } from '../../apps/fetch/dist/extract/text-f1.js';
+import { scoreStructure } from './structure-checks.mjs';
 
 const RUNS = Number(process.env.BENCH_CORPUS_RUNS ?? 7);
 const DIR = fileURLToPath(new URL('../../apps/fetch/test/fixtures/corpus/', import.meta.url));
@@ -76,5 +79,10 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
         console.log(`  ${name.padEnd(40)} P ${s.precision.toFixed(3)}  R ${s.recall.toFixed(3)}  F1 ${s.f1.toFixed(3)}`);
     }
     console.log(describeScore(r, modules[i].replace(/^.*\/apps\//, 'apps/')));
+    // Tables, fences, escapes, anchors, math: what the token scores above cannot see.
+    const structure = scoreStructure(extractors[i]);
+    console.log(
+      `  structure: ${structure.passed}/${structure.total} checks (bench/fetch/structure-checks.mjs)${args.includes('--pages') && structure.failed.length ? `; failing: ${structure.failed.join('; ')}` : ''}`,
+    );
   });
 }

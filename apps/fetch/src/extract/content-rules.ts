@@ -133,6 +133,8 @@ export function readLdArticleBodies(scripts: Element[]): string[] {
 // is not matched: only delimited words). Readability's own unlikely-candidate pattern covers
 // part of this, but only for elements it has not yet scored and not when the token also reads
 // "article", "content", "main" or "body" ("article-share", "content-related").
+const wordsPattern = (words: string[]) => new RegExp(`(?:^|[-_])(?:${words.map((w) => w.replace(/-/g, '[-_]')).join('|')})(?:$|[-_])`, 'i');
+const CONSENT_WORDS = ['cookie', 'cookies', 'consent', 'gdpr'];
 const FURNITURE_WORDS = [
   // sharing and following
   'share',
@@ -187,10 +189,7 @@ const FURNITURE_WORDS = [
   'advert',
   'advertisement',
   // consent
-  'cookie',
-  'cookies',
-  'consent',
-  'gdpr',
+  ...CONSENT_WORDS,
   // conversation under the article
   'comments',
   'comment-list',
@@ -200,11 +199,13 @@ const FURNITURE_WORDS = [
   'respond',
   'responses',
 ];
-const FURNITURE = new RegExp(`(?:^|[-_])(?:${FURNITURE_WORDS.map((w) => w.replace(/-/g, '[-_]')).join('|')})(?:$|[-_])`, 'i');
+const FURNITURE = wordsPattern(FURNITURE_WORDS);
 // "ad" only as part of a compound ("ad-slot", "top_ads"): alone, two letters are as likely one of
 // the generated class names some sites put on every paragraph ("pw-post-body-paragraph ab ad fr").
 const AD_PART = /^ads?[-_]|[-_]ads?(?:$|[-_])/i;
-const FURNITURE_ROLES = new Set(['navigation', 'complementary', 'contentinfo', 'banner', 'dialog', 'alertdialog', 'search']);
+const CONSENT = wordsPattern(CONSENT_WORDS);
+const DIALOG_ROLES = ['dialog', 'alertdialog'];
+const FURNITURE_ROLES = new Set(['navigation', 'complementary', 'contentinfo', 'banner', ...DIALOG_ROLES, 'search']);
 const FURNITURE_TAGS = new Set(['nav', 'footer', 'form', 'button', 'select', 'dialog']);
 // Elements never removed by name: the page's structure and inline text.
 const STRUCTURE = new Set([
@@ -247,6 +248,24 @@ export function removeNamedBoilerplate(elements: Element[], keep: Element[]): vo
     if (STRUCTURE.has(tag) || holders.has(el) || !el.parentNode) continue;
     if (FURNITURE_TAGS.has(tag)) el.remove();
     else if (el.hasAttributes() && isFurnitureByName(el) && !(story.has(el) && isNamedContent(el))) el.remove();
+  }
+}
+
+/**
+ * The part of named furniture the whole-page fallback removes too (report finding 17): consent
+ * banners and dialogs, which a page with no article (a client-rendered shell, a login wall)
+ * otherwise returned as its content. A wrapper holding the page's heading or main part is kept,
+ * whatever it is named (a body-wide class such as "cookie-consent-shown").
+ */
+export function removeConsentDialogs(elements: Element[]): void {
+  for (const el of elements) {
+    if (!el.parentNode || STRUCTURE.has(el.localName)) continue;
+    const role = el.getAttribute('role');
+    const named =
+      el.localName === 'dialog' ||
+      (role !== null && DIALOG_ROLES.includes(role)) ||
+      ['class', 'id'].some((a) => (el.getAttribute(a) ?? '').split(/\s+/).some((t) => t && CONSENT.test(t)));
+    if (named && !el.querySelector('h1, main, article')) el.remove();
   }
 }
 

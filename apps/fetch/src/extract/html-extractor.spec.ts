@@ -235,3 +235,48 @@ describe('HtmlExtractor', () => {
     expect(markdown).toContain('[dort](https://site.example/erste)');
   });
 });
+
+describe('heading permalinks and edit links (report finding 8)', () => {
+  it('short MediaWiki headings survive without [edit]; a heading that is itself a link keeps its text', () => {
+    const section = (h: string) =>
+      `<div class="mw-heading mw-heading2"><h2 id="${h}">${h}</h2><span class="mw-editsection"><span class="mw-editsection-bracket">[</span><a href="?action=edit&amp;section=1">edit</a><span class="mw-editsection-bracket">]</span></span></div>` +
+      `<p>The ${h} section has a paragraph long enough to be kept by the extractor as part of the article body text.</p>`;
+    const { markdown } = extractor.extract(
+      `<!doctype html><html><head><title>W</title></head><body><div id="content"><div class="mw-parser-output">${['Zeros', 'Uses', 'Notes'].map(section).join('')}` +
+        `<h2><a href="#more">More reading</a><a class="headerlink" href="#more">¶</a></h2><p>Another paragraph that is long enough to be kept in the body of the article.</p></div></div></body></html>`,
+      'https://wiki.example/w',
+    );
+    for (const h of ['Zeros', 'Uses', 'Notes']) expect(markdown).toMatch(new RegExp(`^## ${h}$`, 'm'));
+    expect(markdown).toContain('## [More reading](#more)');
+    expect(markdown).not.toMatch(/edit|¶/);
+  });
+});
+
+describe('whole-page fallback (report finding 17)', () => {
+  it('drops consent banners and dialogs, not a wrapper named after them that holds the page', () => {
+    const page = extractor.extract(
+      '<!doctype html><html><head><title>Opening hours</title></head><body><div class="cookie-consent-shown">' +
+        '<div id="cookie-banner">We use cookies to personalise content and ads. Accept or reject them in the settings.</div>' +
+        '<div role="dialog" aria-label="Sign up">Get our weekly letter in your inbox.</div>' +
+        '<h1>Opening hours</h1><p>Monday to Friday, 9 to 5.</p></div></body></html>',
+      'https://shop.example/hours',
+    );
+    expect(page.readable).toBe(false);
+    expect(page.markdown).toContain('Monday to Friday, 9 to 5.');
+    expect(page.markdown).not.toMatch(/cookies|weekly letter/);
+  });
+});
+
+describe('title (report finding 18)', () => {
+  const titled = (title: string, og: string) =>
+    `<!doctype html><html><head><title>${title}</title><meta property="og:title" content="${og}"></head><body><article>${'<p>A paragraph long enough for the article to be read as one by the extractor here.</p>'.repeat(4)}</article></body></html>`;
+  it.each([
+    ['Harbour city votes | The Daily Courier', 'Harbour city votes', 'Harbour city votes'],
+    ['Why does my task never run? - Stack Overflow', 'Why does my task never run?', 'Why does my task never run?'],
+    ['Harbour city votes', 'Harbour city votes', 'Harbour city votes'],
+    ['Harbour city votes on Monday', 'Harbour city votes', 'Harbour city votes on Monday'],
+    ['The Daily Courier | Harbour city votes', 'Harbour city votes', 'The Daily Courier | Harbour city votes'],
+  ])('<title>%j, og:title %j → %j', (title, og, expected) => {
+    expect(extractor.extract(titled(title, og), 'https://news.example/a').title).toBe(expected);
+  });
+});

@@ -9,10 +9,12 @@ import {
   removeDatelines,
   removeDuplicateBlocks,
   removeLinkDenseBlocks,
+  removeConsentDialogs,
   removeNamedBoilerplate,
   removeTitleHeading,
   type ContentRules,
 } from './content-rules.js';
+import { addMarkdownRules, escapeMarkdown, preformatCodeTable } from './markdown-rules.js';
 
 export interface ExtractedPage {
   title: string | null;
@@ -35,10 +37,6 @@ const REMOVED_IN_FALLBACK = 'head, title, script, style, noscript, template, svg
 // where the content is; Readability then scores only it (bench/fetch: about a seventh of the
 // extraction time on a 100 KB article goes to the navigation, asides and footer around it).
 const DOMINANT_SCOPE_SHARE = 0.6;
-// What turndown 7.2's escapes match: these characters anywhere, or these forms at the very start
-// of the text (its patterns have no m flag, so ^ is the start of the string only).
-const MARKDOWN_SPECIAL = /[\\*`[\]_]/;
-const MARKDOWN_SPECIAL_START = /^(?:[-=>]|\+ |#{1,6} |~~~|\d+\. )/;
 
 /**
  * HTML to clean markdown. linkedom (not jsdom) for the DOM: it parses a 100 KB page several
@@ -55,11 +53,8 @@ export class HtmlExtractor {
     this.rules = { ...ALL_RULES, ...rules };
     this.turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '*' });
     this.turndown.remove(['script', 'style', 'noscript', 'template', 'iframe', 'form', 'button', 'select', 'input', 'textarea']);
-    // turndown runs thirteen regular expressions over every text node; most text nodes hold none
-    // of the characters they match, and for those the result is the text itself (bench/fetch
-    // profile: about 4 % of the extraction on the 100 KB article).
-    const escape = this.turndown.escape.bind(this.turndown);
-    this.turndown.escape = (text: string) => (MARKDOWN_SPECIAL.test(text) || MARKDOWN_SPECIAL_START.test(text) ? escape(text) : text);
+    // turndown's escapes, narrowed where they corrupted identifiers (markdown-rules.ts).
+    this.turndown.escape = escapeMarkdown;
     this.turndown.addRule('drop-images-without-alt', {
       filter: (node) => node.nodeName === 'IMG' && !(node as HTMLImageElement).getAttribute('alt'),
       replacement: () => '',
@@ -75,6 +70,7 @@ export class HtmlExtractor {
         return `![${alt}](${img.getAttribute('src') ?? ''}${title ? ` "${title.replace(/"/g, '\\"')}"` : ''})`;
       },
     });
+    addMarkdownRules(this.turndown);
     lookUpRulesByName(this.turndown);
   }
 
@@ -104,7 +100,7 @@ export class HtmlExtractor {
 
     const canonicalHref = first('link', (el) => /(^|\s)canonical(\s|$)/i.test(el.getAttribute('rel') ?? ''))?.getAttribute('href');
     const head = {
-      title: clean(first('title')?.textContent) ?? meta('property', 'og:title'),
+      title: pageTitle(clean(first('title')?.textContent), meta('property', 'og:title')),
       description: meta('name', 'description', true) ?? meta('property', 'og:description') ?? meta('name', 'twitter:description'),
       author: meta('name', 'author', true) ?? meta('property', 'article:author'),
       canonical: canonicalHref ? safeUrl(canonicalHref, base) : null,
@@ -128,7 +124,7 @@ export class HtmlExtractor {
       if (this.rules.duplicateBlocks) removeDuplicateBlocks(article.content as unknown as Element);
       if (this.rules.datelines) removeDatelines(article.content as unknown as Element);
       if (this.rules.counters) removeCounters(article.content as unknown as Element);
-      resolveLinks(article.content as unknown as HTMLElement, base);
+      prepareForMarkdown(article.content as unknown as HTMLElement, base);
       // The title is the result's own field (web_fetch shows it beside the content), not a body line.
       markdown = this.toMarkdown(article.content as unknown as HTMLElement);
     } else {
@@ -136,8 +132,11 @@ export class HtmlExtractor {
       const body = parseHTML(source).document.body;
       if (body) {
         for (const el of Array.from(body.querySelectorAll(REMOVED_IN_FALLBACK))) el.remove();
+        const all = allElements(body);
+        removeHeadingAnchors(all);
+        if (this.rules.namedBoilerplate) removeConsentDialogs(all);
         if (this.rules.titleHeading) removeTitleHeading(body, titles);
-        resolveLinks(body, base);
+        prepareForMarkdown(body, base);
         markdown = this.toMarkdown(body);
       } else {
         // The same source parses the same way: the first parse had no body either, so no text.
@@ -179,8 +178,10 @@ function prepareForReader(document: Document, wrapped: boolean, rules: ContentRu
   protectRoot(document);
   const body = document.body;
   if (!body) return;
+  // One walk for every pass below (each walk of a 100 KB page is a measurable share).
+  const all = allElements(body);
+  removeHeadingAnchors(all);
   if (rules.declaredBody || rules.namedBoilerplate) {
-    const all = allElements(body);
     const declared = rules.declaredBody ? findDeclaredBody(body, all, ldBodies) : null;
     if (rules.namedBoilerplate) {
       // What holds the story: its heading, <main>, and <article> when there is one (several are
@@ -197,6 +198,36 @@ function prepareForReader(document: Document, wrapped: boolean, rules: ContentRu
     }
   }
   scopeToDominantContainer(document, normalisedTextLength(body));
+}
+
+// A heading's permalink or edit link: MediaWiki's edit section, Sphinx's "¶" (a.headerlink),
+// Docusaurus' zero-width a.hash-link, GitHub's empty a.anchor; and any link to a fragment whose
+// text is at most such a mark, inside or beside a heading.
+const HEADING_LINK_CLASS = /(?:^|\s)(?:mw-editsection|headerlink|hash-link|anchor)(?:\s|$)/;
+const ANCHOR_MARK = /^[\s\u200b-\u200d\ufeff¶§#🔗⚓]*$/u;
+const isHeading = (el: Element | null) => !!el && /^h[1-6]$/.test(el.localName);
+
+/**
+ * Removes heading permalinks and edit links before Readability scores (report finding 8): beside
+ * a short heading they make its wrapper look link-dense ("Zeros[edit]": 4 of 11 characters are a
+ * link), and Readability's "suspiciously short" test then drops MediaWiki's h2s with their
+ * wrapper; the rest leaked as [¶](#…), [​](#…) or [](#ripq).
+ */
+function removeHeadingAnchors(elements: Element[]): void {
+  for (const el of elements) {
+    if ((el.localName !== 'a' && el.localName !== 'span') || !el.parentNode) continue;
+    const cls = el.getAttribute('class') ?? '';
+    if (el.localName === 'span') {
+      if (cls.includes('mw-editsection')) el.remove();
+      continue;
+    }
+    const href = el.getAttribute('href')?.trim() ?? '';
+    if (!ANCHOR_MARK.test(el.textContent ?? '') || el.getElementsByTagName('img').length > 0) continue;
+    const beside = isHeading(el.previousElementSibling) || isHeading(el.nextElementSibling);
+    let inside = false;
+    for (let a = el.parentElement; a && !inside; a = a.parentElement) inside = isHeading(a);
+    if (HEADING_LINK_CLASS.test(cls) || (href.startsWith('#') && (inside || beside))) el.remove();
+  }
 }
 
 const HIDING_ATTRIBUTES = ['role', 'hidden', 'aria-hidden', 'style'];
@@ -266,7 +297,7 @@ function makeReader(document: Document): Readability<Node> {
   const reader = new Readability<Node>(document, { serializer: (el) => el, charThreshold: 300, keepClasses: true });
   const internals = reader as unknown as ReaderInternals;
   // Every link was resolved with new URL(href, baseString), reparsing the base each time: a
-  // third of its run on a link-heavy page. resolveLinks does the same job with a fast path.
+  // third of its run on a link-heavy page. prepareForMarkdown does the same job with a fast path.
   internals._fixRelativeUris = () => undefined;
   // querySelectorAll compiles its selector on every call in linkedom, and Readability makes one
   // call per paragraph; a walk by tag name gives the same elements in the same document order.
@@ -369,11 +400,14 @@ function scopeToDominantContainer(document: Document, pageChars: number): void {
   }
 }
 
-function resolveLinks(root: HTMLElement, base: string): void {
+/** Links and images resolved against the page, and code tables made <pre> (markdown-rules.ts), in one walk of the part converted. */
+function prepareForMarkdown(root: HTMLElement, base: string): void {
   const baseUrl = new URL(base);
-  // One walk for both (querySelectorAll compiled its selector and walked the tree per call).
-  for (const el of elementsByTag(root, ['a', 'img'])) {
-    if (el.localName === 'a') {
+  // One walk for all (querySelectorAll compiled its selector and walked the tree per call).
+  for (const el of elementsByTag(root, ['a', 'img', 'table'])) {
+    if (el.localName === 'table') {
+      if (el.parentNode) preformatCodeTable(el);
+    } else if (el.localName === 'a') {
       const href = el.getAttribute('href');
       if (href === null) continue;
       // A javascript: link is kept as its text only.
@@ -432,6 +466,20 @@ function resolveHref(raw: string, base: URL): string {
   } catch {
     return href;
   }
+}
+
+// What sites put between a page's own title and their name: "Title | Site", "Title - Site"…
+const SITE_NAME_SEPARATOR = /^\s+[|\-–—·•:»]\s+\S/;
+
+/**
+ * <title>, but the og:title when the <title> is it plus the site's name after a separator
+ * (report finding 18: "Harbour city votes… | The Daily Courier"); the site's name is not the
+ * page's. Readability's _getArticleTitle strips separators the same way. A <title> that differs
+ * otherwise is the page's own choice and is kept.
+ */
+function pageTitle(title: string | null, ogTitle: string | null): string | null {
+  if (title && ogTitle && title.length > ogTitle.length && title.startsWith(ogTitle) && SITE_NAME_SEPARATOR.test(title.slice(ogTitle.length))) return ogTitle;
+  return title ?? ogTitle;
 }
 
 function safeUrl(href: string, base: string): string | null {

@@ -31,16 +31,44 @@ export function contentKind(mime: string): ContentKind | undefined {
   return 'xml';
 }
 
-/** Decodes a body with the charset from the header, else from an HTML meta tag, else UTF-8. */
+/**
+ * Decodes a body as a browser would, in the WHATWG order: a byte order mark, then the header's
+ * charset, then the document's own declaration (HTML's <meta>, an XML declaration's encoding),
+ * else UTF-8 when the bytes are valid UTF-8, else windows-1252, a browser's default for an
+ * unlabelled page in a western locale (report finding 10: decoding such a page as UTF-8 turned
+ * every accented letter into U+FFFD, in the title too). Other unlabelled legacy scripts
+ * (Shift_JIS without a <meta>, say) would need a detector; labelled ones decode by their label.
+ */
 export function decodeBody(body: Buffer, charset: string | undefined, kind: ContentKind): string {
-  let label = charset;
-  if (!label && kind === 'html') {
-    const head = body.subarray(0, 4096).toString('latin1');
-    label = /<meta[^>]+charset\s*=\s*["']?([\w-]+)/i.exec(head)?.[1]?.toLowerCase();
+  const bom = byteOrderMark(body);
+  if (bom) return new TextDecoder(bom).decode(body);
+  const label = charset ?? declaredCharset(body, kind);
+  if (label) {
+    try {
+      return new TextDecoder(label).decode(body);
+    } catch {
+      // An unknown label: as if there were none.
+    }
   }
   try {
-    return new TextDecoder(label ?? 'utf-8').decode(body);
+    return new TextDecoder('utf-8', { fatal: true }).decode(body);
   } catch {
-    return new TextDecoder('utf-8').decode(body);
+    return new TextDecoder('windows-1252').decode(body);
   }
+}
+
+function byteOrderMark(body: Buffer): string | undefined {
+  if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return 'utf-8';
+  if (body[0] === 0xff && body[1] === 0xfe) return 'utf-16le';
+  if (body[0] === 0xfe && body[1] === 0xff) return 'utf-16be';
+  return undefined;
+}
+
+function declaredCharset(body: Buffer, kind: ContentKind): string | undefined {
+  if (kind !== 'html' && kind !== 'xml') return undefined;
+  const head = body.subarray(0, 4096).toString('latin1');
+  // XHTML (an html kind) is XML, and may declare its encoding either way.
+  const declared =
+    (kind === 'html' ? /<meta[^>]+charset\s*=\s*["']?([\w-]+)/i.exec(head)?.[1] : undefined) ?? /^\s*<\?xml[^>]*\sencoding\s*=\s*["']([\w.:-]+)["']/i.exec(head)?.[1];
+  return declared?.toLowerCase();
 }

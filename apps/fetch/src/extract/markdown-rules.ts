@@ -1,0 +1,334 @@
+import type TurndownService from 'turndown';
+
+/**
+ * Drael's turndown rules for the structure a model needs to read a page: tables, code, math, and
+ * an escape that leaves identifiers alone (extraction report 2026-12-03, findings 1, 2, 13, 15;
+ * test/markdown-structure.spec.ts). One definition of each rule, added by addMarkdownRules.
+ */
+export function addMarkdownRules(service: TurndownService): void {
+  addTableRules(service);
+  addCodeRules(service);
+  addMathRules(service);
+  // Headings: a leading "1." is not a list item after "#" (the escape cannot see that it is
+  // in a heading: it gets the text alone).
+  service.addRule('heading', {
+    filter: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'],
+    replacement: (content, node) => {
+      const level = Number(node.nodeName.charAt(1));
+      const text = unescapeOrderedMarker(content.replace(/\s*\n+\s*/g, ' ').trim());
+      return text ? `\n\n${'#'.repeat(level)} ${text}\n\n` : '';
+    },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Escaping (finding 13)
+
+// turndown 7.2's escapes, but "_" only where it could open or close emphasis: CommonMark never
+// reads an underscore between two letters or digits as emphasis, and escaping it put backslashes
+// into every config key, function and file name a model then quoted back (pg\_stat\_activity).
+// Its "N. " escape stays: the text node may start a line; headings and table cells, where it
+// cannot be a list, take it out again (unescapeOrderedMarker).
+const ESCAPES: [RegExp, string | ((match: string) => string)][] = [
+  [/\\/g, '\\\\'],
+  [/\*/g, '\\*'],
+  [/^-/g, '\\-'],
+  [/^\+ /g, '\\+ '],
+  [/^(=+)/g, '\\$1'],
+  [/^(#{1,6}) /g, '\\$1 '],
+  [/`/g, '\\`'],
+  [/^~~~/g, '\\~~~'],
+  [/\[/g, '\\['],
+  [/\]/g, '\\]'],
+  [/^>/g, '\\>'],
+  [/(?<![\p{L}\p{N}_])_+|_+(?![\p{L}\p{N}_])/gu, (run) => run.replace(/_/g, '\\_')],
+  [/^(\d+)\. /g, '$1\\. '],
+];
+// What the escapes can match: these characters anywhere, or these forms at the very start of
+// the text (no m flag, so ^ is the start of the text node). Text holding none is returned as is
+// (bench/fetch profile: most text nodes, and 13 expressions over each was ~4 % of extraction).
+const MARKDOWN_SPECIAL = /[\\*`[\]_]/;
+const MARKDOWN_SPECIAL_START = /^(?:[-=>]|\+ |#{1,6} |~~~|\d+\. )/;
+
+export function escapeMarkdown(text: string): string {
+  if (!MARKDOWN_SPECIAL.test(text) && !MARKDOWN_SPECIAL_START.test(text)) return text;
+  let out = text;
+  for (const [pattern, replacement] of ESCAPES) out = typeof replacement === 'string' ? out.replace(pattern, replacement) : out.replace(pattern, replacement);
+  return out;
+}
+
+const unescapeOrderedMarker = (text: string) => text.replace(/^(\d+)\\\. /, '$1. ');
+
+// ---------------------------------------------------------------------------------------------
+// Tables (finding 1)
+//
+// Hand-written, not @joplin/turndown-plugin-gfm (the maintained fork, checked at 1.0.68): it
+// reads HTMLTableElement.rows, which linkedom does not implement, so every table would be
+// skipped; and it keeps a table holding a list or a heading as raw HTML, which is noise to a model.
+//
+// Three kinds:
+// - grid: a GFM table. A table without a header row gets an empty one (GFM needs one; promoting
+//   the first data row would mislabel it). Line breaks in a cell become <br> and pipes \|, so a
+//   row stays one line.
+// - record: two columns, every row a label and a td value (th+td or td+td: an infobox, a spec
+//   sheet), optionally with one-cell rows (the box's title, an image), and no header row of two
+//   th (that is a grid: "Option | Meaning"). "Label: value" lines: it is a record, not a grid; as
+//   a GFM table it would need an empty header row, and each line keeps its label however the
+//   content is cut or focused.
+// - layout: a nested table, a cell holding a block a GFM cell cannot (code, headings, rules,
+//   quotes), a single column, a single row, or role=presentation. Cells stay blocks, in order.
+
+type TableKind = 'grid' | 'record' | 'layout';
+interface TableShape {
+  kind: TableKind;
+  columns: number;
+  /** The row given the |---| line after it (a thead row, or a first row of th only); null: none. */
+  headerRow: Element | null;
+}
+
+const LAYOUT_BLOCKS = new Set(['table', 'pre', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'blockquote']);
+const shapes = new WeakMap<Element, TableShape>();
+
+function rowsOf(table: Element): Element[] {
+  const rows: Element[] = [];
+  for (const child of Array.from(table.children)) {
+    if (child.localName === 'tr') rows.push(child);
+    else if (child.localName === 'thead' || child.localName === 'tbody' || child.localName === 'tfoot') {
+      for (const row of Array.from(child.children)) if (row.localName === 'tr') rows.push(row);
+    }
+  }
+  return rows;
+}
+
+const cellsOf = (row: Element) => Array.from(row.children).filter((c) => c.localName === 'td' || c.localName === 'th');
+const span = (cell: Element) => Math.max(1, Math.min(50, Number(cell.getAttribute('colspan')) || 1));
+
+function holdsLayoutBlock(el: Element): boolean {
+  for (const child of Array.from(el.children)) if (LAYOUT_BLOCKS.has(child.localName) || holdsLayoutBlock(child)) return true;
+  return false;
+}
+
+function shapeOf(table: Element): TableShape {
+  let shape = shapes.get(table);
+  if (shape) return shape;
+  const rows = rowsOf(table);
+  const cells = rows.map(cellsOf);
+  const columns = Math.max(0, ...cells.map((cs) => cs.reduce((n, c) => n + span(c), 0)));
+  const role = table.getAttribute('role');
+  let kind: TableKind;
+  if (role === 'presentation' || role === 'none' || rows.length < 2 || columns < 2 || holdsLayoutBlock(table)) kind = 'layout';
+  else if (columns === 2 && cells.every((cs) => cs.length === 1 || (cs.length === 2 && cs[1]!.localName === 'td')) && cells.some((cs) => cs.length === 2)) kind = 'record';
+  else kind = 'grid';
+  const first = rows[0];
+  const headerRow = kind === 'grid' && first && (first.parentElement?.localName === 'thead' || cells[0]!.every((c) => c.localName === 'th')) ? first : null;
+  shape = { kind, columns, headerRow };
+  shapes.set(table, shape);
+  return shape;
+}
+
+function tableOf(node: Node): Element | null {
+  for (let el = node.parentElement; el; el = el.parentElement) if (el.localName === 'table') return el;
+  return null;
+}
+
+/** A cell's markdown on one line: GFM ends the row at a line break and the cell at a pipe. */
+const gridCell = (content: string) =>
+  unescapeOrderedMarker(content.trim())
+    .replace(/\s*\n+\s*/g, '<br>')
+    .replace(/\|/g, '\\|');
+const block = (content: string) => `\n\n${content}\n\n`;
+
+function addTableRules(service: TurndownService): void {
+  service.addRule('table-cell', {
+    filter: ['td', 'th'],
+    replacement: (content, node) => {
+      const table = tableOf(node);
+      const shape = table ? shapeOf(table) : null;
+      if (!shape || shape.kind === 'layout') return block(content);
+      if (shape.kind === 'record') {
+        const text = content.trim().replace(/\s*\n+\s*/g, '; ');
+        // The label's own colon, if it has one, is the separator.
+        return !node.previousElementSibling && node.nextElementSibling ? `${text.replace(/:$/, '')}: ` : text;
+      }
+      const cell = ` ${gridCell(content)} |`;
+      return (node.previousElementSibling ? '' : '|') + cell + ' |'.repeat(span(node) - 1);
+    },
+  });
+  service.addRule('table-row', {
+    filter: 'tr',
+    replacement: (content, node) => {
+      const table = tableOf(node);
+      const shape = table ? shapeOf(table) : null;
+      if (!shape || shape.kind === 'layout') return block(content);
+      if (shape.kind === 'record') return `\n${content.trim()}\n`;
+      const missing = shape.columns - cellsOf(node).reduce((n, c) => n + span(c), 0);
+      const row = `${content || '|'}${'  |'.repeat(Math.max(0, missing))}`;
+      return `\n${row}${node === shape.headerRow ? `\n|${' --- |'.repeat(shape.columns)}` : ''}`;
+    },
+  });
+  service.addRule('table-section', {
+    filter: ['thead', 'tbody', 'tfoot'],
+    replacement: (content) => content,
+  });
+  service.addRule('table-caption', {
+    filter: 'caption',
+    // Its own paragraph, above the table (rows follow it in the table's content).
+    replacement: (content) => block(content.trim()),
+  });
+  service.addRule('table', {
+    filter: 'table',
+    replacement: (content, node) => {
+      const shape = shapeOf(node);
+      if (shape.kind !== 'grid' || shape.headerRow) return block(content.trim());
+      // Caption paragraph (if any) first, then the empty header GFM requires, then the rows.
+      const at = content.search(/\n\|/);
+      const caption = at > 0 ? content.slice(0, at).trim() : '';
+      const rows = at >= 0 ? content.slice(at).trim() : content.trim();
+      const header = `|${'  |'.repeat(shape.columns)}\n|${' --- |'.repeat(shape.columns)}`;
+      return block(`${caption ? `${caption}\n\n` : ''}${header}\n${rows}`);
+    },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Code (finding 2)
+//
+// One rule for every <pre>: turndown's own fences only a <pre> whose first child is <code>,
+// reads it with textContent (so a highlighter's <br> line ends vanish and its line-number
+// elements are glued to the code), and takes the language from <code> alone.
+
+// Line-number elements of the common highlighters: Pygments (linenos, lineno), Prism
+// (line-numbers-rows), Docusaurus (codeLineNumber_*), GitHub blob views (blob-num), highlight.js
+// and Hexo (gutter), Chroma (ln, lnt).
+const LINE_NUMBER_CLASS = /(?:^|\s)(?:linenos?|lineno|linenodiv|line-?numbers?(?:-rows)?|codeLineNumber\w*|blob-num|gutter|lnt?)(?:\s|$)/i;
+// Copy-to-clipboard controls (turndown drops <button> by itself, not these).
+const COPY_CONTROL_CLASS = /(?:^|[\s_-])(?:copy|clipboard)(?:[\s_-]|$)/i;
+const LANGUAGE_CLASS = /(?:^|\s)(?:language|lang)-([\w+#.-]+)/;
+const BRUSH_CLASS = /(?:^|\s|;)brush:\s*([\w+#.-]+)/;
+const HIGHLIGHT_CLASS = /(?:^|\s)highlight-(?:source-|text-)?([\w+#.-]+)/;
+// Sphinx writes highlight-default / highlight-none for "no particular language".
+const NO_LANGUAGE = new Set(['default', 'none', 'plaintext', 'nohighlight']);
+
+const isLineNumber = (el: Element) => el.hasAttribute('data-line-number') || LINE_NUMBER_CLASS.test(el.getAttribute('class') ?? '');
+
+/** The code as written: <br> is a line end, a block child ends its line, line numbers and copy controls are not code. */
+function codeText(el: Element): string {
+  let out = '';
+  for (let n = el.firstChild; n; n = n.nextSibling) {
+    if (n.nodeType === 3 || n.nodeType === 4) out += (n as Text).data;
+    else if (n.nodeType === 1) {
+      const child = n as Element;
+      const name = child.localName;
+      if (name === 'br') out += '\n';
+      else if (name === 'button' || name === 'clipboard-copy' || isLineNumber(child) || COPY_CONTROL_CLASS.test(child.getAttribute('class') ?? '')) continue;
+      else {
+        out += codeText(child);
+        if ((name === 'div' || name === 'p') && !out.endsWith('\n')) out += '\n';
+      }
+    }
+  }
+  return out;
+}
+
+function languageOf(pre: Element): string {
+  const code = Array.from(pre.children).find((c) => c.localName === 'code') ?? null;
+  const own = [code, pre].filter((e): e is Element => !!e);
+  const cls = (e: Element) => e.getAttribute('class') ?? '';
+  const found =
+    own.map((e) => LANGUAGE_CLASS.exec(cls(e))?.[1]).find(Boolean) ??
+    own.map((e) => BRUSH_CLASS.exec(cls(e))?.[1]).find(Boolean) ??
+    // GitHub: div.highlight-source-rust > pre; Sphinx: div.highlight-python > div.highlight > pre.
+    [pre.parentElement, pre.parentElement?.parentElement].map((e) => (e ? HIGHLIGHT_CLASS.exec(cls(e))?.[1] : undefined)).find(Boolean) ??
+    [...own, pre.parentElement].map((e) => e?.getAttribute('data-lang') || e?.getAttribute('data-language') || undefined).find(Boolean);
+  const language = (found ?? '').toLowerCase();
+  return NO_LANGUAGE.has(language) ? '' : language;
+}
+
+// The language of a code table, from its wrapper: GitHub's gists and blob views
+// (div.blob-wrapper.type-python), or a highlight-source-* wrapper.
+const CODE_TABLE_LANGUAGE = /(?:^|\s)(?:highlight-(?:source-|text-)?|type-)([\w+#.-]+)/;
+
+/**
+ * A code listing laid out as a table, one row per line, a number cell and a code cell, with no
+ * <pre> (GitHub gists and blob views; CSS keeps its spaces): turned into the <pre> it is, before
+ * turndown collapses the whitespace of every element outside a <pre> and the indentation is lost.
+ * `table` is one of the tables of the part being converted.
+ */
+export function preformatCodeTable(table: Element): void {
+  const rows = rowsOf(table);
+  if (!rows.some((row) => cellsOf(row).some(isLineNumber)) || holdsLayoutBlock(table)) return;
+  const lines = rows.map((row) =>
+    cellsOf(row)
+      .filter((cell) => !isLineNumber(cell))
+      .map((cell) => codeText(cell))
+      .join('\t'),
+  );
+  const pre = table.ownerDocument.createElement('pre');
+  const language = [table, table.parentElement, table.parentElement?.parentElement]
+    .map((e) => (e ? CODE_TABLE_LANGUAGE.exec(e.getAttribute('class') ?? '')?.[1] : undefined))
+    .find(Boolean);
+  if (language) pre.setAttribute('class', `language-${language}`);
+  pre.textContent = lines.join('\n');
+  table.replaceWith(pre);
+}
+
+function addCodeRules(service: TurndownService): void {
+  service.addRule('code-block', {
+    filter: 'pre',
+    replacement: (_content, node) => {
+      const code = codeText(node)
+        .replace(/^(?:[ \t]*\n)+/, '')
+        .replace(/\s+$/, '');
+      if (!code) return '';
+      // Longer than any run of backticks inside, so no line of the code can close it.
+      const longest = Math.max(2, ...(code.match(/`+/g) ?? []).map((run) => run.length));
+      const fence = '`'.repeat(longest + 1);
+      return `\n\n${fence}${languageOf(node)}\n${code}\n${fence}\n\n`;
+    },
+  });
+  // The number column of a code table (Pygments linenos="table", Hexo, GitHub blob views): not
+  // content. Cells only: a div named "gutter" is as likely a page layout's spacing.
+  service.addRule('line-numbers', {
+    filter: (node) => node.localName === 'td' && isLineNumber(node),
+    replacement: () => '',
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Math (finding 15)
+//
+// KaTeX and MathJax draw a formula twice (MathML for readers, spans for the eye), MediaWiki
+// once as MathML and once as an image; turndown glued the copies together. The TeX the page
+// was written in is what a model reads best: $…$ inline, $$…$$ on its own.
+
+const MATH_CLASS = /(?:^|\s)(?:katex|mwe-math-element)(?:\s|$)/;
+
+function texOf(el: Element): string | null {
+  const annotation = el.localName === 'annotation' ? el : el.querySelector('annotation[encoding="application/x-tex"]');
+  const math = el.localName === 'math' ? el : el.querySelector('math');
+  const tex = annotation?.textContent ?? math?.getAttribute('alttext') ?? el.querySelector('img[alt]')?.getAttribute('alt') ?? null;
+  // MediaWiki wraps every formula in {\displaystyle …}.
+  return (
+    tex
+      ?.trim()
+      .replace(/^\{\\displaystyle\s*([\s\S]*)\}$/, '$1')
+      .trim() || null
+  );
+}
+
+function isDisplayMath(el: Element): boolean {
+  if (el.parentElement?.getAttribute('class')?.includes('katex-display')) return true;
+  if (el.getAttribute('display') === 'true' || el.getAttribute('display') === 'block') return true;
+  return !!el.querySelector('math[display="block"], img[class*="math-fallback-image-display"]');
+}
+
+function addMathRules(service: TurndownService): void {
+  service.addRule('math', {
+    filter: (node) => node.localName === 'mjx-container' || node.localName === 'math' || MATH_CLASS.test(node.getAttribute('class') ?? ''),
+    replacement: (content, node) => {
+      const tex = texOf(node);
+      if (!tex) return content;
+      return isDisplayMath(node) ? `\n\n$$${tex}$$\n\n` : `$${tex}$`;
+    },
+  });
+}
