@@ -1,48 +1,23 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect as tcpConnect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxCatalog } from '@drael/contracts';
 import { NatsRpcClient, RpcError } from '@drael/nats-rpc';
-import { cleanSandboxInstance, freePort, startServiceProcess, testPrefix, type ServiceProcess } from '@drael/test-support';
+import { cleanSandboxInstance, startOwnNats, startServiceProcess, testPrefix, type OwnServer, type ServiceProcess } from '@drael/test-support';
 
 // One tenant's saved sessions fill the sandbox's session store (multi-replica pass, F3). The saved
 // workspaces have a bound of their own (SANDBOX_STORE_MAX_MB) below the NATS server's JetStream
 // storage, so the placement records keep room: another tenant's calls are still placed and run,
 // and a write the store cannot take is answered as what it is, never as "the session is being
 // moved between replicas". A nats-server of this test's own, with 64 MB of JetStream storage.
-let dir: string;
-let server: ChildProcess;
+let server: OwnServer;
 let sandbox: ServiceProcess;
 let client: NatsRpcClient;
 const prefix = testPrefix('sbx-full');
 const instance = `test-${prefix.slice(4)}`;
 const stateDir = `/var/lib/drael/sandbox-test/${instance}`;
 
-async function listening(port: number, deadline: number): Promise<void> {
-  for (;;) {
-    const ok = await new Promise<boolean>((res) => {
-      const s = tcpConnect(port, '127.0.0.1', () => (s.end(), res(true)));
-      s.once('error', () => res(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error('the test nats-server did not listen');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'drael-sbx-store-full-'));
-  const port = await freePort();
-  writeFileSync(
-    join(dir, 'nats.conf'),
-    `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, 'js')}", max_file_store: 64MB, max_memory_store: 16MB }\nmax_payload: 8MB\n`,
-  );
-  server = spawn('nats-server', ['-c', join(dir, 'nats.conf')], { stdio: 'ignore' });
-  await listening(port, Date.now() + 10_000);
-  const url = `nats://127.0.0.1:${port}`;
+  server = await startOwnNats({ jetstream: { maxFileStore: '64MB' }, maxPayload: '8MB' });
+  const url = server.url;
   sandbox = await startServiceProcess(
     'sandbox',
     {
@@ -64,8 +39,7 @@ afterAll(async () => {
   await client?.close();
   await sandbox?.stop('SIGKILL');
   await cleanSandboxInstance(instance, stateDir);
-  server?.kill('SIGTERM');
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await server?.dispose();
 });
 
 describe("one tenant's saved sessions fill the session store", () => {

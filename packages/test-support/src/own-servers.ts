@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,11 +89,23 @@ export function startOwnRedis(): Promise<OwnServer> {
   );
 }
 
-/** nats-server with JetStream, its store in a directory of its own. */
-export function startOwnNats(): Promise<OwnServer> {
+/**
+ * nats-server with JetStream, its store in a directory of its own. `args`: more flags (a token,
+ * `--auth`); `jetstream`: the server's own JetStream limits (a config file is written for them).
+ */
+export function startOwnNats(options: { args?: readonly string[]; jetstream?: { maxFileStore: string; maxMemoryStore?: string }; maxPayload?: string } = {}): Promise<OwnServer> {
   return ownServer(
     'nats',
     (p) => `nats://127.0.0.1:${p}`,
-    (port, dir) => ['nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir]],
+    (port, dir) => {
+      if (!options.jetstream) return ['nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir, ...(options.args ?? [])]];
+      const { maxFileStore, maxMemoryStore = '16MB' } = options.jetstream;
+      const conf = join(dir, 'nats.conf');
+      writeFileSync(
+        conf,
+        `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, 'js')}", max_file_store: ${maxFileStore}, max_memory_store: ${maxMemoryStore} }\n${options.maxPayload ? `max_payload: ${options.maxPayload}\n` : ''}`,
+      );
+      return ['nats-server', ['-c', conf, ...(options.args ?? [])]];
+    },
   );
 }
