@@ -38,7 +38,7 @@ describe('agent steps billed to the account that owns the agent (real billing se
     expect(await wallet(acct)).toMatchObject({ balance_micros: 1_000_000 - 120, held_micros: 0, spent_this_month_micros: 120, held_this_month_micros: 0 });
     const bundle = await stack.call('listReceipts', { account_id: acct, run_id: r.id });
     expect((await holdsOf(r.id)).map((h) => [h.status, h.receipt_hash])).toEqual(bundle.receipts.map((x) => ['settled', x.hash]));
-    expect(verifyReceipts(bundle, (await stack.rpc.request(billingCatalog.receiptKey, {})).public_key).valid).toBe(true);
+    expect(verifyReceipts(bundle, (await stack.rpc.request(billingCatalog.receiptKey, {})).keys).valid).toBe(true);
     const usage = await stack.rpc.request(billingCatalog.usage, { account_id: acct });
     expect(usage.agent_spend).toMatchObject({ balance_usd: 0.99988, spent_this_month_usd: 0.00012 });
   });

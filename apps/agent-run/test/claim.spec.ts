@@ -40,7 +40,7 @@ async function fromDatabase(runId: string) {
     'SELECT payload, hash, key_id, signature FROM receipts WHERE run_id = $1 ORDER BY sequence',
     [runId],
   );
-  const verified = verifyReceipts({ run_id: runId, receipts, run_end: run!.run_end }, new ReceiptSigner(stack.receiptKey, 'k1').publicKey);
+  const verified = verifyReceipts({ run_id: runId, receipts, run_end: run!.run_end }, [{ key_id: 'k1', public_key: new ReceiptSigner(stack.receiptKey, 'k1').publicKey }]);
   return { run: run!, verified };
 }
 

@@ -10,7 +10,7 @@ const signer = new ReceiptSigner('07'.repeat(32), 'k1');
 const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'receipts.cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'receipts-cli-'));
 
-function bundleFile(mutate?: (receipts: Receipt[]) => void): string {
+function bundleFile(mutate?: (receipts: Receipt[]) => void, endSigner = signer): string {
   const receipts: Receipt[] = [];
   for (let i = 0; i < 3; i++) {
     receipts.push(
@@ -28,7 +28,7 @@ function bundleFile(mutate?: (receipts: Receipt[]) => void): string {
       }),
     );
   }
-  const runEnd = signer.signRunEnd('run_cli', 3, chainHead(receipts.map((r) => r.hash)));
+  const runEnd = endSigner.signRunEnd('run_cli', 3, chainHead(receipts.map((r) => r.hash)));
   mutate?.(receipts);
   const file = join(dir, `${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(file, JSON.stringify({ run_id: 'run_cli', receipts, run_end: runEnd, public_key: signer.publicKey, key_id: 'k1' }));
@@ -78,5 +78,26 @@ describe('drael-receipts CLI (built)', () => {
   it('exits 2 without a public key, or with both a key and --key-from-billing', () => {
     expect(run('verify', bundleFile()).status).toBe(2);
     expect(run('verify', bundleFile(), '--public-key', signer.publicKey, '--key-from-billing').status).toBe(2);
+  });
+
+  it('takes a key with its id, and checks each signature only under the key its id names', () => {
+    expect(run('verify', bundleFile(), '--public-key', `k1:${signer.publicKey}`).status).toBe(0);
+    const other = run('verify', bundleFile(), '--public-key', `k9:${signer.publicKey}`);
+    expect(other.status).toBe(1);
+    expect(other.stdout).toContain('receipt 0: signed with key "k1", which billing does not publish');
+    expect(run('verify', bundleFile(), '--public-key', 'k1:abcd').status).toBe(2);
+    expect(run('verify', bundleFile(), '--public-key', `k 1:${signer.publicKey}`).status).toBe(2);
+  });
+
+  it('verifies a run signed across a key rotation with both published keys, and not with one', () => {
+    const next = new ReceiptSigner('09'.repeat(32), 'k2');
+    // Receipt 2 (the same payload, so the same hash) and the run end signed by the next key, as a replica already rolled would.
+    const file = bundleFile((receipts) => {
+      receipts[2] = next.signReceipt(receipts[2]!.payload);
+    }, next);
+    expect(run('verify', file, '--public-key', `k1:${signer.publicKey}`, '--public-key', `k2:${next.publicKey}`).status).toBe(0);
+    const one = run('verify', file, '--public-key', `k2:${next.publicKey}`);
+    expect(one.status).toBe(1);
+    expect(one.stdout).toContain('signed with key "k1"');
   });
 });

@@ -42,7 +42,8 @@ describe('runs through the real gateway inference subject', () => {
     expect(bundle.public_key).toBe(new ReceiptSigner(stack.receiptKey, 'k1').publicKey);
     expect(bundle.receipts[0]!.payload).toMatchObject({ kind: 'inference.chat', cost_micros: 90, run: { id: run.id, sequence: 0, previous_receipt_hash: null } });
     expect(bundle.run_end?.payload).toMatchObject({ run_id: run.id, receipt_count: 1, receipt_head: run.receipt_head });
-    expect(verifyReceipts(bundle, bundle.public_key).valid).toBe(true);
+    expect(bundle.keys).toEqual([{ key_id: 'k1', public_key: bundle.public_key, algorithm: 'ed25519' }]);
+    expect(verifyReceipts(bundle, bundle.keys).valid).toBe(true);
     expect(await stack.call('verifyRun', { account_id: acct, run_id: run.id })).toMatchObject({ valid: true, receipt_count: 1 });
     // Receipts hold fingerprints, never content.
     expect(JSON.stringify(bundle)).not.toMatch(/plugh|xyzzy|quux/);

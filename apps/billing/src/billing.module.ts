@@ -19,7 +19,7 @@ import { HoldSweeper } from './holds/hold-sweeper.service.js';
 import { UsageRepository } from './usage/usage.repository.js';
 import { UsageService } from './usage/usage.service.js';
 import { UsageController } from './usage/usage.controller.js';
-import { receiptSignerProvider } from './receipts/receipt-signer.provider.js';
+import { receiptKeyringProvider } from './receipts/receipt-keyring.provider.js';
 import { ReceiptsController } from './receipts/receipts.controller.js';
 import { SpendRepository } from './spend/spend.repository.js';
 import { SpendService } from './spend/spend.service.js';
@@ -49,7 +49,7 @@ export class BillingModule {
         HoldSweeper,
         UsageRepository,
         UsageService,
-        receiptSignerProvider,
+        receiptKeyringProvider,
         SpendRepository,
         SpendService,
         SpendSweeper,

@@ -106,7 +106,8 @@ describe('agent spend: reservations against the balance (real PostgreSQL, concur
   it('issues Ed25519-signed receipts under its public key; a repeated settle returns the same receipt and charges once', async () => {
     const acct = await funded(1_000);
     const key = await b.rpc(billingCatalog.receiptKey, {});
-    expect(key).toEqual({ key_id: 'k1', public_key: new ReceiptSigner(b.receiptKey, 'k1').publicKey, algorithm: 'ed25519' });
+    const signing = { key_id: 'k1', public_key: new ReceiptSigner(b.receiptKey, 'k1').publicKey, algorithm: 'ed25519' };
+    expect(key).toEqual({ ...signing, keys: [signing] });
     const h = await reserve(acct, 100, 'run_sig');
     const first = await settle(acct, h.hold_id, 40, 'run_sig', 0, null);
     const again = await settle(acct, h.hold_id, 40, 'run_sig', 0, null);
@@ -263,7 +264,7 @@ describe('agent spend: the monthly budget and the step rate', () => {
     const keyless = new SpendService(b.running.app.get(SpendRepository), b.clock, null);
     const req = { account_id: acct, run_id: 'run_k', kind: 'inference.chat' as const, amount_micros: 10, idempotency_key: 'keyless', ttl_s: 900 };
     await expect(keyless.reserve(req)).rejects.toMatchObject({ code: 'unavailable', retryable: true });
-    expect(() => keyless.publicKey()).toThrow(/BILLING_RECEIPT_KEY/);
+    expect(() => keyless.publishedKeys()).toThrow(/BILLING_RECEIPT_KEY/);
     expect((await wallet(acct)).held_micros).toBe(0);
   });
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { COMMON_ERROR_CODES, subjectErrors } from './wire-error.js';
 import { defineEntry } from './rpc-entry.js';
 import { healthEntry } from './health.js';
-import { AccountIdSchema, levelAtLeast, MAX_INT4, ReceiptKeySchema, ReceiptSchema, RunEndSchema, StepKindSchema, ToolLevelSchema, type ToolLevel } from './billing.js';
+import { AccountIdSchema, levelAtLeast, MAX_INT4, ReceiptKeySetSchema, ReceiptSchema, RunEndSchema, StepKindSchema, ToolLevelSchema, type ToolLevel } from './billing.js';
 import { storedText } from './stored-text.js';
 import { IdempotencyKeySchema } from './idempotency.js';
 import { ListPageQueryShape } from './list-page.js';
@@ -159,8 +159,10 @@ export const RunReceiptsSchema = z.object({
   run_id: z.string(),
   receipts: z.array(ReceiptSchema),
   run_end: RunEndSchema.nullable(),
+  /** The key that signs now (kept for verifiers of one key); `keys` is the whole published set. */
   public_key: Hex32,
   key_id: z.string(),
+  keys: ReceiptKeySetSchema.shape.keys,
 });
 export type RunReceipts = z.infer<typeof RunReceiptsSchema>;
 
@@ -250,5 +252,5 @@ export const agentRunCatalog = {
     25_000,
   ),
   // billing signs receipts; this answers billing's public key (kept for callers of this subject).
-  publicKey: entry('agent-run.receipts.key.v1', z.object({}).strict(), ReceiptKeySchema, errors()),
+  publicKey: entry('agent-run.receipts.key.v1', z.object({}).strict(), ReceiptKeySetSchema, errors()),
 } as const;

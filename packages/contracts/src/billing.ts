@@ -254,6 +254,20 @@ export const RunEndSchema = z.object({ payload: RunEndPayloadSchema, key_id: z.s
 export type RunEnd = z.infer<typeof RunEndSchema>;
 
 export const ReceiptKeySchema = z.object({ key_id: z.string(), public_key: Hex32, algorithm: z.literal('ed25519') });
+export type ReceiptKey = z.infer<typeof ReceiptKeySchema>;
+
+/** How many receipt keys billing publishes at most: the signing key and those still verifying. */
+export const MAX_RECEIPT_KEYS = 16;
+
+/**
+ * Billing's published receipt keys. The top-level fields are the key that signs now (as before the
+ * set existed); `keys` holds every key a receipt or run end may carry, the signing one included: a
+ * key retired by a rotation, and one published ahead of becoming the signer. A verifier picks each
+ * signature's key by its `key_id`, so a chain signed across a rotation (replicas of both keys
+ * signing during a rollout) verifies, and so do every run's receipts after it.
+ */
+export const ReceiptKeySetSchema = ReceiptKeySchema.extend({ keys: z.array(ReceiptKeySchema).min(1).max(MAX_RECEIPT_KEYS) });
+export type ReceiptKeySet = z.infer<typeof ReceiptKeySetSchema>;
 
 /** An account's money for agent steps, in micro-dollars. */
 export const WalletSchema = z.object({
@@ -534,7 +548,7 @@ export const billingCatalog = {
     subject: 'billing.receipts.key.v1',
     service: 'billing',
     request: z.object({}).strict(),
-    reply: ReceiptKeySchema,
+    reply: ReceiptKeySetSchema,
     errors: billingErrors(),
     timeoutMs: 2_000,
   }),

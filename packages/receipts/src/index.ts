@@ -10,3 +10,4 @@ export {
   verifySignature,
 } from './receipt-crypto.js';
 export { ReceiptSigner } from './receipt-signer.js';
+export { publishedKey, type PublishedReceiptKey } from './receipt-chain.js';

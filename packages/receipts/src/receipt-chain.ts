@@ -47,3 +47,18 @@ export function chainHead(receiptHashes: readonly string[]): string {
 export function fingerprint(salt: Uint8Array, content: string): string {
   return keccak256Hex(concatBytes(salt, utf8ToBytes(content)));
 }
+
+/** A published receipt key as billing answers it (billing.receipts.key.v1's `keys`). */
+export interface PublishedReceiptKey {
+  readonly key_id: string;
+  readonly public_key: string;
+}
+
+/**
+ * The public key a signature is checked against: the one published under the `key_id` it carries,
+ * never another. A signature under an id nobody publishes has no key (a verifier says so), and a
+ * rotation leaves every earlier receipt checkable as long as its key stays published.
+ */
+export function publishedKey(keys: readonly PublishedReceiptKey[], keyId: string): string | undefined {
+  return keys.find((k) => k.key_id === keyId)?.public_key.toLowerCase();
+}

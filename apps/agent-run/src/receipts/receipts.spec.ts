@@ -10,6 +10,7 @@ const RFC_PUBLIC = 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707
 const RFC_SIG_EMPTY = 'e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b';
 
 const signer = new ReceiptSigner(RFC_SECRET, 'k1');
+const KEYS = [{ key_id: 'k1', public_key: RFC_PUBLIC }];
 
 function payload(sequence: number, previous: string | null, runId = 'run_test'): ReceiptPayload {
   return {
@@ -83,18 +84,18 @@ describe('receipt primitives (pinned vectors)', () => {
 
 describe('verifyReceipts', () => {
   it('accepts an intact chain', () => {
-    const result = verifyReceipts(bundle(), RFC_PUBLIC);
+    const result = verifyReceipts(bundle(), KEYS);
     expect(result).toMatchObject({ valid: true, receipt_count: 3, problems: [] });
   });
 
   it('accepts a run with no receipts when its end is signed', () => {
-    expect(verifyReceipts({ run_id: 'run_test', receipts: [], run_end: signer.signRunEnd('run_test', 0, ZERO_HEAD) }, RFC_PUBLIC).valid).toBe(true);
+    expect(verifyReceipts({ run_id: 'run_test', receipts: [], run_end: signer.signRunEnd('run_test', 0, ZERO_HEAD) }, KEYS).valid).toBe(true);
   });
 
   it('rejects a changed receipt (cost edited)', () => {
     const b = bundle();
     (b.receipts[1] as Receipt).payload.cost_micros = 1;
-    const r = verifyReceipts(b, RFC_PUBLIC);
+    const r = verifyReceipts(b, KEYS);
     expect(r.valid).toBe(false);
     expect(r.problems.join('\n')).toMatch(/receipt 1: hash does not match/);
   });
@@ -104,7 +105,7 @@ describe('verifyReceipts', () => {
     const r1 = b.receipts[1] as Receipt;
     r1.payload.cost_micros = 1;
     r1.hash = keccak256Hex(canonicalBytes(r1.payload));
-    const r = verifyReceipts(b, RFC_PUBLIC);
+    const r = verifyReceipts(b, KEYS);
     expect(r.valid).toBe(false);
     expect(r.problems.join('\n')).toMatch(/receipt 1: signature is not valid/);
   });
@@ -112,7 +113,7 @@ describe('verifyReceipts', () => {
   it('rejects a removed receipt', () => {
     const b = bundle();
     b.receipts.splice(1, 1);
-    const r = verifyReceipts(b, RFC_PUBLIC);
+    const r = verifyReceipts(b, KEYS);
     expect(r.valid).toBe(false);
     expect(r.problems.join('\n')).toMatch(/receipt 1: carries sequence 2/);
   });
@@ -120,7 +121,7 @@ describe('verifyReceipts', () => {
   it('rejects reordered receipts', () => {
     const b = bundle();
     [b.receipts[0], b.receipts[1]] = [b.receipts[1], b.receipts[0]];
-    const r = verifyReceipts(b, RFC_PUBLIC);
+    const r = verifyReceipts(b, KEYS);
     expect(r.valid).toBe(false);
     expect(r.problems.join('\n')).toMatch(/sequence/);
   });
@@ -128,7 +129,7 @@ describe('verifyReceipts', () => {
   it('rejects a cut-off tail', () => {
     const b = bundle();
     b.receipts.pop();
-    const r = verifyReceipts(b, RFC_PUBLIC);
+    const r = verifyReceipts(b, KEYS);
     expect(r.valid).toBe(false);
     expect(r.problems.join('\n')).toMatch(/signed for 3 receipts, 2 present/);
   });
@@ -138,7 +139,7 @@ describe('verifyReceipts', () => {
     b.receipts.pop();
     const forger = new ReceiptSigner('01'.repeat(32), 'k1');
     b.run_end = forger.signRunEnd('run_test', 2, chainHead((b.receipts as Receipt[]).map((r) => r.hash)));
-    const r = verifyReceipts(b, RFC_PUBLIC);
+    const r = verifyReceipts(b, KEYS);
     expect(r.valid).toBe(false);
     expect(r.problems).toContain('run end: signature is not valid');
   });
@@ -146,21 +147,55 @@ describe('verifyReceipts', () => {
   it('rejects a missing run end', () => {
     const b = bundle();
     b.run_end = null;
-    expect(verifyReceipts(b, RFC_PUBLIC).valid).toBe(false);
+    expect(verifyReceipts(b, KEYS).valid).toBe(false);
   });
 
   it('rejects a receipt from another run spliced in', () => {
     const b = bundle();
     const other = chain(3, 'run_other').receipts;
     b.receipts[2] = clone(other[2]);
-    const r = verifyReceipts(b, RFC_PUBLIC);
+    const r = verifyReceipts(b, KEYS);
     expect(r.valid).toBe(false);
     expect(r.problems.join('\n')).toMatch(/belongs to run run_other/);
   });
 
   it('rejects everything under the wrong public key', () => {
-    const r = verifyReceipts(bundle(), new ReceiptSigner('02'.repeat(32), 'k2').publicKey);
+    const r = verifyReceipts(bundle(), [{ key_id: 'k1', public_key: new ReceiptSigner('02'.repeat(32), 'k2').publicKey }]);
     expect(r.valid).toBe(false);
     expect(r.problems.filter((p) => p.includes('signature')).length).toBe(4);
+  });
+});
+
+describe('verifyReceipts across a key rotation (each signature under the key its key_id names)', () => {
+  const next = new ReceiptSigner('03'.repeat(32), 'k2');
+  const BOTH = [...KEYS, { key_id: 'k2', public_key: next.publicKey }];
+  /** Receipts 0 and 1 signed by k1, receipt 2 and the run end by k2: a run that went on through a rollout. */
+  function rotated() {
+    const receipts: Receipt[] = [];
+    for (let i = 0; i < 3; i++) receipts.push((i < 2 ? signer : next).signReceipt(payload(i, receipts[i - 1]?.hash ?? null)));
+    return { run_id: 'run_test', receipts: receipts as unknown[], run_end: next.signRunEnd('run_test', 3, chainHead(receipts.map((r) => r.hash))) as unknown };
+  }
+
+  it('accepts a chain signed by two published keys', () => {
+    expect(verifyReceipts(rotated(), BOTH)).toMatchObject({ valid: true, problems: [] });
+  });
+
+  it('names a key that is not published, and checks its signatures against no other key', () => {
+    const r = verifyReceipts(rotated(), [{ key_id: 'k2', public_key: next.publicKey }]);
+    expect(r.valid).toBe(false);
+    expect(r.problems).toEqual(['receipt 0: signed with key "k1", which billing does not publish', 'receipt 1: signed with key "k1", which billing does not publish']);
+  });
+
+  it('rejects a receipt whose key_id was changed to another published key', () => {
+    const b = rotated();
+    (b.receipts[0] as Receipt).key_id = 'k2';
+    const r = verifyReceipts(b, BOTH);
+    expect(r.problems).toEqual(['receipt 0: signature is not valid']);
+  });
+
+  it('rejects a forger who signs under an id of their own', () => {
+    const b = bundle();
+    b.run_end = new ReceiptSigner('04'.repeat(32), 'forged').signRunEnd('run_test', 3, chainHead((b.receipts as Receipt[]).map((r) => r.hash)));
+    expect(verifyReceipts(b, BOTH).problems).toEqual(['run end: signed with key "forged", which billing does not publish']);
   });
 });

@@ -54,9 +54,8 @@ export class RunsController {
   }
 
   @Handles(agentRunCatalog.publicKey)
-  // Billing signs receipts; its key is the one to verify against.
-  async publicKey() {
-    const key = await this.spend.publicKey();
-    return { key_id: key.key_id, public_key: key.public_key, algorithm: 'ed25519' as const };
+  // Billing signs receipts; its published keys are the ones to verify against.
+  publicKey() {
+    return this.spend.publishedKeys();
   }
 }

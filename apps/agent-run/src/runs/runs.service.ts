@@ -148,20 +148,25 @@ export class RunsService {
 
   async receipts(accountId: string, runId: string): Promise<RunReceipts> {
     const run = await this.mustFind(accountId, runId);
-    const [rows, key] = await Promise.all([this.runs.receipts(runId), this.spend.publicKey()]);
+    const rows = await this.runs.receipts(runId);
+    const runEnd = run.runEnd ? RunEndSchema.parse(run.runEnd) : null;
+    // Every key the run's signatures name, so a rotation since the set was kept is asked for.
+    const named = [...new Set([...rows.map((r) => r.keyId), ...(runEnd ? [runEnd.key_id] : [])])];
+    const keys = await this.spend.publishedKeys(named);
     return {
       run_id: runId,
       receipts: rows.map((r) => ({ payload: r.payload as Receipt['payload'], hash: r.hash, key_id: r.keyId, signature: r.signature })),
-      run_end: run.runEnd ? RunEndSchema.parse(run.runEnd) : null,
-      public_key: key.public_key,
-      key_id: key.key_id,
+      run_end: runEnd,
+      public_key: keys.public_key,
+      key_id: keys.key_id,
+      keys: keys.keys,
     };
   }
 
   async verify(accountId: string, runId: string): Promise<VerifyResult> {
-    // Checked against billing's public key, as any outside verifier would.
+    // Checked against billing's published keys, as any outside verifier would.
     const bundle = await this.receipts(accountId, runId);
-    return verifyReceipts(bundle, bundle.public_key);
+    return verifyReceipts(bundle, bundle.keys);
   }
 
   /**

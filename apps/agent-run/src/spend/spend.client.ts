@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { billingCatalog, type ReceiptPayload, type Receipt, type RunEnd, type SpendHold, type StepKind } from '@drael/contracts';
+import { billingCatalog, type ReceiptKeySet, type ReceiptPayload, type Receipt, type RunEnd, type SpendHold, type StepKind } from '@drael/contracts';
 import { isRpcError, NatsRpcClient } from '@drael/nats-rpc';
 
 // A call lost on the way (no reply in time, no responder yet) is asked again: every spend call is
@@ -18,6 +18,9 @@ async function retryingLost<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/** How long billing's published receipt keys are kept before they are asked for again. */
+const KEY_SET_TTL_MS = 60_000;
+
 /** What the worker puts into a step's receipt; billing adds the account, kind, cost and time, and signs. */
 export type ReceiptFields = Pick<ReceiptPayload, 'usage' | 'input_fingerprint' | 'output_fingerprint' | 'run'>;
 
@@ -28,7 +31,7 @@ export type ReceiptFields = Pick<ReceiptPayload, 'usage' | 'input_fingerprint' |
  */
 @Injectable()
 export class SpendClient {
-  private key?: Promise<{ key_id: string; public_key: string }>;
+  private keySet?: { readonly asked: Promise<ReceiptKeySet>; readonly at: number };
 
   constructor(private readonly rpc: NatsRpcClient) {}
 
@@ -65,12 +68,22 @@ export class SpendClient {
     return retryingLost(() => this.rpc.request(billingCatalog.signRunEnd, { account_id: accountId, run_id: runId, receipt_count: receiptCount, receipt_head: receiptHead }));
   }
 
-  /** Billing's receipt key, asked once per process (a failed ask is asked again next time). */
-  publicKey(): Promise<{ key_id: string; public_key: string }> {
-    this.key ??= this.rpc.request(billingCatalog.receiptKey, {}).catch((err: unknown) => {
-      this.key = undefined;
-      throw err;
+  /**
+   * Billing's published receipt keys, kept for a minute; asked again at once when a receipt names a
+   * key the kept set lacks (a rotation since), so a new key verifies from its first receipt on. A
+   * failed ask is asked again next time.
+   */
+  async publishedKeys(needed: readonly string[] = []): Promise<ReceiptKeySet> {
+    const kept = this.keySet;
+    if (kept && performance.now() - kept.at < KEY_SET_TTL_MS) {
+      const set = await kept.asked.catch(() => undefined);
+      if (set && needed.every((id) => set.keys.some((k) => k.key_id === id))) return set;
+    }
+    const asked = this.rpc.request(billingCatalog.receiptKey, {});
+    this.keySet = { asked, at: performance.now() };
+    asked.catch(() => {
+      if (this.keySet?.asked === asked) this.keySet = undefined;
     });
-    return this.key;
+    return asked;
   }
 }

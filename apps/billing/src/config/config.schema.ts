@@ -1,5 +1,9 @@
 import { z } from 'zod';
 import { baseEnvShape, databaseTimeoutsEnvShape, envInt } from '@drael/config';
+import { MAX_RECEIPT_KEYS } from '@drael/contracts';
+
+/** A receipt key's id: carried in every receipt and run end, and how verifiers pick its key. */
+const RECEIPT_KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 
 export const configSchema = z.object({
   ...baseEnvShape,
@@ -23,10 +27,37 @@ export const configSchema = z.object({
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes)')
     .optional(),
-  BILLING_RECEIPT_KEY_ID: z
+  BILLING_RECEIPT_KEY_ID: z.string().regex(RECEIPT_KEY_ID, 'must be 1-32 letters, digits, _ or -').default('k1'),
+  // Public keys that verify receipts without signing any more: "id:hex,id2:hex" (64 hex digits,
+  // Ed25519). A rotation publishes the next key here on every replica first, then makes it the
+  // signer and moves the old one here, so every receipt of every run stays verifiable (k8s/README).
+  BILLING_RECEIPT_VERIFY_KEYS: z
     .string()
-    .regex(/^[A-Za-z0-9_-]{1,32}$/)
-    .default('k1'),
+    .default('')
+    .transform((s, ctx) => {
+      const keys: Array<{ key_id: string; public_key: string }> = [];
+      for (const item of s
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== '')) {
+        const [id, hex, ...rest] = item.split(':');
+        if (id === undefined || hex === undefined || rest.length > 0 || !RECEIPT_KEY_ID.test(id) || !/^[0-9a-fA-F]{64}$/.test(hex)) {
+          ctx.addIssue({ code: 'custom', message: `"${item.slice(0, 80)}" is not id:hex (an id of 1-32 letters, digits, _ or -; 64 hex digits)` });
+          return z.NEVER;
+        }
+        if (keys.some((k) => k.key_id === id)) {
+          ctx.addIssue({ code: 'custom', message: `key id ${id} is listed twice` });
+          return z.NEVER;
+        }
+        keys.push({ key_id: id, public_key: hex.toLowerCase() });
+      }
+      // The signing key is published beside these, and verifiers take at most MAX_RECEIPT_KEYS.
+      if (keys.length > MAX_RECEIPT_KEYS - 1) {
+        ctx.addIssue({ code: 'custom', message: `at most ${MAX_RECEIPT_KEYS - 1} keys (retire the oldest only when no receipt under it must verify)` });
+        return z.NEVER;
+      }
+      return keys;
+    }),
 });
 export type BillingConfig = z.infer<typeof configSchema>;
 export const BILLING_CONFIG = Symbol('BILLING_CONFIG');

@@ -3,14 +3,14 @@ import { billingCatalog, type ParsedRequestOf } from '@drael/contracts';
 import { Handles } from '@drael/nats-rpc';
 import { SpendService } from '../spend/spend.service.js';
 
-/** Billing's receipt key and run ends: what verifiers check agent runs' receipt chains against. */
+/** Billing's receipt keys and run ends: what verifiers check agent runs' receipt chains against. */
 @Controller()
 export class ReceiptsController {
   constructor(private readonly spend: SpendService) {}
 
   @Handles(billingCatalog.receiptKey)
-  key() {
-    return this.spend.publicKey();
+  keys() {
+    return this.spend.publishedKeys();
   }
 
   @Handles(billingCatalog.signRunEnd)

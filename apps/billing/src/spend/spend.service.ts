@@ -15,7 +15,7 @@ import {
 } from '@drael/contracts';
 import { BillingError, billingError, isUuid } from '../billing-error.js';
 import { Clock } from '../clock/clock.js';
-import { RECEIPT_SIGNER } from '../receipts/receipt-signer.provider.js';
+import { RECEIPT_KEYRING, type ReceiptKeyring } from '../receipts/receipt-keyring.provider.js';
 import { chainHead, type ReceiptSigner } from '@drael/receipts';
 import { monthStart } from './month.js';
 import { SpendRepository } from './spend.repository.js';
@@ -34,7 +34,7 @@ export class SpendService {
   constructor(
     private readonly spend: SpendRepository,
     private readonly clock: Clock,
-    @Inject(RECEIPT_SIGNER) private readonly signer: ReceiptSigner | null,
+    @Inject(RECEIPT_KEYRING) private readonly keyring: ReceiptKeyring | null,
   ) {}
 
   async reserve(req: ReserveRequest, now = this.clock.now()): Promise<SpendHold> {
@@ -155,9 +155,10 @@ export class SpendService {
     return signer.signRunEnd(req.run_id, req.receipt_count, req.receipt_head);
   }
 
-  publicKey(): ReplyOf<typeof billingCatalog.receiptKey> {
-    const signer = this.requireSigner();
-    return { key_id: signer.keyId, public_key: signer.publicKey, algorithm: 'ed25519' };
+  /** The receipt keys billing publishes: the signing one, and every one that still verifies. */
+  publishedKeys(): ReplyOf<typeof billingCatalog.receiptKey> {
+    this.requireSigner();
+    return this.keyring!.published;
   }
 
   /**
@@ -211,7 +212,7 @@ export class SpendService {
 
   private requireSigner(): ReceiptSigner {
     // Retryable: an operator can add the key and restart; nothing was written.
-    if (!this.signer) throw new BillingError('unavailable', 'billing has no receipt signing key (BILLING_RECEIPT_KEY)', true);
-    return this.signer;
+    if (!this.keyring) throw new BillingError('unavailable', 'billing has no receipt signing key (BILLING_RECEIPT_KEY)', true);
+    return this.keyring.signer;
   }
 }

@@ -115,7 +115,7 @@ export function RunPage({ runId }: { runId: string }) {
 }
 
 function ReceiptsCheck({ runId, finished, receiptCount }: { runId: string; finished: boolean; receiptCount: number }) {
-  const [verdict, setVerdict] = useState<ChainVerdict & { keyId: string; publicKey: string }>();
+  const [verdict, setVerdict] = useState<ChainVerdict & { signedWith: string }>();
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const check = async () => {
@@ -124,10 +124,12 @@ function ReceiptsCheck({ runId, finished, receiptCount }: { runId: string; finis
     setVerdict(undefined);
     try {
       const [key, bundle] = await Promise.all([
-        getJson<{ key_id: string; public_key: string }>('/v1/receipts/public-key'),
+        getJson<{ keys: Array<{ key_id: string; public_key: string }> }>('/v1/receipts/public-key'),
         getJson<ReceiptBundle>(`/v1/runs/${encodeURIComponent(runId)}/receipts`),
       ]);
-      setVerdict({ ...(await verifyChain(bundle, key.public_key)), keyId: key.key_id, publicKey: key.public_key });
+      // The keys the run's signatures name: two when it ran through a key rotation.
+      const signedWith = [...new Set([...bundle.receipts.map((r) => r.key_id), ...(bundle.run_end ? [bundle.run_end.key_id] : [])])].join(', ');
+      setVerdict({ ...(await verifyChain(bundle, key.keys)), signedWith });
     } catch (err) {
       setError(err);
     } finally {
@@ -153,7 +155,7 @@ function ReceiptsCheck({ runId, finished, receiptCount }: { runId: string; finis
         <div data-testid="receipts-verdict" role="status">
           {verdict.valid ? (
             <p class="pass">
-              <strong>Chain verified:</strong> {verdict.links.length - 1} receipt(s), signed run end, head {verdict.head.slice(0, 16)}… (key {verdict.keyId})
+              <strong>Chain verified:</strong> {verdict.links.length - 1} receipt(s), signed run end, head {verdict.head.slice(0, 16)}… (key {verdict.signedWith})
             </p>
           ) : (
             <p class="fail">

@@ -1,4 +1,4 @@
-import { canonicalBytes, extendHead, hashPayload, ZERO_HEAD } from '@drael/receipts/chain';
+import { canonicalBytes, extendHead, hashPayload, publishedKey, ZERO_HEAD, type PublishedReceiptKey } from '@drael/receipts/chain';
 import type { Receipt, RunEnd } from '@drael/contracts';
 
 /** What GET /v1/runs/{id}/receipts answers. */
@@ -41,13 +41,21 @@ export async function verifyEd25519(publicKeyHex: string, message: Uint8Array, s
   }
 }
 
+/** What is wrong with a signature, or undefined: checked only under the key its own key_id names. */
+async function signatureProblem(keys: readonly PublishedReceiptKey[], keyId: string, message: Uint8Array, signatureHex: string): Promise<string | undefined> {
+  const publicKeyHex = publishedKey(keys, keyId);
+  if (publicKeyHex === undefined) return `it is signed with key ${JSON.stringify(String(keyId).slice(0, 64))}, which billing does not publish`;
+  return (await verifyEd25519(publicKeyHex, message, signatureHex)) ? undefined : 'its signature is not valid';
+}
+
 /**
- * Checks a run's receipt chain in the browser against the public key the caller fetched from
- * /v1/receipts/public-key: each receipt hashes (keccak256 of its JCS bytes) to what it claims, is
- * signed, sits at its sequence and links to the hash before it; the signed run end covers the
- * count and the head recomputed here. The same rules as agent-run's verifier, so the two agree.
+ * Checks a run's receipt chain in the browser against the keys the caller fetched from
+ * /v1/receipts/public-key (its `keys`; each signature under the key its key_id names): each
+ * receipt hashes (keccak256 of its JCS bytes) to what it claims, is signed, sits at its sequence
+ * and links to the hash before it; the signed run end covers the count and the head recomputed
+ * here. The same rules as agent-run's verifier, so the two agree.
  */
-export async function verifyChain(bundle: ReceiptBundle, publicKeyHex: string): Promise<ChainVerdict> {
+export async function verifyChain(bundle: ReceiptBundle, keys: readonly PublishedReceiptKey[]): Promise<ChainVerdict> {
   const links: LinkCheck[] = [];
   let head = ZERO_HEAD;
   let previous: string | null = null;
@@ -61,7 +69,8 @@ export async function verifyChain(bundle: ReceiptBundle, publicKeyHex: string): 
       problems.push('its payload cannot be canonicalized');
     }
     if (actual && actual !== r.hash) problems.push('its hash does not match its payload');
-    if (actual && !(await verifyEd25519(publicKeyHex, canonicalBytes(r.payload), r.signature))) problems.push('its signature is not valid');
+    const signedBy = actual ? await signatureProblem(keys, r.key_id, canonicalBytes(r.payload), r.signature) : undefined;
+    if (signedBy) problems.push(signedBy);
     if (r.payload?.run?.id !== bundle.run_id) problems.push(`it belongs to run ${String(r.payload?.run?.id)}`);
     if (r.payload?.run?.sequence !== index) problems.push(`it carries sequence ${String(r.payload?.run?.sequence)}`);
     if ((r.payload?.run?.previous_receipt_hash ?? null) !== previous)
@@ -74,7 +83,8 @@ export async function verifyChain(bundle: ReceiptBundle, publicKeyHex: string): 
   const end = bundle.run_end;
   if (!end) endProblems.push('the run end is missing: the run is not finished, or its tail was cut');
   else {
-    if (!(await verifyEd25519(publicKeyHex, canonicalBytes(end.payload), end.signature))) endProblems.push('its signature is not valid');
+    const signedBy = await signatureProblem(keys, end.key_id, canonicalBytes(end.payload), end.signature);
+    if (signedBy) endProblems.push(signedBy);
     if (end.payload.run_id !== bundle.run_id) endProblems.push(`it belongs to run ${end.payload.run_id}`);
     if (end.payload.receipt_count !== bundle.receipts.length) endProblems.push(`it was signed for ${end.payload.receipt_count} receipts, ${bundle.receipts.length} are present`);
     if (end.payload.receipt_head !== head) endProblems.push('its signed head does not match the head recomputed from the receipts');

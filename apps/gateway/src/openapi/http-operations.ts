@@ -353,9 +353,9 @@ export const HTTP_OPERATIONS: readonly HttpOperation[] = [
     route: '/v1/receipts/public-key',
     operationId: 'getReceiptPublicKey',
     tag: 'agents',
-    summary: 'Billing’s receipt-signing public key (ed25519).',
+    summary: 'Billing’s receipt keys (ed25519): the signing key, and in `keys` every key a receipt may carry.',
     access: 'key',
-    responses: { 200: json(billingCatalog.receiptKey.reply, 'The key.') },
+    responses: { 200: json(billingCatalog.receiptKey.reply, 'The published keys.') },
   },
   // Billing, as the caller sees it
   {
