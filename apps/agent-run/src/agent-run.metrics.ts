@@ -19,6 +19,11 @@ const leaseLosses = metrics.counter({
   help: 'Run leases lost, by side (worker: this worker lost its claim and stopped; reaped: this replica ended a run whose worker vanished)',
   labels: { side: ['worker', 'reaped'] },
 });
+const resumed = metrics.counter({
+  name: 'drael_agent_run_runs_resumed_total',
+  help: "Runs taken back to queued to be resumed from their last step, by why (shutdown: this replica stopped past its drain; worker_lost: this replica found the run's worker gone)",
+  labels: { why: ['shutdown', 'worker_lost'] },
+});
 
 const heldBack = metrics.counter({
   name: 'drael_agent_run_runs_held_back_total',
@@ -64,3 +69,5 @@ export const recordStep = (kind: string, since: number) => steps.observe({ kind 
 /** A run was held back by its account's cap of runs running. */
 export const recordHeldBack = () => heldBack.inc({});
 export const recordLeaseLoss = (side: 'worker' | 'reaped') => leaseLosses.inc({ side });
+/** A run was taken back to queued, to be resumed from its last step by any worker. */
+export const recordRunResumed = (why: 'shutdown' | 'worker_lost') => resumed.inc({ why });

@@ -158,8 +158,8 @@ describe('workers (built agent-run processes)', { timeout: 180_000 }, () => {
     await Promise.all([w1.stop('SIGKILL'), w2.stop('SIGKILL')]);
   });
 
-  it('a worker killed mid-run: the run is not executed again and gets no second set of receipts', async () => {
-    const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:kill`, AGENT_RUN_LEASE_MS: '1500' };
+  it('a worker killed mid-run, resumes off (AGENT_RUN_MAX_RESUMES=0): the run is not executed again and gets no second set of receipts', async () => {
+    const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:kill`, AGENT_RUN_LEASE_MS: '1500', AGENT_RUN_MAX_RESUMES: '0' };
     const a = await stack.startWorker(env);
     const acct = await stack.account();
     stack.upstream.setTurns([
@@ -185,7 +185,48 @@ describe('workers (built agent-run processes)', { timeout: 180_000 }, () => {
     await b.stop('SIGKILL');
   });
 
-  it("a worker killed between billing's settle and its own write: the reaper writes the receipt billing issued, and no money stays held", async () => {
+  it('a worker killed mid-run: another worker resumes the run from its last step, and nothing is charged twice', async () => {
+    const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:resume`, AGENT_RUN_LEASE_MS: '1500' };
+    const a = await stack.startWorker(env);
+    const acct = await stack.account();
+    stack.upstream.setTurns([
+      { type: 'tool_calls', calls: [{ name: 'no_such_tool', arguments: '{}' }], usage: { prompt_tokens: 10, completion_tokens: 5 } },
+      text('cut off by the kill', { headersDelayMs: 30_000 }),
+      text('resumed'),
+    ]);
+    const start = stack.upstream.requests.length;
+    const agent = await stack.createAgent(acct);
+    const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
+    await stack.upstream.waitForRequests(start + 2, 30_000); // the second model call is in flight
+    await a.stop('SIGKILL');
+
+    const b = await stack.startWorker(env);
+    const run = await stack.waitForRun(acct, created.id, 60_000);
+    expect(run).toMatchObject({ status: 'succeeded', output: 'resumed', step_count: 3, receipt_count: 2, error: null });
+    // The model call cut off was made again, with the whole conversation so far (the reply and the tool's answer).
+    expect(stack.upstream.requests.length - start).toBe(3);
+    const again = stack.upstream.requests.at(-1)!.body.messages as Array<{ role: string; tool_calls?: unknown[]; content: string | null }>;
+    expect(again.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+    expect(again[3]!.content).toMatch(/unknown_tool/);
+    expect(await stack.call('verifyRun', { account_id: acct, run_id: created.id })).toMatchObject({ valid: true, receipt_count: 2 });
+    // Charged: the first call and the call made again; the cut call's reservation returned when the run ended.
+    const holds = await stack.billingDb.query<{ status: string; settled_micros: string | null }>(
+      'SELECT status, settled_micros FROM spend_holds WHERE run_id = $1 ORDER BY created_at',
+      [created.id],
+    );
+    expect(holds.map((h) => h.status)).toEqual(['settled', 'released', 'settled']);
+    const receipts = await stack.db.query<{ cost: string }>(`SELECT payload->>'cost_micros' AS cost FROM receipts WHERE run_id = $1`, [created.id]);
+    expect(receipts.reduce((sum, r) => sum + Number(r.cost), 0)).toBe(holds.reduce((sum, h) => sum + Number(h.settled_micros ?? 0), 0));
+    const [row] = await stack.db.query<{ resumes: number }>('SELECT resumes FROM runs WHERE id = $1', [created.id]);
+    expect(row!.resumes).toBe(1);
+    const statuses = await stack.db.query<{ status: string }>(`SELECT data->>'status' AS status FROM run_events WHERE run_id = $1 AND type = 'run.status' ORDER BY seq`, [
+      created.id,
+    ]);
+    expect(statuses.map((e) => e.status)).toEqual(['queued', 'running', 'queued', 'running', 'succeeded']);
+    await b.stop('SIGKILL');
+  });
+
+  it("a worker killed between billing's settle and its own write: the receipt billing issued is written, the run resumes and ends with that answer, and no money stays held", async () => {
     const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:adopt`, AGENT_RUN_LEASE_MS: '1500' };
     const a = await stack.startWorker(env);
     const acct = await stack.account();
@@ -216,7 +257,8 @@ describe('workers (built agent-run processes)', { timeout: 180_000 }, () => {
 
     const b = await stack.startWorker(env);
     const run = await stack.waitForRun(acct, created.id, 60_000);
-    expect(run).toMatchObject({ status: 'failed', error: { code: 'worker_lost' }, receipt_count: 1, step_count: 1 });
+    // The model's answer was in the step the reaper wrote: the resumed run ends with it, asking the model nothing.
+    expect(run).toMatchObject({ status: 'succeeded', output: 'answered while billing is frozen', receipt_count: 1, step_count: 1 });
     expect(stack.upstream.requests.length - start).toBe(1);
     expect(await stack.call('verifyRun', { account_id: acct, run_id: created.id })).toMatchObject({ valid: true, receipt_count: 1 });
     // What the receipts say the run cost is what billing charged for it, and nothing is left held.
@@ -251,8 +293,70 @@ describe('workers (built agent-run processes)', { timeout: 180_000 }, () => {
     expect(verified.valid).toBe(true);
   });
 
-  it('graceful shutdown past its drain time stops the run as failed, with a valid signed chain', async () => {
-    const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:drain2`, AGENT_RUN_DRAIN_MS: '200' };
+  it('graceful shutdown past its drain time queues the run again, and the next worker resumes it', async () => {
+    const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:drain3`, AGENT_RUN_DRAIN_MS: '200' };
+    const w = await stack.startWorker(env);
+    const acct = await stack.account();
+    stack.upstream.setTurns([text('too slow', { headersDelayMs: 30_000 }), text('resumed elsewhere')]);
+    const start = stack.upstream.requests.length;
+    const agent = await stack.createAgent(acct);
+    const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
+    await stack.upstream.waitForRequests(start + 1, 30_000);
+    expect(await w.stop('SIGTERM')).toBe(0);
+    const [queued] = await stack.db.query<{ status: string; resumes: number; claim_token: string | null }>('SELECT status, resumes, claim_token FROM runs WHERE id = $1', [
+      created.id,
+    ]);
+    expect(queued).toEqual({ status: 'queued', resumes: 1, claim_token: null });
+
+    const next = await stack.startWorker(env);
+    const run = await stack.waitForRun(acct, created.id, 60_000);
+    expect(run).toMatchObject({ status: 'succeeded', output: 'resumed elsewhere', receipt_count: 1, step_count: 1 });
+    expect((await stack.call('verifyRun', { account_id: acct, run_id: created.id })).valid).toBe(true);
+    const holds = await stack.billingDb.query<{ status: string }>('SELECT status FROM spend_holds WHERE run_id = $1 ORDER BY created_at', [created.id]);
+    expect(holds.map((h) => h.status)).toEqual(['released', 'settled']);
+    await next.stop('SIGKILL');
+  });
+
+  it('a run queued again with receipts, then cancelled: its run end covers those receipts', async () => {
+    const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:drain4`, AGENT_RUN_DRAIN_MS: '200' };
+    const w = await stack.startWorker(env);
+    const acct = await stack.account();
+    stack.upstream.setTurns([
+      { type: 'tool_calls', calls: [{ name: 'no_such_tool', arguments: '{}' }], usage: { prompt_tokens: 10, completion_tokens: 5 } },
+      text('too slow', { headersDelayMs: 30_000 }),
+    ]);
+    const start = stack.upstream.requests.length;
+    const agent = await stack.createAgent(acct);
+    const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
+    await stack.upstream.waitForRequests(start + 2, 30_000);
+    expect(await w.stop('SIGTERM')).toBe(0);
+    // Answered by a replica that executes nothing (no worker is left): the queued run is cancelled there and then.
+    const reader = await stack.startWorker({ ...env, AGENT_RUN_CONCURRENCY: '1', AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:drain4-elsewhere` });
+    expect(await stack.call('cancelRun', { account_id: acct, run_id: created.id })).toMatchObject({ status: 'cancelled', receipt_count: 1 });
+    expect(await stack.call('verifyRun', { account_id: acct, run_id: created.id })).toMatchObject({ valid: true, receipt_count: 1 });
+    await reader.stop('SIGKILL');
+  });
+
+  it('a run is resumed at most AGENT_RUN_MAX_RESUMES times: stopped once more, it ends failed', async () => {
+    const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:bound`, AGENT_RUN_DRAIN_MS: '200', AGENT_RUN_MAX_RESUMES: '1' };
+    const first = await stack.startWorker(env);
+    const acct = await stack.account();
+    stack.upstream.setTurns([text('slow', { headersDelayMs: 30_000 }), text('slow again', { headersDelayMs: 30_000 })]);
+    const start = stack.upstream.requests.length;
+    const agent = await stack.createAgent(acct);
+    const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
+    await stack.upstream.waitForRequests(start + 1, 30_000);
+    expect(await first.stop('SIGTERM')).toBe(0);
+    const second = await stack.startWorker(env);
+    await stack.upstream.waitForRequests(start + 2, 30_000);
+    expect(await second.stop('SIGTERM')).toBe(0);
+    const { run, verified } = await fromDatabase(created.id);
+    expect(run).toMatchObject({ status: 'failed', error_code: 'interrupted', receipt_count: 0 });
+    expect(verified.valid).toBe(true);
+  });
+
+  it('graceful shutdown past its drain time, resumes off: the run stops as failed, with a valid signed chain', async () => {
+    const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:drain2`, AGENT_RUN_DRAIN_MS: '200', AGENT_RUN_MAX_RESUMES: '0' };
     const w = await stack.startWorker(env);
     const acct = await stack.account();
     stack.upstream.setTurns([text('too slow', { headersDelayMs: 30_000 })]);

@@ -44,8 +44,13 @@ export const configSchema = z
     // `queued` AGENT_RUN_RECONCILE_AFTER_MS after its creation whose job Redis lost (issue 19).
     AGENT_RUN_RECONCILE_MS: envInt(100, 3_600_000).default(30_000),
     AGENT_RUN_RECONCILE_AFTER_MS: envInt(0, 3_600_000).default(10_000),
-    // On SIGTERM, runs in progress get this long to finish before they are stopped as failed.
+    // On SIGTERM, runs in progress get this long to finish; then each is taken back to `queued`
+    // and another replica resumes it from its last step (failed, past AGENT_RUN_MAX_RESUMES).
     AGENT_RUN_DRAIN_MS: envInt(0, 600_000).default(20_000),
+    // How many times one run is resumed from its last step after its worker stopped (a rollout's
+    // SIGTERM past the drain) or vanished (a lapsed lease); past it the run ends failed
+    // (`interrupted`, `worker_lost`). 0: never resumed. Bounds a run that brings its worker down.
+    AGENT_RUN_MAX_RESUMES: envInt(0, 100).default(3),
     // How often a worker asks the database whether a run it executes was cancelled (a cancel that
     // another replica answered): the operation in flight is stopped within this.
     AGENT_RUN_CANCEL_POLL_MS: envInt(50, 60_000).default(1_000),

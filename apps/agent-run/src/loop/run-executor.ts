@@ -9,13 +9,14 @@ import { FieldCipher } from '../crypto/field-cipher.js';
 import { AgentRepository } from '../agents/agent.repository.js';
 import { InferenceClient } from '../inference/inference.client.js';
 import { SpendClient, type ReceiptFields } from '../spend/spend.client.js';
-import { extendHead, fingerprint, ZERO_HEAD } from '@drael/receipts';
+import { extendHead, fingerprint } from '@drael/receipts';
 import { ClaimLostError, RunRepository, type Claim, type LostRun, type PendingStep, type RunRow, type StepWrite } from '../runs/run.repository.js';
 import { toolError, type AgentToolDefinition } from '../tools/agent-tool.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { stepView } from '../runs/run-view.js';
 import { chargeModelCall, chargeSandbox, inputTokenBound, priceOf, reserveModelCall, reserveSandbox } from './budget.js';
-import { recordLeaseLoss, recordRunEnded, recordStep } from '../agent-run.metrics.js';
+import { recordLeaseLoss, recordRunEnded, recordRunResumed, recordStep } from '../agent-run.metrics.js';
+import { conversationSoFar, MODEL_CALL_KIND, type ModelToolCall } from './conversation.js';
 
 interface Ending {
   status: RunStatus;
@@ -28,21 +29,42 @@ interface Ending {
 type StopReason = 'wall_clock' | 'claim_lost' | 'shutdown' | 'cancelled';
 
 class RunState {
-  stepSeq = 0;
-  receiptSeq = 0;
-  head = ZERO_HEAD;
-  previousHash: string | null = null;
-  spent = 0;
+  // Where the run's row says it is: zero for a new run, its last written step for a resumed one.
+  stepSeq: number;
+  receiptSeq: number;
+  head: string;
+  spent: number;
   /** When the previous step ended (or the run started here): a step's duration is measured from it. */
   lastStepAt = performance.now();
-  constructor(readonly row: RunRow) {}
+  constructor(
+    readonly row: RunRow,
+    /** The hash the next receipt links to (the run's last receipt's). */
+    public previousHash: string | null,
+  ) {
+    this.stepSeq = row.stepCount;
+    this.receiptSeq = row.receiptCount;
+    this.head = row.receiptHead;
+    this.spent = row.spentMicros;
+  }
   get remaining() {
     return this.row.budgetMicros - this.spent;
   }
+  /**
+   * The spend reservation's idempotency key for the next step: the step alone on the run's first
+   * execution; with the resume count after, since a reservation cut off by the stop (released, or
+   * left to the run end) must not be answered back for the step done again.
+   */
+  get reservationKey(): string {
+    return this.row.resumes === 0 ? `${this.row.id}:${this.stepSeq}` : `${this.row.id}:${this.stepSeq}:r${this.row.resumes}`;
+  }
 }
 
-/** `account_busy`: the run stays queued, its account at AGENT_RUN_ACCOUNT_CONCURRENCY; its job is taken again later. */
-export type ExecuteResult = 'executed' | 'not_claimed' | 'reaped' | 'claim_lost' | 'account_busy';
+/**
+ * `account_busy`: the run stays queued, its account at AGENT_RUN_ACCOUNT_CONCURRENCY; its job is
+ * taken again later. `requeued`: the run went back to queued to be resumed (this worker stops, or
+ * it found the run's worker lost); its job is taken again soon, by any worker.
+ */
+export type ExecuteResult = 'executed' | 'not_claimed' | 'reaped' | 'claim_lost' | 'account_busy' | 'requeued';
 
 /**
  * The run loop (spec 03). The database claim decides who executes a run; every operation is
@@ -90,7 +112,7 @@ export class RunExecutor {
     const claim: Claim = { runId, token: randomUUID() };
     const row = await this.runs.claim(claim, this.config.AGENT_RUN_LEASE_MS, this.config.AGENT_RUN_ACCOUNT_CONCURRENCY);
     if (row === 'account_busy') return row;
-    if (!row) return (await this.reapIfLost(runId)) ? 'reaped' : 'not_claimed';
+    if (!row) return (await this.reapIfLost(runId)) ?? 'not_claimed';
     // One span per execution, in the trace of the request that created the run (its stored
     // traceparent), or a new trace when that request was not traced; each step is its child.
     return inSpan('agent run', { kind: 'consumer', parent: row.traceparent ?? undefined, attributes: { 'drael.agent_run.id': runId } }, (span) =>
@@ -122,8 +144,8 @@ export class RunExecutor {
       );
     }, this.config.AGENT_RUN_CANCEL_POLL_MS);
 
-    const state = new RunState(row);
     try {
+      const state = new RunState(row, row.receiptCount > 0 ? await this.runs.lastReceiptHash(runId) : null);
       let ending: Ending;
       try {
         ending = await this.loop(claim, state, controller.signal);
@@ -135,6 +157,14 @@ export class RunExecutor {
         recordLeaseLoss('worker');
         span.setAttributes({ 'drael.agent_run.status': 'claim_lost' });
         return 'claim_lost';
+      }
+      // Stopped by this process's shutdown: another worker goes on from the last written step.
+      if (ending.errorCode === 'interrupted' && row.resumes < this.config.AGENT_RUN_MAX_RESUMES) {
+        if (!(await this.runs.requeue(claim))) throw new ClaimLostError(runId);
+        this.log.info({ run_id: runId, steps: state.stepSeq }, 'stopped by shutdown: queued again, to be resumed from its last step');
+        recordRunResumed('shutdown');
+        span.setAttributes({ 'drael.agent_run.status': 'requeued' });
+        return 'requeued';
       }
       span.setAttributes({ 'drael.agent_run.status': ending.status, 'drael.agent_run.steps': state.stepSeq });
       await this.runs.finish(claim, {
@@ -170,22 +200,30 @@ export class RunExecutor {
     const allowed = this.tools.resolve(row.tools);
     const functions = this.tools.functionDefinitions(allowed);
     const price = priceOf(this.config.AGENT_RUN_MODEL_PRICES, row.model);
-    const messages: InferenceMessage[] = [...(instructions ? [{ role: 'system' as const, content: instructions }] : []), { role: 'user', content: task }];
+    const opening: InferenceMessage[] = [...(instructions ? [{ role: 'system' as const, content: instructions }] : []), { role: 'user', content: task }];
+    // A resumed run goes on from its written steps: the conversation and the calls still to run.
+    const soFar = state.stepSeq === 0 ? { messages: opening, pendingCalls: [] } : await this.conversationOf(row, opening);
+    if ('answer' in soFar) return { status: 'succeeded', output: soFar.answer };
+    if ('notResumable' in soFar) return { status: 'failed', errorCode: 'interrupted', errorMessage: `the run cannot be resumed: ${soFar.notResumable}` };
+    const messages = soFar.messages;
+    let calls: ModelToolCall[] = soFar.pendingCalls;
 
     for (;;) {
-      const stop = await this.checkBeforeOperation(claim, state, signal);
-      if (stop) return stop;
+      if (calls.length === 0) {
+        const stop = await this.checkBeforeOperation(claim, state, signal);
+        if (stop) return stop;
 
-      // One span per step (spec 03: a step is one operation): the model call with its record.
-      const model = await inSpan('step inference.chat', { attributes: stepAttributes(state, 'inference.chat') }, (span) =>
-        this.modelStep(claim, state, messages, functions, price, signal).then((r) => endedIn(span, r)),
-      );
-      if ('status' in model) return model;
-      const { reply } = model;
+        // One span per step (spec 03: a step is one operation): the model call with its record.
+        const model = await inSpan('step inference.chat', { attributes: stepAttributes(state, MODEL_CALL_KIND) }, (span) =>
+          this.modelStep(claim, state, messages, functions, price, signal).then((r) => endedIn(span, r)),
+        );
+        if ('status' in model) return model;
+        const { reply } = model;
 
-      const calls = reply.message.tool_calls ?? [];
-      if (calls.length === 0) return { status: 'succeeded', output: reply.message.content ?? '' };
-      messages.push({ role: 'assistant', content: reply.message.content ?? null, tool_calls: calls });
+        calls = reply.message.tool_calls ?? [];
+        if (calls.length === 0) return { status: 'succeeded', output: reply.message.content ?? '' };
+        messages.push(assistantMessage(reply.message.content, calls));
+      }
 
       for (const call of calls) {
         const stopTool = await this.checkBeforeOperation(claim, state, signal);
@@ -196,9 +234,22 @@ export class RunExecutor {
           this.runTool(claim, state, allowed, call, signal).then((r) => endedIn(span, r)),
         );
         if (typeof content !== 'string') return content;
-        messages.push({ role: 'tool', tool_call_id: call.id, content });
+        messages.push(toolMessage(call, content));
       }
+      calls = [];
     }
+  }
+
+  /** A resumed run's conversation, from its opening and its written steps' messages (decrypted). */
+  private async conversationOf(row: RunRow, opening: InferenceMessage[]) {
+    const steps = await this.runs.stepMessages(row.id);
+    return conversationSoFar(
+      opening,
+      steps.map((s) => ({
+        kind: s.kind,
+        message: s.message === null ? null : (JSON.parse(this.cipher.decrypt(s.message, stepMessageRef(row.id, s.sequence))) as InferenceMessage),
+      })),
+    );
   }
 
   /** One model call: its budget and the account's money reserved, the call through the gateway's inference subject, its step and receipt recorded. */
@@ -248,25 +299,20 @@ export class RunExecutor {
       usage: { model: reply.model, prompt_tokens: reply.usage.prompt_tokens, completion_tokens: reply.usage.completion_tokens, max_tokens: reservation.maxTokens },
       input: requestJson,
       output: JSON.stringify(reply.message),
+      message: assistantMessage(reply.message.content, reply.message.tool_calls ?? []),
     });
     return { reply };
   }
 
   /** One tool call: a tool error for the model, or the result; an Ending when the budget refuses it. */
-  private async runTool(
-    claim: Claim,
-    state: RunState,
-    allowed: AgentToolDefinition[],
-    call: { id: string; function: { name: string; arguments: string } },
-    signal: AbortSignal,
-  ): Promise<string | Ending> {
+  private async runTool(claim: Claim, state: RunState, allowed: AgentToolDefinition[], call: ModelToolCall, signal: AbortSignal): Promise<string | Ending> {
     const tool = allowed.find((t) => t.functionName === call.function.name);
     if (!tool) {
       const known = this.tools.byFunctionName(call.function.name);
       return this.toolRefused(
         claim,
         state,
-        call.function.name,
+        call,
         known ? 'tool_not_allowed' : 'unknown_tool',
         known ? `this agent may not use ${call.function.name}` : `there is no tool ${call.function.name}`,
       );
@@ -276,13 +322,7 @@ export class RunExecutor {
       args = tool.args.parse(JSON.parse(call.function.arguments || '{}'));
     } catch (err) {
       const issue = (err as { issues?: Array<{ path: PropertyKey[]; message: string }> }).issues?.[0];
-      return this.toolRefused(
-        claim,
-        state,
-        tool.functionName,
-        'invalid_arguments',
-        issue ? `${issue.path.join('.') || 'arguments'}: ${issue.message}` : 'arguments are not valid JSON',
-      );
+      return this.toolRefused(claim, state, call, 'invalid_arguments', issue ? `${issue.path.join('.') || 'arguments'}: ${issue.message}` : 'arguments are not valid JSON');
     }
     const reservation = reserveSandbox(state.remaining, tool.timeoutS, this.config.AGENT_RUN_SANDBOX_USD_PER_SECOND * 1_000_000);
     if (reservation === null) return budgetExceeded(`the remaining budget cannot cover ${tool.functionName}'s full ${tool.timeoutS} s timeout`);
@@ -308,13 +348,22 @@ export class RunExecutor {
       usage: outcome.usage,
       input: call.function.arguments,
       output: outcome.content,
+      message: toolMessage(call, outcome.content),
     });
     return outcome.content;
   }
 
-  private async toolRefused(claim: Claim, state: RunState, name: string, code: string, message: string): Promise<string> {
-    await this.record(claim, state, { kind: 'sandbox.execute', isModelCall: false, status: 'error', cost: 0, detail: { tool: name, error: code, ran: false } });
-    return toolError(code, message);
+  private async toolRefused(claim: Claim, state: RunState, call: ModelToolCall, code: string, message: string): Promise<string> {
+    const content = toolError(code, message);
+    await this.record(claim, state, {
+      kind: 'sandbox.execute',
+      isModelCall: false,
+      status: 'error',
+      cost: 0,
+      detail: { tool: call.function.name, error: code, ran: false },
+      message: toolMessage(call, content),
+    });
+    return content;
   }
 
   /**
@@ -339,7 +388,7 @@ export class RunExecutor {
    */
   private async reserveSpend(state: RunState, kind: StepKind, amountMicros: number): Promise<SpendHold | Ending> {
     try {
-      return await this.spend.reserve(state.row.accountId, state.row.id, kind, amountMicros, `${state.row.id}:${state.stepSeq}`);
+      return await this.spend.reserve(state.row.accountId, state.row.id, kind, amountMicros, state.reservationKey);
     } catch (err) {
       if (isRpcError(err) && ACCOUNT_REFUSALS.has(err.code)) return { status: 'budget_exceeded', errorCode: err.code, errorMessage: err.message };
       throw err;
@@ -370,6 +419,8 @@ export class RunExecutor {
       usage?: ReceiptPayload['usage'];
       input?: string;
       output?: string;
+      /** What the step adds to the conversation: kept (encrypted) so a resumed run can rebuild it. */
+      message: InferenceMessage;
     },
   ): Promise<void> {
     const step: PendingStep['step'] = {
@@ -379,6 +430,7 @@ export class RunExecutor {
       isModelCall: s.isModelCall,
       detail: s.detail,
       createdAt: new Date().toISOString(),
+      message: this.cipher.encrypt(JSON.stringify(s.message), stepMessageRef(state.row.id, state.stepSeq)),
     };
     let write: StepWrite;
     let signed: Receipt | undefined;
@@ -424,41 +476,47 @@ export class RunExecutor {
 
   /**
    * A run this caller could not claim: if it is still `running` but its lease lapsed, its worker is
-   * gone. It is not executed again: it ends as failed (endLostRun).
+   * gone: it is taken back to queued to be resumed, or ended past its resumes (endLostRun).
    */
-  async reapIfLost(runId: string): Promise<boolean> {
+  async reapIfLost(runId: string): Promise<'reaped' | 'requeued' | undefined> {
     const row = await this.runs.findById(runId);
-    if (!row || row.status !== 'running' || !row.claimToken || !row.leaseUntil || row.leaseUntil.getTime() > Date.now()) return false;
+    if (!row || row.status !== 'running' || !row.claimToken || !row.leaseUntil || row.leaseUntil.getTime() > Date.now()) return undefined;
     return this.endLostRun(row);
   }
 
-  /** Sweeps every run whose worker vanished (called on an interval by each worker process). */
-  async reapExpired(): Promise<number> {
+  /**
+   * Sweeps every run whose worker vanished (called on an interval by each worker process). Returns
+   * the runs taken back to queued: the caller makes sure each has a job.
+   */
+  async reapExpired(): Promise<{ reaped: number; requeued: string[] }> {
     let reaped = 0;
+    const requeued: string[] = [];
     for (const r of await this.runs.expired()) {
       try {
-        if (await this.endLostRun(r)) {
-          reaped++;
-          recordLeaseLoss('reaped');
-        }
+        const outcome = await this.endLostRun(r);
+        if (outcome) recordLeaseLoss('reaped');
+        if (outcome === 'reaped') reaped++;
+        if (outcome === 'requeued') requeued.push(r.id);
       } catch (err) {
         // Billing unreachable for now: the next sweep tries this run again; the others go on.
         this.log.warn({ err, run_id: r.id }, 'could not end a run whose worker was lost');
       }
     }
-    return reaped;
+    return { reaped, requeued };
   }
 
   /**
-   * Ends a run whose worker is gone: failed / worker_lost, never executed again. A step its worker
-   * had sent to billing but not written (runs.pending_step) is settled again: billing answers the
-   * receipt it issued (or issues it now: the operation ran), and the step and receipt are written
-   * with the run's end, so the account is never charged for a step the run holds no receipt of.
-   * The run end is signed over the receipts the run then has, and billing releases the run's
-   * reservations still held (an operation cut off mid-way, never charged).
+   * A run whose worker is gone. A step its worker had sent to billing but not written
+   * (runs.pending_step) is settled again: billing answers the receipt it issued (or issues it now:
+   * the operation ran), and the step and receipt are written, so the account is never charged for
+   * a step the run holds no receipt of. Then the run goes back to queued, and another worker
+   * resumes it from that step (an operation cut off mid-way is done again under a new reservation;
+   * the cut one was never charged, and billing releases it when the run ends). Past
+   * AGENT_RUN_MAX_RESUMES it ends failed / worker_lost instead, its run end signed over the receipts
+   * it has.
    */
-  private async endLostRun(r: LostRun): Promise<boolean> {
-    if (!r.claimToken) return false;
+  private async endLostRun(r: LostRun): Promise<'reaped' | 'requeued' | undefined> {
+    if (!r.claimToken) return undefined;
     const pending = r.pendingStep as unknown as PendingStep | null;
     let adopted: StepWrite | undefined;
     if (pending) {
@@ -466,14 +524,20 @@ export class RunExecutor {
         const signed = await this.spend.settle(r.accountId, { hold_id: pending.settle.holdId, kind: pending.settle.kind }, pending.settle.amountMicros, pending.settle.receipt);
         adopted = billedStep(r.id, pending.step, r.receiptCount, r.receiptHead, signed);
       } catch (err) {
-        // Refused for good (its hold was released or expired first): nothing was charged, the run ends without the step.
+        // Refused for good (its hold was released or expired first): nothing was charged, the run goes on (or ends) without the step.
         if (!isRpcError(err) || err.retryable) throw err;
-        this.log.warn({ err, run_id: r.id }, "a lost worker's pending step was not settled; the run ends without it");
+        this.log.warn({ err, run_id: r.id }, "a lost worker's pending step was not settled; the run goes on without it");
       }
+    }
+    if (r.resumes < this.config.AGENT_RUN_MAX_RESUMES) {
+      if (!(await this.runs.requeueLost(r.id, r.claimToken, adopted))) return undefined;
+      this.log.warn({ run_id: r.id }, "the run's worker was lost: queued again, to be resumed from its last step");
+      recordRunResumed('worker_lost');
+      return 'requeued';
     }
     const count = r.receiptCount + (adopted ? 1 : 0);
     const head = adopted?.receipt?.newHead ?? r.receiptHead;
-    return this.runs.reap(r.id, r.claimToken, await this.spend.signRunEnd(r.accountId, r.id, count, head), adopted);
+    return (await this.runs.reap(r.id, r.claimToken, await this.spend.signRunEnd(r.accountId, r.id, count, head), adopted)) ? 'reaped' : undefined;
   }
 }
 
@@ -498,7 +562,20 @@ function unbilledStep(runId: string, step: PendingStep['step'], receiptsBefore: 
     detail: { ...step.detail, cost_micros: cost },
     createdAt: new Date(step.createdAt),
   };
-  return { ...row, isModelCall: step.isModelCall, receiptsBefore, event: stepView(row) as unknown as object };
+  return { ...row, isModelCall: step.isModelCall, receiptsBefore, event: stepView(row) as unknown as object, ...(step.message ? { message: step.message } : {}) };
+}
+
+/** Where a step's message is encrypted: its run and sequence bind the ciphertext to its row. */
+const stepMessageRef = (runId: string, sequence: number) => ({ table: 'steps', id: `${runId}:${sequence}`, column: 'message' });
+
+/** The model's reply as the conversation carries it (and as a resumed run reads it back). */
+function assistantMessage(content: string | null | undefined, calls: readonly ModelToolCall[]): InferenceMessage {
+  return calls.length > 0 ? { role: 'assistant', content: content ?? null, tool_calls: [...calls] } : { role: 'assistant', content: content ?? null };
+}
+
+/** A tool call's answer as the conversation carries it. */
+function toolMessage(call: ModelToolCall, content: string): InferenceMessage {
+  return { role: 'tool', tool_call_id: call.id, content };
 }
 
 // billing's refusals of an agent operation: the account's balance, monthly budget or step rate.

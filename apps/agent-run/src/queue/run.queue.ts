@@ -18,8 +18,14 @@ export interface RunJob {
   deferrals?: number;
 }
 
-/** What the worker's processor answers for a run; `account_busy` puts the job back, delayed. */
-export type ProcessorResult = 'account_busy' | (string & {});
+/**
+ * What the worker's processor answers for a run: `account_busy` puts the job back, delayed;
+ * `requeued` (the run is queued again, to be resumed) puts it back to be taken at once by any worker.
+ */
+export type ProcessorResult = 'account_busy' | 'requeued' | (string & {});
+
+/** How soon a requeued run's job is offered again: at once, give or take, to whichever worker is free. */
+const REQUEUED_DELAY_MS = 50;
 
 /**
  * How long a run held back `deferrals` times waits before it asks again: doubling from
@@ -135,6 +141,11 @@ export class RunQueue implements OnApplicationShutdown {
       QUEUE_NAME,
       async (job: Job<RunJob>, token?: string) => {
         const result = await processor(job.data.run_id);
+        if (result === 'requeued') {
+          // A job that completed would keep the run's job id and swallow the next add: moved instead.
+          await job.moveToDelayed(Date.now() + REQUEUED_DELAY_MS, token);
+          throw new DelayedError();
+        }
         if (result !== 'account_busy') return result;
         recordHeldBack();
         const deferrals = (job.data.deferrals ?? 0) + 1;

@@ -7,9 +7,9 @@ import { RunRepository } from './run.repository.js';
 
 /**
  * Wires the queue to the executor, sweeps runs whose worker vanished, gives a job back to queued
- * runs whose job Redis lost (the reconciler), and shuts down gracefully:
- * no new jobs, runs in progress get AGENT_RUN_DRAIN_MS to finish, then are stopped (failed,
- * run end signed) rather than left for a reaper.
+ * runs whose job Redis lost (the reconciler), and shuts down gracefully: no new jobs, runs in
+ * progress get AGENT_RUN_DRAIN_MS to finish, then are stopped and queued again for another
+ * replica to resume (ended failed past AGENT_RUN_MAX_RESUMES) rather than left for a reaper.
  */
 @Injectable()
 export class RunWorkerService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -30,13 +30,22 @@ export class RunWorkerService implements OnApplicationBootstrap, OnModuleDestroy
 
   onApplicationBootstrap(): void {
     this.queue.startWorker((runId) => this.executor.execute(runId));
-    this.sweeper = setInterval(() => {
-      this.executor.reapExpired().then(
-        (n) => n > 0 && this.log.warn({ reaped: n }, 'ended runs whose worker was lost'),
-        (err: unknown) => this.log.warn({ err }, 'sweep failed'),
-      );
-    }, this.config.AGENT_RUN_LEASE_MS);
+    this.sweeper = setInterval(() => void this.sweep(), this.config.AGENT_RUN_LEASE_MS);
     this.reconciler = setInterval(() => void this.reconcile(), this.config.AGENT_RUN_RECONCILE_MS);
+  }
+
+  /**
+   * Runs whose worker vanished: each is resumed by any worker (its job made sure of at once, rather
+   * than at the next reconcile) or, past its resumes, ended.
+   */
+  private async sweep(): Promise<void> {
+    try {
+      const { reaped, requeued } = await this.executor.reapExpired();
+      if (reaped > 0) this.log.warn({ reaped }, 'ended runs whose worker was lost');
+      for (const id of requeued) await this.queue.ensureJob(id);
+    } catch (err) {
+      this.log.warn({ err }, 'sweep failed');
+    }
   }
 
   /**

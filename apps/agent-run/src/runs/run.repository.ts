@@ -35,6 +35,8 @@ export interface StepWrite {
   createdAt: Date;
   /** The step as its run.step event shows it. */
   event: Prisma.InputJsonValue;
+  /** The message the step added to the run's conversation, encrypted (steps.message). */
+  message?: string;
   receipt?: { sequence: number; hash: string; payload: Prisma.InputJsonValue; keyId: string; signature: string; newHead: string };
 }
 
@@ -47,11 +49,20 @@ export interface StepWrite {
 export interface PendingStep {
   /** billing.spend.settle.v1's request, less the account (the run's). */
   settle: { holdId: string; kind: StepKind; amountMicros: number; receipt: ReceiptFields };
-  step: { sequence: number; kind: string; status: 'ok' | 'error'; isModelCall: boolean; detail: Record<string, unknown>; createdAt: string };
+  step: {
+    sequence: number;
+    kind: string;
+    status: 'ok' | 'error';
+    isModelCall: boolean;
+    detail: Record<string, unknown>;
+    createdAt: string;
+    /** The message the step adds to the conversation, encrypted: a resumed run needs it. */
+    message?: string;
+  };
 }
 
 /** A run whose worker vanished, as the reaper needs it. */
-export type LostRun = Pick<RunRow, 'id' | 'accountId' | 'claimToken' | 'receiptCount' | 'receiptHead' | 'pendingStep'>;
+export type LostRun = Pick<RunRow, 'id' | 'accountId' | 'claimToken' | 'receiptCount' | 'receiptHead' | 'pendingStep' | 'resumes'>;
 
 export interface RunCreate {
   id: string;
@@ -145,6 +156,17 @@ export class RunRepository {
     return this.db.client.receipt.findMany({ where: { runId }, orderBy: { sequence: 'asc' } });
   }
 
+  /** The hash of the run's last receipt (what its next receipt links to), or null before its first. */
+  async lastReceiptHash(runId: string): Promise<string | null> {
+    const last = await this.db.client.receipt.findFirst({ where: { runId }, orderBy: { sequence: 'desc' }, select: { hash: true } });
+    return last?.hash ?? null;
+  }
+
+  /** Each step's kind and encrypted message, in order: the conversation a resumed run rebuilds. */
+  stepMessages(runId: string): Promise<Array<Pick<StepRow, 'sequence' | 'kind' | 'message'>>> {
+    return this.db.client.step.findMany({ where: { runId }, orderBy: { sequence: 'asc' }, select: { sequence: true, kind: true, message: true } });
+  }
+
   /**
    * queued → running, for exactly one caller, and only while the run's account has fewer than
    * `accountCap` runs running (over every replica). Returns the run when this caller won the
@@ -163,7 +185,8 @@ export class RunRepository {
       const n = await tx.$executeRaw`
         WITH c AS (
           UPDATE "runs" SET "status" = 'running', "claim_token" = ${claim.token},
-                 "lease_until" = now() + ${leaseMs} * interval '1 millisecond', "started_at" = now(), "event_seq" = "event_seq" + 1
+                 "lease_until" = now() + ${leaseMs} * interval '1 millisecond', "started_at" = COALESCE("started_at", now()),
+                 "event_seq" = "event_seq" + 1
            WHERE "id" = ${claim.runId} AND "status" = 'queued' AND NOT "cancel_requested"
           RETURNING "id", "event_seq")
         ${statusEvent(Prisma.sql`'running'`)}`;
@@ -236,6 +259,15 @@ export class RunRepository {
   }
 
   /**
+   * running → queued under the worker's own claim (it stops: SIGTERM past its drain), counting one
+   * resume: another worker claims it and goes on from its last written step. False when the claim
+   * was lost meanwhile.
+   */
+  async requeue(claim: Claim): Promise<boolean> {
+    return (await requeueStatement(this.db.client, claim.runId, claim.token, Prisma.sql`"lease_until" > now()`)) === 1;
+  }
+
+  /**
    * Runs still `queued` that were created more than `olderThanMs` ago (by the database's clock):
    * the reconciler checks that each has a job. Oldest first.
    */
@@ -250,7 +282,7 @@ export class RunRepository {
   expired(limit = 50): Promise<LostRun[]> {
     return this.db.client.$queryRaw`
       SELECT "id", "account_id" AS "accountId", "claim_token" AS "claimToken", "receipt_count" AS "receiptCount", "receipt_head" AS "receiptHead",
-             "pending_step" AS "pendingStep"
+             "pending_step" AS "pendingStep", "resumes"
         FROM "runs" WHERE "status" = 'running' AND "lease_until" < now() ORDER BY "lease_until" LIMIT ${limit}`;
   }
 
@@ -260,13 +292,31 @@ export class RunRepository {
    * PendingStep), written in the same transaction; the counters must still be where it left them.
    */
   async reap(runId: string, staleToken: string, runEnd: Prisma.InputJsonValue, adopted?: StepWrite): Promise<boolean> {
-    if (!adopted) return (await reapStatement(this.db.client, runId, staleToken, runEnd)) === 1;
+    return this.afterLostWorker(runId, staleToken, adopted, (db) => reapStatement(db, runId, staleToken, runEnd));
+  }
+
+  /**
+   * Takes a run whose worker was lost back to `queued`, counting one resume, unless its worker came
+   * back meanwhile; `adopted` as for reap. Another worker then resumes it from its last step.
+   */
+  async requeueLost(runId: string, staleToken: string, adopted?: StepWrite): Promise<boolean> {
+    return this.afterLostWorker(runId, staleToken, adopted, (db) => requeueStatement(db, runId, staleToken, Prisma.sql`"lease_until" < now()`));
+  }
+
+  /** The lost worker's settled step (if any) written, then `change`, in one transaction; false when someone else acted first. */
+  private async afterLostWorker(
+    runId: string,
+    staleToken: string,
+    adopted: StepWrite | undefined,
+    change: (db: Pick<Prisma.TransactionClient, '$executeRaw'>) => Promise<number>,
+  ): Promise<boolean> {
+    if (!adopted) return (await change(this.db.client)) === 1;
     try {
       await this.db.client.$transaction(async (tx) => {
         const seq = await advanceOneStep(tx, runId, staleToken, adopted, 'lapsed');
         if (seq === undefined) throw new ClaimLostError(runId);
         await insertStep(tx, runId, seq, adopted);
-        if ((await reapStatement(tx, runId, staleToken, runEnd)) !== 1) throw new ClaimLostError(runId);
+        if ((await change(tx)) !== 1) throw new ClaimLostError(runId);
       });
       return true;
     } catch (err) {
@@ -276,13 +326,16 @@ export class RunRepository {
     }
   }
 
-  /** A queued run is cancelled at once (true when this call did it). */
-  async cancelQueued(accountId: string, runId: string, runEnd: Prisma.InputJsonValue): Promise<boolean> {
+  /**
+   * A queued run is cancelled at once (true when this call did it), with its run end signed over
+   * `receiptCount` receipts: only while it still has that many (a resumed run that ran meanwhile does not).
+   */
+  async cancelQueued(accountId: string, runId: string, receiptCount: number, runEnd: Prisma.InputJsonValue): Promise<boolean> {
     const n = await this.db.client.$executeRaw`
       WITH c AS (
         UPDATE "runs" SET "status" = 'cancelled', "cancel_requested" = true, "finished_at" = now(),
                "run_end" = ${JSON.stringify(runEnd)}::jsonb, "event_seq" = "event_seq" + 1
-         WHERE "id" = ${runId} AND "account_id" = ${accountId} AND "status" = 'queued'
+         WHERE "id" = ${runId} AND "account_id" = ${accountId} AND "status" = 'queued' AND "receipt_count" = ${receiptCount}
         RETURNING "id", "event_seq")
       ${statusEvent(Prisma.sql`'cancelled'`)}`;
     return n === 1;
@@ -336,6 +389,23 @@ function reapStatement(db: Pick<Prisma.TransactionClient, '$executeRaw'>, runId:
 }
 
 /**
+ * running → queued under `token` (the worker's own while its lease holds, or a lost worker's once
+ * it lapsed), one resume counted, with its run.status event; rows changed (0 or 1). The counters,
+ * the chain head and started_at stay: the next claim goes on from them, on the same wall clock. A
+ * pending step still there was never charged (its settle was refused for good): it is dropped, and
+ * the resumed run does that operation again.
+ */
+function requeueStatement(db: Pick<Prisma.TransactionClient, '$executeRaw'>, runId: string, token: string, lease: Prisma.Sql): Promise<number> {
+  return db.$executeRaw`
+    WITH c AS (
+      UPDATE "runs" SET "status" = 'queued', "claim_token" = NULL, "lease_until" = NULL, "resumes" = "resumes" + 1,
+             "pending_step" = NULL, "event_seq" = "event_seq" + 1
+       WHERE "id" = ${runId} AND "status" = 'running' AND "claim_token" = ${token} AND ${lease}
+      RETURNING "id", "event_seq")
+    ${statusEvent(Prisma.sql`'queued'`)}`;
+}
+
+/**
  * Moves the run row's counters past one step (its cost, and for a billed step its receipt and the
  * new chain head) and clears the pending step, only if the run is still running under `token`,
  * its lease `held` (the worker's own write) or `lapsed` (a reaper adopting a lost worker's step),
@@ -361,7 +431,16 @@ async function advanceOneStep(tx: Prisma.TransactionClient, runId: string, token
 async function insertStep(tx: Prisma.TransactionClient, runId: string, seq: number, step: StepWrite): Promise<void> {
   const r = step.receipt;
   await tx.step.create({
-    data: { runId, sequence: step.sequence, kind: step.kind, status: step.status, costMicros: step.costMicros, detail: step.detail, createdAt: step.createdAt },
+    data: {
+      runId,
+      sequence: step.sequence,
+      kind: step.kind,
+      status: step.status,
+      costMicros: step.costMicros,
+      detail: step.detail,
+      message: step.message ?? null,
+      createdAt: step.createdAt,
+    },
   });
   await tx.runEvent.create({ data: { runId, seq, type: 'run.step', data: step.event } });
   if (r) await tx.receipt.create({ data: { runId, sequence: r.sequence, hash: r.hash, payload: r.payload, keyId: r.keyId, signature: r.signature } });

@@ -28,7 +28,6 @@ import { microsToUsd } from '../loop/money.js';
 import { leastModelCallMicros, priceOf } from '../loop/budget.js';
 import { RunQueue } from '../queue/run.queue.js';
 import { SpendClient } from '../spend/spend.client.js';
-import { ZERO_HEAD } from '@drael/receipts';
 import { verifyReceipts } from '../receipts/receipt-verifier.js';
 import { RunRepository, type RunRow } from './run.repository.js';
 
@@ -179,7 +178,11 @@ export class RunsService {
     if (TERMINAL_RUN_STATUSES.includes(run.status)) {
       throw new AgentRunError('run_already_finished', `run ${runId} has already ended (${run.status}); there is nothing to cancel`, { status: run.status });
     }
-    if (run.status === 'queued' && (await this.runs.cancelQueued(accountId, runId, await this.spend.signRunEnd(accountId, runId, 0, ZERO_HEAD)))) {
+    // A queued run may be a resumed one, with receipts: its run end covers them (none for a run never started).
+    if (
+      run.status === 'queued' &&
+      (await this.runs.cancelQueued(accountId, runId, run.receiptCount, await this.spend.signRunEnd(accountId, runId, run.receiptCount, run.receiptHead)))
+    ) {
       return this.get(accountId, runId);
     }
     // Running (or claimed by a worker since it was read).
