@@ -10,6 +10,8 @@ import { ModelRouter } from './upstream/model-router.service.js';
 import { ChatCompletionsController } from './chat/chat-completions.controller.js';
 import { ChatCompletionsService } from './chat/chat-completions.service.js';
 import { ChatProxyService } from './chat/chat-proxy.service.js';
+import { EmbeddingsController } from './embeddings/embeddings.controller.js';
+import { EmbeddingsService } from './embeddings/embeddings.service.js';
 import { InferenceModule } from './inference/inference.module.js';
 import { AgentsModule } from './agents/agents.module.js';
 import { TurnLoopModule } from './turn-loop/turn-loop.module.js';
@@ -49,8 +51,17 @@ export class AppModule {
         ConsoleModule,
         OpenApiModule,
       ],
-      controllers: [HealthController, ModelsController, ChatCompletionsController],
-      providers: [{ provide: GATEWAY_CONFIG, useValue: config }, ReadinessService, ModelRegistry, ModelRouter, UpstreamClient, ChatProxyService, ChatCompletionsService],
+      controllers: [HealthController, ModelsController, ChatCompletionsController, EmbeddingsController],
+      providers: [
+        { provide: GATEWAY_CONFIG, useValue: config },
+        ReadinessService,
+        ModelRegistry,
+        ModelRouter,
+        UpstreamClient,
+        ChatProxyService,
+        ChatCompletionsService,
+        EmbeddingsService,
+      ],
       exports: [GATEWAY_CONFIG, ModelRegistry, ModelRouter, UpstreamClient],
     };
   }

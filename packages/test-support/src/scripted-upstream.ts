@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
@@ -175,6 +176,12 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions): P
       const path = (req.url ?? '/').split('?')[0] ?? '/';
       if (req.method === 'GET' && path.endsWith('/models')) {
         json(res, 200, { object: 'list', data: [{ id: options.model ?? 'scripted-model', object: 'model', created: 0, owned_by: 'scripted' }] });
+        return;
+      }
+      if (req.method === 'POST' && path.endsWith('/embeddings')) {
+        requests.push({ method: req.method, path, headers: req.headers, body, rawBody, turn: -1, remotePort: req.socket.remotePort ?? 0 });
+        const answered = embeddingsAnswer(body);
+        json(res, answered ? 200 : 400, answered ?? envelope('input must be a string, strings, a token array or token arrays', 'invalid_request_error'));
         return;
       }
       const chosen = options.choose && body ? options.choose(body) : undefined;
@@ -412,4 +419,40 @@ export function parseSse(text: string): unknown[] {
     out.push(data === '[DONE]' ? data : JSON.parse(data));
   }
   return out;
+}
+
+/**
+ * An embeddings answer as OpenAI's API gives it, for the tests' requests: each input's vector is
+ * derived from its bytes (sha256), so the same input always gets the same vector and two inputs
+ * differ; `dimensions` sets its length (8 by default); `encoding_format: "base64"` answers each as
+ * little-endian float32 bytes in base64, as the official SDKs ask for by default. Usage counts a
+ * token per 4 characters of text, or the token array's length. Undefined for an input of another
+ * shape (the caller answers 400).
+ */
+function embeddingsAnswer(body: unknown): object | undefined {
+  const b = (body ?? {}) as { input?: unknown; model?: unknown; dimensions?: unknown; encoding_format?: unknown };
+  const input = b.input;
+  const isTokens = (v: unknown): v is number[] => Array.isArray(v) && v.length > 0 && v.every((n) => typeof n === 'number');
+  const inputs: Array<string | number[]> =
+    typeof input === 'string' || isTokens(input)
+      ? [input]
+      : Array.isArray(input) && input.every((i) => typeof i === 'string' || isTokens(i))
+        ? input
+        : [];
+  if (inputs.length === 0) return undefined;
+  const dims = typeof b.dimensions === 'number' && b.dimensions > 0 ? Math.min(b.dimensions, 4096) : 8;
+  const vectorOf = (item: string | number[]): number[] => {
+    const digest = createHash('sha256')
+      .update(typeof item === 'string' ? item : JSON.stringify(item))
+      .digest();
+    return Array.from({ length: dims }, (_, i) => (digest[i % digest.length]! - 128) / 128);
+  };
+  const encode = (v: number[]) => (b.encoding_format === 'base64' ? Buffer.from(new Float32Array(v).buffer).toString('base64') : v);
+  const tokens = inputs.reduce((n, item) => n + (typeof item === 'string' ? Math.ceil(item.length / 4) : item.length), 0);
+  return {
+    object: 'list',
+    data: inputs.map((item, index) => ({ object: 'embedding', index, embedding: encode(vectorOf(item)) })),
+    model: typeof b.model === 'string' ? b.model : 'scripted-embedding',
+    usage: { prompt_tokens: tokens, total_tokens: tokens },
+  };
 }

@@ -21,8 +21,25 @@ import { streamClosed, streamOpened, upstreamMetrics } from '../metrics/gateway.
 import { usageFromTail } from './usage-tail.js';
 import { completionAsStream } from './completion-as-stream.js';
 
+/**
+ * An upstream endpoint proxy mode forwards to: its path under the deployment's base URL, and the
+ * field every whole answer of it holds (searched for, not parsed: an answer without it, such as an
+ * error object sent with 200, is refused and the next deployment asked).
+ */
+export interface ProxiedEndpoint {
+  readonly path: string;
+  readonly answerField: Buffer;
+  /** What a whole answer is, in the refusal's words. */
+  readonly answerName: string;
+}
+
+export const CHAT_COMPLETIONS: ProxiedEndpoint = { path: '/chat/completions', answerField: Buffer.from('"choices"'), answerName: 'chat completion' };
+export const EMBEDDINGS: ProxiedEndpoint = { path: '/embeddings', answerField: Buffer.from('"data"'), answerName: 'embedding list' };
+
 export interface ProxyCall {
   readonly route: ResolvedModel;
+  /** Where the request goes (CHAT_COMPLETIONS unless said). */
+  readonly endpoint?: ProxiedEndpoint;
   /** The request body as a deployment gets it, given its upstream model name. */
   readonly bodyFor: (upstreamModel: string) => string | Buffer;
   readonly stream: boolean;
@@ -79,7 +96,7 @@ export class ChatProxyService {
       this.upstream.dispatch(
         call.route,
         {
-          path: '/chat/completions',
+          path: (call.endpoint ?? CHAT_COMPLETIONS).path,
           bodyFor: call.bodyFor,
           requestId: call.requestId,
           accept: call.stream ? 'text/event-stream' : 'application/json',
@@ -142,6 +159,10 @@ class ProxyHandler implements RoutedSink {
   ) {
     call.res.once('close', this.onClose);
     this.keepTail = call.stream && call.streamReportsUsage && metricsEnabled();
+  }
+
+  private get endpoint(): ProxiedEndpoint {
+    return this.call.endpoint ?? CHAT_COMPLETIONS;
   }
 
   refuses(headers: IncomingHttpHeaders, origin: string): AttemptFailure | undefined {
@@ -235,9 +256,9 @@ class ProxyHandler implements RoutedSink {
       if (metricsEnabled()) this.countUsage([body]);
       body = Buffer.from(events);
       contentType = 'text/event-stream; charset=utf-8';
-    } else if (body.indexOf(CHOICES_FIELD) === -1) {
-      // No completion has no `choices` (`{"detail":…}`, an error object sent as 200): searched, not parsed.
-      return this.fail(notAnAnswer('answered JSON that is no chat completion', this.deployment!.name).error);
+    } else if (body.indexOf(this.endpoint.answerField) === -1) {
+      // An answer without its field (`{"detail":…}`, an error object sent as 200): searched, not parsed.
+      return this.fail(notAnAnswer(`answered JSON that is no ${this.endpoint.answerName}`, this.deployment!.name).error);
     } else if (metricsEnabled()) this.countUsage([body]);
     const head: Record<string, string | number> = this.call.head ?? {};
     head['content-type'] = contentType;
@@ -315,7 +336,6 @@ class ProxyHandler implements RoutedSink {
 }
 
 const DATA_FIELD = Buffer.from('data:');
-const CHOICES_FIELD = Buffer.from('"choices"');
 // How a whole stream ends: OpenAI's terminator, or a choice's finish reason (a few servers send no `[DONE]`).
 const STREAM_END = /\[DONE\]|"finish_reason"\s*:\s*"/;
 // Of each of the last chunks, at most this much is looked at (the end is in the last events).

@@ -27,6 +27,12 @@ describe('usageFromTail: the usage of a proxied answer from its last bytes', () 
     expect(usageFromTail([b(events.slice(0, cut)), b(events.slice(cut, -14)), b(events.slice(-14))])).toEqual({ prompt_tokens: 5, completion_tokens: 7 });
   });
 
+  it("reads an embeddings answer's usage, which has no completion tokens", () => {
+    const body = JSON.stringify({ object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2] }], model: 'e', usage: { prompt_tokens: 8, total_tokens: 8 } });
+    expect(usageFromTail([b(body)])).toEqual({ prompt_tokens: 8, completion_tokens: 0 });
+    expect(usageFromTail([b('{"usage":{"prompt_tokens":8,"completion_tokens":null}}')])).toBeUndefined();
+  });
+
   it('counts nothing when there is no usage to read', () => {
     // A stream without include_usage: every chunk says null, or nothing at all.
     expect(usageFromTail([b(chunk({ choices: [{ delta: {}, finish_reason: 'stop' }], usage: null })), b('data: [DONE]\n\n')])).toBeUndefined();

@@ -20,8 +20,8 @@ const KEY = Buffer.from('"usage"');
 /**
  * The `usage` an OpenAI-compatible answer reports, read from its last bytes only: a non-streamed
  * body's tail, or a stream's final events (the usage event a client gets when it asked for
- * `stream_options.include_usage`). Undefined when the tail holds no usage object with two
- * non-negative integer counts (a stream without include_usage, `"usage":null` on every chunk,
+ * `stream_options.include_usage`). Undefined when the tail holds no usage object with
+ * non-negative integer counts (completion_tokens may be absent: an embeddings answer's) (a stream without include_usage, `"usage":null` on every chunk,
  * a server that reports none, or one that put it further up): nothing is counted then.
  * `parts` are the last buffers of the answer, in order; only their last USAGE_TAIL_BYTES are read.
  */
@@ -73,7 +73,9 @@ function objectAfterKey(buf: Buffer, from: number): TailUsage | null {
     return null;
   }
   const u = value as Record<string, unknown>;
-  return isTokenCount(u.prompt_tokens) && isTokenCount(u.completion_tokens) ? { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens } : null;
+  // An embeddings answer reports input tokens only: no completion_tokens is none.
+  const completion = u.completion_tokens === undefined ? 0 : u.completion_tokens;
+  return isTokenCount(u.prompt_tokens) && isTokenCount(completion) ? { prompt_tokens: u.prompt_tokens, completion_tokens: completion } : null;
 }
 
 /** The index of the `}` closing the object that opens at `open`, skipping strings; -1 when it does not close in `buf`. */

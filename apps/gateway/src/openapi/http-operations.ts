@@ -19,6 +19,7 @@ import { AgentListQuerySchema, RunCreateBodySchema } from '../agents/agents.cont
 import type { RouteAccess } from '../auth/route-access.js';
 import { DailyQuery } from '../billing-api/billing-api.controller.js';
 import { ChatCompletionRequestSchema } from '../openai/chat-completion.schema.js';
+import { EmbeddingsRequestSchema, EmbeddingsResponseSchema } from '../openai/embeddings.schema.js';
 import { ListQuerySchema } from '../openai/list-query.js';
 import { CreateResponseSchema, RetrieveResponseQuerySchema } from '../responses/responses.schema.js';
 import { SearchToolRequestSchema, SearchToolResponseSchema } from '../tools-api/search/search-tool.schema.js';
@@ -90,6 +91,16 @@ export const HTTP_OPERATIONS: readonly HttpOperation[] = [
       200: { kind: 'json', schema: ChatCompletionSchema, description: 'The completion (`stream: false`); `x-drael-upstream` names the deployment that served it.' },
       // Documented beside the JSON answer: `stream: true` gets text/event-stream under the same status.
     },
+  },
+  {
+    method: 'POST',
+    route: '/v1/embeddings',
+    operationId: 'createEmbedding',
+    tag: 'embeddings',
+    summary: 'Embeddings of one or more inputs (text or token arrays), from a deployment of the model alias (proxied: routing, retries and cooldowns as for chat).',
+    access: 'key',
+    body: { schema: EmbeddingsRequestSchema },
+    responses: { 200: { kind: 'json', schema: EmbeddingsResponseSchema, description: 'The embeddings, as the deployment answered; `x-drael-upstream` names it.' } },
   },
   {
     method: 'GET',

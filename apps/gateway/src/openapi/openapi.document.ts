@@ -10,7 +10,7 @@ export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, 
 // unsupported encoding or type, headers too large.
 const TRANSPORT_STATUSES = [400, 404, 408, 413, 414, 415, 431];
 // Routes that call the model upstream pass its 4xx/5xx through with its own status (in the envelope).
-const UPSTREAM_ROUTES = new Set(['/v1/chat/completions', '/v1/responses']);
+const UPSTREAM_ROUTES = new Set(['/v1/chat/completions', '/v1/embeddings', '/v1/responses']);
 // What a route answers when the path wildcard (`*`) holds: named by what it carries.
 const WILDCARD_NAMES: Record<string, string> = { '/v1/models/*': 'model', '/console/*': 'file' };
 
