@@ -159,7 +159,9 @@ export class RunExecutor {
         return 'claim_lost';
       }
       // Stopped by this process's shutdown: another worker goes on from the last written step.
-      if (ending.errorCode === 'interrupted' && row.resumes < this.config.AGENT_RUN_MAX_RESUMES) {
+      // (A run that cannot be resumed also ends `interrupted`, but no shutdown stopped it: it ends.)
+      const stoppedByShutdown = controller.signal.aborted && (controller.signal.reason as StopReason) === 'shutdown';
+      if (stoppedByShutdown && ending.errorCode === 'interrupted' && row.resumes < this.config.AGENT_RUN_MAX_RESUMES) {
         if (!(await this.runs.requeue(claim))) throw new ClaimLostError(runId);
         this.log.info({ run_id: runId, steps: state.stepSeq }, 'stopped by shutdown: queued again, to be resumed from its last step');
         recordRunResumed('shutdown');
