@@ -11,7 +11,7 @@ import { setHandlerLogger, setUnavailableWhen } from './handles.decorator.js';
 import { HEALTH_CHECKS, type HealthCheck } from './health-checks.js';
 import { startHealthHttp, type HealthHttpServer } from './health-http.server.js';
 import type { NatsSecurity } from './nats-security.js';
-import { keepQueueMembershipHealthy, type QueueMembershipOptions } from './queue-membership.js';
+import { keepQueueMembershipHealthy, QUEUE_MEMBERSHIP_LISTENER, type QueueMembershipListener, type QueueMembershipOptions } from './queue-membership.js';
 
 export interface ServiceBootOptions {
   service: ServiceName;
@@ -103,7 +103,15 @@ export async function startService(options: ServiceBootOptions): Promise<Running
       // a service without dependencies to check provides none
     }
   }
-  const membership = options.queueMembership && checks.length > 0 ? keepQueueMembershipHealthy(server, checks, logger, options.queueMembership) : undefined;
+  let listener: QueueMembershipListener | undefined;
+  if (options.queueMembership !== undefined) {
+    try {
+      listener = app.get<QueueMembershipListener>(QUEUE_MEMBERSHIP_LISTENER, { strict: false });
+    } catch {
+      // nothing else to give up while out of the queue group
+    }
+  }
+  const membership = options.queueMembership && checks.length > 0 ? keepQueueMembershipHealthy(server, checks, logger, options.queueMembership, listener) : undefined;
   if (options.healthPort !== undefined) {
     health = await startHealthHttp({
       service: options.service,
