@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { createLogger } from '@drael/logger';
-import { healthController, QUEUE_MEMBERSHIP_LISTENER } from '@drael/nats-rpc';
+import { healthController } from '@drael/nats-rpc';
 import { sandboxHealthChecks } from './health/health-checks.provider.js';
 import { SANDBOX_CONFIG, type SandboxConfig } from './config/config.schema.js';
 import { FilesController } from './files/files.controller.js';
@@ -34,8 +34,6 @@ export class SandboxModule {
         // Sessions across replicas: placement (KV), the saved workspaces (Object Store), routing.
         { provide: SANDBOX_STORES, useFactory: () => openSandboxStores(config) },
         SessionPlacement,
-        // Out of the queue group (engine gone), the replica gives its sessions up to the others.
-        { provide: QUEUE_MEMBERSHIP_LISTENER, useExisting: SessionPlacement },
         WorkspaceStore,
         CutUploadSweeper,
         SessionRouter,

@@ -11,10 +11,10 @@ export interface QueueMembershipOptions {
 }
 
 /**
- * What else a replica gives up while out of its queue group, and takes back on rejoining: a
- * service module provides one as `{ provide: QUEUE_MEMBERSHIP_LISTENER, useExisting: ... }`. The
- * sandbox's session placement (the sessions this replica holds would otherwise still be routed to
- * it, and fail, until its engine came back).
+ * What else a replica gives up while out of its queue group, and takes back on rejoining (named
+ * by the service's boot options, `queueMembership.listener`): the sandbox's session placement (the
+ * sessions this replica holds would otherwise still be routed to it, and fail, until its engine
+ * came back).
  */
 export interface QueueMembershipListener {
   /** Called as the replica leaves the queue group, before it does; a failure is logged, it leaves all the same. */
@@ -22,9 +22,6 @@ export interface QueueMembershipListener {
   /** Called before the replica rejoins: what it gave up is taken back first. */
   rejoining(): Promise<void>;
 }
-
-/** Nest token of the service's QueueMembershipListener (optional). */
-export const QUEUE_MEMBERSHIP_LISTENER = Symbol('QUEUE_MEMBERSHIP_LISTENER');
 
 /**
  * Keeps a replica in its service's queue group only while its critical dependencies answer (the
