@@ -123,8 +123,9 @@ describe('an upload in pieces cut off before its last piece', () => {
       content_base64: content.subarray(2 * MAX_FILE_TRANSFER_BYTES).toString('base64'),
     });
     expect(last).toEqual({ path: 'tool.sh', size: content.length });
-    const ran = await a.run({ ...ws, runtime: 'bash', code: './tool.sh; stat -c %a tool.sh' });
-    expect(ran.stdout.split('\n').slice(0, 2)).toEqual(['new', '755']);
+    // Between uploads the staging directory is gone: a run listing or archiving the workspace never meets it.
+    const ran = await a.run({ ...ws, runtime: 'bash', code: './tool.sh; stat -c %a tool.sh; ls -A' });
+    expect(ran.stdout.split('\n').slice(0, 3)).toEqual(['new', '755', 'tool.sh']);
     expect((await listing(ws)).files.map((f) => f.path)).toEqual(['tool.sh']);
   }, 120_000);
 });
@@ -133,7 +134,9 @@ describe('the staging directory under attack from run code', () => {
   it('a symlink planted at the staging name is never followed: the upload is refused, typed, and nothing is written through it', async () => {
     const ws = { tenant: 'atomic', session: `attack${Date.now()}` };
     await a.call(sandboxCatalog.filesWrite, { ...ws, path: 'victim.txt', content_base64: b64('victim\n') });
-    // Inside the sandbox's own staging directory a run can plant nothing.
+    // Inside the sandbox's own staging directory (there while an upload is staged) a run can plant nothing.
+    const inFlight = randomUUID();
+    await a.call(sandboxCatalog.filesWrite, { ...ws, path: 'victim.txt', upload: inFlight, content_base64: b64('staged'), more: true });
     const inside = await a.run({ ...ws, runtime: 'bash', code: 'ln -s /work/victim.txt .drael-uploads/x 2>&1; echo rc=$?' });
     expect(inside.stdout).toContain('Permission denied');
 
@@ -148,6 +151,9 @@ describe('the staging directory under attack from run code', () => {
     expect(planted.stdout).toBe('planted\n');
     const refused = await a.errorOf(sandboxCatalog.filesWrite, { ...ws, path: 'new.txt', upload, content_base64: b64('through the link'), more: true });
     expect(refused.code).toBe('invalid_path');
+    // The upload in flight meets the run's directory too: refused, nothing written through it.
+    const late = await a.errorOf(sandboxCatalog.filesWrite, { ...ws, path: 'victim.txt', upload: inFlight, append: true, content_base64: b64('more') });
+    expect(late.code).toBe('invalid_path');
     expect(await readText(ws, 'victim.txt')).toBe('victim\n');
 
     const linked = await a.run({ ...ws, runtime: 'bash', code: 'rm -r .drael-uploads && ln -s /etc .drael-uploads && echo linked' });
@@ -159,7 +165,8 @@ describe('the staging directory under attack from run code', () => {
     ]) {
       expect((await a.errorOf(sandboxCatalog.filesWrite, req)).code).toBe('invalid_path');
     }
-    expect((await listing(ws)).files.map((f) => f.path)).toEqual(['victim.txt']);
+    // What the run moved away is its own business now (gone/ holds the staged piece, the session's own data).
+    expect((await listing(ws)).files.map((f) => f.path).sort()).toEqual([`gone/${inFlight}`, 'victim.txt']);
     expect(await readText(ws, 'victim.txt')).toBe('victim\n');
 
     // Once the run removes what it planted, uploads work again.

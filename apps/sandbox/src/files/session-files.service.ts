@@ -7,7 +7,7 @@ import { MAX_FILE_TRANSFER_BYTES } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 import { QUOTA_HEADROOM_BYTES, WorkspaceService, type SessionWorkspace, type WorkspaceRef } from '../workspace/workspace.service.js';
 import { keptName } from '../workspace/workspace-manifest.js';
-import { ensureStagingDir, stagingDirOf, sweepAbandonedUploads, UPLOAD_STAGING_DIR } from '../workspace/upload-staging.js';
+import { dropStagingDirIfEmpty, ensureStagingDir, isOwnStagingDir, stagingDirOf, sweepAbandonedUploads, UPLOAD_STAGING_DIR } from '../workspace/upload-staging.js';
 import { parseNewFilePath, parseWorkspacePath } from './safe-path.js';
 import { SandboxError } from '../sandbox-error.js';
 
@@ -111,58 +111,33 @@ export class SessionFilesService {
       if (!options.append) await sweepAbandonedUploads(ws.path, this.workspaces.uploadAbandonedMs).catch(() => undefined);
       const usage = await ws.usage();
       if (content.length > usage.freeBytes - QUOTA_HEADROOM_BYTES) throw quotaExceeded(this.workspaces.quotaBytes);
-      if (!(await ensureStagingDir(ws.path))) {
-        throw refused(UPLOAD_STAGING_DIR, 'is where uploads are staged, and a run put something else there: delete it (with a run) to upload again');
-      }
       // A write in one piece is an upload of its own, under a name nobody else uses; so is a
       // legacy first piece (`more` without `upload`): its later pieces append to `path` itself.
       const upload = options.upload ?? randomUUID();
       const more = options.upload !== undefined && options.more === true;
       const staged = join(stagingDirOf(ws.path), upload);
-      const fh = await openStaged(staged, options.append === true, upload);
-      let size: number;
+      let stillStaged = false;
       try {
-        const st = await fh.stat();
-        if (!st.isFile()) throw refused(rel, 'not a regular file');
+        const fh = await openStaged(ws.path, upload, options.append === true);
+        const size = await writeStaged(fh, { staged, rel, root: ws.path, content, append: options.append === true, more }, this.workspaces.quotaBytes);
+        if (more) {
+          stillStaged = true;
+          return { path: rel, size };
+        }
         try {
-          await fh.write(content, 0, content.length, options.append ? null : 0);
+          await guard(rel, () => mkdirAsSandbox(ws.path, dirname(rel)));
+          // rename never follows a link at `path` (it replaces the link itself), and the volume is
+          // nosymfollow: one in a directory above fails (ELOOP), refused like any other link.
+          await guard(rel, () => rename(staged, join(ws.path, rel)));
         } catch (err) {
-          const code = (err as NodeJS.ErrnoException).code;
-          // An upload that does not fit is dropped whole: nothing of it remains to count.
-          if (code === 'ENOSPC' || code === 'EDQUOT') {
-            await unlink(staged).catch(() => undefined);
-            throw quotaExceeded(this.workspaces.quotaBytes);
-          }
+          await unlink(staged).catch(() => undefined);
           throw err;
         }
-        size = (options.append ? st.size : 0) + content.length;
-        if (!more) {
-          // What stands at the path now: a link or a directory is refused as a direct write
-          // refuses it (rename would replace a link, never follow it, if one is planted after this
-          // check). The file it replaces keeps its permissions (an executable stays executable).
-          const replaced = await lstat(join(ws.path, rel)).catch(() => undefined);
-          if (replaced?.isSymbolicLink()) throw refused(rel, 'a symbolic link is never followed');
-          if (replaced && !replaced.isFile()) throw refused(rel, 'not a regular file');
-          await fh.chmod(replaced ? replaced.mode & 0o777 : 0o644);
-          await fh.chown(SANDBOX_UID, SANDBOX_UID);
-        }
-      } catch (err) {
-        if (!more) await unlink(staged).catch(() => undefined);
-        throw err;
+        return { path: rel, size };
       } finally {
-        await fh.close();
+        // A piece that failed mid-upload leaves its file for the sender to drop (rmdir refuses then).
+        if (!stillStaged) await dropStagingDirIfEmpty(ws.path);
       }
-      if (more) return { path: rel, size };
-      try {
-        await guard(rel, () => mkdirAsSandbox(ws.path, dirname(rel)));
-        // rename never follows a link at `path` (it replaces the link itself), and the volume is
-        // nosymfollow: one in a directory above fails (ELOOP), refused like any other link.
-        await guard(rel, () => rename(staged, join(ws.path, rel)));
-      } catch (err) {
-        await unlink(staged).catch(() => undefined);
-        throw err;
-      }
-      return { path: rel, size };
     });
   }
 
@@ -170,11 +145,12 @@ export class SessionFilesService {
   async dropUpload(ref: WorkspaceRef, path: string, upload: string) {
     const rel = parseWorkspacePath(path);
     return this.withWorkspace(ref, false, async (ws) => {
-      if (!ws || !(await ensureStagingDir(ws.path).catch(() => false))) return { path: rel, deleted: false };
+      if (!ws || !(await isOwnStagingDir(stagingDirOf(ws.path)).catch(() => false))) return { path: rel, deleted: false };
       const deleted = await unlink(join(stagingDirOf(ws.path), upload)).then(
         () => true,
         () => false,
       );
+      await dropStagingDirIfEmpty(ws.path);
       return { path: rel, deleted };
     });
   }
@@ -266,21 +242,78 @@ async function openSafely(full: string, flags: number, rel: string, mode?: numbe
   return guard(rel, () => open(full, flags, mode));
 }
 
-/** Opens an upload's staging file: made by its first piece, only ever appended to by the others. */
-async function openStaged(staged: string, more: boolean, upload: string): Promise<FileHandle> {
+/**
+ * Opens an upload's staging file in the workspace at `root`: made by its first piece, only ever
+ * appended to by the others. The staging directory must be the sandbox's own (a run may have put
+ * something else at its name: refused, typed). A first piece tries again if another upload's end
+ * removed the (then empty) directory between its check and its open.
+ */
+async function openStaged(root: string, upload: string, append: boolean): Promise<FileHandle> {
   const name = `${UPLOAD_STAGING_DIR}/${upload}`;
-  try {
-    return await guard(name, () => open(staged, more ? OPEN_STAGE_MORE : OPEN_STAGE_FIRST, 0o600));
-  } catch (err) {
-    if (more && err instanceof RpcError && err.code === 'file_not_found') {
-      throw new SandboxError(
-        'unavailable',
-        `upload ${upload}: its earlier pieces are gone (the session moved to another replica, or the upload was abandoned); send the whole file again`,
-        false,
-        { param: 'upload' },
-      );
+  const staged = join(stagingDirOf(root), upload);
+  for (let attempt = 1; ; attempt++) {
+    if (!(await ensureStagingDir(root))) {
+      throw refused(UPLOAD_STAGING_DIR, 'is where uploads are staged, and a run put something else there: delete it (with a run) to upload again');
     }
+    try {
+      return await guard(name, () => open(staged, append ? OPEN_STAGE_MORE : OPEN_STAGE_FIRST, 0o600));
+    } catch (err) {
+      const missing = err instanceof RpcError && err.code === 'file_not_found';
+      if (missing && !append && attempt < 3) continue;
+      if (missing && append) {
+        throw new SandboxError(
+          'unavailable',
+          `upload ${upload}: its earlier pieces are gone (the session moved to another replica, or the upload was abandoned); send the whole file again`,
+          false,
+          { param: 'upload' },
+        );
+      }
+      throw err;
+    }
+  }
+}
+
+/**
+ * Writes one piece into its staging file and closes it; the last piece also takes the mode of the
+ * file it replaces and the sandbox user as owner. Returns the staged size. On a failure the staged
+ * file goes if nothing else is to come to it (a last piece), or if the volume is full (an upload
+ * that does not fit is dropped whole: nothing of it remains to count).
+ */
+async function writeStaged(
+  fh: FileHandle,
+  piece: { staged: string; rel: string; root: string; content: Buffer; append: boolean; more: boolean },
+  quotaBytes: number,
+): Promise<number> {
+  const { staged, rel, root, content, append, more } = piece;
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw refused(rel, 'not a regular file');
+    try {
+      await fh.write(content, 0, content.length, append ? null : 0);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOSPC' || code === 'EDQUOT') {
+        await unlink(staged).catch(() => undefined);
+        throw quotaExceeded(quotaBytes);
+      }
+      throw err;
+    }
+    if (!more) {
+      // What stands at the path now: a link or a directory is refused as a direct write refuses
+      // it (rename would replace a link, never follow it, if one is planted after this check).
+      // The file it replaces keeps its permissions (an executable stays executable).
+      const replaced = await lstat(join(root, rel)).catch(() => undefined);
+      if (replaced?.isSymbolicLink()) throw refused(rel, 'a symbolic link is never followed');
+      if (replaced && !replaced.isFile()) throw refused(rel, 'not a regular file');
+      await fh.chmod(replaced ? replaced.mode & 0o777 : 0o644);
+      await fh.chown(SANDBOX_UID, SANDBOX_UID);
+    }
+    return (append ? st.size : 0) + content.length;
+  } catch (err) {
+    if (!more) await unlink(staged).catch(() => undefined);
     throw err;
+  } finally {
+    await fh.close();
   }
 }
 

@@ -1,4 +1,4 @@
-import { lstat, mkdir, readdir, unlink } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /*
@@ -6,7 +6,8 @@ import { join } from 'node:path';
  * directory at the workspace's root, on the same volume as the files (so its bytes count against
  * the session's quota, and its last piece is put in place by one rename). It belongs to the
  * sandbox's own user, mode 0700: a run (uid 65534) sees that it exists but can neither read what is
- * staged nor plant anything in it. Never listed, never saved (a restore never brings it back), and
+ * staged nor plant anything in it. It exists only while something is staged (removed once empty),
+ * so a run that lists or archives the workspace between uploads never meets it. Never listed, never saved (a restore never brings it back), and
  * no path of the file API may name it. A run can still replace the directory itself (the
  * workspace's root is the run's): one not made by the sandbox is never used (uploads are refused,
  * typed, until it is deleted) and never read or swept.
@@ -26,7 +27,7 @@ export function isStagingPath(rel: string): boolean {
 const ownUid = (): number => process.getuid?.() ?? 0;
 
 /** The directory at `dir` is the sandbox's own staging directory (not a link, not planted by a run). */
-async function isOwnStagingDir(dir: string): Promise<boolean> {
+export async function isOwnStagingDir(dir: string): Promise<boolean> {
   const st = await lstat(dir);
   return st.isDirectory() && st.uid === ownUid() && (st.mode & 0o777) === 0o700;
 }
@@ -65,5 +66,12 @@ export async function sweepAbandonedUploads(root: string, maxAgeMs: number): Pro
     )
       removed += 1;
   }
+  await dropStagingDirIfEmpty(root);
   return removed;
+}
+
+/** Removes the sandbox's staging directory if nothing is staged in it (rmdir refuses otherwise). */
+export async function dropStagingDirIfEmpty(root: string): Promise<void> {
+  const dir = stagingDirOf(root);
+  if (await isOwnStagingDir(dir).catch(() => false)) await rmdir(dir).catch(() => undefined);
 }
