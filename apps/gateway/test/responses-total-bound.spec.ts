@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { NatsRpcClient } from '@drael/nats-rpc';
-import { createTestKey, startGatewayProcess, startScriptedUpstream, testPrefix, type GatewayProcess, type ScriptedUpstream } from '@drael/test-support';
+import { sampleValue } from '@drael/metrics';
+import { createTestKey, freePort, scrapeMetrics, startGatewayProcess, startScriptedUpstream, testPrefix, type GatewayProcess, type ScriptedUpstream } from '@drael/test-support';
 import { NATS_URL, REDIS_URL } from './responses.support.js';
 
 /*
@@ -25,6 +26,7 @@ let upstream: ScriptedUpstream;
 let a: GatewayProcess;
 let b: GatewayProcess;
 let redis: Redis;
+let metricsUrl: string;
 const keys: Record<string, string>[] = [];
 
 beforeAll(async () => {
@@ -42,7 +44,9 @@ beforeAll(async () => {
     DRAEL_MODELS: JSON.stringify({ 'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model' } }),
   };
   // The second replica shares the first one's billing (same NATS prefix), as replicas do.
-  a = await startGatewayProcess(env, { readyTimeoutMs: 120_000 });
+  const metricsPort = await freePort();
+  metricsUrl = `http://127.0.0.1:${metricsPort}`;
+  a = await startGatewayProcess({ ...env, METRICS_PORT: String(metricsPort) }, { readyTimeoutMs: 120_000 });
   b = await startGatewayProcess(env, { readyTimeoutMs: 120_000, billing: false });
   const client = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
   try {
@@ -94,6 +98,8 @@ describe('stored responses over the whole installation, two gateway replicas', (
     }
     // Refused before the model was called (nothing paid for that could not be kept), as the account bound is.
     expect(upstream.requests.length).toBe(asked);
+    // Counted for the operator (alert DraelResponsesStoreFull): one refusal on replica a.
+    expect(sampleValue(await scrapeMetrics(metricsUrl), 'drael_gateway_responses_store_refusals_total', { scope: 'installation' })).toBe(1);
 
     // store: false needs no room.
     const unstored = await fetch(`${b.url}/v1/responses`, {

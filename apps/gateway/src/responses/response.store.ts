@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { ApiError } from '../errors/api-error.js';
-import { recordResponsesStoreFailure, type StoreOperation } from '../metrics/gateway.metrics.js';
+import { recordResponsesStoreFailure, recordResponsesStoreRefusal, type StoreOperation, type StoreScope } from '../metrics/gateway.metrics.js';
 import type { ChatMessage } from './chat-message.js';
 import type { InputItemResource } from './input-items.js';
 import type { ResponseObject } from './response-object.js';
@@ -96,9 +96,6 @@ forget(KEYS[1], KEYS[2], ARGV[1])
 forget(KEYS[4], KEYS[5], KEYS[3])
 return deleted
 `;
-
-/** The two scopes of one bound on stored bytes (RESERVE's -1 and -2). */
-type StoreScope = 'account' | 'installation';
 
 type AccountingKeys = [index: string, sizes: string, key: string, allIndex: string, allSizes: string];
 
@@ -240,6 +237,7 @@ export class ResponseStore implements OnApplicationShutdown {
    * gives no figures: they would tell a client how much every other account stores.
    */
   private full(scope: StoreScope, used: number): ApiError {
+    recordResponsesStoreRefusal(scope);
     const message =
       scope === 'account'
         ? `This account's stored responses take ${used} of their ${this.config.RESPONSES_ACCOUNT_MAX_BYTES} bytes. Delete some (DELETE /v1/responses/{id}), wait for them to expire, or send store: false.`
