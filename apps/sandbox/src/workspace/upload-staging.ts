@@ -7,10 +7,10 @@ import { join } from 'node:path';
  * the session's quota, and its last piece is put in place by one rename). It belongs to the
  * sandbox's own user, mode 0700: a run (uid 65534) sees that it exists but can neither read what is
  * staged nor plant anything in it. It exists only while something is staged (removed once empty),
- * so a run that lists or archives the workspace between uploads never meets it. Never listed, never saved (a restore never brings it back), and
- * no path of the file API may name it. A run can still replace the directory itself (the
- * workspace's root is the run's): one not made by the sandbox is never used (uploads are refused,
- * typed, until it is deleted) and never read or swept.
+ * so a run that lists or archives the workspace between uploads never meets it. Never listed,
+ * never saved (a restore never brings it back), and no path of the file API may name it. A run can
+ * still replace the directory itself (the workspace's root is the run's): one not made by the
+ * sandbox is never used (uploads are refused, typed, until it is deleted) and never read or swept.
  */
 export const UPLOAD_STAGING_DIR = '.drael-uploads';
 
