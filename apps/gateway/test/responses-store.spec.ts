@@ -88,4 +88,79 @@ describe('stored responses in Redis (real server)', () => {
       await bounded.admit('acct-exp', 8 * 1024);
     });
   });
+
+  // F6 (multi-replica fault pass): accounts each under their own bound filled the Redis that rate
+  // limits and agent-run's queue share, since nothing bounded them together. Two stores on one
+  // Redis are two gateway replicas: the installation's count is theirs, kept in Redis.
+  describe('bounded over the whole installation, across replicas', () => {
+    const sized = (kib: number) => {
+      const response = newResponse({ model: 'm', input: 'x' });
+      return { response, messages: [{ role: 'user' as const, content: 'x'.repeat(kib * 1024) }], loaded: [] };
+    };
+    const bytesOf = (stored: unknown) => Buffer.byteLength(JSON.stringify(stored));
+    const errorOf = (p: Promise<unknown>) =>
+      p.then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    const installation = `test:${testPrefix('resp-total')}:`;
+    // Room for three responses of 4 KiB over every account; each account may keep two.
+    const one = bytesOf(sized(4));
+    const config = {
+      REDIS_URL,
+      RESPONSES_KEY_PREFIX: installation,
+      RESPONSES_TTL_S: '120',
+      RESPONSES_ACCOUNT_MAX_BYTES: String(2 * one + 100),
+      RESPONSES_TOTAL_MAX_BYTES: String(3 * one + 100),
+    };
+    const [replicaA, replicaB] = [new ResponseStore(ResponsesConfigSchema.parse(config)), new ResponseStore(ResponsesConfigSchema.parse(config))];
+    afterAll(async () => {
+      await Promise.all([replicaA.onApplicationShutdown(), replicaB.onApplicationShutdown()]);
+      const keys = await redis.keys(`${installation}*`);
+      if (keys.length) await redis.del(...keys);
+    });
+
+    it('refuses a new store past RESPONSES_TOTAL_MAX_BYTES (429 quota_exceeded, as the account bound) on every replica, each account under its own; a delete or an expiry gives the room back', async () => {
+      const [first, second, third, fourth] = [sized(4), sized(4), sized(4), sized(4)];
+      await replicaA.save('acct-1', first);
+      await replicaB.save('acct-2', second);
+      await replicaA.save('acct-3', third);
+      // acct-4 holds nothing, far under its bound: the installation is full, on both replicas.
+      const refused = await errorOf(replicaB.save('acct-4', fourth));
+      expect(refused).toMatchObject({ code: 'quota_exceeded', status: 429, param: 'store' });
+      expect((refused as Error).message).not.toMatch(/\d{4,}/);
+      expect(await replicaB.load('acct-4', fourth.response.id)).toBeUndefined();
+      for (const replica of [replicaA, replicaB]) expect(await errorOf(replica.admit('acct-4', 4 * 1024))).toMatchObject({ code: 'quota_exceeded' });
+      // Saving a stored response again replaces its size, it adds nothing.
+      await replicaB.save('acct-1', first);
+
+      // A delete on one replica frees the room on the other.
+      expect(await replicaA.delete('acct-2', second.response.id)).toBe(true);
+      await replicaB.admit('acct-4', 4 * 1024);
+      await replicaB.save('acct-4', fourth);
+      expect(await errorOf(replicaA.admit('acct-5', 4 * 1024))).toMatchObject({ code: 'quota_exceeded' });
+
+      // An expired response leaves the installation's total (it would otherwise only ever grow).
+      await redis.zadd(`${installation}~all:index`, 'XX', 1, `${installation}acct-1:${first.response.id}`);
+      await redis.del(`${installation}acct-1:${first.response.id}`);
+      await replicaA.admit('acct-5', 4 * 1024);
+      await replicaA.save('acct-5', sized(4));
+      expect(Number(await redis.hget(`${installation}~all:sizes`, '#total'))).toBe(3 * one);
+    });
+
+    it('two replicas saving at once for different accounts cannot both take the last room', async () => {
+      const prefix2 = `${installation}race:`;
+      const cfg = { ...config, RESPONSES_KEY_PREFIX: prefix2 };
+      const [a, b] = [new ResponseStore(ResponsesConfigSchema.parse(cfg)), new ResponseStore(ResponsesConfigSchema.parse(cfg))];
+      try {
+        await a.save('acct-r1', sized(4));
+        await b.save('acct-r2', sized(4));
+        const results = await Promise.all([errorOf(a.save('acct-r3', sized(4))), errorOf(b.save('acct-r4', sized(4))), errorOf(a.save('acct-r5', sized(4)))]);
+        expect(results.filter((r) => r === undefined)).toHaveLength(1);
+        expect(results.filter((r) => (r as { code?: string } | undefined)?.code === 'quota_exceeded')).toHaveLength(2);
+      } finally {
+        await Promise.all([a.onApplicationShutdown(), b.onApplicationShutdown()]);
+      }
+    });
+  });
 });

@@ -3,10 +3,11 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { sandboxCatalog } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
-import { startSandbox, type Sandbox } from './sandbox-harness.js';
+import { b64, placementKeyOf, placementKv, startSandbox, unb64, type Sandbox } from './sandbox-harness.js';
 
 // Two sandbox replicas; the second reaches the machine's container engine through a socket this
 // test can cut, as a pod's engine sidecar that crashes (multi-replica pass, F2). A replica whose
@@ -96,5 +97,50 @@ describe('a sandbox replica whose container engine is gone', () => {
     expect(runs.map((r) => (r instanceof Error ? r.message : r.stdout))).toEqual(Array.from({ length: 8 }, (_, i) => `run-${i}\n`));
     await openEngine();
     await waitForMembers(2);
+  });
+
+  // The F2 leftover: out of the queue group, it still held its sessions (its heartbeat went on),
+  // so every other replica forwarded their calls to it, and they failed until its engine returned.
+  it('gives its sessions up: the other replica takes them over from their saved copies and serves them; back, it beats again', { timeout: 120_000 }, async () => {
+    await waitForMembers(2);
+    const { kv, nc: knc } = await placementKv(a.prefix);
+    try {
+      const holderOf = async (session: string) => (JSON.parse((await kv.get(placementKeyOf('engine-lost', session)))!.string()) as { holder: string }).holder;
+      const onB = (holder: string) => new RegExp(`^${b.instance}-[0-9a-f]{8}$`).test(holder);
+      // Sessions land on the replica the queue group gives their first call to: write until two are on b.
+      const held: string[] = [];
+      for (let i = 0; held.length < 2 && i < 40; i++) {
+        const session = `held-${i}`;
+        await client.request(sandboxCatalog.filesWrite, { tenant: 'engine-lost', session, path: 'note.txt', content_base64: b64(`note ${i}\n`) });
+        if (onB(await holderOf(session))) held.push(session);
+      }
+      expect(held).toHaveLength(2);
+
+      const replicas = await new Kvm(knc).open(`${a.prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_sandbox_replicas`);
+      /** b's heartbeat: it keeps beating while out of the queue group, saying it stands down. */
+      const beatOfB = async () => {
+        for await (const k of await replicas.keys()) if (onB(k)) return JSON.parse((await replicas.get(k))!.string()) as { standing_down?: boolean };
+        return undefined;
+      };
+      expect(await beatOfB()).not.toHaveProperty('standing_down');
+
+      await cutEngine();
+      await waitForMembers(1);
+      for (const session of held) {
+        const ran = await client.request(sandboxCatalog.run, { tenant: 'engine-lost', session, runtime: 'bash', code: 'cat note.txt' });
+        expect(ran.stdout).toBe(`note ${session.slice('held-'.length)}\n`);
+        expect(onB(await holderOf(session))).toBe(false);
+        const read = await client.request(sandboxCatalog.filesRead, { tenant: 'engine-lost', session, path: 'note.txt' });
+        expect(unb64(read.content_base64)).toBe(`note ${session.slice('held-'.length)}\n`);
+      }
+
+      await expect.poll(async () => (await beatOfB())?.standing_down, { timeout: 10_000 }).toBe(true);
+      // Back: it holds sessions again (its heartbeat no longer stands down before it rejoins).
+      await openEngine();
+      await waitForMembers(2);
+      expect(await beatOfB()).not.toHaveProperty('standing_down');
+    } finally {
+      await knc.close();
+    }
   });
 });

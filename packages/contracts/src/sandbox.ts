@@ -79,6 +79,10 @@ export type SandboxRunReply = z.infer<typeof SandboxRunReplySchema>;
 
 const FileScope = { tenant: TenantSchema, session: SessionField, scope: WorkspaceScopeSchema.optional() };
 export const FilePathSchema = z.string().min(1).max(1024);
+// Names one upload in pieces (a file name on the sandbox's side: its staging file), chosen by the
+// sender, e.g. a UUID: bounded and plain so that it can never name anything but that staging file.
+export const UPLOAD_ID = /^[A-Za-z0-9_-]{1,64}$/;
+export const UploadIdSchema = z.string().regex(UPLOAD_ID, 'upload id must match [A-Za-z0-9_-]{1,64}');
 export const FileEntrySchema = z.object({ path: z.string(), size: z.number().int().nonnegative(), modified_at: z.string() });
 
 /** One session workspace of a tenant, as GET /v1/sessions lists it. Times are Unix seconds. */
@@ -175,13 +179,27 @@ export const sandboxCatalog = {
   filesWrite: defineEntry({
     subject: 'sandbox.files.write.v1',
     service: 'sandbox',
-    // append: added to the end of the file instead of replacing it, so a file larger than one
-    // message (MAX_FILE_TRANSFER_BYTES) is written in pieces. more: another piece follows, and the
-    // session is saved with the last one rather than after each (a save re-reads and stores the
-    // whole file: piece by piece, an upload cost the square of its size). A piece sent with `more`
-    // is on the holder's volume but not saved until a later write without it (or any other change)
-    // is: if the holder dies first, the upload is lost, as an upload cut off is.
-    request: z.object({ ...FileScope, path: FilePathSchema, content_base64: z.string(), append: z.boolean().optional(), more: z.boolean().optional() }),
+    // A file larger than one message (MAX_FILE_TRANSFER_BYTES) is written in pieces of one
+    // upload: every piece carries the same `upload` id; the first has no `append`, the others
+    // `append`; every piece but the last says `more`. The pieces gather in a staging file the
+    // path's readers never see, and the last one puts the whole file under `path` at once
+    // (rename): until then `path` keeps its old content or stays absent, so an upload cut off
+    // (its sender died, a piece failed) leaves the file as it was. Its staged data is dropped by
+    // filesDelete with the same `upload`, or by the sandbox once no piece came for
+    // SANDBOX_UPLOAD_ABANDONED_S; it is never listed or saved. A piece whose earlier pieces are
+    // gone (the session moved to another replica meanwhile) is refused: the upload starts over.
+    // The session is saved with the last piece only (a save re-reads and stores the whole file:
+    // piece by piece, an upload cost the square of its size). A write without `upload` and
+    // without `append` replaces the file at once the same way; `append` without `upload` (a
+    // sender from before uploads were staged) appends to `path` itself, in place.
+    request: z.object({
+      ...FileScope,
+      path: FilePathSchema,
+      content_base64: z.string(),
+      append: z.boolean().optional(),
+      more: z.boolean().optional(),
+      upload: UploadIdSchema.optional(),
+    }),
     reply: z.object({ path: z.string(), size: z.number().int() }),
     errors: sandboxErrors('invalid_session', 'invalid_path', 'file_not_found', 'file_too_large', 'quota_exceeded', 'session_limit_reached'),
     timeoutMs: 5_000,
@@ -189,7 +207,8 @@ export const sandboxCatalog = {
   filesDelete: defineEntry({
     subject: 'sandbox.files.delete.v1',
     service: 'sandbox',
-    request: z.object({ ...FileScope, path: FilePathSchema }),
+    // With `upload`: drops what that upload staged (a sender giving up on it), never `path`'s file.
+    request: z.object({ ...FileScope, path: FilePathSchema, upload: UploadIdSchema.optional() }),
     reply: z.object({ path: z.string(), deleted: z.boolean() }),
     errors: sandboxErrors('invalid_session', 'invalid_path', 'file_not_found', 'quota_exceeded', 'session_limit_reached'),
     timeoutMs: 5_000,

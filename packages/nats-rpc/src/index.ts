@@ -14,4 +14,4 @@ export * from './nats-security.js';
 export { MAX_PACKET_ID_CHARS, PACKET_ID_TOO_LONG, respondBounded } from './bounded-reply.js';
 export { HEARTBEAT_HEADER, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LIVENESS_MS } from './heartbeat.js';
 export { listenOnEveryReplica, type EveryReplicaHandler } from './every-replica.js';
-export { keepQueueMembershipHealthy, type QueueMembershipOptions } from './queue-membership.js';
+export { keepQueueMembershipHealthy, type QueueMembershipListener, type QueueMembershipOptions } from './queue-membership.js';

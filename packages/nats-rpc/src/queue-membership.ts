@@ -11,6 +11,19 @@ export interface QueueMembershipOptions {
 }
 
 /**
+ * What else a replica gives up while out of its queue group, and takes back on rejoining (named
+ * by the service's boot options, `queueMembership.listener`): the sandbox's session placement (the
+ * sessions this replica holds would otherwise still be routed to it, and fail, until its engine
+ * came back).
+ */
+export interface QueueMembershipListener {
+  /** Called as the replica leaves the queue group, before it does; a failure is logged, it leaves all the same. */
+  leaving(): Promise<void>;
+  /** Called before the replica rejoins: what it gave up is taken back first. */
+  rejoining(): Promise<void>;
+}
+
+/**
  * Keeps a replica in its service's queue group only while its critical dependencies answer (the
  * service's HEALTH_CHECKS): one that cannot do the work (a sandbox whose container engine is gone)
  * leaves, so NATS gives every request to the replicas that can, and rejoins at the first round
@@ -20,7 +33,13 @@ export interface QueueMembershipOptions {
  * leaves only with nothing in flight, so no caller waiting on it is told its replica was lost.
  * The last replica standing leaves too: callers are then told at once that nobody answers.
  */
-export function keepQueueMembershipHealthy(server: DrainingNatsServer, checks: readonly HealthCheck[], logger: Logger, options: QueueMembershipOptions): { stop(): void } {
+export function keepQueueMembershipHealthy(
+  server: DrainingNatsServer,
+  checks: readonly HealthCheck[],
+  logger: Logger,
+  options: QueueMembershipOptions,
+  listener?: QueueMembershipListener,
+): { stop(): void } {
   let failures = 0;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -30,6 +49,7 @@ export function keepQueueMembershipHealthy(server: DrainingNatsServer, checks: r
     if (health.ok) {
       failures = 0;
       if (!server.inQueueGroup) {
+        await listener?.rejoining();
         await server.rejoinQueueGroup();
         logger.info({ checks: health.checks }, 'dependencies answer again: rejoined the queue group');
       }
@@ -37,6 +57,8 @@ export function keepQueueMembershipHealthy(server: DrainingNatsServer, checks: r
     }
     failures++;
     if (server.inQueueGroup && failures >= options.failuresToLeave && inFlight.size === 0) {
+      // What it holds is given up first: once it is seen out of the group, its sessions are the others'.
+      await listener?.leaving().catch((err: unknown) => logger.error({ err }, 'giving up what this replica holds failed'));
       await server.leaveQueueGroup();
       logger.warn({ failing: health.failing, checks: health.checks }, 'a critical dependency does not answer: left the queue group until it does');
     }

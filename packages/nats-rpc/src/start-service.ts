@@ -11,7 +11,7 @@ import { setHandlerLogger, setUnavailableWhen } from './handles.decorator.js';
 import { HEALTH_CHECKS, type HealthCheck } from './health-checks.js';
 import { startHealthHttp, type HealthHttpServer } from './health-http.server.js';
 import type { NatsSecurity } from './nats-security.js';
-import { keepQueueMembershipHealthy, type QueueMembershipOptions } from './queue-membership.js';
+import { keepQueueMembershipHealthy, type QueueMembershipListener, type QueueMembershipOptions } from './queue-membership.js';
 
 export interface ServiceBootOptions {
   service: ServiceName;
@@ -42,9 +42,10 @@ export interface ServiceBootOptions {
   /**
    * The replica stays in the queue group only while its critical HEALTH_CHECKS pass
    * (queue-membership.ts): for a service whose replicas each depend on something of their own
-   * (the sandbox's container engine). Absent: always in it.
+   * (the sandbox's container engine). Absent: always in it. `listener`: the provider (its class)
+   * that gives up what the replica holds while it is out (QueueMembershipListener).
    */
-  queueMembership?: QueueMembershipOptions;
+  queueMembership?: QueueMembershipOptions & { listener?: Type<QueueMembershipListener> };
 }
 
 export interface RunningService {
@@ -103,7 +104,10 @@ export async function startService(options: ServiceBootOptions): Promise<Running
       // a service without dependencies to check provides none
     }
   }
-  const membership = options.queueMembership && checks.length > 0 ? keepQueueMembershipHealthy(server, checks, logger, options.queueMembership) : undefined;
+  // Looked up only when named: a missing provider ends the process (Nest's exception zone, above).
+  const listenerType = options.queueMembership?.listener;
+  const listener = listenerType ? app.get(listenerType, { strict: false }) : undefined;
+  const membership = options.queueMembership && checks.length > 0 ? keepQueueMembershipHealthy(server, checks, logger, options.queueMembership, listener) : undefined;
   if (options.healthPort !== undefined) {
     health = await startHealthHttp({
       service: options.service,

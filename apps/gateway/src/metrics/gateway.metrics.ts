@@ -157,6 +157,16 @@ const responsesStoreFailures = metrics.counter({
 /** One stored-response operation failed on Redis (responses/response.store.ts). */
 export const recordResponsesStoreFailure = (operation: StoreOperation) => responsesStoreFailures.inc({ operation });
 
+const STORE_SCOPES = ['account', 'installation'] as const;
+export type StoreScope = (typeof STORE_SCOPES)[number];
+const responsesStoreRefusals = metrics.counter({
+  name: 'drael_gateway_responses_store_refusals_total',
+  help: "Stored responses refused (429 quota_exceeded, before the model call or at save) because their bytes were past a bound: an account's (RESPONSES_ACCOUNT_MAX_BYTES) or every account's together (RESPONSES_TOTAL_MAX_BYTES)",
+  labels: { scope: STORE_SCOPES },
+});
+/** One stored response refused past a bound on stored bytes (responses/response.store.ts). */
+export const recordResponsesStoreRefusal = (scope: StoreScope) => responsesStoreRefusals.inc({ scope });
+
 const spawned = metrics.counter({
   name: 'drael_gateway_spawned_agents_total',
   help: 'spawn_agent children, by outcome (ok, failed, ceiling: refused at the cost ceiling)',

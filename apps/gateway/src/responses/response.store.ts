@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { ApiError } from '../errors/api-error.js';
-import { recordResponsesStoreFailure, type StoreOperation } from '../metrics/gateway.metrics.js';
+import { recordResponsesStoreFailure, recordResponsesStoreRefusal, type StoreOperation, type StoreScope } from '../metrics/gateway.metrics.js';
 import type { ChatMessage } from './chat-message.js';
 import type { InputItemResource } from './input-items.js';
 import type { ResponseObject } from './response-object.js';
@@ -25,54 +25,84 @@ export interface LoadedResponse {
   bytes: number;
 }
 
-// One account's stored bytes: a sorted set of its response ids by expiry (ms) and a hash of each
-// one's size with the running total. Expired entries leave the total when it is next read, so it
-// never counts a response Redis has already let go. Scripts, so that two replicas saving for the
-// same account cannot both pass the bound. A response and its accounting are written (RESERVE)
-// and removed (FORGET) in one script each: a Redis lost between two commands can leave neither
-// a response nobody counts nor bytes counted for a response that is not there.
+// Stored bytes are counted twice, with one rule: per account and for the whole installation
+// (every gateway replica shares the count, in Redis). Each count is a sorted set of entries by
+// expiry (ms) and a hash of each entry's size with the running total: an account's entries are its
+// response ids, the installation's are the responses' keys. Expired entries leave a total when it
+// is next read, so it never counts a response Redis has already let go and cannot drift up past
+// one TTL; a delete takes its bytes off both at once. Scripts, so that two replicas saving at
+// once cannot both pass a bound. A response and its accounting are written (RESERVE) and removed
+// (FORGET) in one script each: a Redis lost between two commands can leave neither a response
+// nobody counts nor bytes counted for a response that is not there.
+//
+// KEYS: 1 account index, 2 account sizes, 3 the response's key, 4 installation index, 5
+// installation sizes. The installation's expired entries are pruned at most PRUNE_BATCH a call
+// (a script blocks Redis while it runs): a total not yet pruned is too high, never too low.
 const PRUNE = `
-local now = tonumber(ARGV[1])
-local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
-local freed = 0
-for _, id in ipairs(expired) do
-  freed = freed + tonumber(redis.call('HGET', KEYS[2], id) or '0')
-  redis.call('HDEL', KEYS[2], id)
+local function prune(index, sizes, now, batch)
+  local expired
+  if batch then
+    expired = redis.call('ZRANGEBYSCORE', index, '-inf', now, 'LIMIT', 0, batch)
+  else
+    expired = redis.call('ZRANGEBYSCORE', index, '-inf', now)
+  end
+  local freed = 0
+  for _, member in ipairs(expired) do
+    freed = freed + tonumber(redis.call('HGET', sizes, member) or '0')
+    redis.call('HDEL', sizes, member)
+  end
+  if #expired > 0 then redis.call('ZREM', index, unpack(expired)) end
+  local total = math.max(0, tonumber(redis.call('HGET', sizes, '#total') or '0') - freed)
+  redis.call('HSET', sizes, '#total', total)
+  return total
 end
-if #expired > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) end
-local total = math.max(0, tonumber(redis.call('HGET', KEYS[2], '#total') or '0') - freed)
-redis.call('HSET', KEYS[2], '#total', total)
+local now = tonumber(ARGV[1])
+local total = prune(KEYS[1], KEYS[2], now, nil)
+local all = prune(KEYS[4], KEYS[5], now, 500)
 `;
+// Returns the account's new total, or -1 (the account's bound) / -2 (the installation's) with nothing written.
 const RESERVE = `${PRUNE}
-local id, bytes, expiry, max, ttl = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local id, bytes, expiry, max, ttl, allMax = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[8])
 local before = tonumber(redis.call('HGET', KEYS[2], id) or '0')
+local allBefore = tonumber(redis.call('HGET', KEYS[5], KEYS[3]) or '0')
 if total - before + bytes > max then return -1 end
+if all - allBefore + bytes > allMax then return -2 end
 redis.call('ZADD', KEYS[1], expiry, id)
 redis.call('HSET', KEYS[2], id, bytes)
 redis.call('HSET', KEYS[2], '#total', total - before + bytes)
-redis.call('PEXPIRE', KEYS[1], ttl)
-redis.call('PEXPIRE', KEYS[2], ttl)
+redis.call('ZADD', KEYS[4], expiry, KEYS[3])
+redis.call('HSET', KEYS[5], KEYS[3], bytes)
+redis.call('HSET', KEYS[5], '#total', all - allBefore + bytes)
+for i = 1, 5 do
+  if i ~= 3 then redis.call('PEXPIRE', KEYS[i], ttl) end
+end
 redis.call('SET', KEYS[3], ARGV[7], 'PX', ttl)
 return total - before + bytes
 `;
 const USAGE = `${PRUNE}
-return total
+return { total, all }
 `;
 const FORGET = `
-local deleted = redis.call('DEL', KEYS[3])
-local bytes = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
-if bytes > 0 then
-  redis.call('HDEL', KEYS[2], ARGV[1])
-  redis.call('HINCRBY', KEYS[2], '#total', -bytes)
+local function forget(index, sizes, member)
+  local bytes = tonumber(redis.call('HGET', sizes, member) or '0')
+  if bytes > 0 then
+    redis.call('HDEL', sizes, member)
+    redis.call('HSET', sizes, '#total', math.max(0, tonumber(redis.call('HGET', sizes, '#total') or '0') - bytes))
+  end
+  redis.call('ZREM', index, member)
 end
-redis.call('ZREM', KEYS[1], ARGV[1])
+local deleted = redis.call('DEL', KEYS[3])
+forget(KEYS[1], KEYS[2], ARGV[1])
+forget(KEYS[4], KEYS[5], KEYS[3])
 return deleted
 `;
 
+type AccountingKeys = [index: string, sizes: string, key: string, allIndex: string, allSizes: string];
+
 type Scripted = Redis & {
-  storedReserve(index: string, sizes: string, key: string, now: number, id: string, bytes: number, expiry: number, max: number, ttlMs: number, text: string): Promise<number>;
-  storedUsage(index: string, sizes: string, now: number): Promise<number>;
-  storedForget(index: string, sizes: string, key: string, id: string): Promise<number>;
+  storedReserve(...args: [...AccountingKeys, now: number, id: string, bytes: number, expiry: number, max: number, ttlMs: number, text: string, totalMax: number]): Promise<number>;
+  storedUsage(...args: [...AccountingKeys, now: number]): Promise<[number, number]>;
+  storedForget(...args: [...AccountingKeys, id: string]): Promise<number>;
 };
 
 /**
@@ -81,8 +111,9 @@ type Scripted = Redis & {
  * configured TTL. Bounded, since this Redis also holds the rate limits, the router's state and
  * agent-run's queue: one stored response (its whole conversation: a continuation carries its
  * history) at most RESPONSES_MAX_BYTES (413 `payload_too_large`), one account's at most
- * RESPONSES_ACCOUNT_MAX_BYTES together (429 `quota_exceeded`), both checked before the model is
- * called (`admit`) and the account's bound again when the response is saved.
+ * RESPONSES_ACCOUNT_MAX_BYTES together and every account's at most RESPONSES_TOTAL_MAX_BYTES
+ * together (429 `quota_exceeded` for either: one rule over two scopes), all checked before the
+ * model is called (`admit`) and the two totals again, atomically, when the response is saved.
  *
  * Redis failing (refused, or silent past RESPONSES_REDIS_TIMEOUT_MS: frozen, partitioned) is, for
  * every operation, one typed 503 `service_unavailable` with Retry-After (the README's rule: a
@@ -108,9 +139,9 @@ export class ResponseStore implements OnApplicationShutdown {
       commandTimeout: config.RESPONSES_REDIS_TIMEOUT_MS,
     });
     redis.on('error', () => undefined); // reported per failed command by command(); never crash
-    redis.defineCommand('storedReserve', { numberOfKeys: 3, lua: RESERVE });
-    redis.defineCommand('storedUsage', { numberOfKeys: 2, lua: USAGE });
-    redis.defineCommand('storedForget', { numberOfKeys: 3, lua: FORGET });
+    redis.defineCommand('storedReserve', { numberOfKeys: 5, lua: RESERVE });
+    redis.defineCommand('storedUsage', { numberOfKeys: 5, lua: USAGE });
+    redis.defineCommand('storedForget', { numberOfKeys: 5, lua: FORGET });
     this.redis = redis as Scripted;
   }
 
@@ -118,19 +149,25 @@ export class ResponseStore implements OnApplicationShutdown {
     return `${this.config.RESPONSES_KEY_PREFIX}${accountId}:${id}`;
   }
 
-  /** The account's index and sizes (outside `<prefix><account>:*`, where only responses are). */
-  private accountingOf(accountId: string): [string, string] {
-    return [`${this.config.RESPONSES_KEY_PREFIX}~index:${accountId}`, `${this.config.RESPONSES_KEY_PREFIX}~sizes:${accountId}`];
+  /**
+   * The keys RESERVE, USAGE and FORGET take: the account's index and sizes, the response's key, the
+   * installation's index and sizes (all outside `<prefix><account>:*`, where only responses are;
+   * `~all:` cannot be an account's `~index:` or `~sizes:`).
+   */
+  private accountingOf(accountId: string, id = ''): AccountingKeys {
+    const p = this.config.RESPONSES_KEY_PREFIX;
+    return [`${p}~index:${accountId}`, `${p}~sizes:${accountId}`, this.keyOf(accountId, id), `${p}~all:index`, `${p}~all:sizes`];
   }
 
   /**
    * Before the model call: a response expected to take `bytes` (its history and its input; the
-   * answer comes on top) fits one response's bound and what the account has left.
+   * answer comes on top) fits one response's bound and what the account and the installation have left.
    */
   async admit(accountId: string, bytes: number): Promise<void> {
     this.assertFits(bytes);
-    const used = await this.command('admit', (redis) => redis.storedUsage(...this.accountingOf(accountId), Date.now()));
-    if (used + bytes > this.config.RESPONSES_ACCOUNT_MAX_BYTES) throw this.accountFull(used);
+    const [used, all] = await this.command('admit', (redis) => redis.storedUsage(...this.accountingOf(accountId), Date.now()));
+    if (used + bytes > this.config.RESPONSES_ACCOUNT_MAX_BYTES) throw this.full('account', used);
+    if (all + bytes > this.config.RESPONSES_TOTAL_MAX_BYTES) throw this.full('installation', all);
   }
 
   async save(accountId: string, stored: StoredResponse): Promise<void> {
@@ -139,11 +176,11 @@ export class ResponseStore implements OnApplicationShutdown {
     this.assertFits(bytes);
     const ttlMs = this.config.RESPONSES_TTL_S * 1000;
     const now = Date.now();
-    const [index, sizes] = this.accountingOf(accountId);
-    const key = this.keyOf(accountId, stored.response.id);
-    const max = this.config.RESPONSES_ACCOUNT_MAX_BYTES;
-    const total = await this.command('save', (redis) => redis.storedReserve(index, sizes, key, now, stored.response.id, bytes, now + ttlMs, max, ttlMs, text));
-    if (total < 0) throw this.accountFull(max);
+    const { RESPONSES_ACCOUNT_MAX_BYTES: max, RESPONSES_TOTAL_MAX_BYTES: totalMax } = this.config;
+    const id = stored.response.id;
+    const total = await this.command('save', (redis) => redis.storedReserve(...this.accountingOf(accountId, id), now, id, bytes, now + ttlMs, max, ttlMs, text, totalMax));
+    if (total === -1) throw this.full('account', max);
+    if (total === -2) throw this.full('installation', totalMax);
   }
 
   async load(accountId: string, id: string): Promise<LoadedResponse | undefined> {
@@ -152,8 +189,7 @@ export class ResponseStore implements OnApplicationShutdown {
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
-    const [index, sizes] = this.accountingOf(accountId);
-    return (await this.command('delete', (redis) => redis.storedForget(index, sizes, this.keyOf(accountId, id), id))) === 1;
+    return (await this.command('delete', (redis) => redis.storedForget(...this.accountingOf(accountId, id), id))) === 1;
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -195,11 +231,17 @@ export class ResponseStore implements OnApplicationShutdown {
     );
   }
 
-  private accountFull(used: number): ApiError {
-    return new ApiError(
-      'quota_exceeded',
-      `This account's stored responses take ${used} of their ${this.config.RESPONSES_ACCOUNT_MAX_BYTES} bytes. Delete some (DELETE /v1/responses/{id}), wait for them to expire, or send store: false.`,
-      'store',
-    );
+  /**
+   * The one refusal of a response past a bound on stored bytes, the account's or the
+   * installation's: 429 `quota_exceeded` on `store`, nothing stored. The installation's message
+   * gives no figures: they would tell a client how much every other account stores.
+   */
+  private full(scope: StoreScope, used: number): ApiError {
+    recordResponsesStoreRefusal(scope);
+    const message =
+      scope === 'account'
+        ? `This account's stored responses take ${used} of their ${this.config.RESPONSES_ACCOUNT_MAX_BYTES} bytes. Delete some (DELETE /v1/responses/{id}), wait for them to expire, or send store: false.`
+        : 'This installation has no room left for stored responses right now (its bound over every account). Send store: false, or retry once older responses have expired or been deleted.';
+    return new ApiError('quota_exceeded', message, 'store');
   }
 }

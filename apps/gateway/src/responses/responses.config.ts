@@ -16,6 +16,12 @@ export const responsesConfigShape = {
   /** One account's stored responses together at most (they share Redis with rate limits and queues). */
   RESPONSES_ACCOUNT_MAX_BYTES: envInt(1024, 1024 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
   /**
+   * Every account's stored responses together at most, over every gateway replica (the count lives
+   * in Redis): many accounts each under their own bound must not fill the Redis that rate limits,
+   * the router and agent-run's queue need. Set it below that Redis's maxmemory less their share.
+   */
+  RESPONSES_TOTAL_MAX_BYTES: envInt(1024, 1024 * 1024 * 1024 * 1024).default(1024 * 1024 * 1024),
+  /**
    * A store command (queued while the connection is being made, or sent) not answered within this
    * is taken as the store down: 503 `service_unavailable`, never a request held for the whole outage
    * (a frozen or partitioned Redis answers nothing). Room for one response at RESPONSES_MAX_BYTES.

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { MAX_FILE_TRANSFER_BYTES, sandboxCatalog, type ListPage, type ListPageQuery } from '@drael/contracts';
@@ -79,24 +80,29 @@ export class SessionFilesService {
 
   /**
    * A client's upload (at most BODY_LIMIT_BYTES, the gateway's body limit), in pieces. One that
-   * cannot fit in the session's free room is refused before anything is written, so the file it
-   * would replace is kept; one that fails part-way is deleted rather than left half written.
+   * cannot fit in the session's free room is refused before anything is written; the file it
+   * would replace is kept in every case until the whole upload has landed (writePieces).
    */
   async write(caller: Caller, session: string, path: string, content: Buffer): Promise<{ path: string; size: number }> {
     const scope = { tenant: sessionTenantOf(caller, 'write'), session };
-    if (content.length > MAX_FILE_TRANSFER_BYTES) await this.assertRoom(scope, path, content.length);
+    if (content.length > MAX_FILE_TRANSFER_BYTES) await this.assertRoom(scope, content.length);
     return this.writePieces(scope, path, content);
   }
 
-  /**
-   * Writes a file into a request's workspace (its session's or its own), in pieces of one
-   * message each: the first replaces the file, the rest append.
-   */
+  /** Writes a file into a request's workspace (its session's or its own), in pieces (writePieces). */
   async writeIn(workspace: Workspace, path: string, content: Buffer, options: { signal?: AbortSignal; requestId?: string } = {}): Promise<{ path: string; size: number }> {
     return this.writePieces(workspace.use(), path, content, options);
   }
 
+  /**
+   * Sends a file as one upload (sandbox.files.write.v1 `upload`) of pieces of one message each.
+   * The sandbox stages them and puts the whole file at `path` with the last one, so an upload cut
+   * off (a failed piece, this gateway dying) never leaves a truncated file there: the old one
+   * stays. On a failed piece the staged pieces are dropped at once; if this process dies, the
+   * sandbox drops them once no piece came for SANDBOX_UPLOAD_ABANDONED_S.
+   */
   private async writePieces(scope: FileOwner, path: string, content: Buffer, options: { signal?: AbortSignal; requestId?: string } = {}): Promise<{ path: string; size: number }> {
+    const upload = randomUUID();
     let written = { path, size: 0 };
     for (let at = 0; at === 0 || at < content.length; at += MAX_FILE_TRANSFER_BYTES) {
       const piece = content.subarray(at, at + MAX_FILE_TRANSFER_BYTES);
@@ -105,27 +111,29 @@ export class SessionFilesService {
       try {
         written = await this.rpc.request(
           sandboxCatalog.filesWrite,
-          { ...scope, path, content_base64: piece.toString('base64'), ...(at > 0 ? { append: true } : {}), ...(more ? { more: true } : {}) },
+          { ...scope, path, upload, content_base64: piece.toString('base64'), ...(at > 0 ? { append: true } : {}), ...(more ? { more: true } : {}) },
           options,
         );
       } catch (err) {
-        // The first piece replaced the file: what is there now is neither the old file nor the new one.
-        if (at > 0) await this.rpc.request(sandboxCatalog.filesDelete, { ...scope, path }, { requestId: options.requestId }).catch(() => undefined);
+        // Not waited on the caller's signal: the client that went away leaves nothing staged behind.
+        if (more || at > 0) await this.rpc.request(sandboxCatalog.filesDelete, { ...scope, path, upload }, { requestId: options.requestId }).catch(() => undefined);
         throw err;
       }
     }
     return written;
   }
 
-  /** Refuses an upload larger than the session's free room (counting the file it replaces). */
-  private async assertRoom(scope: FileOwner, path: string, size: number): Promise<void> {
+  /**
+   * Refuses an upload larger than the session's free room. The file it replaces still counts: it
+   * stays in place, whole, until the new one has landed beside it (writePieces).
+   */
+  private async assertRoom(scope: FileOwner, size: number): Promise<void> {
     const listing = await this.rpc.request(sandboxCatalog.filesList, scope);
-    const replaced = listing.files.find((f) => f.path === path.replace(/^\.?\/+/, ''))?.size ?? 0;
-    const room = (listing.free_bytes ?? listing.quota_bytes - listing.used_bytes) + replaced;
+    const room = listing.free_bytes ?? listing.quota_bytes - listing.used_bytes;
     if (size > room) {
       throw new ApiError(
         'quota_exceeded',
-        `The file (${size} bytes) does not fit in the session: it has room for ${Math.max(0, room)} bytes (quota ${listing.quota_bytes}). Nothing was written; delete files to make room.`,
+        `The file (${size} bytes) does not fit in the session: it has room for ${Math.max(0, room)} bytes (quota ${listing.quota_bytes}). Nothing was written; delete files to make room (a file it replaces counts until the new one is in place).`,
         'body',
       );
     }

@@ -45,6 +45,10 @@ export const configSchema = z.object({
   // A tenant's session workspace that no run or file call has used for this long is deleted with
   // its files, so abandoned sessions do not fill the disk. 0 keeps sessions until deleted.
   SANDBOX_SESSION_MAX_IDLE_S: envInt(0, 366 * 86_400).default(14 * 86_400),
+  // A file upload in pieces (sandbox.files.write.v1 `upload`) that no piece has reached for this
+  // long was cut off (its gateway died): its staged data is deleted at the workspace's next file
+  // call or mount. A live upload's pieces follow each other within one piece's timeout (5 s).
+  SANDBOX_UPLOAD_ABANDONED_S: envInt(1, 86_400).default(60),
   // Session workspaces one tenant may hold (each up to SANDBOX_SESSION_QUOTA_MB of disk); one more
   // is refused with session_limit_reached. Request workspaces do not count.
   SANDBOX_MAX_SESSIONS_PER_TENANT: envInt(1, 1_000_000).default(50),

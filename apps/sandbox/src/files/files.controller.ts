@@ -35,7 +35,7 @@ export class FilesController {
       },
       // A piece with more to come is saved with the last piece (the contract's `more`).
       savesLater: (req) => req.more === true,
-      local: (req) => files.write(req, req.path, req.content_base64, req.append === true),
+      local: (req) => files.write(req, req.path, req.content_base64, { append: req.append, more: req.more, upload: req.upload }),
     });
     router.register({
       entry: sandboxCatalog.filesDelete,
@@ -43,7 +43,7 @@ export class FilesController {
       mutates: true,
       needsFiles: true,
       validate: (req) => void parseWorkspacePath(req.path),
-      local: (req) => files.delete(req, req.path),
+      local: (req) => (req.upload === undefined ? files.delete(req, req.path) : files.dropUpload(req, req.path, req.upload)),
     });
     router.register({
       entry: sandboxCatalog.workspaceDelete,

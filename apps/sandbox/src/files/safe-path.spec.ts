@@ -20,6 +20,11 @@ describe('parseWorkspacePath', () => {
     },
   );
 
+  // F5: uploads in progress are staged there (workspace/upload-staging.ts), out of every path's reach.
+  it.each(['.drael-uploads', '.drael-uploads/abc', './.drael-uploads/x/y'])('refuses %j (the staging directory)', (p) => {
+    expect(() => parseWorkspacePath(p)).toThrow(expect.objectContaining({ code: 'invalid_path' }));
+  });
+
   it.each(['café.txt', 'cafe\u0301.txt', 'family\u200d.txt', '报告.pdf', 'a b.txt'])('writes %j as it is', (p) => {
     expect(parseNewFilePath(p)).toBe(p);
   });

@@ -1,4 +1,5 @@
 import { SandboxError } from '../sandbox-error.js';
+import { isStagingPath, UPLOAD_STAGING_DIR } from '../workspace/upload-staging.js';
 
 /**
  * Characters no file the file API writes may have in its name: control characters (C0, DEL, C1: a
@@ -10,7 +11,7 @@ const SPOOFING = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u20
 
 /**
  * A workspace-relative path: components of 1–255 bytes, no `.`/`..`, no NUL, no leading `/`,
- * at most 32 deep. Anything else is refused before it is joined to a host path. Names are not
+ * at most 32 deep, not in the uploads' staging directory. Anything else is refused before it is joined to a host path. Names are not
  * normalised (NFC): a file the code wrote under another spelling stays reachable by its own name.
  */
 export function parseWorkspacePath(input: string): string {
@@ -24,7 +25,10 @@ export function parseWorkspacePath(input: string): string {
     if (p.includes('\0')) throw bad('NUL byte');
     if (Buffer.byteLength(p) > 255) throw bad('component longer than 255 bytes');
   }
-  return parts.join('/');
+  const rel = parts.join('/');
+  // Uploads in progress are staged there: no file call reads, writes or deletes them by path.
+  if (isStagingPath(rel)) throw bad(`${UPLOAD_STAGING_DIR} is reserved for uploads in progress`);
+  return rel;
 }
 
 /**

@@ -1,11 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, unlink, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { MAX_FILE_TRANSFER_BYTES } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
 import { QUOTA_HEADROOM_BYTES, WorkspaceService, type SessionWorkspace, type WorkspaceRef } from '../workspace/workspace.service.js';
 import { keptName } from '../workspace/workspace-manifest.js';
+import { dropStagingDirIfEmpty, ensureStagingDir, isOwnStagingDir, stagingDirOf, sweepAbandonedUploads, UPLOAD_STAGING_DIR } from '../workspace/upload-staging.js';
 import { parseNewFilePath, parseWorkspacePath } from './safe-path.js';
 import { SandboxError } from '../sandbox-error.js';
 
@@ -14,8 +16,18 @@ const SANDBOX_UID = 65534;
 const MAX_LISTED = 2_000;
 // Never follow a final symlink, never block on a planted FIFO or device.
 const OPEN_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
-const OPEN_WRITE = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 const OPEN_APPEND = constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+// A staging file is the sandbox's own (0600) until its last piece; a later piece never creates one:
+// its earlier pieces being gone means the upload is lost, not that it starts empty.
+const OPEN_STAGE_FIRST = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+const OPEN_STAGE_MORE = constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+/** How a write reaches its file (sandbox.files.write.v1's `append`, `more`, `upload`). */
+export interface WriteOptions {
+  append?: boolean | undefined;
+  more?: boolean | undefined;
+  upload?: string | undefined;
+}
 
 export interface FileEntry {
   path: string;
@@ -36,12 +48,16 @@ export class SessionFilesService {
     return this.withWorkspace(ref, false, async (ws) => {
       // No volume yet: the first write creates one, whose filesystem keeps a little of the quota.
       if (!ws) return { files: [], used_bytes: 0, quota_bytes: this.workspaces.quotaBytes, free_bytes: this.workspaces.quotaBytes - QUOTA_HEADROOM_BYTES };
+      // The room reported is the room an upload has: a cut-off upload's bytes are not kept in it.
+      await sweepAbandonedUploads(ws.path, this.workspaces.uploadAbandonedMs).catch(() => undefined);
       const files: FileEntry[] = [];
       const walk = async (rel: string): Promise<void> => {
         const abs = join(ws.path, rel);
         const entries = await readdir(abs, { withFileTypes: true, encoding: 'buffer' });
         for (const d of entries) {
           if (files.length >= MAX_LISTED) return;
+          // Uploads in progress (or cut off) are no files of the session.
+          if (rel === '' && d.name.toString() === UPLOAD_STAGING_DIR) continue;
           // What the workspace cannot keep (a name that is not UTF-8, a path past PATH_MAX) is not listed either.
           const name = keptName(d.name, abs);
           if (name === undefined) continue;
@@ -79,37 +95,91 @@ export class SessionFilesService {
     });
   }
 
-  async write(ref: WorkspaceRef, path: string, contentBase64: string, append = false) {
+  /**
+   * Writes a file, or one piece of an upload (WriteOptions). Every write but a legacy append
+   * (`append` without `upload`) goes through a staging file (workspace/upload-staging.ts) and
+   * reaches `path` by one rename with its last piece: until then `path` keeps its old content or
+   * stays absent, whatever happens to the sender or to a piece (a full volume, a refusal).
+   */
+  async write(ref: WorkspaceRef, path: string, contentBase64: string, options: WriteOptions = {}) {
     const rel = parseNewFilePath(path);
     const content = decodeWritable(contentBase64);
     return this.withWorkspace(ref, true, async (ws) => {
       if (!ws) throw new Error('workspace missing after create');
+      if (options.append && options.upload === undefined) return this.appendInPlace(ws, rel, content);
+      // A new upload first sweeps those cut off before it: their bytes would count against its room.
+      if (!options.append) await sweepAbandonedUploads(ws.path, this.workspaces.uploadAbandonedMs).catch(() => undefined);
       const usage = await ws.usage();
       if (content.length > usage.freeBytes - QUOTA_HEADROOM_BYTES) throw quotaExceeded(this.workspaces.quotaBytes);
-      const full = join(ws.path, rel);
-      await guard(rel, () => mkdirAsSandbox(ws.path, dirname(rel)));
-      const fh = await openSafely(full, append ? OPEN_APPEND : OPEN_WRITE, rel, 0o644);
-      let size: number;
+      // A write in one piece is an upload of its own, under a name nobody else uses; so is a
+      // legacy first piece (`more` without `upload`): its later pieces append to `path` itself.
+      const upload = options.upload ?? randomUUID();
+      const more = options.upload !== undefined && options.more === true;
+      const staged = join(stagingDirOf(ws.path), upload);
+      let stillStaged = false;
       try {
-        const st = await fh.stat();
-        if (!st.isFile()) throw refused(rel, 'not a regular file');
-        await fh.chown(SANDBOX_UID, SANDBOX_UID);
+        const fh = await openStaged(ws.path, upload, options.append === true);
+        const size = await writeStaged(fh, { staged, rel, root: ws.path, content, append: options.append === true, more }, this.workspaces.quotaBytes);
+        if (more) {
+          stillStaged = true;
+          return { path: rel, size };
+        }
         try {
-          // Appending writes at the end (O_APPEND); a failed piece leaves the file as it was.
-          await fh.write(content, 0, content.length, append ? null : 0);
+          await guard(rel, () => mkdirAsSandbox(ws.path, dirname(rel)));
+          // rename never follows a link at `path` (it replaces the link itself), and the volume is
+          // nosymfollow: one in a directory above fails (ELOOP), refused like any other link.
+          await guard(rel, () => rename(staged, join(ws.path, rel)));
         } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === 'ENOSPC' || (err as NodeJS.ErrnoException).code === 'EDQUOT') {
-            await fh.truncate(append ? st.size : 0).catch(() => undefined);
-            throw quotaExceeded(this.workspaces.quotaBytes);
-          }
+          await unlink(staged).catch(() => undefined);
           throw err;
         }
-        size = append ? st.size + content.length : content.length;
+        return { path: rel, size };
       } finally {
-        await fh.close();
+        // A piece that failed mid-upload leaves its file for the sender to drop (rmdir refuses then).
+        if (!stillStaged) await dropStagingDirIfEmpty(ws.path);
       }
-      return { path: rel, size };
     });
+  }
+
+  /** Drops what an upload staged (its sender gave up on it); the file at its path is untouched. */
+  async dropUpload(ref: WorkspaceRef, path: string, upload: string) {
+    const rel = parseWorkspacePath(path);
+    return this.withWorkspace(ref, false, async (ws) => {
+      if (!ws || !(await isOwnStagingDir(stagingDirOf(ws.path)).catch(() => false))) return { path: rel, deleted: false };
+      const deleted = await unlink(join(stagingDirOf(ws.path), upload)).then(
+        () => true,
+        () => false,
+      );
+      await dropStagingDirIfEmpty(ws.path);
+      return { path: rel, deleted };
+    });
+  }
+
+  /** A piece appended to `path` itself (a sender from before uploads were staged). */
+  private async appendInPlace(ws: SessionWorkspace, rel: string, content: Buffer) {
+    const usage = await ws.usage();
+    if (content.length > usage.freeBytes - QUOTA_HEADROOM_BYTES) throw quotaExceeded(this.workspaces.quotaBytes);
+    const full = join(ws.path, rel);
+    await guard(rel, () => mkdirAsSandbox(ws.path, dirname(rel)));
+    const fh = await openSafely(full, OPEN_APPEND, rel, 0o644);
+    try {
+      const st = await fh.stat();
+      if (!st.isFile()) throw refused(rel, 'not a regular file');
+      await fh.chown(SANDBOX_UID, SANDBOX_UID);
+      try {
+        // O_APPEND writes at the end; a failed piece leaves the file as it was.
+        await fh.write(content, 0, content.length, null);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOSPC' || (err as NodeJS.ErrnoException).code === 'EDQUOT') {
+          await fh.truncate(st.size).catch(() => undefined);
+          throw quotaExceeded(this.workspaces.quotaBytes);
+        }
+        throw err;
+      }
+      return { path: rel, size: st.size + content.length };
+    } finally {
+      await fh.close();
+    }
   }
 
   async delete(ref: WorkspaceRef, path: string) {
@@ -170,6 +240,81 @@ async function mkdirAsSandbox(root: string, relDir: string): Promise<void> {
 
 async function openSafely(full: string, flags: number, rel: string, mode?: number): Promise<FileHandle> {
   return guard(rel, () => open(full, flags, mode));
+}
+
+/**
+ * Opens an upload's staging file in the workspace at `root`: made by its first piece, only ever
+ * appended to by the others. The staging directory must be the sandbox's own (a run may have put
+ * something else at its name: refused, typed). A first piece tries again if another upload's end
+ * removed the (then empty) directory between its check and its open.
+ */
+async function openStaged(root: string, upload: string, append: boolean): Promise<FileHandle> {
+  const name = `${UPLOAD_STAGING_DIR}/${upload}`;
+  const staged = join(stagingDirOf(root), upload);
+  for (let attempt = 1; ; attempt++) {
+    if (!(await ensureStagingDir(root))) {
+      throw refused(UPLOAD_STAGING_DIR, 'is where uploads are staged, and a run put something else there: delete it (with a run) to upload again');
+    }
+    try {
+      return await guard(name, () => open(staged, append ? OPEN_STAGE_MORE : OPEN_STAGE_FIRST, 0o600));
+    } catch (err) {
+      const missing = err instanceof RpcError && err.code === 'file_not_found';
+      if (missing && !append && attempt < 3) continue;
+      if (missing && append) {
+        throw new SandboxError(
+          'unavailable',
+          `upload ${upload}: its earlier pieces are gone (the session moved to another replica, or the upload was abandoned); send the whole file again`,
+          false,
+          { param: 'upload' },
+        );
+      }
+      throw err;
+    }
+  }
+}
+
+/**
+ * Writes one piece into its staging file and closes it; the last piece also takes the mode of the
+ * file it replaces and the sandbox user as owner. Returns the staged size. On a failure the staged
+ * file goes if nothing else is to come to it (a last piece), or if the volume is full (an upload
+ * that does not fit is dropped whole: nothing of it remains to count).
+ */
+async function writeStaged(
+  fh: FileHandle,
+  piece: { staged: string; rel: string; root: string; content: Buffer; append: boolean; more: boolean },
+  quotaBytes: number,
+): Promise<number> {
+  const { staged, rel, root, content, append, more } = piece;
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw refused(rel, 'not a regular file');
+    try {
+      await fh.write(content, 0, content.length, append ? null : 0);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOSPC' || code === 'EDQUOT') {
+        await unlink(staged).catch(() => undefined);
+        throw quotaExceeded(quotaBytes);
+      }
+      throw err;
+    }
+    if (!more) {
+      // What stands at the path now: a link or a directory is refused as a direct write refuses
+      // it (rename would replace a link, never follow it, if one is planted after this check).
+      // The file it replaces keeps its permissions (an executable stays executable).
+      const replaced = await lstat(join(root, rel)).catch(() => undefined);
+      if (replaced?.isSymbolicLink()) throw refused(rel, 'a symbolic link is never followed');
+      if (replaced && !replaced.isFile()) throw refused(rel, 'not a regular file');
+      await fh.chmod(replaced ? replaced.mode & 0o777 : 0o644);
+      await fh.chown(SANDBOX_UID, SANDBOX_UID);
+    }
+    return (append ? st.size : 0) + content.length;
+  } catch (err) {
+    if (!more) await unlink(staged).catch(() => undefined);
+    throw err;
+  } finally {
+    await fh.close();
+  }
 }
 
 /** Maps filesystem refusals to typed errors; a link is always `invalid_path` (refused). */

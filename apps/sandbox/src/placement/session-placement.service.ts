@@ -3,6 +3,7 @@ import { SandboxError } from '../sandbox-error.js';
 import { z } from 'zod';
 import { byCreation, pageOf, UnknownCursorError, type ListPageQuery, type SessionSummary } from '@drael/contracts';
 import { createLogger } from '@drael/logger';
+import type { QueueMembershipListener } from '@drael/nats-rpc';
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { sessionLimitReached, WorkspaceService, type WorkspaceRef } from '../workspace/workspace.service.js';
 import { SANDBOX_STORES, type SandboxStores } from './sandbox-stores.js';
@@ -53,7 +54,7 @@ interface Held {
  * dead while alive, e.g. cut from NATS) cannot overwrite the new holder's state.
  */
 @Injectable()
-export class SessionPlacement implements OnApplicationBootstrap, OnApplicationShutdown {
+export class SessionPlacement implements OnApplicationBootstrap, OnApplicationShutdown, QueueMembershipListener {
   private readonly logger;
   // Records this process holds, with the revision it last wrote.
   private readonly held = new Map<string, Held>();
@@ -61,6 +62,10 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
   private readonly chains = new Map<string, Promise<unknown>>();
   private heartbeat?: NodeJS.Timeout;
   private sweeper?: NodeJS.Timeout;
+  // Out of the queue group (its engine is gone): its heartbeat says so, and the others take its sessions.
+  private standingDown = false;
+  // The heartbeat write in flight, if any: standing down waits for it, so none lands after its own.
+  private beating?: Promise<unknown>;
   // Removes a forgotten workspace's saved copies: set at boot by the WorkspaceStore, the one place
   // that knows their layout in the Object Store.
   private discardCopies: (key: string, record: SessionRecord) => Promise<void> = () => Promise.resolve();
@@ -95,15 +100,46 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
     }
   }
 
-  private beat(): Promise<number> {
-    return this.stores.replicas.put(this.replicaId, JSON.stringify({ at: Date.now() }));
+  private async beat(): Promise<void> {
+    const write = this.stores.replicas.put(this.replicaId, JSON.stringify({ at: Date.now(), ...(this.standingDown ? { standing_down: true } : {}) }));
+    this.beating = write;
+    try {
+      await write;
+    } finally {
+      if (this.beating === write) this.beating = undefined;
+    }
   }
 
-  /** A replica is alive while its heartbeat entry exists (the bucket's max age drops it). */
+  /**
+   * This replica leaves its queue group (a critical dependency, its container engine, failed: F2 of
+   * the multi-replica pass). From its next heartbeat on (written at once) and while it is out, its
+   * heartbeat says it stands down: every other replica takes the sessions it holds over
+   * (compare-and-set, restoring each from its saved copy) instead of forwarding their calls here,
+   * where they would fail until the engine returned. It keeps beating (the beat is also its check
+   * that JetStream answers, which its rejoining waits for). What it held is given up, not deleted:
+   * a change it still tries to record fails its compare-and-set once another replica took it.
+   */
+  async leaving(): Promise<void> {
+    this.standingDown = true;
+    await this.beating?.catch(() => undefined);
+    await this.beat();
+    this.logger.warn({ held: this.held.size }, "out of the queue group: standing down, the other replicas take this replica's sessions over");
+  }
+
+  /** Back in the queue group: beating again before it takes calls (a session it still holds stays here). */
+  async rejoining(): Promise<void> {
+    this.standingDown = false;
+    await this.beat();
+  }
+
+  /**
+   * A replica holds its sessions while its heartbeat entry exists (the bucket's max age drops it)
+   * and does not say it stands down (out of its queue group: leaving()).
+   */
   async isAlive(replicaId: string): Promise<boolean> {
     if (replicaId === this.replicaId) return true;
     const e = await this.stores.replicas.get(replicaId);
-    return !!e && e.operation === 'PUT';
+    return !!e && e.operation === 'PUT' && !standsDown(e.string());
   }
 
   /**
@@ -388,6 +424,15 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
     clearInterval(this.sweeper);
     await this.stores.replicas.delete(this.replicaId).catch(() => undefined);
     await this.stores.close();
+  }
+}
+
+/** A heartbeat written while its replica is out of the queue group (`standing_down`). */
+function standsDown(heartbeat: string): boolean {
+  try {
+    return (JSON.parse(heartbeat) as { standing_down?: unknown }).standing_down === true;
+  } catch {
+    return false;
   }
 }
 

@@ -4,6 +4,7 @@ import { constants, lstatSync, opendirSync, readlinkSync, type BigIntStats } fro
 import { chmod, lchown, link, lstat, lutimes, mkdir, open, symlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { UPLOAD_STAGING_DIR } from './upload-staging.js';
 
 /*
  * A workspace's files as a list (the manifest) plus their contents (one object per distinct
@@ -163,7 +164,11 @@ export async function scanWorkspace(root: string, known: Fingerprints): Promise<
     if (st.isDirectory()) {
       entries.push({ t: 'd', p: rel, m: Number(st.mode & 0o7777n), mt, ...owner });
       const names = (await namesIn(abs, slices)).sort();
-      for (const name of names) await visit(rel === '.' ? name : `${rel}/${name}`, join(abs, name));
+      for (const name of names) {
+        // Uploads in progress are not the session's files until their last piece puts them in place.
+        if (rel === '.' && name === UPLOAD_STAGING_DIR) continue;
+        await visit(rel === '.' ? name : `${rel}/${name}`, join(abs, name));
+      }
     } else if (st.isSymbolicLink()) {
       entries.push({ t: 'l', p: rel, to: readlinkSync(abs), mt, ...owner });
     } else if (st.isFile()) {

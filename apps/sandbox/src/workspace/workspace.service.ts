@@ -7,6 +7,7 @@ import { isSessionId, SESSION_ID_RULE, type WorkspaceScope } from '@drael/contra
 import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { createVolume, mountVolume, mountsUnder, unmountVolume, volumeUsage, type VolumeUsage } from './session-volume.js';
 import { SandboxError } from '../sandbox-error.js';
+import { sweepAbandonedUploads } from './upload-staging.js';
 import { untilAnswered } from '../after-answer.js';
 
 /**
@@ -140,6 +141,11 @@ export class WorkspaceService implements OnApplicationShutdown {
 
   get quotaBytes(): number {
     return this.config.SANDBOX_SESSION_QUOTA_MB * 1024 * 1024;
+  }
+
+  /** How long an upload's staging file waits for its next piece before it counts as cut off. */
+  get uploadAbandonedMs(): number {
+    return this.config.SANDBOX_UPLOAD_ABANDONED_S * 1000;
   }
 
   /** Set once at boot by the placement (sessions across replicas). */
@@ -305,6 +311,9 @@ export class WorkspaceService implements OnApplicationShutdown {
         await mountVolume(image, mountPoint);
         e.mounted = true;
         e.knownUsage = undefined;
+        // An upload cut off (its gateway died) gives its room back at the volume's next mount too,
+        // so a session used only by runs since does not keep it (one lstat when there is none).
+        if (exists) await sweepAbandonedUploads(mountPoint, this.uploadAbandonedMs).catch(() => undefined);
         // A session made before volumes had records gets one at its next use, so it is listed.
         if (ref.scope !== 'request' && exists) await this.ensureRecord(record, image, ref.session, !!this.hooks).catch(() => undefined);
       }

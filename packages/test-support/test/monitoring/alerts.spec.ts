@@ -143,6 +143,12 @@ const CASES: Case[] = [
     quiet: { series: [s('drael_gateway_responses_store_failures_total{instance="g1",operation="admit"}', '0 3 6 6x20')], at: '15m' },
   },
   {
+    alert: 'DraelResponsesStoreFull',
+    fire: { series: [s('drael_gateway_responses_store_refusals_total{instance="g1",scope="installation"}', '0+4x20')], at: '15m' },
+    // One account at its own bound is that account's matter, not the installation's.
+    quiet: { series: [s('drael_gateway_responses_store_refusals_total{instance="g1",scope="account"}', '0+4x20')], at: '15m' },
+  },
+  {
     alert: 'DraelDependencyDown',
     fire: { series: [s('drael_dependency_up{job="billing",instance="b1",dependency="postgres"}', '0x10')], at: '5m', labels: { job: 'billing', dependency: 'postgres' } },
     // A blip shorter than `for`: quiet.
