@@ -158,23 +158,30 @@ describe('workers (built agent-run processes)', { timeout: 180_000 }, () => {
     await Promise.all([w1.stop('SIGKILL'), w2.stop('SIGKILL')]);
   });
 
-  it('a worker killed mid-run, resumes off (AGENT_RUN_MAX_RESUMES=0): the run is not executed again and gets no second set of receipts', async () => {
-    const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:kill`, AGENT_RUN_LEASE_MS: '1500', AGENT_RUN_MAX_RESUMES: '0' };
+  /**
+   * A run whose worker is SIGKILLed during its second model call (after a tool step), then another
+   * worker started: what the run came to. The third turn is what a resumed run's call gets.
+   */
+  async function killedDuringSecondCall(env: Record<string, string>, thirdTurn: string) {
     const a = await stack.startWorker(env);
     const acct = await stack.account();
     stack.upstream.setTurns([
       { type: 'tool_calls', calls: [{ name: 'no_such_tool', arguments: '{}' }], usage: { prompt_tokens: 10, completion_tokens: 5 } },
-      text('too late', { headersDelayMs: 30_000 }),
-      text('never'),
+      text('cut off by the kill', { headersDelayMs: 30_000 }),
+      text(thirdTurn),
     ]);
     const start = stack.upstream.requests.length;
     const agent = await stack.createAgent(acct);
     const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
     await stack.upstream.waitForRequests(start + 2, 30_000); // the second model call is in flight
     await a.stop('SIGKILL');
-
     const b = await stack.startWorker(env);
-    const run = await stack.waitForRun(acct, created.id, 60_000);
+    return { acct, created, start, b, run: await stack.waitForRun(acct, created.id, 60_000) };
+  }
+
+  it('a worker killed mid-run, resumes off (AGENT_RUN_MAX_RESUMES=0): the run is not executed again and gets no second set of receipts', async () => {
+    const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:kill`, AGENT_RUN_LEASE_MS: '1500', AGENT_RUN_MAX_RESUMES: '0' };
+    const { acct, created, start, b, run } = await killedDuringSecondCall(env, 'never');
     expect(run).toMatchObject({ status: 'failed', error: { code: 'worker_lost' }, receipt_count: 1 });
     expect(stack.upstream.requests.length - start).toBe(2);
     const verified = await stack.call('verifyRun', { account_id: acct, run_id: created.id });
@@ -187,21 +194,7 @@ describe('workers (built agent-run processes)', { timeout: 180_000 }, () => {
 
   it('a worker killed mid-run: another worker resumes the run from its last step, and nothing is charged twice', async () => {
     const env = { AGENT_RUN_QUEUE_PREFIX: `drael-test:${stack.prefix}:resume`, AGENT_RUN_LEASE_MS: '1500' };
-    const a = await stack.startWorker(env);
-    const acct = await stack.account();
-    stack.upstream.setTurns([
-      { type: 'tool_calls', calls: [{ name: 'no_such_tool', arguments: '{}' }], usage: { prompt_tokens: 10, completion_tokens: 5 } },
-      text('cut off by the kill', { headersDelayMs: 30_000 }),
-      text('resumed'),
-    ]);
-    const start = stack.upstream.requests.length;
-    const agent = await stack.createAgent(acct);
-    const created = await stack.call('createRun', { account_id: acct, agent_id: agent.id, task: 'x' });
-    await stack.upstream.waitForRequests(start + 2, 30_000); // the second model call is in flight
-    await a.stop('SIGKILL');
-
-    const b = await stack.startWorker(env);
-    const run = await stack.waitForRun(acct, created.id, 60_000);
+    const { acct, created, start, b, run } = await killedDuringSecondCall(env, 'resumed');
     expect(run).toMatchObject({ status: 'succeeded', output: 'resumed', step_count: 3, receipt_count: 2, error: null });
     // The model call cut off was made again, with the whole conversation so far (the reply and the tool's answer).
     expect(stack.upstream.requests.length - start).toBe(3);
