@@ -20,6 +20,8 @@ export interface ContentRules {
   datelines: boolean;
   /** Drop a gallery's position counters ("1 of 5", "Image 3 of 12", "Photo 2 / 8"). */
   counters: boolean;
+  /** Read a forum topic, a Q&A page or an issue as its series of posts, each with its author and date (thread.ts). */
+  threads: boolean;
 }
 
 export const ALL_RULES: ContentRules = {
@@ -30,6 +32,7 @@ export const ALL_RULES: ContentRules = {
   duplicateBlocks: true,
   datelines: true,
   counters: true,
+  threads: true,
 };
 
 /**
@@ -135,6 +138,9 @@ export function readLdArticleBodies(scripts: Element[]): string[] {
 // "article", "content", "main" or "body" ("article-share", "content-related").
 const wordsPattern = (words: string[]) => new RegExp(`(?:^|[-_])(?:${words.map((w) => w.replace(/-/g, '[-_]')).join('|')})(?:$|[-_])`, 'i');
 const CONSENT_WORDS = ['cookie', 'cookies', 'consent', 'gdpr'];
+// The conversation under an article (thread.ts reads a series of posts inside one of these as
+// the article's comments, not as the page).
+const COMMENT_WORDS = ['comments', 'comment-list', 'commentlist', 'comments-area', 'disqus', 'respond', 'responses'];
 const FURNITURE_WORDS = [
   // sharing and following
   'share',
@@ -190,20 +196,14 @@ const FURNITURE_WORDS = [
   'advertisement',
   // consent
   ...CONSENT_WORDS,
-  // conversation under the article
-  'comments',
-  'comment-list',
-  'commentlist',
-  'comments-area',
-  'disqus',
-  'respond',
-  'responses',
+  ...COMMENT_WORDS,
 ];
 const FURNITURE = wordsPattern(FURNITURE_WORDS);
 // "ad" only as part of a compound ("ad-slot", "top_ads"): alone, two letters are as likely one of
 // the generated class names some sites put on every paragraph ("pw-post-body-paragraph ab ad fr").
 const AD_PART = /^ads?[-_]|[-_]ads?(?:$|[-_])/i;
 const CONSENT = wordsPattern(CONSENT_WORDS);
+export const COMMENT_SECTION = wordsPattern(COMMENT_WORDS);
 const DIALOG_ROLES = ['dialog', 'alertdialog'];
 const FURNITURE_ROLES = new Set(['navigation', 'complementary', 'contentinfo', 'banner', ...DIALOG_ROLES, 'search']);
 const FURNITURE_TAGS = new Set(['nav', 'footer', 'form', 'button', 'select', 'dialog']);

@@ -15,6 +15,7 @@ import {
   type ContentRules,
 } from './content-rules.js';
 import { addMarkdownRules, escapeMarkdown, preformatCodeTable } from './markdown-rules.js';
+import { mayHoldThread, readThread, renderThread } from './thread.js';
 
 export interface ExtractedPage {
   title: string | null;
@@ -106,6 +107,24 @@ export class HtmlExtractor {
       canonical: canonicalHref ? safeUrl(canonicalHref, base) : null,
       lang: clean(document.documentElement?.getAttribute('lang')) ?? meta('http-equiv', 'content-language', true),
     };
+    // A thread is its posts, read before anything is removed: a forum's posts are often named as
+    // comments, which the furniture pass takes out, and Readability would keep one of them.
+    const thread = this.rules.threads && document.body && mayHoldThread(source) ? readThread(document.body) : null;
+    if (thread) {
+      const posts = renderThread(document, thread);
+      removeHeadingAnchors(allElements(posts));
+      prepareForMarkdown(posts, base);
+      const opener = thread.opening?.author ?? thread.posts[0]?.author ?? null;
+      return {
+        title: head.title,
+        byline: head.author ?? opener,
+        description: head.description,
+        canonical: head.canonical,
+        lang: head.lang,
+        markdown: this.toMarkdown(posts),
+        readable: true,
+      };
+    }
     // Read before prepareForReader takes the scripts out.
     const ldBodies = this.rules.declaredBody ? readLdArticleBodies(heads.filter((el) => el.localName === 'script')) : [];
     prepareForReader(document, wrapped, this.rules, ldBodies);

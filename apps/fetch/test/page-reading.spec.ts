@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { HtmlExtractor } from '../src/extract/html-extractor.js';
+
+// What a model reads from real pages (the extraction report's open findings, 2026-12-03): pages
+// in the markup real sites serve (test/fixtures/reading), each run through the extractor as the
+// service runs it. The checks are what a reader of the page would expect to find, in order.
+const DIR = fileURLToPath(new URL('./fixtures/reading/', import.meta.url));
+const extractor = new HtmlExtractor();
+const read = (name: string) => extractor.extract(readFileSync(`${DIR}${name}`, 'utf8'), `https://site.example/${name}`).markdown;
+
+/** Asserts each string appears in `text`, in this order. */
+function expectInOrder(text: string, parts: (string | RegExp)[]): void {
+  let at = 0;
+  for (const part of parts) {
+    const rest = text.slice(at);
+    const m =
+      typeof part === 'string'
+        ? { index: rest.indexOf(part), length: part.length }
+        : (() => {
+            const r = part.exec(rest);
+            return { index: r ? r.index : -1, length: r?.[0].length ?? 0 };
+          })();
+    expect(m.index, `${String(part)} after offset ${at} in:\n${text}`).toBeGreaterThanOrEqual(0);
+    at += m.index + m.length;
+  }
+}
+
+describe('threads: every post, with its author and date, in order (finding 1)', () => {
+  it("a blog post's comment section is still not the page (WordPress comments under a short post)", () => {
+    const html = readFileSync(fileURLToPath(new URL('./fixtures/corpus/blog-post-long-comments.html', import.meta.url)), 'utf8');
+    const md = extractor.extract(html, 'https://site.example/blog').markdown;
+    expect(md).toContain('We moved the allotment compost bins this weekend');
+    expect(md).not.toMatch(/Sarah K\.|says:|Leave a Reply/);
+  });
+
+  it('Discourse (crawler view): the topic and its replies', () => {
+    const md = read('thread-discourse.html');
+    expectInOrder(md, [
+      /\*\*marta_k\*\* · February 11, 2024, 9:12am/,
+      'every email job lands in the Sidekiq retry queue',
+      /\*\*jbranch\*\* · February 11, 2024, 10:03am/,
+      'reads DISCOURSE_SMTP_ADDRESS at boot',
+      /\*\*marta_k\*\* · February 11, 2024, 11:40am/,
+      'the retry queue drained within a minute',
+    ]);
+    expect(md).not.toMatch(/\d Likes|Related topics|Emails not sending after rebuild/);
+  });
+
+  it('phpBB (prosilver): posts without profiles, quote buttons or signatures', () => {
+    const md = read('thread-phpbb.html');
+    expectInOrder(md, [
+      /\*\*wintermute42\*\* · Sun Jan 14, 2024 6:02 pm/,
+      'sits at the rainbow screen',
+      /\*\*bootfixer\*\* · Sun Jan 14, 2024 6:40 pm/,
+      'sudo rpi-eeprom-update -a',
+      /\*\*wintermute42\*\* · Sun Jan 14, 2024 8:15 pm/,
+      'boots from the T7 in about twelve seconds',
+    ]);
+    expect(md).not.toMatch(/Joined:|Forum Moderator|Please read the forum rules|Quote|Post Reply|Jump to/);
+  });
+
+  it('Stack Exchange: the question and each answer with its author, no vote widgets', () => {
+    const md = read('thread-stackexchange.html');
+    expectInOrder(md, [
+      /\*\*Hamza Yerlikaya\*\* · asked May 29, 2009 at 18:09/,
+      "didn't push the commit to the server yet",
+      /\*\*Esko Luontola\*\* · answered May 29, 2009 at 18:13/,
+      '# Undo a commit & redo',
+      '$ git reset HEAD~',
+      'This command is responsible for the *undo*',
+      /\*\*Ryan Lundy\*\* · answered Jul 28, 2011 at 22:22/,
+      'prefer `git revert`',
+    ]);
+    expect(md).not.toMatch(/Up vote|Down vote|26834|28857|Improve this (?:question|answer)|Share\]|1211|Hot Network|The Overflow Blog/);
+  });
+
+  it('GitHub issue: the opening comment and the replies, no reactions or menus', () => {
+    const md = read('thread-github-issue.html');
+    expectInOrder(md, [
+      /\*\*nkowal\*\* · Mar 4, 2024/,
+      "the server's heap grows by about 40 MB",
+      /\*\*hbarros\*\* · Mar 4, 2024/,
+      'registers a new heartbeat timer',
+      /\*\*nkowal\*\* · Mar 5, 2024/,
+      'the heap stays flat',
+    ]);
+    expect(md).not.toMatch(/Copy link|Quote reply|Report content|react with|Assignees/);
+  });
+
+  it('Hacker News: the submission text, then the comments with whom each reply answers', () => {
+    const md = read('thread-hackernews.html');
+    expectInOrder(md, [
+      /\*\*tinkerbox\*\*/,
+      'I run restic to a second disk',
+      /\*\*quietsre\*\* · 2024-01-16 14:20/,
+      'Schedule a restore drill',
+      /\*\*mkdirp\*\*, replying to quietsre · 2024-01-16 14:31/,
+      'read-data-subset flag',
+      /\*\*oldfloppy\*\* · 2024-01-16 15:05/,
+      'Restore onto different hardware',
+    ]);
+    expect(md).not.toMatch(/\breply\]|\[–\]|upvote|\bhide\b|favorite/);
+  });
+
+  it('Reddit (old): the post, then nested comments, replies after their parent', () => {
+    const md = read('thread-reddit-old.html');
+    expectInOrder(md, [
+      /\*\*flat_tyre_fiona\*\* · 2024-01-16 09:00/,
+      'Is there any real reason to replace a boiler that still works?',
+      /\*\*gas_safe_gary\*\* · 2024-01-16 09:40/,
+      'Replace it when a repair costs more than a third',
+      /\*\*flat_tyre_fiona\*\*, replying to gas_safe_gary · 2024-01-16 10:02/,
+      'we will keep it',
+      /\*\*radiator_rob\*\* · 2024-01-16 11:15/,
+      'loft insulation',
+    ]);
+    expect(md).not.toMatch(/permalink|points|A subreddit for DIY|\[save\]/);
+  });
+});
