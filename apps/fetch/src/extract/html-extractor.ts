@@ -14,7 +14,7 @@ import {
   removeTitleHeading,
   type ContentRules,
 } from './content-rules.js';
-import { addMarkdownRules, escapeMarkdown, preformatCodeTable } from './markdown-rules.js';
+import { addMarkdownRules, escapeMarkdown, markTaskItems, preformatCodeTable } from './markdown-rules.js';
 import { mayHoldThread, readThread, renderThread } from './thread.js';
 
 export interface ExtractedPage {
@@ -107,6 +107,8 @@ export class HtmlExtractor {
       canonical: canonicalHref ? safeUrl(canonicalHref, base) : null,
       lang: clean(document.documentElement?.getAttribute('lang')) ?? meta('http-equiv', 'content-language', true),
     };
+    // Checkboxes of task lists become markers before anything drops <input>s.
+    if (document.body && tagsSeen(document).has('input')) markTaskItems(elementsByTag(document.body, ['input']));
     // A thread is its posts, read before anything is removed: a forum's posts are often named as
     // comments, which the furniture pass takes out, and Readability would keep one of them.
     const thread = this.rules.threads && document.body && mayHoldThread(source) ? readThread(document.body) : null;
@@ -150,6 +152,7 @@ export class HtmlExtractor {
       // Readability has mutated the first parse; the fallback works on a fresh one (rare path).
       const body = parseHTML(source).document.body;
       if (body) {
+        markTaskItems(elementsByTag(body, ['input']));
         for (const el of Array.from(body.querySelectorAll(REMOVED_IN_FALLBACK))) el.remove();
         const all = allElements(body);
         removeHeadingAnchors(all);
@@ -283,6 +286,7 @@ function pageRestorer(source: string, wrapped: boolean, rules: ContentRules, ldB
       const { document } = parseHTML(source);
       // Fills the tag set the reader's queries rely on (tagsSeen), as the metadata walk does.
       elementsByTag(document, [], tagsSeen(document));
+      if (document.body) markTaskItems(elementsByTag(document.body, ['input']));
       prepareForReader(document, wrapped, rules, ldBodies);
       const reader = makeReader(document) as unknown as ReaderInternals;
       reader._unwrapNoscriptImages(document);
