@@ -119,3 +119,66 @@ describe('threads: every post, with its author and date, in order (finding 1)', 
     expect(md).not.toMatch(/permalink|points|A subreddit for DIY|\[save\]/);
   });
 });
+
+describe('JSON-LD facts the text does not show (finding 2)', () => {
+  const facts = (md: string) => md.slice(md.indexOf("## From the page's structured data"));
+
+  it('a product whose price a script writes in: price, currency, availability, brand, rating', () => {
+    const md = read('product-script-price.html');
+    expect(md).toContain('knitted in Scotland from 100% mulesing-free merino');
+    expect(facts(md)).toMatch(/^- Price: 89 GBP$/m);
+    expect(facts(md)).toMatch(/^- Availability: in stock$/m);
+    expect(facts(md)).toMatch(/^- Rating: 4\.7 \/ 5 \(212 reviews\)$/m);
+  });
+
+  it('a price the page shows is not repeated', () => {
+    const html = readFileSync(`${DIR}product-script-price.html`, 'utf8')
+      .replace('data-product-price></span>', 'data-product-price>£89.00</span>')
+      .replace('<p>Ribbed cuffs', '<p>In stock. £89.00, free returns. Ribbed cuffs');
+    const md = extractor.extract(html, 'https://site.example/p').markdown;
+    expect(md).toContain('£89.00');
+    expect(md).not.toMatch(/^- Price:/m);
+    expect(md).not.toMatch(/^- Availability:/m);
+  });
+
+  it('a recipe whose card is rendered by a script (Yoast @graph): times, yield, ingredients, steps, author', () => {
+    const page = extractor.extract(readFileSync(`${DIR}recipe-client-card.html`, 'utf8'), 'https://lentilpot.example/chana-masala/');
+    expect(page.byline).toBe('Priya Raman');
+    const block = facts(page.markdown);
+    expect(block).toMatch(/^- Prep time: 10 min$/m);
+    expect(block).toMatch(/^- Cook time: 25 min$/m);
+    expect(block).toMatch(/^- Total time: 35 min$/m);
+    expect(block).toMatch(/^- Yield: 4 servings$/m);
+    expectInOrder(block, ['- Ingredients:', '  - 2 tablespoons neutral oil', '  - 2 x 400 g tins chickpeas, drained', '  - small bunch coriander']);
+    expectInOrder(block, ['- Steps:', '  1. Heat the oil in a wide pan', '  4. Stir in the garam masala']);
+  });
+
+  it('an FAQ the page shows is not repeated', () => {
+    const md = read('faq-visible.html');
+    expect(md).toContain('How much does a resident parking permit cost?');
+    expect(md).not.toContain('structured data');
+  });
+
+  it('hostile JSON-LD (huge, deeply nested, not JSON, a @graph of 200,000 nodes) costs bounded time and output', () => {
+    const article = readFileSync(`${DIR}product-script-price.html`, 'utf8');
+    const graph = JSON.stringify({
+      '@context': 'https://schema.org',
+      '@graph': Array.from({ length: 200_000 }, (_, i) => ({ '@type': 'Product', offers: { price: i, priceCurrency: 'EUR' } })),
+    });
+    const scripts = [
+      `<script type="application/ld+json">${'['.repeat(200_000)}${']'.repeat(200_000)}</script>`,
+      `<script type="application/ld+json">{"@type": "Product", "offers": {"price": 1</script>`,
+      `<script type="application/ld+json">{"@type":"Recipe","recipeIngredient":["${'salt '.repeat(300_000)}"]}</script>`,
+      `<script type="application/ld+json">${graph}</script>`,
+      ...Array.from({ length: 40 }, () => `<script type="application/ld+json">{"@type":"Product","brand":"${'x'.repeat(100_000)}"}</script>`),
+    ].join('');
+    const html = article.replace('</head>', `${scripts}</head>`);
+    const started = performance.now();
+    const md = extractor.extract(html, 'https://site.example/p').markdown;
+    const took = performance.now() - started;
+    expect(md).toContain('knitted in Scotland');
+    // The block is bounded whatever the JSON-LD holds (MAX_BLOCK_CHARS plus its heading and cut note).
+    expect(facts(md).length).toBeLessThan(6_200);
+    expect(took).toBeLessThan(3_000);
+  });
+});

@@ -106,8 +106,8 @@ export function findDeclaredBody(body: Element, elements: Element[], ldBodies: s
   return container && container !== body && textLength(container) >= MIN_DECLARED_CHARS ? container : null;
 }
 
-/** JSON-LD `articleBody` strings (in `@graph`s and arrays too); a malformed block is skipped. */
-export function readLdArticleBodies(scripts: Element[]): string[] {
+/** JSON-LD `articleBody` strings (in `@graph`s and arrays too) of the parsed JSON-LD `docs` (structured-data.ts parseLdScripts). */
+export function readLdArticleBodies(docs: unknown[]): string[] {
   const out: string[] = [];
   const visit = (v: unknown, depth: number): void => {
     if (depth > 6 || v === null || typeof v !== 'object') return;
@@ -120,14 +120,7 @@ export function readLdArticleBodies(scripts: Element[]): string[] {
     if (o['@graph'] !== undefined) visit(o['@graph'], depth + 1);
     if (o.mainEntity !== undefined) visit(o.mainEntity, depth + 1);
   };
-  for (const s of scripts) {
-    if (!/^\s*application\/ld\+json\s*$/i.test(s.getAttribute('type') ?? '')) continue;
-    try {
-      visit(JSON.parse(s.textContent ?? ''), 0);
-    } catch {
-      // Not JSON: nothing declared.
-    }
-  }
+  for (const doc of docs) visit(doc, 0);
   return out;
 }
 

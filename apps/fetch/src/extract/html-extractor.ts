@@ -15,6 +15,7 @@ import {
   type ContentRules,
 } from './content-rules.js';
 import { addMarkdownRules, escapeMarkdown, markTaskItems, preformatCodeTable } from './markdown-rules.js';
+import { factsNotShown, parseLdScripts } from './structured-data.js';
 import { mayHoldThread, readThread, renderThread } from './thread.js';
 
 export interface ExtractedPage {
@@ -107,6 +108,8 @@ export class HtmlExtractor {
       canonical: canonicalHref ? safeUrl(canonicalHref, base) : null,
       lang: clean(document.documentElement?.getAttribute('lang')) ?? meta('http-equiv', 'content-language', true),
     };
+    // JSON-LD, parsed once (bounded: structured-data.ts), for the declared body and the facts block.
+    const ld = parseLdScripts(heads.filter((el) => el.localName === 'script'));
     // Checkboxes of task lists become markers before anything drops <input>s.
     if (document.body && tagsSeen(document).has('input')) markTaskItems(elementsByTag(document.body, ['input']));
     // A thread is its posts, read before anything is removed: a forum's posts are often named as
@@ -128,7 +131,7 @@ export class HtmlExtractor {
       };
     }
     // Read before prepareForReader takes the scripts out.
-    const ldBodies = this.rules.declaredBody ? readLdArticleBodies(heads.filter((el) => el.localName === 'script')) : [];
+    const ldBodies = this.rules.declaredBody ? readLdArticleBodies(ld) : [];
     prepareForReader(document, wrapped, this.rules, ldBodies);
 
     const reader = makeReader(document);
@@ -165,13 +168,14 @@ export class HtmlExtractor {
         markdown = '';
       }
     }
+    const facts = withFacts(markdown, ld);
     return {
       title: head.title ?? clean(article?.title),
-      byline: clean(article?.byline) ?? head.author,
+      byline: clean(article?.byline) ?? head.author ?? facts.author,
       description: head.description ?? clean(article?.excerpt),
       canonical: head.canonical,
       lang: head.lang ?? clean(article?.lang),
-      markdown,
+      markdown: facts.markdown,
       readable: plausible,
     };
   }
@@ -187,6 +191,17 @@ export class HtmlExtractor {
       .replace(/\n{3,}/g, '\n\n')
       .trim();
   }
+}
+
+/**
+ * The markdown with, after it, the JSON-LD facts it does not show (a price a script writes in,
+ * a recipe card Readability left out), under a heading saying where they come from.
+ */
+function withFacts(markdown: string, ld: unknown[]): { markdown: string; author: string | null } {
+  if (ld.length === 0) return { markdown, author: null };
+  const { lines, author } = factsNotShown(ld, markdown);
+  if (lines.length === 0) return { markdown, author };
+  return { markdown: `${markdown ? `${markdown}\n\n` : ''}## From the page's structured data\n\n${lines.join('\n')}`, author };
 }
 
 /**
