@@ -182,3 +182,19 @@ describe('JSON-LD facts the text does not show (finding 2)', () => {
     expect(took).toBeLessThan(3_000);
   });
 });
+
+describe('tab panels: inactive tabs kept under their labels, hidden junk left out (finding 4)', () => {
+  it('Bootstrap tabs (data-bs-toggle, .tab-pane): each pane under its tab label, the strip once', () => {
+    const md = read('tabs-bootstrap-product.html');
+    expectInOrder(md, ['### Description', 'The brushless motor', '### Specifications', 'Maximum torque: 65 Nm', '### In the box', 'two 5.0 Ah batteries']);
+    expect(md.match(/Specifications/g)).toHaveLength(1);
+    expect(md).not.toContain('Sign up for trade prices');
+  });
+
+  it('ARIA tabs whose inactive panels are hidden (hidden, aria-hidden, display:none): every install command', () => {
+    const md = read('tabs-aria-hidden-docs.html');
+    expectInOrder(md, ['### npm', 'npm install --save-dev quillstack', '### Yarn', 'yarn add --dev quillstack', '### pnpm', 'pnpm add -D quillstack', '-w flag']);
+    expect(md).toMatch(/\*\*Seeing "command not found"\?\*\*\n\nYour package manager's bin directory/);
+    expect(md).not.toMatch(/We use cookies|No results found|Copied to clipboard/);
+  });
+});

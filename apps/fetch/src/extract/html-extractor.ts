@@ -16,6 +16,7 @@ import {
 } from './content-rules.js';
 import { addMarkdownRules, escapeMarkdown, markTaskItems, preformatCodeTable } from './markdown-rules.js';
 import { factsNotShown, parseLdScripts } from './structured-data.js';
+import { mayHoldTabs, revealTabPanels } from './tab-panels.js';
 import { mayHoldThread, readThread, renderThread } from './thread.js';
 
 export interface ExtractedPage {
@@ -132,10 +133,11 @@ export class HtmlExtractor {
     }
     // Read before prepareForReader takes the scripts out.
     const ldBodies = this.rules.declaredBody ? readLdArticleBodies(ld) : [];
-    prepareForReader(document, wrapped, this.rules, ldBodies);
+    const tabs = mayHoldTabs(source);
+    prepareForReader(document, wrapped, this.rules, ldBodies, tabs);
 
     const reader = makeReader(document);
-    (reader as unknown as ReaderInternals)._restorePage = pageRestorer(source, wrapped, this.rules, ldBodies);
+    (reader as unknown as ReaderInternals)._restorePage = pageRestorer(source, wrapped, this.rules, ldBodies, tabs);
     const article = reader.parse();
     const articleChars = normalisedLength(article?.textContent ?? '');
     const plausible = article?.content != null && articleChars >= MIN_ARTICLE_CHARS;
@@ -156,6 +158,7 @@ export class HtmlExtractor {
       const body = parseHTML(source).document.body;
       if (body) {
         markTaskItems(elementsByTag(body, ['input']));
+        if (tabs) revealTabPanels(allElements(body));
         for (const el of Array.from(body.querySelectorAll(REMOVED_IN_FALLBACK))) el.remove();
         const all = allElements(body);
         removeHeadingAnchors(all);
@@ -208,7 +211,7 @@ function withFacts(markdown: string, ld: unknown[]): { markdown: string; author:
  * Takes out what is never content, keeps <html> and <body> out of Readability's removals and,
  * when there is one, scopes the body to its dominant container.
  */
-function prepareForReader(document: Document, wrapped: boolean, rules: ContentRules, ldBodies: string[]): void {
+function prepareForReader(document: Document, wrapped: boolean, rules: ContentRules, ldBodies: string[], tabs: boolean): void {
   // Script and style text is not page text (Readability drops them too).
   for (const el of elementsByTag(document, ['script', 'style', 'noscript', 'template'])) el.remove();
   if (wrapped && document.body) for (const el of elementsByTag(document.body, ['head', 'title', 'meta', 'link', 'base'])) el.remove();
@@ -218,6 +221,8 @@ function prepareForReader(document: Document, wrapped: boolean, rules: ContentRu
   // One walk for every pass below (each walk of a 100 KB page is a measurable share).
   const all = allElements(body);
   removeHeadingAnchors(all);
+  // Before anything judges what is hidden or what is a link list: inactive tabs are content.
+  if (tabs) revealTabPanels(all);
   if (rules.declaredBody || rules.namedBoilerplate) {
     const declared = rules.declaredBody ? findDeclaredBody(body, all, ldBodies) : null;
     if (rules.namedBoilerplate) {
@@ -294,7 +299,7 @@ function protectRoot(document: Document): void {
  * takes before its pick (noscript images, scripts, _prepDocument; reading JSON-LD and metadata
  * changes nothing). Made once, then reused for each further retry.
  */
-function pageRestorer(source: string, wrapped: boolean, rules: ContentRules, ldBodies: string[]): (page: HTMLElement) => void {
+function pageRestorer(source: string, wrapped: boolean, rules: ContentRules, ldBodies: string[], tabs: boolean): (page: HTMLElement) => void {
   let html: string | undefined;
   return (page) => {
     if (html === undefined) {
@@ -302,7 +307,7 @@ function pageRestorer(source: string, wrapped: boolean, rules: ContentRules, ldB
       // Fills the tag set the reader's queries rely on (tagsSeen), as the metadata walk does.
       elementsByTag(document, [], tagsSeen(document));
       if (document.body) markTaskItems(elementsByTag(document.body, ['input']));
-      prepareForReader(document, wrapped, rules, ldBodies);
+      prepareForReader(document, wrapped, rules, ldBodies, tabs);
       const reader = makeReader(document) as unknown as ReaderInternals;
       reader._unwrapNoscriptImages(document);
       reader._removeScripts(document);

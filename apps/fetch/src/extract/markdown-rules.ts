@@ -10,6 +10,11 @@ export function addMarkdownRules(service: TurndownService): void {
   addCodeRules(service);
   addMathRules(service);
   addTaskListRules(service);
+  // A <details> summary is the heading of what it opens: its own line, bold, not run into the text.
+  service.addRule('details-summary', {
+    filter: 'summary',
+    replacement: (content) => (content.trim() ? `\n\n**${content.trim()}**\n\n` : ''),
+  });
   // Headings: a leading "1." is not a list item after "#" (the escape cannot see that it is
   // in a heading: it gets the text alone).
   service.addRule('heading', {
