@@ -198,3 +198,24 @@ describe('tab panels: inactive tabs kept under their labels, hidden junk left ou
     expect(md).not.toMatch(/We use cookies|No results found|Copied to clipboard/);
   });
 });
+
+describe('a short post beside a longer block: the post wins (finding 3)', () => {
+  it('WordPress: a two-paragraph notice in <main><article>, a longer "From the blog" widget column beside it', () => {
+    const md = read('short-post-wordpress-sidebar.html');
+    expect(md).toContain('The annual general meeting has moved from the 7th to Wednesday 14 February');
+    expect(md).toContain('Nominations for the committee close on the 10th');
+    expect(md).not.toMatch(/Seed swap|Water troughs|manure/i);
+  });
+
+  it('role=main: the notice alone, not the row with the "Latest news" column', () => {
+    const md = read('short-post-role-main.html');
+    expect(md).toContain('Northgate library will close on Good Friday and Easter Monday');
+    expect(md).not.toMatch(/Garden waste|neighbourhood plan|Town Hall, Market Square/);
+  });
+
+  it('plain <div>s: the block of the title heading, not the longer column beside it', () => {
+    const md = read('short-post-no-semantics.html');
+    expect(md).toContain('there is no club night this week');
+    expect(md).not.toMatch(/Castle Knights|Abbey Road|digital clocks/);
+  });
+});

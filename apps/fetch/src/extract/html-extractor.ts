@@ -18,6 +18,7 @@ import { addMarkdownRules, escapeMarkdown, markTaskItems, preformatCodeTable } f
 import { factsNotShown, parseLdScripts } from './structured-data.js';
 import { mayHoldTabs, revealTabPanels } from './tab-panels.js';
 import { mayHoldThread, readThread, renderThread } from './thread.js';
+import { findTitledPost, judgePick, type TitledPost } from './titled-post.js';
 
 export interface ExtractedPage {
   title: string | null;
@@ -134,11 +135,16 @@ export class HtmlExtractor {
     // Read before prepareForReader takes the scripts out.
     const ldBodies = this.rules.declaredBody ? readLdArticleBodies(ld) : [];
     const tabs = mayHoldTabs(source);
-    prepareForReader(document, wrapped, this.rules, ldBodies, tabs);
+    const titleHeadings = prepareForReader(document, wrapped, this.rules, ldBodies, tabs);
+    // The post around the title heading, to check Readability's pick against (titled-post.ts).
+    const post = titleHeadings && document.body ? findTitledPost(document.body, titleHeadings) : null;
 
     const reader = makeReader(document);
     (reader as unknown as ReaderInternals)._restorePage = pageRestorer(source, wrapped, this.rules, ldBodies, tabs);
-    const article = reader.parse();
+    const picked = reader.parse();
+    // A longer block beside the post (a sidebar), or the row holding both, was picked: read the post alone.
+    const misread = !!post && !!picked?.textContent && judgePick(post, picked.textContent) !== 'keep';
+    const article = misread ? (readPostAlone(source, wrapped, this.rules, ldBodies, tabs) ?? picked) : picked;
     const articleChars = normalisedLength(article?.textContent ?? '');
     const plausible = article?.content != null && articleChars >= MIN_ARTICLE_CHARS;
     const titles = [head.title, meta('property', 'og:title'), clean(article?.title)].filter((t): t is string => !!t);
@@ -208,16 +214,33 @@ function withFacts(markdown: string, ld: unknown[]): { markdown: string; author:
 }
 
 /**
- * Takes out what is never content, keeps <html> and <body> out of Readability's removals and,
- * when there is one, scopes the body to its dominant container.
+ * Readability on the page scoped to the post around its title heading (a fresh parse, prepared
+ * as extract() prepares it: Readability has consumed the first). Null when the post is not found again.
  */
-function prepareForReader(document: Document, wrapped: boolean, rules: ContentRules, ldBodies: string[], tabs: boolean): void {
+function readPostAlone(source: string, wrapped: boolean, rules: ContentRules, ldBodies: string[], tabs: boolean): ReturnType<Readability<Node>['parse']> {
+  const { document } = parseHTML(source);
+  elementsByTag(document, [], tagsSeen(document));
+  if (document.body) markTaskItems(elementsByTag(document.body, ['input']));
+  const headings = prepareForReader(document, wrapped, rules, ldBodies, tabs);
+  const body = document.body;
+  const post: TitledPost | null = headings && body ? findTitledPost(body, headings) : null;
+  if (!post || !body) return null;
+  body.replaceChildren(post.element);
+  return makeReader(document).parse();
+}
+
+/**
+ * Takes out what is never content, keeps <html> and <body> out of Readability's removals and,
+ * when there is one, scopes the body to its dominant container. Returns the body's <h1>s when the
+ * body was left whole (a declared body or a dominant container already says where the text is).
+ */
+function prepareForReader(document: Document, wrapped: boolean, rules: ContentRules, ldBodies: string[], tabs: boolean): Element[] | null {
   // Script and style text is not page text (Readability drops them too).
   for (const el of elementsByTag(document, ['script', 'style', 'noscript', 'template'])) el.remove();
   if (wrapped && document.body) for (const el of elementsByTag(document.body, ['head', 'title', 'meta', 'link', 'base'])) el.remove();
   protectRoot(document);
   const body = document.body;
-  if (!body) return;
+  if (!body) return null;
   // One walk for every pass below (each walk of a 100 KB page is a measurable share).
   const all = allElements(body);
   removeHeadingAnchors(all);
@@ -236,10 +259,11 @@ function prepareForReader(document: Document, wrapped: boolean, rules: ContentRu
     // The page's own word on where its text is, over any guess about the page around it.
     if (declared?.parentNode) {
       body.replaceChildren(declared);
-      return;
+      return null;
     }
   }
-  scopeToDominantContainer(document, normalisedTextLength(body));
+  if (scopeToDominantContainer(document, normalisedTextLength(body))) return null;
+  return all.filter((el) => el.localName === 'h1' && el.parentNode);
 }
 
 // A heading's permalink or edit link: MediaWiki's edit section, Sphinx's "¶" (a.headerlink),
@@ -423,13 +447,13 @@ function tagsSeen(document: Document): Set<string> {
 }
 
 /**
- * Leaves only the dominant container in the body when there is one, so Readability neither
- * scores nor cleans the page around it. Only a lone <article> or <main> counts: several
+ * Leaves only the dominant container in the body when there is one (and says whether it did), so
+ * Readability neither scores nor cleans the page around it. Only a lone <article> or <main> counts: several
  * <article>s are a listing or a forum thread, where Readability's own pick is needed.
  */
-function scopeToDominantContainer(document: Document, pageChars: number): void {
+function scopeToDominantContainer(document: Document, pageChars: number): boolean {
   const body = document.body;
-  if (!body || pageChars === 0) return;
+  if (!body || pageChars === 0) return false;
   // One walk for both tags (getElementsByTagName walked the body once per tag).
   const containers = elementsByTag(body, ['article', 'main']);
   for (const tag of ['article', 'main']) {
@@ -438,9 +462,10 @@ function scopeToDominantContainer(document: Document, pageChars: number): void {
     const container = found[0]!;
     if (normalisedTextLength(container) >= pageChars * DOMINANT_SCOPE_SHARE) {
       body.replaceChildren(container);
-      return;
+      return true;
     }
   }
+  return false;
 }
 
 /** Links and images resolved against the page, and code tables made <pre> (markdown-rules.ts), in one walk of the part converted. */
