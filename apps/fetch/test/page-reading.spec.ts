@@ -219,3 +219,23 @@ describe('a short post beside a longer block: the post wins (finding 3)', () => 
     expect(md).not.toMatch(/Castle Knights|Abbey Road|digital clocks/);
   });
 });
+
+describe('boilerplate without names: plain <div>s (finding 5)', () => {
+  it('a breadcrumb, a share line, the repeated bar of links and the legal line beside the text go', () => {
+    const md = read('plain-divs-flat.html');
+    expectInOrder(md, ['From Monday 2 September, route 14', 'Route 22 will no longer serve Orchard Way', 'Season tickets already bought remain valid']);
+    expect(md).not.toMatch(/You are here|Share this page|Facebook|All rights reserved|Registered in England|Privacy policy|Contact us/);
+  });
+
+  it('a reference list at the end of an article stays, links and all', () => {
+    const md = read('plain-divs-boilerplate.html');
+    expectInOrder(md, [
+      'The clock on the market hall stopped in 1987',
+      'Sources for the clock',
+      '[The turret clocks of the northern dales](https://archive.example/harland-1962)',
+      '[Market hall building accounts, 1851-1856](https://archive.example/mh-4-17)',
+      '[Specification for a turret clock with four dials](https://archive.example/potts-1854)',
+    ]);
+    expect(md).not.toMatch(/More from the history pages|The mill fire of 1902|Dalesford Local History Group|Old maps/);
+  });
+});

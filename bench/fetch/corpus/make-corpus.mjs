@@ -316,6 +316,19 @@ add('news-legacy-br-paragraphs', legacy(rng(18), 'en', ARTICLES.chip, { br: true
   );
 }
 
+// A hand-written site of plain <div>s, no class, id or semantic tag: the breadcrumb, the bar of
+// links repeated under the text and the legal line sit beside the paragraphs in one container.
+{
+  const paras = [
+    'The parish council has agreed to buy the field behind the village hall for a new play area and a community orchard. The sale was approved at the meeting on Tuesday by seven votes to one.',
+    'The field will be bought with the money set aside from the sale of the old pavilion, so the parish precept will not rise. Work on the play area is planned to start in the autumn, after the hay is cut.',
+    'Residents can see the draft plans in the hall foyer until the end of the month and leave comments in the box by the door. A second meeting on the orchard, and which fruit trees to plant, will follow in June.',
+  ];
+  const bar = ['Home', 'Council', 'Meetings', 'Planning', 'Village hall', 'Contact'].map((l) => `<a href="/${l.toLowerCase().replace(' ', '-')}">${l}</a>`).join(' | ');
+  const body = `<div><div>${bar}</div><div>You are here: <a href="/">Home</a> &gt; <a href="/news">News</a> &gt; Field purchase</div><h1>Council to buy the field behind the village hall</h1>${paras.map((p) => `<p>${esc(p)}</p>`).join('')}<div>${bar}</div><div>&copy; 2024 Ashby Parva Parish Council. All rights reserved. Clerk to the council: The Old School, Main Street, Ashby Parva.</div></div>`;
+  add('parish-plain-divs', page({ title: 'Council to buy the field behind the village hall', body }), paras.join('\n'));
+}
+
 // ---------------------------------------------------------------- Other languages
 
 const langs = Object.keys(FOREIGN);

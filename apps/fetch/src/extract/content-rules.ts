@@ -22,6 +22,8 @@ export interface ContentRules {
   counters: boolean;
   /** Read a forum topic, a Q&A page or an issue as its series of posts, each with its author and date (thread.ts). */
   threads: boolean;
+  /** Drop link trails (breadcrumbs, bars of links, share lines) at the pick's edges and a legal line at its end, named or not. */
+  edgeBoilerplate: boolean;
 }
 
 export const ALL_RULES: ContentRules = {
@@ -33,6 +35,7 @@ export const ALL_RULES: ContentRules = {
   datelines: true,
   counters: true,
   threads: true,
+  edgeBoilerplate: true,
 };
 
 /**
@@ -473,6 +476,13 @@ const YEAR_OR_TIME = /(?:^|\D)(?:1[89]\d\d|20\d\d)(?:\D|$)|\d{1,2}[:.h]\d\d(?:\D
 
 /** Removes the date-only blocks at the edges of `root` (Readability's detached article). */
 export function removeDatelines(root: Element): void {
+  const blocks = innermostBlocks(root);
+  const edges = blocks.length <= 2 * DATELINE_EDGE ? blocks : [...blocks.slice(0, DATELINE_EDGE), ...blocks.slice(-DATELINE_EDGE)];
+  for (const el of edges) if (isDateline(el.textContent ?? '')) el.remove();
+}
+
+/** The innermost blocks of `root` holding text, in page order. */
+function innermostBlocks(root: Element): Element[] {
   const blocks: Element[] = [];
   const visit = (el: Element): boolean => {
     let hasBlock = false;
@@ -482,8 +492,66 @@ export function removeDatelines(root: Element): void {
     return isBlock || hasBlock;
   };
   visit(root);
-  const edges = blocks.length <= 2 * DATELINE_EDGE ? blocks : [...blocks.slice(0, DATELINE_EDGE), ...blocks.slice(-DATELINE_EDGE)];
-  for (const el of edges) if (isDateline(el.textContent ?? '')) el.remove();
+  return blocks;
+}
+
+// Edge boilerplate: furniture a page names nothing (plain <div>s, no class or id) that Readability
+// kept beside the text, recognised by where it is and what it is made of. Among the first and
+// last EDGE_BLOCKS innermost blocks of the pick: a trail of links with only separators between
+// them (a breadcrumb "You are here: Home > News", a bar "Home | Routes | Fares", "Share: Facebook
+// X Email"); and among the last, a short legal line (a copyright sign or "all rights reserved").
+// A list of references keeps its items: each has text of its own between and around its links.
+const EDGE_BLOCKS = 3;
+const TRAIL_MAX_CHARS = 200;
+// Between two links of a trail: separators only.
+const TRAIL_GAP = /^[\s>›»<‹«/\\|·•→←:;,\-–—]*$/;
+// Before the first link a short label ("You are here:", "Share this page:"), after the last the current page's name.
+const TRAIL_LABEL_CHARS = 40;
+const LEGAL_MAX_CHARS = 400;
+const LEGAL = /©|\(c\)\s*(?:19|20)\d\d|\ball rights reserved\b|\btous droits réservés\b|\balle rechte vorbehalten\b|\btodos los derechos reservados\b/i;
+
+/** Removes link trails at both edges of `root` (Readability's detached article) and legal lines at its end. */
+export function removeEdgeBoilerplate(root: Element): void {
+  const blocks = innermostBlocks(root);
+  const head = blocks.slice(0, EDGE_BLOCKS);
+  const tail = blocks.length > EDGE_BLOCKS ? blocks.slice(-EDGE_BLOCKS) : [];
+  for (const el of head) if (isLinkTrail(el)) el.remove();
+  for (const el of tail) if (el.parentNode && (isLinkTrail(el) || isLegalLine(el))) el.remove();
+}
+
+function isLinkTrail(el: Element): boolean {
+  const text = squash(el.textContent ?? '');
+  if (text.length > TRAIL_MAX_CHARS) return false;
+  // The block's text as runs between links: [before, gap, gap, ..., after].
+  const runs: string[] = [''];
+  let links = 0;
+  const walk = (node: Element) => {
+    for (let c = node.firstChild; c; c = c.nextSibling) {
+      if (c.nodeType === 3) runs[runs.length - 1] += (c as Text).data;
+      else if (c.nodeType === 1) {
+        if ((c as Element).localName === 'a') {
+          links++;
+          runs.push('');
+        } else walk(c as Element);
+      }
+    }
+  };
+  walk(el);
+  if (links < 2) return false;
+  const before = runs[0]!.trim();
+  const after = runs[runs.length - 1]!.trim();
+  const gaps = runs.slice(1, -1);
+  return (
+    gaps.every((g) => TRAIL_GAP.test(g)) &&
+    before.length <= TRAIL_LABEL_CHARS &&
+    (!before || /[:>›»|]$/.test(before)) &&
+    after.replace(/^[\s>›»/|·•-]+/, '').length <= TRAIL_LABEL_CHARS
+  );
+}
+
+function isLegalLine(el: Element): boolean {
+  const text = squash(el.textContent ?? '');
+  return text.length <= LEGAL_MAX_CHARS && LEGAL.test(text);
 }
 
 export function isDateline(text: string): boolean {

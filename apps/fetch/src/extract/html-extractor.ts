@@ -8,6 +8,7 @@ import {
   removeCounters,
   removeDatelines,
   removeDuplicateBlocks,
+  removeEdgeBoilerplate,
   removeLinkDenseBlocks,
   removeConsentDialogs,
   removeNamedBoilerplate,
@@ -156,6 +157,7 @@ export class HtmlExtractor {
       if (this.rules.duplicateBlocks) removeDuplicateBlocks(article.content as unknown as Element);
       if (this.rules.datelines) removeDatelines(article.content as unknown as Element);
       if (this.rules.counters) removeCounters(article.content as unknown as Element);
+      if (this.rules.edgeBoilerplate) removeEdgeBoilerplate(article.content as unknown as Element);
       prepareForMarkdown(article.content as unknown as HTMLElement, base);
       // The title is the result's own field (web_fetch shows it beside the content), not a body line.
       markdown = this.toMarkdown(article.content as unknown as HTMLElement);

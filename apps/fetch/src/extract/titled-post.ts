@@ -33,8 +33,10 @@ export function findTitledPost(body: Element, headings: Element[]): TitledPost |
   if (headings.length !== 1) return null;
   for (let el = headings[0]!.parentElement; el && el !== body; el = el.parentElement) {
     if (el.localName === 'header' || HEADER_NAME.test(`${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`)) continue;
-    const prose = proseOf(el);
-    if (prose.length >= MIN_POST_CHARS) return { element: el, chars: prose.length, lead: prose.slice(0, LEAD_CHARS), declared: isDeclaredMain(el) };
+    // Read only as far as a post's worth at each level; the whole of the one found.
+    if (proseOf(el, MIN_POST_CHARS).length < MIN_POST_CHARS) continue;
+    const prose = proseOf(el, Number.POSITIVE_INFINITY);
+    return { element: el, chars: prose.length, lead: prose.slice(0, LEAD_CHARS), declared: isDeclaredMain(el) };
   }
   return null;
 }
@@ -56,13 +58,18 @@ function isDeclaredMain(el: Element): boolean {
   return el.localName === 'main' || el.localName === 'article' || el.getAttribute('role') === 'main' || !!el.getAttribute('itemprop')?.split(/\s+/).includes('articleBody');
 }
 
-/** Text outside links and headings, folded. */
-function proseOf(el: Element): string {
+/** Text outside links and headings, folded; the walk stops once `enough` characters are read. */
+function proseOf(el: Element, enough: number): string {
   let out = '';
+  // Characters other than spaces read so far: the folded text is at least this long.
+  let letters = 0;
   const walk = (node: Element) => {
-    for (let c = node.firstChild; c; c = c.nextSibling) {
-      if (c.nodeType === 3) out += (c as Text).data;
-      else if (c.nodeType === 1) {
+    for (let c = node.firstChild; c && letters < enough; c = c.nextSibling) {
+      if (c.nodeType === 3) {
+        const data = (c as Text).data;
+        out += data;
+        letters += data.replace(/\s+/g, '').length;
+      } else if (c.nodeType === 1) {
         const child = c as Element;
         const tag = child.localName;
         if (tag === 'a' || /^h[1-6]$/.test(tag) || tag === 'script' || tag === 'style' || tag === 'time') continue;
