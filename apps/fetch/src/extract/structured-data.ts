@@ -139,7 +139,7 @@ export function factsNotShown(docs: unknown[], visibleText: string): LdFacts {
     seen.add(line);
   };
   for (const node of ldNodes(docs)) {
-    if (isType(node, (t) => t === 'product' || t === 'productgroup' || t === 'individualproduct' || t === 'vehicle' || t === 'book')) productFacts(node, has, add);
+    if (isType(node, (t) => t === 'product' || t === 'productgroup' || t === 'individualproduct' || t === 'vehicle' || t === 'book')) productFacts(node, has, shown, add);
     else if (isType(node, (t) => t === 'recipe')) recipeFacts(node, has, add);
     else if (isType(node, (t) => t.endsWith('article') || t === 'blogposting' || t === 'report' || t === 'discussionforumposting')) {
       author ??= authorNames(node.author);
@@ -153,7 +153,7 @@ export function factsNotShown(docs: unknown[], visibleText: string): LdFacts {
 type Has = (value: string) => boolean;
 type Add = (line: string) => void;
 
-function productFacts(node: LdNode, has: Has, add: Add): void {
+function productFacts(node: LdNode, has: Has, shown: string, add: Add): void {
   for (const offer of listOf(node.offers).slice(0, 3)) {
     if (!offer || typeof offer !== 'object') continue;
     const o = offer as LdNode;
@@ -163,7 +163,7 @@ function productFacts(node: LdNode, has: Has, add: Add): void {
     const low = textOf(o.lowPrice);
     const high = textOf(o.highPrice);
     const amount = price ?? (low && high ? `${low}–${high}` : low);
-    if (amount && !amountShown(amount, has)) add(`- Price: ${amount}${currency ? ` ${currency}` : ''}`);
+    if (amount && !amountShown(amount, shown)) add(`- Price: ${amount}${currency ? ` ${currency}` : ''}`);
     const availability = readableEnum(o.availability);
     if (availability && !has(availability)) add(`- Availability: ${availability}`);
   }
@@ -178,10 +178,16 @@ function productFacts(node: LdNode, has: Has, add: Add): void {
   }
 }
 
-/** A price is shown when its amount is in the text as written or with its decimals (129 / 129.00 / 129,00). */
-function amountShown(amount: string, has: Has): boolean {
-  const plain = amount.replace(/[.,]0+$/, '');
-  return has(amount) || has(amount.replace('.', ',')) || (plain !== amount && (has(`${plain}.`) || has(`${plain},`) || has(`${plain} `)));
+/**
+ * A price is shown when its amount is in the text as a number of its own, as written or with its
+ * decimals (129 / 129.00 / 129,00), not as part of another ("1" in "100% merino").
+ */
+function amountShown(amount: string, shown: string): boolean {
+  // Anything but a plain number ("Free", a range) is looked for as written.
+  if (!/^\d+(?:[.,]\d+)?$/.test(amount)) return shown.includes(fold(amount));
+  const whole = amount.replace(/[.,]0+$/, '');
+  const digits = whole.replace(/[.,]/g, '[.,]');
+  return new RegExp(`(?<![\\d.,])${digits}(?:[.,]0+)?(?![\\d])`).test(shown);
 }
 
 function recipeFacts(node: LdNode, has: Has, add: Add): void {
