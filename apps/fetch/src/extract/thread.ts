@@ -82,6 +82,10 @@ interface Tally {
   teaserHeadings: number;
   /** The element's place in page order. */
   order: number;
+  /** Inside the page's chrome (nav, aside, header, footer, form; a navigation or complementary role). */
+  chrome: boolean;
+  /** Inside a link. */
+  link: boolean;
 }
 
 // What an author marker looks like in the markup (a superset of isAuthorMarker, read on the raw
@@ -109,35 +113,32 @@ export function readThread(body: Element): Thread | null {
   // One walk in page order (linkedom's tree walker is one pass over its node list, its child and
   // sibling getters are not), then the elements in reverse, each adding its counts to its parent's:
   // children before parents.
-  const elements: Element[] = [];
-  const flags = new Map<Element, { chrome: boolean; link: boolean }>();
+  const elements: Element[] = [body];
   const walker = body.ownerDocument.createTreeWalker(body, 1 /* SHOW_ELEMENT */ | 4 /* SHOW_TEXT */);
-  flags.set(body, { chrome: false, link: false });
-  tallies.set(body, { prose: 0, authors: 0, teaserHeadings: 0, order: 0 });
-  elements.push(body);
+  tallies.set(body, { prose: 0, authors: 0, teaserHeadings: 0, order: 0, chrome: false, link: false });
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     const parent = node.parentNode as Element;
-    const up = flags.get(parent);
+    const up = tallies.get(parent);
     if (!up) continue;
     if (node.nodeType === 3) {
       if (up.link) continue;
       const n = (node as Text).data.trim().length;
-      if (n >= PROSE_RUN_CHARS || (n > 0 && PROSE_PARENTS.has(parent.localName))) tallies.get(parent)!.prose += n;
+      if (n >= PROSE_RUN_CHARS || (n > 0 && PROSE_PARENTS.has(parent.localName))) up.prose += n;
       continue;
     }
     const el = node as Element;
     const tag = el.localName;
     const chrome = up.chrome || CHROME.has(tag) || (el.hasAttributes() && CHROME_ROLES.has(el.getAttribute('role') ?? ''));
-    flags.set(el, { chrome, link: up.link || tag === 'a' });
-    tallies.set(el, { prose: 0, authors: 0, teaserHeadings: 0, order: elements.length });
+    tallies.set(el, { prose: 0, authors: 0, teaserHeadings: 0, order: elements.length, chrome, link: up.link || tag === 'a' });
     elements.push(el);
   }
   for (let i = elements.length - 1; i >= 0; i--) {
     const el = elements[i]!;
     const tally = tallies.get(el)!;
-    // Attributes read once, and only where there are any (linkedom builds a token list per class read).
+    // Attributes read once, and only where there are any; the class from its attribute node
+    // (linkedom's getAttribute('class') builds a token list and joins it again on every read).
     if (el.hasAttributes()) {
-      const cls = el.getAttribute('class');
+      const cls = el.getAttributeNode('class')?.value ?? null;
       // A forum signature is the same under every post of its author: not the post's text.
       if (cls && SIGNATURE_CLASS.test(cls)) tally.prose = 0;
       if (isAuthorMarker(el, cls)) {
@@ -145,7 +146,7 @@ export function readThread(body: Element): Thread | null {
         markers++;
       }
       // Only what could be a post is grouped: it holds prose and an author.
-      if (!flags.get(el)!.chrome && tally.authors > 0 && tally.prose > 0) for (const key of groupKeys(el, cls)) (groups.get(key) ?? groups.set(key, []).get(key)!).push(el);
+      if (!tally.chrome && tally.authors > 0 && tally.prose > 0) for (const key of groupKeys(el, cls)) (groups.get(key) ?? groups.set(key, []).get(key)!).push(el);
     }
     const tag = el.localName;
     if (tag.length === 2 && tag[0] === 'h' && tag[1]! >= '1' && tag[1]! <= '6' && isTeaserHeading(el)) tally.teaserHeadings++;
@@ -219,8 +220,12 @@ function isAuthorMarker(el: Element, cls = el.getAttribute('class')): boolean {
 
 /** A heading that is a link elsewhere: a card's title ("#" links are a post's own permalink). */
 function isTeaserHeading(heading: Element): boolean {
-  const link = heading.querySelector('a[href]');
-  if (!link || !(link.getAttribute('href') ?? '').trim() || (link.getAttribute('href') ?? '').includes('#')) return false;
+  // The heading's only element, at any depth, is a link (no querySelector: it compiles per call).
+  let link: Element | null = heading.firstElementChild;
+  while (link && link.localName !== 'a' && link.firstElementChild === link.lastElementChild) link = link.firstElementChild;
+  if (!link || link.localName !== 'a') return false;
+  const href = (link.getAttribute('href') ?? '').trim();
+  if (!href || href.includes('#')) return false;
   return (link.textContent ?? '').trim().length >= (heading.textContent ?? '').trim().length * 0.9;
 }
 

@@ -22,7 +22,7 @@ export interface TitledPost {
   element: Element;
   /** Prose characters of the post (text outside links and headings, spaces squashed). */
   chars: number;
-  /** The start of its first prose, spaces squashed and case folded: how the post is recognised in a pick. */
+  /** The start of its longest run of text, spaces squashed and case folded: how the post is recognised in a pick (its first words may be a line Readability drops). */
   lead: string;
   /** Whether the page declares it as its main part (<main>, <article>, role=main, itemprop=articleBody). */
   declared: boolean;
@@ -34,9 +34,9 @@ export function findTitledPost(body: Element, headings: Element[]): TitledPost |
   for (let el = headings[0]!.parentElement; el && el !== body; el = el.parentElement) {
     if (el.localName === 'header' || HEADER_NAME.test(`${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`)) continue;
     // Read only as far as a post's worth at each level; the whole of the one found.
-    if (proseOf(el, MIN_POST_CHARS).length < MIN_POST_CHARS) continue;
-    const prose = proseOf(el, Number.POSITIVE_INFINITY);
-    return { element: el, chars: prose.length, lead: prose.slice(0, LEAD_CHARS), declared: isDeclaredMain(el) };
+    if (proseOf(el, MIN_POST_CHARS).text.length < MIN_POST_CHARS) continue;
+    const { text, longest } = proseOf(el, Number.POSITIVE_INFINITY);
+    return { element: el, chars: text.length, lead: longest.slice(0, LEAD_CHARS), declared: isDeclaredMain(el) };
   }
   return null;
 }
@@ -58,9 +58,10 @@ function isDeclaredMain(el: Element): boolean {
   return el.localName === 'main' || el.localName === 'article' || el.getAttribute('role') === 'main' || !!el.getAttribute('itemprop')?.split(/\s+/).includes('articleBody');
 }
 
-/** Text outside links and headings, folded; the walk stops once `enough` characters are read. */
-function proseOf(el: Element, enough: number): string {
+/** Text outside links and headings, folded, and its longest text run; the walk stops once `enough` characters are read. */
+function proseOf(el: Element, enough: number): { text: string; longest: string } {
   let out = '';
+  let longest = '';
   // Characters other than spaces read so far: the folded text is at least this long.
   let letters = 0;
   const walk = (node: Element) => {
@@ -68,6 +69,7 @@ function proseOf(el: Element, enough: number): string {
       if (c.nodeType === 3) {
         const data = (c as Text).data;
         out += data;
+        if (data.length > longest.length) longest = data;
         letters += data.replace(/\s+/g, '').length;
       } else if (c.nodeType === 1) {
         const child = c as Element;
@@ -80,7 +82,7 @@ function proseOf(el: Element, enough: number): string {
     }
   };
   walk(el);
-  return fold(out).trim();
+  return { text: fold(out).trim(), longest: fold(longest).trim() };
 }
 
 function fold(s: string): string {
