@@ -104,6 +104,21 @@ describe('threads: every post, with its author and date, in order (finding 1)', 
     expect(md).not.toMatch(/\breply\]|\[–\]|upvote|\bhide\b|favorite/);
   });
 
+  it('Reddit (new, custom elements naming their author in an attribute): the post, then the comment tree', () => {
+    const md = read('thread-reddit-new.html');
+    expectInOrder(md, [
+      /\*\*ferris_fan_42\*\*/,
+      'fighting the borrow checker for an hour',
+      /\*\*borrowck_whisperer\*\* · 2024-03-28 16:40/,
+      'a region of code where a borrow must stay valid',
+      /\*\*ferris_fan_42\*\*, replying to borrowck_whisperer · 2024-03-28 17:05/,
+      'cannot outlive the thing it borrows from',
+      /\*\*systems_sam\*\* · 2024-03-28 18:21/,
+      'a tokenizer that returns slices of its input',
+    ]);
+    expect(md).not.toMatch(/\bShare\b|Award|A subreddit for people learning/);
+  });
+
   it('Reddit (old): the post, then nested comments, replies after their parent', () => {
     const md = read('thread-reddit-old.html');
     expectInOrder(md, [

@@ -91,7 +91,7 @@ interface Tally {
 // What an author marker looks like in the markup (a superset of isAuthorMarker, read on the raw
 // HTML): a page with fewer than two has no thread, and is spared the walk (most pages).
 const AUTHOR_HINT =
-  /\b(?:itemprop|rel)\s*=\s*["']?[^"'>]*\b(?:author|creator)|\bclass\s*=\s*["']?[^"'>]*(?:author|user|poster|commenter|creator|\bfn\b|\bnames\b)|\bhref\s*=\s*["']?[^"'>]*(?:\/u\/|\/users?\b|\/members?\b|\/profiles?\b|\/people\b|viewprofile|\/@)/gi;
+  /\s(?:data-)?author\s*=\s*["']?[^\s"'>]|\b(?:itemprop|rel)\s*=\s*["']?[^"'>]*\b(?:author|creator)|\bclass\s*=\s*["']?[^"'>]*(?:author|user|poster|commenter|creator|\bfn\b|\bnames\b)|\bhref\s*=\s*["']?[^"'>]*(?:\/u\/|\/users?\b|\/members?\b|\/profiles?\b|\/people\b|viewprofile|\/@)/gi;
 
 /** Whether `html` has the author markers a thread needs (cheap: one scan of the text). */
 export function mayHoldThread(html: string): boolean {
@@ -204,6 +204,8 @@ export function readThread(body: Element): Thread | null {
 function groupKeys(el: Element, cls: string | null): string[] {
   const keys: string[] = [];
   if (cls) for (const token of cls.split(/\s+/)) if (token.length > 1 && !/\d/.test(token)) keys.push(`${el.localName}.${token}`);
+  // A custom element is its own kind of post (new Reddit's <shreddit-comment>).
+  if (el.localName.includes('-')) keys.push(`tag:${el.localName}`);
   const type = el.getAttribute('itemtype');
   if (type) keys.push(`type:${type.replace(/^https?:\/\/schema\.org\//i, '').toLowerCase()}`);
   return keys;
@@ -214,6 +216,7 @@ const SIGNATURE_CLASS = /(?:^|[\s_-])signature(?:$|[\s_-])/i;
 function isAuthorMarker(el: Element, cls = el.getAttribute('class')): boolean {
   if ((el.getAttribute('itemprop') ?? '').split(/\s+/).some((p) => p === 'author' || p === 'creator')) return true;
   if (el.getAttribute('rel')?.split(/\s+/).includes('author')) return true;
+  if (namedAuthor(el)) return true;
   if (cls && AUTHOR_CLASS.test(cls)) return true;
   return el.localName === 'a' && PROFILE_HREF.test(el.getAttribute('href') ?? '');
 }
@@ -291,12 +294,26 @@ function findOutside(member: Element, bodyEl: Element, set: Set<Element>, test: 
   return walk(member);
 }
 
-function authorOf(member: Element, bodyEl: Element, set: Set<Element>): string | null {
-  const marker = findOutside(member, bodyEl, set, (c) => isAuthorMarker(c) && !c.contains(bodyEl) && squash(c.textContent ?? '') !== '');
-  if (!marker) return null;
-  const named = marker.querySelector('[itemprop~="name"]') ?? (marker.localName === 'a' ? marker : (marker.querySelector('a[href]') ?? marker));
-  const name = squash(named.textContent ?? '');
+/** An author the element names in an attribute (<shreddit-comment author="…">, old Reddit's data-author). */
+function namedAuthor(el: Element): string | null {
+  const name = (el.getAttribute('author') ?? el.getAttribute('data-author'))?.trim();
   return name && name.length <= MAX_AUTHOR_CHARS ? name : null;
+}
+
+/** The name an author marker gives: its attribute, its itemprop=name, its link's text, or its text. */
+function markerName(marker: Element): string | null {
+  const named = namedAuthor(marker);
+  if (named) return named;
+  const holder = marker.querySelector('[itemprop~="name"]') ?? (marker.localName === 'a' ? marker : (marker.querySelector('a[href]') ?? marker));
+  const name = squash(holder.textContent ?? '');
+  return name && name.length <= MAX_AUTHOR_CHARS ? name : null;
+}
+
+function authorOf(member: Element, bodyEl: Element, set: Set<Element>): string | null {
+  const named = namedAuthor(member);
+  if (named) return named;
+  const marker = findOutside(member, bodyEl, set, (c) => isAuthorMarker(c) && !c.contains(bodyEl) && squash(c.textContent ?? '') !== '');
+  return marker ? markerName(marker) : null;
 }
 
 function dateOf(member: Element, bodyEl: Element, set: Set<Element>): string | null {
@@ -374,7 +391,7 @@ function openingOf(body: Element, members: Element[], set: Set<Element>, tallies
     const chars = blocks.reduce((n, b) => n + tallies.get(b)!.prose, 0);
     if (chars >= OPENING_CHARS) {
       const marker = author as Element | null;
-      return { author: marker ? squash(marker.textContent ?? '').slice(0, MAX_AUTHOR_CHARS) || null : null, blocks };
+      return { author: marker ? markerName(marker) : null, blocks };
     }
     const role = scope.getAttribute('role');
     if (scope === body || scope.localName === 'main' || scope.localName === 'article' || role === 'main') return null;
