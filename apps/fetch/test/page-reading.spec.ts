@@ -28,6 +28,20 @@ function expectInOrder(text: string, parts: (string | RegExp)[]): void {
 }
 
 describe('threads: every post, with its author and date, in order (finding 1)', () => {
+  it('a product page whose reviews outweigh its description: the description first, then each review under its author', () => {
+    const page = extractor.extract(readFileSync(`${DIR}product-with-reviews.html`, 'utf8'), 'https://site.example/mug');
+    expectInOrder(page.markdown, [
+      'A steel mug with a chip-resistant enamel coat',
+      /\*\*Hannah P\.\*\* · 11 February 2024/,
+      'dropped on rocks twice',
+      /\*\*Marcus D\.\*\*/,
+      /\*\*Aoife K\.\*\*/,
+    ]);
+    expect(page.markdown).not.toMatch(/Helpful/);
+    // A reviewer is not the page's author.
+    expect(page.byline).toBeNull();
+  });
+
   it("a blog post's comment section is still not the page (WordPress comments under a short post)", () => {
     const html = readFileSync(fileURLToPath(new URL('./fixtures/corpus/blog-post-long-comments.html', import.meta.url)), 'utf8');
     const md = extractor.extract(html, 'https://site.example/blog').markdown;

@@ -122,7 +122,9 @@ export class HtmlExtractor {
       const posts = renderThread(document, thread);
       removeHeadingAnchors(allElements(posts));
       prepareForMarkdown(posts, base);
-      const opener = thread.opening?.author ?? thread.posts[0]?.author ?? null;
+      // The page's author: the opening's when the discussion is about text outside the posts (a
+      // reviewer is not the product page's author), else the first post's (a topic's starter).
+      const opener = thread.opening ? thread.opening.author : (thread.posts[0]?.author ?? null);
       return {
         title: head.title,
         byline: head.author ?? opener,
