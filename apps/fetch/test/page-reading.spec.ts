@@ -42,6 +42,12 @@ describe('threads: every post, with its author and date, in order (finding 1)', 
     expect(page.byline).toBeNull();
   });
 
+  it('teaser cards with their authors beside a short story are not a thread (a card whose link wraps its heading)', () => {
+    const md = read('news-brief-author-cards.html');
+    expect(md).toContain('Ferry fares to the mainland will stay at this year');
+    expect(md).not.toMatch(/\*\*Morag Innes\*\*|Harbour wall repairs/);
+  });
+
   it("a blog post's comment section is still not the page (WordPress comments under a short post)", () => {
     const html = readFileSync(fileURLToPath(new URL('./fixtures/corpus/blog-post-long-comments.html', import.meta.url)), 'utf8');
     const md = extractor.extract(html, 'https://site.example/blog').markdown;

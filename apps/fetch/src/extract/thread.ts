@@ -149,7 +149,8 @@ export function readThread(body: Element): Thread | null {
       if (!tally.chrome && tally.authors > 0 && tally.prose > 0) for (const key of groupKeys(el, cls)) (groups.get(key) ?? groups.set(key, []).get(key)!).push(el);
     }
     const tag = el.localName;
-    if (tag.length === 2 && tag[0] === 'h' && tag[1]! >= '1' && tag[1]! <= '6' && isTeaserHeading(el)) tally.teaserHeadings++;
+    // A heading inside a link (a card whose whole face links on) or holding only a link elsewhere: a teaser.
+    if (tag.length === 2 && tag[0] === 'h' && tag[1]! >= '1' && tag[1]! <= '6' && (tally.link || isTeaserHeading(el))) tally.teaserHeadings++;
     if (el === body) break;
     const parent = tallies.get(el.parentNode as Element)!;
     parent.prose += tally.prose;
