@@ -48,6 +48,11 @@ export const STRUCTURE_CHECKS = {
     ['escape: none in the ASCII table', /\\[*+|-]/, 'not'],
   ],
   'structure.html': [['table: knots', /^\| Bowline \| A fixed loop/m]],
+  'task-lists.html': [
+    ['task list: checked item', /^-\s+\[x\] Freeze the public API surface$/m],
+    ['task list: open item', /^-\s+\[ \] Write the 3\.x to 4\.0 migration guide$/m],
+    ['task list: box inside a <label>', /^-\s+\[x\] Docs site redirects tested$/m],
+  ],
 };
 
 export function loadStructurePages() {

@@ -16,6 +16,8 @@ const DIR = fileURLToPath(new URL('./fixtures/structure/', import.meta.url));
 // The content types the report's page server sent (probe/server.mjs).
 const TYPES: Record<string, string> = {
   'legacy-1252.html': 'text/html',
+  'legacy-shift_jis.html': 'text/html',
+  'legacy-euc-jp.html': 'text/html',
   'plain-1252.txt': 'text/plain',
   'feed-latin1.xml': 'application/rss+xml',
 };
@@ -141,6 +143,16 @@ describe('legacy encodings (report finding 10)', () => {
     expect(page.content).not.toContain('\uFFFD');
   });
 
+  it('unlabelled Shift_JIS and EUC-JP pages are read as such (a detector, not windows-1252)', async () => {
+    const sjis = await get('legacy-shift_jis.html');
+    expect(sjis.title).toBe('令和六年度 ごみ収集日程の変更について');
+    expect(sjis.content).toContain('燃えるごみの収集日が火曜日と金曜日に変わります');
+    const euc = await get('legacy-euc-jp.html');
+    expect(euc.title).toBe('夏の臨時列車運転のお知らせ');
+    expect(euc.content).toContain('土曜日と日曜日に臨時列車を一往復運転します');
+    for (const page of [sjis, euc]) expect(page.content).not.toMatch(/[\uFFFD\u0080-\u00ff]/);
+  });
+
   it('unlabelled text', async () => {
     const { content } = await get('plain-1252.txt');
     expect(content).toContain('Crème brûlée');
@@ -150,6 +162,22 @@ describe('legacy encodings (report finding 10)', () => {
   it("an XML feed's <?xml encoding?>", async () => {
     const { content } = await get('feed-latin1.xml');
     expect(content).toContain('Café Société');
+  });
+});
+
+describe('task lists', () => {
+  it('a checkbox opening a list item is a GFM task, checked or not (GitHub, GitLab, a <label> around it)', async () => {
+    const { content: readme } = await get('github-readme.html');
+    expect(readme).toMatch(/^-\s+\[x\] Retries with jitter$/m);
+    expect(readme).toMatch(/^-\s+\[ \] Priorities$/m);
+    const { content } = await get('task-lists.html');
+    expect(content).toMatch(/^-\s+\[x\] Freeze the public API surface$/m);
+    expect(content).toMatch(/^-\s+\[ \] Write the 3\.x to 4\.0 migration guide$/m);
+    expect(content).toMatch(/^-\s+\[x\] Run the soak test for 72 hours on staging$/m);
+    expect(content).toMatch(/^-\s+\[x\] Docs site redirects tested$/m);
+    expect(content).toMatch(/^-\s+\[ \] Changelog entries for every merged request since 3\.9$/m);
+    // A form's checkbox is not a task.
+    expect(content).not.toContain('Notify me');
   });
 });
 

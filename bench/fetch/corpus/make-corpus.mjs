@@ -129,7 +129,8 @@ function forumThread(r, o = {}) {
   const similar = `<div class="similar-topics"><h3>Similar topics</h3><ul>${['Radiator cold at the top', 'Combi boiler making banging noise', 'Thermostat keeps losing connection', 'Is a power flush worth it?', 'Underfloor heating on a timber floor'].map((t) => `<li><a href="/t/${t}">${t}</a></li>`).join('')}</ul></div>`;
   const pagination = `<div class="pagination">6 posts • Page <strong>1</strong> of <strong>1</strong></div>`;
   const body = `<div id="wrap"><div class="headerbar"><a href="/" class="logo">DIY Answers Forum</a><p>Home improvement, plumbing and heating help</p></div><div class="navbar"><ul class="linklist"><li><a href="/faq">FAQ</a></li><li><a href="/register">Register</a></li><li><a href="/login">Login</a></li></ul><ul class="breadcrumbs"><li><a href="/">Board index</a></li><li><a href="/f/heating">Heating and plumbing</a></li></ul></div><div id="page-body"><h2 class="topic-title">${esc(FORUM.title)}</h2>${pagination}${posts.join('')}${pagination}${similar}<div class="jumpbox"><select><option>Heating and plumbing</option><option>Electrics</option><option>Building</option></select></div></div><div class="copyright">Powered by phpBB® Forum Software</div></div>`;
-  const expected = FORUM.posts.map((p) => p.text).join('\n');
+  // Each post under its author and date, as the page marks them (a reader of a thread needs who said what).
+  const expected = FORUM.posts.map((p, i) => `${p.user} · ${o.style === 'discourse' ? `${i + 1}d` : `Tue Mar 12, 2024 ${8 + i}:15 am`}\n${p.text}`).join('\n');
   return { html: page({ title: `${FORUM.title} - DIY Answers Forum`, bodyAttrs: ' class="section-viewtopic ltr"', body }), expected };
 }
 
@@ -287,6 +288,47 @@ add('news-legacy-br-paragraphs', legacy(rng(18), 'en', ARTICLES.chip, { br: true
   );
 }
 
+// A photo story whose slides repeat each caption (the image's alt and a zoom view's copy, neither
+// named as furniture): only the repetition marks the copies.
+{
+  const intro =
+    'The old tram depot on Mill Lane closed its doors on Sunday after 112 years. Our photographer spent the last week with the crews who kept the fleet running, from the night shift in the paint shop to the final run through the city centre.';
+  const caps = [
+    'A fitter checks the brakes on car 14 during the last night shift in the depot.',
+    'The paint shop, where every tram in the city has been repainted since 1951.',
+    'Drivers sign the depot log for the final time on Sunday morning.',
+    'Car 9 leaves the depot for its last run through the city centre.',
+    'Former staff and their families gather in the yard after the closing ceremony.',
+  ];
+  const r = rng(24);
+  const slides = caps
+    .map((c, i) => `<figure class="slide"><img src="/depot/${i}.jpg" alt="${esc(c)}"><figcaption>${esc(c)}</figcaption><div class="zoom-view"><p>${esc(c)}</p></div></figure>`)
+    .join('');
+  add(
+    'news-gallery-repeated-captions',
+    portal(
+      r,
+      'en',
+      { title: 'In pictures: the last week of the Mill Lane tram depot', blocks: [] },
+      { content: `<div class="photo-story"><p>${esc(intro)}</p>${slides}</div>`, teasers: 12 },
+    ),
+    [intro, ...caps].join('\n'),
+  );
+}
+
+// A hand-written site of plain <div>s, no class, id or semantic tag: the breadcrumb, the bar of
+// links repeated under the text and the legal line sit beside the paragraphs in one container.
+{
+  const paras = [
+    'The parish council has agreed to buy the field behind the village hall for a new play area and a community orchard. The sale was approved at the meeting on Tuesday by seven votes to one.',
+    'The field will be bought with the money set aside from the sale of the old pavilion, so the parish precept will not rise. Work on the play area is planned to start in the autumn, after the hay is cut.',
+    'Residents can see the draft plans in the hall foyer until the end of the month and leave comments in the box by the door. A second meeting on the orchard, and which fruit trees to plant, will follow in June.',
+  ];
+  const bar = ['Home', 'Council', 'Meetings', 'Planning', 'Village hall', 'Contact'].map((l) => `<a href="/${l.toLowerCase().replace(' ', '-')}">${l}</a>`).join(' | ');
+  const body = `<div><div>${bar}</div><div>You are here: <a href="/">Home</a> &gt; <a href="/news">News</a> &gt; Field purchase</div><h1>Council to buy the field behind the village hall</h1>${paras.map((p) => `<p>${esc(p)}</p>`).join('')}<div>${bar}</div><div>&copy; 2024 Ashby Parva Parish Council. All rights reserved. Clerk to the council: The Old School, Main Street, Ashby Parva.</div></div>`;
+  add('parish-plain-divs', page({ title: 'Council to buy the field behind the village hall', body }), paras.join('\n'));
+}
+
 // ---------------------------------------------------------------- Other languages
 
 const langs = Object.keys(FOREIGN);
@@ -389,7 +431,11 @@ add(
     .join('');
   const side = `<div id="sidebar"><div class="s-sidebarwidget"><div class="s-sidebarwidget--header">The Overflow Blog</div><ul>${linkList(r, 'en', 3)}</ul></div><div class="module sidebar-related"><h4>Related</h4>${linkList(r, 'en', 10)}</div><div id="hot-network-questions" class="module"><h4>Hot Network Questions</h4><ul>${linkList(r, 'en', 12)}</ul></div></div>`;
   const body = `<header class="s-topbar"><a class="s-topbar--logo" href="/">Code Answers</a><ol class="s-topbar--content"><li><a href="/questions">Questions</a></li><li><a href="/tags">Tags</a></li><li><a href="/users">Users</a></li></ol><form><input placeholder="Search…"></form><a href="/login">Log in</a><a href="/signup">Sign up</a></header><div class="container"><div id="left-sidebar"><nav><ol><li><a href="/">Home</a></li><li><a href="/questions">Questions</a></li><li><a href="/tags">Tags</a></li><li><a href="/jobs">Jobs</a></li></ol></nav></div><div id="content"><div id="question-header"><h1 itemprop="name"><a href="/q/1">${esc(QA.title)}</a></h1></div><div class="question-stats">Asked 2 years ago · Modified 1 year ago · Viewed 48k times</div><div id="mainbar"><div class="question">${post(QA.question, 52, false)}</div><div id="answers"><div id="answers-header"><h2>${QA.answers.length} Answers</h2><select><option>Highest score</option></select></div>${answers}</div><h2 class="bottom-notice">Not the answer you're looking for? Browse other questions tagged <a>python</a> <a>pandas</a> or ask your own question.</h2></div>${side}</div></div><footer class="site-footer"><nav>${['About', 'Press', 'Work Here', 'Legal', 'Privacy Policy', 'Terms of Service', 'Contact Us', 'Cookie Settings'].map((l) => `<a href="/${l}">${l}</a>`).join(' ')}</nav><p>Site design / logo © 2024; user contributions licensed under CC BY-SA.</p></footer>`;
-  add('qa-question-answers', page({ title: `${QA.title} - Code Answers`, body }), [expectedText(QA.question), ...QA.answers.map(expectedText)].join('\n'));
+  add(
+    'qa-question-answers',
+    page({ title: `${QA.title} - Code Answers`, body }),
+    [`user52\n${expectedText(QA.question)}`, ...QA.answers.map((a, i) => `user${40 - i * 13}\n${expectedText(a)}`)].join('\n'),
+  );
 }
 // A Reddit-like thread: the post and the discussion under it are the page.
 {
@@ -407,7 +453,13 @@ add(
     `<div class="comment" style="margin-left:${depth * 16}px" data-depth="${depth}"><div class="comment-header"><a class="author" href="/u/${i}">traveller_${i}</a><span class="score">${30 - i * 4} points</span><span class="live-timestamp">${i + 2} hr. ago</span></div><div class="md"><p>${esc(t)}</p></div><ul class="flat-list buttons"><li><a>permalink</a></li><li><a>save</a></li><li><a>report</a></li><li><a>reply</a></li></ul></div>`;
   const thread = replies.map((t, i) => c(t, i, i % 2)).join('');
   const body = `<div id="header"><a href="/" id="header-img">forum</a><ul class="tabmenu"><li><a>hot</a></li><li><a>new</a></li><li><a>rising</a></li><li><a>top</a></li><li><a>wiki</a></li></ul><span class="user">Want to join? <a href="/login">Log in or sign up</a> in seconds.</span></div><div class="side"><div class="spacer"><form><input placeholder="search"></form></div><div class="titlebox"><h1>r/slowtravel</h1><p>A community for travel by land and sea. Please read the rules before posting.</p><ol>${['Be kind', 'No self-promotion', 'No booking requests'].map((l) => `<li>${l}</li>`).join('')}</ol><span class="subscribers">214k readers</span></div></div><div class="content" role="main"><div class="sitetable linklisting"><div class="thing link self"><p class="title"><a class="title" href="/r/slowtravel/1">Amsterdam to Istanbul by train in three weeks – pass or single tickets?</a></p><p class="tagline">submitted 6 hours ago by planner_kim</p><div class="expando"><div class="usertext-body"><div class="md"><p>${esc(op)}</p></div></div></div><ul class="flat-list buttons"><li><a>48 comments</a></li><li><a>share</a></li><li><a>save</a></li><li><a>hide</a></li><li><a>report</a></li></ul></div></div><div class="commentarea"><div class="panestack-title"><span class="title">all 48 comments</span></div><div class="menuarea">sorted by: <a>best</a></div><div class="sitetable nestedlisting">${thread}</div></div></div><div class="footer-parent"><div class="footer">${linkList(r, 'en', 8)}</div><p class="bottommenu">Use of this site constitutes acceptance of our User Agreement and Privacy Policy.</p></div>`;
-  add('forum-reddit-like', page({ title: 'Amsterdam to Istanbul by train in three weeks – pass or single tickets? : slowtravel', body }), [op, ...replies].join('\n'));
+  // Each comment under its author, whom it answers, and its age, as the page shows them.
+  const said = replies.map((t, i) => `traveller_${i}${i % 2 ? `, replying to traveller_${i - 1}` : ''} · ${i + 2} hr. ago\n${t}`);
+  add(
+    'forum-reddit-like',
+    page({ title: 'Amsterdam to Istanbul by train in three weeks – pass or single tickets? : slowtravel', body }),
+    ['submitted 6 hours ago by planner_kim', op, ...said].join('\n'),
+  );
 }
 
 // ---------------------------------------------------------------- Docs

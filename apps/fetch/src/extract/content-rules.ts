@@ -20,6 +20,10 @@ export interface ContentRules {
   datelines: boolean;
   /** Drop a gallery's position counters ("1 of 5", "Image 3 of 12", "Photo 2 / 8"). */
   counters: boolean;
+  /** Read a forum topic, a Q&A page or an issue as its series of posts, each with its author and date (thread.ts). */
+  threads: boolean;
+  /** Drop link trails (breadcrumbs, bars of links, share lines) at the pick's edges and a legal line at its end, named or not. */
+  edgeBoilerplate: boolean;
 }
 
 export const ALL_RULES: ContentRules = {
@@ -30,6 +34,8 @@ export const ALL_RULES: ContentRules = {
   duplicateBlocks: true,
   datelines: true,
   counters: true,
+  threads: true,
+  edgeBoilerplate: true,
 };
 
 /**
@@ -103,8 +109,8 @@ export function findDeclaredBody(body: Element, elements: Element[], ldBodies: s
   return container && container !== body && textLength(container) >= MIN_DECLARED_CHARS ? container : null;
 }
 
-/** JSON-LD `articleBody` strings (in `@graph`s and arrays too); a malformed block is skipped. */
-export function readLdArticleBodies(scripts: Element[]): string[] {
+/** JSON-LD `articleBody` strings (in `@graph`s and arrays too) of the parsed JSON-LD `docs` (structured-data.ts parseLdScripts). */
+export function readLdArticleBodies(docs: unknown[]): string[] {
   const out: string[] = [];
   const visit = (v: unknown, depth: number): void => {
     if (depth > 6 || v === null || typeof v !== 'object') return;
@@ -117,14 +123,7 @@ export function readLdArticleBodies(scripts: Element[]): string[] {
     if (o['@graph'] !== undefined) visit(o['@graph'], depth + 1);
     if (o.mainEntity !== undefined) visit(o.mainEntity, depth + 1);
   };
-  for (const s of scripts) {
-    if (!/^\s*application\/ld\+json\s*$/i.test(s.getAttribute('type') ?? '')) continue;
-    try {
-      visit(JSON.parse(s.textContent ?? ''), 0);
-    } catch {
-      // Not JSON: nothing declared.
-    }
-  }
+  for (const doc of docs) visit(doc, 0);
   return out;
 }
 
@@ -135,6 +134,9 @@ export function readLdArticleBodies(scripts: Element[]): string[] {
 // "article", "content", "main" or "body" ("article-share", "content-related").
 const wordsPattern = (words: string[]) => new RegExp(`(?:^|[-_])(?:${words.map((w) => w.replace(/-/g, '[-_]')).join('|')})(?:$|[-_])`, 'i');
 const CONSENT_WORDS = ['cookie', 'cookies', 'consent', 'gdpr'];
+// The conversation under an article (thread.ts reads a series of posts inside one of these as
+// the article's comments, not as the page).
+const COMMENT_WORDS = ['comments', 'comment-list', 'commentlist', 'comments-area', 'disqus', 'respond', 'responses'];
 const FURNITURE_WORDS = [
   // sharing and following
   'share',
@@ -190,20 +192,14 @@ const FURNITURE_WORDS = [
   'advertisement',
   // consent
   ...CONSENT_WORDS,
-  // conversation under the article
-  'comments',
-  'comment-list',
-  'commentlist',
-  'comments-area',
-  'disqus',
-  'respond',
-  'responses',
+  ...COMMENT_WORDS,
 ];
 const FURNITURE = wordsPattern(FURNITURE_WORDS);
 // "ad" only as part of a compound ("ad-slot", "top_ads"): alone, two letters are as likely one of
 // the generated class names some sites put on every paragraph ("pw-post-body-paragraph ab ad fr").
 const AD_PART = /^ads?[-_]|[-_]ads?(?:$|[-_])/i;
 const CONSENT = wordsPattern(CONSENT_WORDS);
+export const COMMENT_SECTION = wordsPattern(COMMENT_WORDS);
 const DIALOG_ROLES = ['dialog', 'alertdialog'];
 const FURNITURE_ROLES = new Set(['navigation', 'complementary', 'contentinfo', 'banner', ...DIALOG_ROLES, 'search']);
 const FURNITURE_TAGS = new Set(['nav', 'footer', 'form', 'button', 'select', 'dialog']);
@@ -480,6 +476,13 @@ const YEAR_OR_TIME = /(?:^|\D)(?:1[89]\d\d|20\d\d)(?:\D|$)|\d{1,2}[:.h]\d\d(?:\D
 
 /** Removes the date-only blocks at the edges of `root` (Readability's detached article). */
 export function removeDatelines(root: Element): void {
+  const blocks = innermostBlocks(root);
+  const edges = blocks.length <= 2 * DATELINE_EDGE ? blocks : [...blocks.slice(0, DATELINE_EDGE), ...blocks.slice(-DATELINE_EDGE)];
+  for (const el of edges) if (isDateline(el.textContent ?? '')) el.remove();
+}
+
+/** The innermost blocks of `root` holding text, in page order. */
+function innermostBlocks(root: Element): Element[] {
   const blocks: Element[] = [];
   const visit = (el: Element): boolean => {
     let hasBlock = false;
@@ -489,8 +492,66 @@ export function removeDatelines(root: Element): void {
     return isBlock || hasBlock;
   };
   visit(root);
-  const edges = blocks.length <= 2 * DATELINE_EDGE ? blocks : [...blocks.slice(0, DATELINE_EDGE), ...blocks.slice(-DATELINE_EDGE)];
-  for (const el of edges) if (isDateline(el.textContent ?? '')) el.remove();
+  return blocks;
+}
+
+// Edge boilerplate: furniture a page names nothing (plain <div>s, no class or id) that Readability
+// kept beside the text, recognised by where it is and what it is made of. Among the first and
+// last EDGE_BLOCKS innermost blocks of the pick: a trail of links with only separators between
+// them (a breadcrumb "You are here: Home > News", a bar "Home | Routes | Fares", "Share: Facebook
+// X Email"); and among the last, a short legal line (a copyright sign or "all rights reserved").
+// A list of references keeps its items: each has text of its own between and around its links.
+const EDGE_BLOCKS = 3;
+const TRAIL_MAX_CHARS = 200;
+// Between two links of a trail: separators only.
+const TRAIL_GAP = /^[\s>›»<‹«/\\|·•→←:;,\-–—]*$/;
+// Before the first link a short label ("You are here:", "Share this page:"), after the last the current page's name.
+const TRAIL_LABEL_CHARS = 40;
+const LEGAL_MAX_CHARS = 400;
+const LEGAL = /©|\(c\)\s*(?:19|20)\d\d|\ball rights reserved\b|\btous droits réservés\b|\balle rechte vorbehalten\b|\btodos los derechos reservados\b/i;
+
+/** Removes link trails at both edges of `root` (Readability's detached article) and legal lines at its end. */
+export function removeEdgeBoilerplate(root: Element): void {
+  const blocks = innermostBlocks(root);
+  const head = blocks.slice(0, EDGE_BLOCKS);
+  const tail = blocks.length > EDGE_BLOCKS ? blocks.slice(-EDGE_BLOCKS) : [];
+  for (const el of head) if (isLinkTrail(el)) el.remove();
+  for (const el of tail) if (el.parentNode && (isLinkTrail(el) || isLegalLine(el))) el.remove();
+}
+
+function isLinkTrail(el: Element): boolean {
+  const text = squash(el.textContent ?? '');
+  if (text.length > TRAIL_MAX_CHARS) return false;
+  // The block's text as runs between links: [before, gap, gap, ..., after].
+  const runs: string[] = [''];
+  let links = 0;
+  const walk = (node: Element) => {
+    for (let c = node.firstChild; c; c = c.nextSibling) {
+      if (c.nodeType === 3) runs[runs.length - 1] += (c as Text).data;
+      else if (c.nodeType === 1) {
+        if ((c as Element).localName === 'a') {
+          links++;
+          runs.push('');
+        } else walk(c as Element);
+      }
+    }
+  };
+  walk(el);
+  if (links < 2) return false;
+  const before = runs[0]!.trim();
+  const after = runs[runs.length - 1]!.trim();
+  const gaps = runs.slice(1, -1);
+  return (
+    gaps.every((g) => TRAIL_GAP.test(g)) &&
+    before.length <= TRAIL_LABEL_CHARS &&
+    (!before || /[:>›»|]$/.test(before)) &&
+    after.replace(/^[\s>›»/|·•-]+/, '').length <= TRAIL_LABEL_CHARS
+  );
+}
+
+function isLegalLine(el: Element): boolean {
+  const text = squash(el.textContent ?? '');
+  return text.length <= LEGAL_MAX_CHARS && LEGAL.test(text);
 }
 
 export function isDateline(text: string): boolean {

@@ -8,13 +8,18 @@ import {
   removeCounters,
   removeDatelines,
   removeDuplicateBlocks,
+  removeEdgeBoilerplate,
   removeLinkDenseBlocks,
   removeConsentDialogs,
   removeNamedBoilerplate,
   removeTitleHeading,
   type ContentRules,
 } from './content-rules.js';
-import { addMarkdownRules, escapeMarkdown, preformatCodeTable } from './markdown-rules.js';
+import { addMarkdownRules, escapeMarkdown, markTaskItems, preformatCodeTable } from './markdown-rules.js';
+import { factsNotShown, parseLdScripts } from './structured-data.js';
+import { mayHoldTabs, revealTabPanels } from './tab-panels.js';
+import { mayHoldThread, readThread, renderThread } from './thread.js';
+import { findTitledPost, judgePick, type TitledPost } from './titled-post.js';
 
 export interface ExtractedPage {
   title: string | null;
@@ -106,13 +111,43 @@ export class HtmlExtractor {
       canonical: canonicalHref ? safeUrl(canonicalHref, base) : null,
       lang: clean(document.documentElement?.getAttribute('lang')) ?? meta('http-equiv', 'content-language', true),
     };
+    // JSON-LD, parsed once (bounded: structured-data.ts), for the declared body and the facts block.
+    const ld = parseLdScripts(heads.filter((el) => el.localName === 'script'));
+    // Checkboxes of task lists become markers before anything drops <input>s.
+    if (document.body && tagsSeen(document).has('input')) markTaskItems(elementsByTag(document.body, ['input']));
+    // A thread is its posts, read before anything is removed: a forum's posts are often named as
+    // comments, which the furniture pass takes out, and Readability would keep one of them.
+    const thread = this.rules.threads && document.body && mayHoldThread(source) ? readThread(document.body) : null;
+    if (thread) {
+      const posts = renderThread(document, thread);
+      removeHeadingAnchors(allElements(posts));
+      prepareForMarkdown(posts, base);
+      // The page's author: the opening's when the discussion is about text outside the posts (a
+      // reviewer is not the product page's author), else the first post's (a topic's starter).
+      const opener = thread.opening ? thread.opening.author : (thread.posts[0]?.author ?? null);
+      return {
+        title: head.title,
+        byline: head.author ?? opener,
+        description: head.description,
+        canonical: head.canonical,
+        lang: head.lang,
+        markdown: this.toMarkdown(posts),
+        readable: true,
+      };
+    }
     // Read before prepareForReader takes the scripts out.
-    const ldBodies = this.rules.declaredBody ? readLdArticleBodies(heads.filter((el) => el.localName === 'script')) : [];
-    prepareForReader(document, wrapped, this.rules, ldBodies);
+    const ldBodies = this.rules.declaredBody ? readLdArticleBodies(ld) : [];
+    const tabs = mayHoldTabs(source);
+    const titleHeadings = prepareForReader(document, wrapped, this.rules, ldBodies, tabs);
+    // The post around the title heading, to check Readability's pick against (titled-post.ts).
+    const post = titleHeadings && document.body ? findTitledPost(document.body, titleHeadings) : null;
 
     const reader = makeReader(document);
-    (reader as unknown as ReaderInternals)._restorePage = pageRestorer(source, wrapped, this.rules, ldBodies);
-    const article = reader.parse();
+    (reader as unknown as ReaderInternals)._restorePage = pageRestorer(source, wrapped, this.rules, ldBodies, tabs);
+    const picked = reader.parse();
+    // A longer block beside the post (a sidebar), or the row holding both, was picked: read the post alone.
+    const misread = !!post && !!picked?.textContent && judgePick(post, picked.textContent) !== 'keep';
+    const article = misread ? (readPostAlone(source, wrapped, this.rules, ldBodies, tabs) ?? picked) : picked;
     const articleChars = normalisedLength(article?.textContent ?? '');
     const plausible = article?.content != null && articleChars >= MIN_ARTICLE_CHARS;
     const titles = [head.title, meta('property', 'og:title'), clean(article?.title)].filter((t): t is string => !!t);
@@ -124,6 +159,7 @@ export class HtmlExtractor {
       if (this.rules.duplicateBlocks) removeDuplicateBlocks(article.content as unknown as Element);
       if (this.rules.datelines) removeDatelines(article.content as unknown as Element);
       if (this.rules.counters) removeCounters(article.content as unknown as Element);
+      if (this.rules.edgeBoilerplate) removeEdgeBoilerplate(article.content as unknown as Element);
       prepareForMarkdown(article.content as unknown as HTMLElement, base);
       // The title is the result's own field (web_fetch shows it beside the content), not a body line.
       markdown = this.toMarkdown(article.content as unknown as HTMLElement);
@@ -131,6 +167,8 @@ export class HtmlExtractor {
       // Readability has mutated the first parse; the fallback works on a fresh one (rare path).
       const body = parseHTML(source).document.body;
       if (body) {
+        markTaskItems(elementsByTag(body, ['input']));
+        if (tabs) revealTabPanels(allElements(body));
         for (const el of Array.from(body.querySelectorAll(REMOVED_IN_FALLBACK))) el.remove();
         const all = allElements(body);
         removeHeadingAnchors(all);
@@ -143,13 +181,14 @@ export class HtmlExtractor {
         markdown = '';
       }
     }
+    const facts = withFacts(markdown, ld);
     return {
       title: head.title ?? clean(article?.title),
-      byline: clean(article?.byline) ?? head.author,
+      byline: clean(article?.byline) ?? head.author ?? facts.author,
       description: head.description ?? clean(article?.excerpt),
       canonical: head.canonical,
       lang: head.lang ?? clean(article?.lang),
-      markdown,
+      markdown: facts.markdown,
       readable: plausible,
     };
   }
@@ -168,19 +207,49 @@ export class HtmlExtractor {
 }
 
 /**
- * Takes out what is never content, keeps <html> and <body> out of Readability's removals and,
- * when there is one, scopes the body to its dominant container.
+ * The markdown with, after it, the JSON-LD facts it does not show (a price a script writes in,
+ * a recipe card Readability left out), under a heading saying where they come from.
  */
-function prepareForReader(document: Document, wrapped: boolean, rules: ContentRules, ldBodies: string[]): void {
+function withFacts(markdown: string, ld: unknown[]): { markdown: string; author: string | null } {
+  if (ld.length === 0) return { markdown, author: null };
+  const { lines, author } = factsNotShown(ld, markdown);
+  if (lines.length === 0) return { markdown, author };
+  return { markdown: `${markdown ? `${markdown}\n\n` : ''}## From the page's structured data\n\n${lines.join('\n')}`, author };
+}
+
+/**
+ * Readability on the page scoped to the post around its title heading (a fresh parse, prepared
+ * as extract() prepares it: Readability has consumed the first). Null when the post is not found again.
+ */
+function readPostAlone(source: string, wrapped: boolean, rules: ContentRules, ldBodies: string[], tabs: boolean): ReturnType<Readability<Node>['parse']> {
+  const { document } = parseHTML(source);
+  elementsByTag(document, [], tagsSeen(document));
+  if (document.body) markTaskItems(elementsByTag(document.body, ['input']));
+  const headings = prepareForReader(document, wrapped, rules, ldBodies, tabs);
+  const body = document.body;
+  const post: TitledPost | null = headings && body ? findTitledPost(body, headings) : null;
+  if (!post || !body) return null;
+  body.replaceChildren(post.element);
+  return makeReader(document).parse();
+}
+
+/**
+ * Takes out what is never content, keeps <html> and <body> out of Readability's removals and,
+ * when there is one, scopes the body to its dominant container. Returns the body's <h1>s when the
+ * body was left whole (a declared body or a dominant container already says where the text is).
+ */
+function prepareForReader(document: Document, wrapped: boolean, rules: ContentRules, ldBodies: string[], tabs: boolean): Element[] | null {
   // Script and style text is not page text (Readability drops them too).
   for (const el of elementsByTag(document, ['script', 'style', 'noscript', 'template'])) el.remove();
   if (wrapped && document.body) for (const el of elementsByTag(document.body, ['head', 'title', 'meta', 'link', 'base'])) el.remove();
   protectRoot(document);
   const body = document.body;
-  if (!body) return;
+  if (!body) return null;
   // One walk for every pass below (each walk of a 100 KB page is a measurable share).
   const all = allElements(body);
   removeHeadingAnchors(all);
+  // Before anything judges what is hidden or what is a link list: inactive tabs are content.
+  if (tabs) revealTabPanels(all);
   if (rules.declaredBody || rules.namedBoilerplate) {
     const declared = rules.declaredBody ? findDeclaredBody(body, all, ldBodies) : null;
     if (rules.namedBoilerplate) {
@@ -194,10 +263,11 @@ function prepareForReader(document: Document, wrapped: boolean, rules: ContentRu
     // The page's own word on where its text is, over any guess about the page around it.
     if (declared?.parentNode) {
       body.replaceChildren(declared);
-      return;
+      return null;
     }
   }
-  scopeToDominantContainer(document, normalisedTextLength(body));
+  if (scopeToDominantContainer(document, normalisedTextLength(body))) return null;
+  return all.filter((el) => el.localName === 'h1' && el.parentNode);
 }
 
 // A heading's permalink or edit link: MediaWiki's edit section, Sphinx's "¶" (a.headerlink),
@@ -257,14 +327,15 @@ function protectRoot(document: Document): void {
  * takes before its pick (noscript images, scripts, _prepDocument; reading JSON-LD and metadata
  * changes nothing). Made once, then reused for each further retry.
  */
-function pageRestorer(source: string, wrapped: boolean, rules: ContentRules, ldBodies: string[]): (page: HTMLElement) => void {
+function pageRestorer(source: string, wrapped: boolean, rules: ContentRules, ldBodies: string[], tabs: boolean): (page: HTMLElement) => void {
   let html: string | undefined;
   return (page) => {
     if (html === undefined) {
       const { document } = parseHTML(source);
       // Fills the tag set the reader's queries rely on (tagsSeen), as the metadata walk does.
       elementsByTag(document, [], tagsSeen(document));
-      prepareForReader(document, wrapped, rules, ldBodies);
+      if (document.body) markTaskItems(elementsByTag(document.body, ['input']));
+      prepareForReader(document, wrapped, rules, ldBodies, tabs);
       const reader = makeReader(document) as unknown as ReaderInternals;
       reader._unwrapNoscriptImages(document);
       reader._removeScripts(document);
@@ -380,13 +451,13 @@ function tagsSeen(document: Document): Set<string> {
 }
 
 /**
- * Leaves only the dominant container in the body when there is one, so Readability neither
- * scores nor cleans the page around it. Only a lone <article> or <main> counts: several
+ * Leaves only the dominant container in the body when there is one (and says whether it did), so
+ * Readability neither scores nor cleans the page around it. Only a lone <article> or <main> counts: several
  * <article>s are a listing or a forum thread, where Readability's own pick is needed.
  */
-function scopeToDominantContainer(document: Document, pageChars: number): void {
+function scopeToDominantContainer(document: Document, pageChars: number): boolean {
   const body = document.body;
-  if (!body || pageChars === 0) return;
+  if (!body || pageChars === 0) return false;
   // One walk for both tags (getElementsByTagName walked the body once per tag).
   const containers = elementsByTag(body, ['article', 'main']);
   for (const tag of ['article', 'main']) {
@@ -395,9 +466,10 @@ function scopeToDominantContainer(document: Document, pageChars: number): void {
     const container = found[0]!;
     if (normalisedTextLength(container) >= pageChars * DOMINANT_SCOPE_SHARE) {
       body.replaceChildren(container);
-      return;
+      return true;
     }
   }
+  return false;
 }
 
 /** Links and images resolved against the page, and code tables made <pre> (markdown-rules.ts), in one walk of the part converted. */

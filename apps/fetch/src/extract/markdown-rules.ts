@@ -9,6 +9,12 @@ export function addMarkdownRules(service: TurndownService): void {
   addTableRules(service);
   addCodeRules(service);
   addMathRules(service);
+  addTaskListRules(service);
+  // A <details> summary is the heading of what it opens: its own line, bold, not run into the text.
+  service.addRule('details-summary', {
+    filter: 'summary',
+    replacement: (content) => (content.trim() ? `\n\n**${content.trim()}**\n\n` : ''),
+  });
   // Headings: a leading "1." is not a list item after "#" (the escape cannot see that it is
   // in a heading: it gets the text alone).
   service.addRule('heading', {
@@ -330,5 +336,47 @@ function addMathRules(service: TurndownService): void {
       if (!tex) return content;
       return isDisplayMath(node) ? `\n\n$$${tex}$$\n\n` : `$${tex}$`;
     },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Task lists
+//
+// A checkbox at the start of a list item (GitHub, GitLab and Gitea READMEs and issues, Jira and
+// Notion exports, a <label> around it or not) is a GFM task: "- [x] Done". Readability and
+// turndown both drop every <input>, so the box is made a marker element before either runs.
+
+const TASK_ATTRIBUTE = 'data-task-state';
+
+/** Replaces each checkbox that opens a list item among `inputs` with a marker turndown writes as "[x] " or "[ ] ". */
+export function markTaskItems(inputs: Element[]): void {
+  for (const input of inputs) {
+    if ((input.getAttribute('type') ?? '').toLowerCase() !== 'checkbox' || !input.parentNode || !opensListItem(input)) continue;
+    const marker = input.ownerDocument.createElement('span');
+    marker.setAttribute(TASK_ATTRIBUTE, input.hasAttribute('checked') || input.getAttribute('aria-checked') === 'true' ? 'checked' : 'open');
+    // Readability drops an empty inline element; the marker holds a character turndown never shows.
+    marker.textContent = '\u200b';
+    input.replaceWith(marker);
+    // The marker writes its own space after the box.
+    const next = marker.nextSibling;
+    if (next?.nodeType === 3) (next as Text).data = (next as Text).data.replace(/^\s+/, '');
+  }
+}
+
+/** Whether nothing but whitespace comes before `el` in its nearest <li>. */
+function opensListItem(el: Element): boolean {
+  let li: Element | null = el.parentElement;
+  while (li && li.localName !== 'li') li = li.parentElement;
+  if (!li) return false;
+  for (let node: Node | null = el; node && node !== li; node = node.parentNode) {
+    for (let before = node.previousSibling; before; before = before.previousSibling) if ((before.textContent ?? '').trim()) return false;
+  }
+  return true;
+}
+
+function addTaskListRules(service: TurndownService): void {
+  service.addRule('task-marker', {
+    filter: (node) => node.localName === 'span' && node.hasAttribute(TASK_ATTRIBUTE),
+    replacement: (_content, node) => ((node as Element).getAttribute(TASK_ATTRIBUTE) === 'checked' ? '[x] ' : '[ ] '),
   });
 }

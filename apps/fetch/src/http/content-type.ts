@@ -1,3 +1,5 @@
+import { analyse } from 'chardet';
+
 /** spec 04: HTML, XHTML, plain text, Markdown, JSON and XML (with +json / +xml) are accepted. */
 const ACCEPTED = new Set(['text/html', 'application/xhtml+xml', 'text/plain', 'text/markdown', 'text/x-markdown', 'application/json', 'text/json', 'application/xml', 'text/xml']);
 
@@ -36,8 +38,11 @@ export function contentKind(mime: string): ContentKind | undefined {
  * charset, then the document's own declaration (HTML's <meta>, an XML declaration's encoding),
  * else UTF-8 when the bytes are valid UTF-8, else windows-1252, a browser's default for an
  * unlabelled page in a western locale (report finding 10: decoding such a page as UTF-8 turned
- * every accented letter into U+FFFD, in the title too). Other unlabelled legacy scripts
- * (Shift_JIS without a <meta>, say) would need a detector; labelled ones decode by their label.
+ * every accented letter into U+FFFD, in the title too). Between the two, an unlabelled page in a
+ * legacy multi-byte script (Shift_JIS, EUC-JP, GB18030, Big5, EUC-KR, ISO-2022-JP) is decoded
+ * as what a detector (chardet, the statistical detector of Mozilla's universal charset detector
+ * family) names with high confidence, as a browser in that locale would; windows-1252 stays the
+ * answer for everything else, since single-byte guesses among Latin code pages are unreliable.
  */
 export function decodeBody(body: Buffer, charset: string | undefined, kind: ContentKind): string {
   const bom = byteOrderMark(body);
@@ -50,11 +55,26 @@ export function decodeBody(body: Buffer, charset: string | undefined, kind: Cont
       // An unknown label: as if there were none.
     }
   }
+  // ISO-2022-JP is 7-bit, so valid UTF-8 too: its escape sequences name it before UTF-8 is tried.
+  if (ISO_2022_JP_ESCAPE.test(body.subarray(0, SNIFF_BYTES).toString('latin1'))) return new TextDecoder('iso-2022-jp').decode(body);
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(body);
   } catch {
-    return new TextDecoder('windows-1252').decode(body);
+    return new TextDecoder(detectedMultiByte(body) ?? 'windows-1252').decode(body);
   }
+}
+
+// What is sniffed for a detector: enough text for its statistics, bounded on a large page.
+const SNIFF_BYTES = 64 * 1024;
+const ISO_2022_JP_ESCAPE = /\x1b\$[@B]/;
+// chardet's confidence (0-100) from which its multi-byte guess is taken over windows-1252.
+const MIN_CONFIDENCE = 50;
+const MULTI_BYTE = new Set(['shift_jis', 'euc-jp', 'gb18030', 'big5', 'euc-kr', 'iso-2022-jp']);
+
+function detectedMultiByte(body: Buffer): string | undefined {
+  const best = analyse(body.subarray(0, SNIFF_BYTES))[0];
+  const name = best?.name.toLowerCase();
+  return best && name && best.confidence >= MIN_CONFIDENCE && MULTI_BYTE.has(name) ? name : undefined;
 }
 
 function byteOrderMark(body: Buffer): string | undefined {
