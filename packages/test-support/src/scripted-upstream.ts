@@ -434,11 +434,7 @@ function embeddingsAnswer(body: unknown): object | undefined {
   const input = b.input;
   const isTokens = (v: unknown): v is number[] => Array.isArray(v) && v.length > 0 && v.every((n) => typeof n === 'number');
   const inputs: Array<string | number[]> =
-    typeof input === 'string' || isTokens(input)
-      ? [input]
-      : Array.isArray(input) && input.every((i) => typeof i === 'string' || isTokens(i))
-        ? input
-        : [];
+    typeof input === 'string' || isTokens(input) ? [input] : Array.isArray(input) && input.every((i) => typeof i === 'string' || isTokens(i)) ? input : [];
   if (inputs.length === 0) return undefined;
   const dims = typeof b.dimensions === 'number' && b.dimensions > 0 ? Math.min(b.dimensions, 4096) : 8;
   const vectorOf = (item: string | number[]): number[] => {

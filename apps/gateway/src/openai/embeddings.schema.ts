@@ -31,7 +31,6 @@ export const EmbeddingsRequestSchema = z
     user: z.string().max(256).optional(),
   })
   .loose();
-export type EmbeddingsRequest = z.infer<typeof EmbeddingsRequestSchema>;
 
 /** What the upstream answers (OpenAI's list of embeddings), as documented for clients: passed through as it came. */
 export const EmbeddingsResponseSchema = z
