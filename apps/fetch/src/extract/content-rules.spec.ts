@@ -152,6 +152,22 @@ describe('content rules', () => {
     expect(only('counters').extract(html, url).markdown).toContain('1 of 3');
   });
 
+  it('counters: a vote count above a post goes; a number in prose, a score and a count not named for votes stay', () => {
+    const answer = (votes: string, cls: string, text: string) => `<div class="answer"><div class="${cls}">${votes}</div><p>${text}</p></div>`;
+    const html = page(
+      `<article><h1>Silo lease approved</h1>${paras}` +
+        answer('17', 'votes', 'The lease runs for 25 years, and the artists pay the upkeep of the roof.') +
+        answer('−3', 'js-vote-count', 'The silo floods at spring tides, which nobody on the board mentioned.') +
+        answer('1.2k', 'post-likes', 'A good use for a building that has stood empty since the grain trade left.') +
+        `<p>Final score: <span class="score">2</span> to <span class="count">1</span> for the harbour team.</p></article>`,
+    );
+    const got = all.extract(html, url).markdown;
+    for (const gone of [/^17$/m, /^−3$/m, /^1\.2k$/m]) expect(got).not.toMatch(gone);
+    expect(got).toContain('The lease runs for 25 years');
+    expect(got).toMatch(/Final score: 2 to 1/);
+    expect(only('counters').extract(html, url).markdown).toMatch(/^17$/m);
+  });
+
   it("titleHeading: the pick's first heading goes when it is the title, not when text comes first", () => {
     const html = (heading: string) =>
       `<!doctype html><html lang="ja"><head><title>市立図書館、開館時間を延長 | 新聞</title></head><body><div class="x"><h1>${heading}</h1>` +

@@ -18,7 +18,10 @@ export interface ContentRules {
   duplicateBlocks: boolean;
   /** Drop a short block at the start or the end of the pick that is only a date ("Updated 5:27 am, Nov. 20, 2019"). */
   datelines: boolean;
-  /** Drop a gallery's position counters ("1 of 5", "Image 3 of 12", "Photo 2 / 8"). */
+  /**
+   * Drop a gallery's position counters ("1 of 5", "Image 3 of 12", "Photo 2 / 8") and vote counts
+   * (a bare number in an element named for votes: a Q&A page's "17" above each answer).
+   */
   counters: boolean;
   /** Read a forum topic, a Q&A page or an issue as its series of posts, each with its author and date (thread.ts). */
   threads: boolean;
@@ -565,6 +568,26 @@ export function isDateline(text: string): boolean {
 // after a label, so a fraction such as "1/2" in a recipe stays).
 const COUNTER = /^(?:(?:\p{L}+\s+)?\d{1,3}\s*(?:of|von|de|sur|di|van|из)\s*\/?\s*\d{1,3}|\p{L}+\s+\d{1,3}\s*\/\s*\d{1,3})$/iu;
 const COUNTER_MAX_CHARS = 24;
+
+// A vote count's element, by its class or id (Stack Exchange's js-vote-count, a forum's votes,
+// upvotes, karma, likes). Not "score" or "points": a match report's score is content.
+const VOTE_NAME = /(?:^|[\s_-])(?:votes?|vote-?count|upvotes?|downvotes?|votecell|karma|likes?|like-?count)(?:$|[\s_-])/i;
+// What a vote count reads: a bare number, signed or abbreviated (−3, 1.2k, 12,345).
+const VOTE_COUNT = /^[+\-\u2212]?\d[\d.,]*\s*[kKmM]?$/;
+
+/**
+ * Removes vote counts (a Q&A page's "17" above each answer): elements named for votes whose whole
+ * text is a bare number. On the page before Readability, which drops the class names that say so.
+ */
+export function removeVoteCounts(all: readonly Element[]): void {
+  for (const el of all) {
+    if (!el.hasAttributes() || !el.parentNode) continue;
+    const name = `${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`;
+    if (name.length < 4 || !VOTE_NAME.test(name)) continue;
+    const text = squash(el.textContent ?? '');
+    if (text.length <= COUNTER_MAX_CHARS && VOTE_COUNT.test(text)) el.remove();
+  }
+}
 
 /** Removes gallery counters from `root` (Readability's detached article): the largest element whose whole text is one. */
 export function removeCounters(root: Element): void {

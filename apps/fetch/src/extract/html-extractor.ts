@@ -6,6 +6,7 @@ import {
   findDeclaredBody,
   readLdArticleBodies,
   removeCounters,
+  removeVoteCounts,
   removeDatelines,
   removeDuplicateBlocks,
   removeEdgeBoilerplate,
@@ -248,6 +249,7 @@ function prepareForReader(document: Document, wrapped: boolean, rules: ContentRu
   // One walk for every pass below (each walk of a 100 KB page is a measurable share).
   const all = allElements(body);
   removeHeadingAnchors(all);
+  if (rules.counters) removeVoteCounts(all);
   // Before anything judges what is hidden or what is a link list: inactive tabs are content.
   if (tabs) revealTabPanels(all);
   if (rules.declaredBody || rules.namedBoilerplate) {
