@@ -144,7 +144,7 @@ const CASES: Case[] = [
   },
   {
     alert: 'DraelResponsesStoreFull',
-    fire: { series: [s('drael_gateway_responses_store_refusals_total{instance="g1",scope="installation"}', '0+4x20')], at: '15m' },
+    fire: { series: [s('drael_gateway_responses_store_refusals_total{instance="g1",scope="installation"}', '0+4x20')], at: '15m', labels: {} },
     // One account at its own bound is that account's matter, not the installation's.
     quiet: { series: [s('drael_gateway_responses_store_refusals_total{instance="g1",scope="account"}', '0+4x20')], at: '15m' },
   },
