@@ -121,6 +121,27 @@ describe('the claim, decided by the database', () => {
     expect(await repo.steps(id)).toHaveLength(1);
   });
 
+  it('never queues again a run asked to cancel (a queued run so flagged is never claimed): neither its own worker nor a reaper', async () => {
+    const ownAccount = account();
+    const own = await parkedRun(ownAccount);
+    const claim = { runId: own, token: randomUUID() };
+    await repo.claim(claim, 30_000, 10);
+    await repo.requestCancel(account(), own); // another account: nothing happens
+    expect(await repo.requeue(claim)).toBe(true);
+    expect(await repo.claim(claim, 30_000, 10)).not.toBeNull();
+    await repo.requestCancel(ownAccount, own);
+    expect(await repo.requeue(claim)).toBe(false);
+
+    const lostAccount = account();
+    const lost = await parkedRun(lostAccount);
+    const stale = { runId: lost, token: randomUUID() };
+    await repo.claim(stale, 300, 10);
+    await repo.requestCancel(lostAccount, lost);
+    await sleep(700);
+    expect(await repo.requeueLost(lost, stale.token)).toBe(false);
+    expect(await repo.findById(lost)).toMatchObject({ status: 'running', cancelRequested: true, resumes: 0 });
+  });
+
   it('never writes a step sequence twice, and never spends past the budget', async () => {
     const id = await parkedRun();
     const claim = { runId: id, token: randomUUID() };

@@ -158,15 +158,19 @@ export class RunExecutor {
         span.setAttributes({ 'drael.agent_run.status': 'claim_lost' });
         return 'claim_lost';
       }
-      // Stopped by this process's shutdown: another worker goes on from the last written step.
+      // Stopped by this process's shutdown: another worker goes on from the last written step,
+      // unless a cancel was asked meanwhile (the shutdown's abort came first): it ends cancelled.
       // (A run that cannot be resumed also ends `interrupted`, but no shutdown stopped it: it ends.)
       const stoppedByShutdown = controller.signal.aborted && (controller.signal.reason as StopReason) === 'shutdown';
-      if (stoppedByShutdown && ending.errorCode === 'interrupted' && row.resumes < this.config.AGENT_RUN_MAX_RESUMES) {
-        if (!(await this.runs.requeue(claim))) throw new ClaimLostError(runId);
-        this.log.info({ run_id: runId, steps: state.stepSeq }, 'stopped by shutdown: queued again, to be resumed from its last step');
-        recordRunResumed('shutdown');
-        span.setAttributes({ 'drael.agent_run.status': 'requeued' });
-        return 'requeued';
+      if (stoppedByShutdown && ending.errorCode === 'interrupted') {
+        if (await this.runs.cancelRequested(runId)) ending = CANCELLED;
+        else if (row.resumes < this.config.AGENT_RUN_MAX_RESUMES) {
+          if (!(await this.runs.requeue(claim))) throw new ClaimLostError(runId);
+          this.log.info({ run_id: runId, steps: state.stepSeq }, 'stopped by shutdown: queued again, to be resumed from its last step');
+          recordRunResumed('shutdown');
+          span.setAttributes({ 'drael.agent_run.status': 'requeued' });
+          return 'requeued';
+        }
       }
       span.setAttributes({ 'drael.agent_run.status': ending.status, 'drael.agent_run.steps': state.stepSeq });
       await this.runs.finish(claim, {
@@ -531,7 +535,8 @@ export class RunExecutor {
         this.log.warn({ err, run_id: r.id }, "a lost worker's pending step was not settled; the run goes on without it");
       }
     }
-    if (r.resumes < this.config.AGENT_RUN_MAX_RESUMES) {
+    // A run whose cancel was asked is not resumed: it ends here (a queued run asked to cancel is never claimed).
+    if (!r.cancelRequested && r.resumes < this.config.AGENT_RUN_MAX_RESUMES) {
       if (!(await this.runs.requeueLost(r.id, r.claimToken, adopted))) return undefined;
       this.log.warn({ run_id: r.id }, "the run's worker was lost: queued again, to be resumed from its last step");
       recordRunResumed('worker_lost');

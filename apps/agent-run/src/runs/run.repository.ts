@@ -62,7 +62,7 @@ export interface PendingStep {
 }
 
 /** A run whose worker vanished, as the reaper needs it. */
-export type LostRun = Pick<RunRow, 'id' | 'accountId' | 'claimToken' | 'receiptCount' | 'receiptHead' | 'pendingStep' | 'resumes'>;
+export type LostRun = Pick<RunRow, 'id' | 'accountId' | 'claimToken' | 'receiptCount' | 'receiptHead' | 'pendingStep' | 'resumes' | 'cancelRequested'>;
 
 export interface RunCreate {
   id: string;
@@ -282,7 +282,7 @@ export class RunRepository {
   expired(limit = 50): Promise<LostRun[]> {
     return this.db.client.$queryRaw`
       SELECT "id", "account_id" AS "accountId", "claim_token" AS "claimToken", "receipt_count" AS "receiptCount", "receipt_head" AS "receiptHead",
-             "pending_step" AS "pendingStep", "resumes"
+             "pending_step" AS "pendingStep", "resumes", "cancel_requested" AS "cancelRequested"
         FROM "runs" WHERE "status" = 'running' AND "lease_until" < now() ORDER BY "lease_until" LIMIT ${limit}`;
   }
 
@@ -390,7 +390,7 @@ function reapStatement(db: Pick<Prisma.TransactionClient, '$executeRaw'>, runId:
 
 /**
  * running → queued under `token` (the worker's own while its lease holds, or a lost worker's once
- * it lapsed), one resume counted, with its run.status event; rows changed (0 or 1). The counters,
+ * it lapsed), never for a run asked to cancel (a queued run so flagged is never claimed), one resume counted, with its run.status event; rows changed (0 or 1). The counters,
  * the chain head and started_at stay: the next claim goes on from them, on the same wall clock. A
  * pending step still there was never charged (its settle was refused for good): it is dropped, and
  * the resumed run does that operation again.
@@ -400,7 +400,7 @@ function requeueStatement(db: Pick<Prisma.TransactionClient, '$executeRaw'>, run
     WITH c AS (
       UPDATE "runs" SET "status" = 'queued', "claim_token" = NULL, "lease_until" = NULL, "resumes" = "resumes" + 1,
              "pending_step" = NULL, "event_seq" = "event_seq" + 1
-       WHERE "id" = ${runId} AND "status" = 'running' AND "claim_token" = ${token} AND ${lease}
+       WHERE "id" = ${runId} AND "status" = 'running' AND "claim_token" = ${token} AND ${lease} AND NOT "cancel_requested"
       RETURNING "id", "event_seq")
     ${statusEvent(Prisma.sql`'queued'`)}`;
 }
