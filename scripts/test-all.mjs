@@ -29,10 +29,14 @@ function step(name, cmd, args) {
   return r.status === 0;
 }
 
-// Run beside the sandbox's suite: they start no sandbox service and no container
-// (packages/test-support boots every app as its pod, the sandbox's too). Not fetch: its Chromium
-// takes a core of its own, and it passed beside the sandbox only once when this was measured.
-const besideSandbox = (dir) => (dir.startsWith('packages/') && dir !== 'packages/test-support') || ['apps/billing', 'apps/search'].includes(dir);
+// Run beside the sandbox's suite, one after another: the packages that start no sandbox service
+// and no container (packages/test-support boots every app as its pod, the sandbox's too), then
+// agent-run, whose few sandbox runs use a sandbox instance of their own. The small packages take
+// ~4 min and agent-run ~5, the sandbox's suite ~9: agent-run there took 5 minutes off the second
+// phase. Both suites passed side by side with the machine at load 7-11 (twentieth session).
+// Not fetch: its Chromium takes a core of its own, and it passed beside the sandbox only once when
+// this was measured.
+const besideSandbox = (dir) => (dir.startsWith('packages/') && dir !== 'packages/test-support') || ['apps/billing', 'apps/search', 'apps/agent-run'].includes(dir);
 
 const packages = ['apps', 'packages', '.']
   .flatMap((dir) => (dir === '.' ? ['bench'] : readdirSync(join(root, dir)).map((d) => join(dir, d))))
@@ -58,12 +62,11 @@ if (built) {
   console.log('\n=== tests');
   if (process.env.DRAEL_TEST_FILTER) turboTest(['--filter', process.env.DRAEL_TEST_FILTER]);
   else {
-    // Two phases, packages one after another within each. First the sandbox's suite (~6 min, its
-    // time mostly dockerd's and waits: idle expiry, run timeouts, heartbeats) beside the packages
-    // that start no sandbox service and no container (~5 min one after another): both lanes
-    // passed side by side, and the phase took ~7 min instead of ~11. Then the packages that drive
-    // a sandbox of their own (gateway, agent-run, console, test-support's pod boots), never beside
-    // another Docker-bound suite. A package not named in besideSandbox runs in the second phase.
+    // Two phases, packages one after another within each. First the sandbox's suite (~9 min, its
+    // time mostly dockerd's and waits: idle expiry, run timeouts, heartbeats) beside besideSandbox's
+    // packages (~9 min one after another). Then the packages that drive many sandbox runs or a
+    // browser (gateway, fetch, console, test-support's pod boots), never beside the sandbox's
+    // suite. A package not named in besideSandbox runs in the second phase.
     const lane = (keep) => packages.filter(({ dir }) => keep(dir)).map(({ pkg }) => `--filter=${pkg.name}`);
     await Promise.all([turboTestAsync(lane((dir) => dir === 'apps/sandbox')), turboTestAsync(lane(besideSandbox))]);
     turboTest(lane((dir) => dir !== 'apps/sandbox' && !besideSandbox(dir)));

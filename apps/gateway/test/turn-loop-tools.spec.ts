@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
 import { request } from 'node:http';
+import { promisify } from 'node:util';
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are free-form JSON read by the assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { busySandboxContainers } from '@drael/test-support';
@@ -7,6 +9,7 @@ import { requestWorkspaces, startLoopHarness, toolMessages, toolNames, type Loop
 
 // The tools against the REAL search service (Debian searx with the fixture engines) and the REAL
 // sandbox (Docker), through the gateway process. fetch is not started: web_fetch must be absent.
+const exec = promisify(execFile);
 let h: LoopHarness;
 const ask = [{ role: 'user', content: 'Work it out.' }];
 const call = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
@@ -236,8 +239,9 @@ describe('sessions', () => {
         type: 'tool_calls',
         calls: [call('w1', 'run_code', { runtime: 'bash', code: 'echo one > a.txt' }), call('w2', 'run_code', { runtime: 'python', code: 'open("b.txt","w").write("two\\n")' })],
       },
-      // request A, turn 2: reads them back, slowly enough for request B to come and go meanwhile
-      { type: 'tool_calls', calls: [call('r', 'run_code', { runtime: 'bash', code: 'sleep 30; cat a.txt b.txt', timeout_s: 120 })] },
+      // request A, turn 2: reads them back once the test says so (below), after request B has come
+      // and gone meanwhile. The wait is the test's signal, not a guessed sleep.
+      { type: 'tool_calls', calls: [call('r', 'run_code', { runtime: 'bash', code: 'until [ -e /tmp/go ]; do sleep 0.1; done; cat a.txt b.txt', timeout_s: 120 })] },
       // request B (same account, no header), turn 1 and 2
       { type: 'tool_calls', calls: [call('peek', 'run_code', { runtime: 'bash', code: 'ls -A; cat a.txt' })] },
       { type: 'text', content: 'B done' },
@@ -257,6 +261,10 @@ describe('sessions', () => {
     expect(peek.stderr).toContain('No such file');
     // B's own workspace is already gone; A's is still there.
     await expect.poll(() => requestWorkspaces(instance), { timeout: 15_000, interval: 200 }).toHaveLength(1);
+    // A's run is the one container running something: let it read its files now.
+    await expect.poll(() => busySandboxContainers(instance), { timeout: 30_000, interval: 250 }).toHaveLength(1);
+    const [running] = await busySandboxContainers(instance);
+    await exec('docker', ['exec', running!, 'touch', '/tmp/go']);
 
     const ra = await a;
     expect(ra.status).toBe(200);
