@@ -15,7 +15,9 @@ const ask = [{ role: 'user', content: 'Work it out.' }];
 const call = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
 
 beforeAll(async () => {
-  h = await startLoopHarness({ services: ['search', 'sandbox'] });
+  // A session of 32 MiB (the default is 256): room for every upload here, and the test that fills
+  // a session to its last byte writes (and saves) an eighth of what it would.
+  h = await startLoopHarness({ services: ['search', 'sandbox'], serviceEnv: { sandbox: { SANDBOX_SESSION_QUOTA_MB: '32' } } });
 }, 240_000);
 afterAll(async () => {
   await h?.close();
@@ -207,7 +209,7 @@ describe('sessions', () => {
     // Fill the session to its last byte, then free 3 MiB: less room than the upload needs, even
     // counting the file it replaces, but more than its first pieces (a check that let it start
     // would leave neither the old file nor the new one).
-    const fill = await round([call('fill', 'run_code', { runtime: 'bash', code: 'head -c 300M /dev/zero > fill 2>/dev/null; truncate -s -3M fill && echo filled' })], {
+    const fill = await round([call('fill', 'run_code', { runtime: 'bash', code: 'head -c 40M /dev/zero > fill 2>/dev/null; truncate -s -3M fill && echo filled' })], {
       'x-drael-session': session,
     });
     expect(fill.results[0]!.content).toMatchObject({ ok: true, stdout: 'filled\n' });
