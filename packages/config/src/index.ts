@@ -123,6 +123,17 @@ export const databaseTimeoutsEnvShape = {
 /** What the client waits beyond the server's own statement timeout before it stops waiting for the answer. */
 const CLIENT_SIDE_GRACE_MS = 1_000;
 
+/**
+ * Prisma's bounds of an interactive transaction (`$transaction(async (tx) => ...)`) from the same
+ * settings. Its own defaults (2 s to get a connection and begin, 5 s for the whole body) are far
+ * under them: a burst that queued on a lock or on the pool failed as a defect (`internal`) while a
+ * plain query would still have waited its turn. Now a transaction waits for a connection as long
+ * as a query does, and may run as long as one statement may.
+ */
+export function prismaTransactionOptions(config: { DATABASE_CONNECT_TIMEOUT_MS: number; DATABASE_STATEMENT_TIMEOUT_MS: number }) {
+  return { maxWait: config.DATABASE_CONNECT_TIMEOUT_MS, timeout: config.DATABASE_STATEMENT_TIMEOUT_MS + CLIENT_SIDE_GRACE_MS };
+}
+
 /** node-postgres pool settings for those bounds (a plain object: this package depends on zod only). */
 export function postgresTimeouts(config: { DATABASE_CONNECT_TIMEOUT_MS: number; DATABASE_STATEMENT_TIMEOUT_MS: number }) {
   return {

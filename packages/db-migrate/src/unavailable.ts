@@ -20,12 +20,14 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 
 const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
   // Prisma: can't reach the server, timed out reaching it, operation timed out, server closed the
-  // connection, connection pool timeout, too many connections.
+  // connection, connection pool timeout, an interactive transaction that could not begin or end
+  // within its bounds (a burst queued on the pool or on a lock), too many connections.
   'P1001',
   'P1002',
   'P1008',
   'P1017',
   'P2024',
+  'P2028',
   'P2037',
   // Sockets.
   'ECONNREFUSED',

@@ -6,6 +6,7 @@ describe('isDatabaseUnavailable: an outage to retry, or a failure of the query',
     const outages = [
       Object.assign(new Error("Can't reach database server at 127.0.0.1:1"), { code: 'P1001' }),
       Object.assign(new Error('Server has closed the connection.'), { code: 'P1017' }),
+      Object.assign(new Error('Transaction API error: Unable to start a transaction in the given time.'), { code: 'P2028' }),
       Object.assign(new Error('driver error'), { meta: { driverAdapterError: { cause: { kind: 'ConnectionClosed' } } } }),
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
       Object.assign(new Error('the database system is starting up'), { code: '57P03' }),

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { parseDatabaseUrl } from '@drael/db-migrate';
-import { databaseTimeoutsEnvShape, postgresTimeouts } from '@drael/config';
+import { databaseTimeoutsEnvShape, postgresTimeouts, prismaTransactionOptions } from '@drael/config';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { AGENT_RUN_CONFIG, type AgentRunConfig } from '../config/config.schema.js';
 
@@ -15,7 +15,7 @@ export function createPrisma(databaseUrl: string, poolSize = 10, timeouts: Param
   const { url, schema } = parseDatabaseUrl(databaseUrl);
   // search_path too: the claim and step writes are raw conditional updates on unqualified tables.
   const adapter = new PrismaPg({ connectionString: url, max: poolSize, options: `-c search_path="${schema}"`, ...postgresTimeouts(timeouts) }, { schema });
-  return new PrismaClient({ adapter });
+  return new PrismaClient({ adapter, transactionOptions: prismaTransactionOptions(timeouts) });
 }
 
 @Injectable()

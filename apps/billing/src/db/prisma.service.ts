@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import pg from 'pg';
-import { postgresTimeouts } from '@drael/config';
+import { postgresTimeouts, prismaTransactionOptions } from '@drael/config';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { parseDatabaseUrl } from '@drael/db-migrate';
 import { PrismaClient } from '../generated/prisma/client.js';
@@ -24,7 +24,7 @@ export class PrismaService implements OnModuleDestroy {
     // An idle client whose server went away emits 'error' on the pool; unhandled, that would end
     // the process. The pool drops that client; the next query reconnects, and health reports it.
     this.pool.on('error', () => undefined);
-    this.client = new PrismaClient({ adapter: new PrismaPg(this.pool, { schema }) });
+    this.client = new PrismaClient({ adapter: new PrismaPg(this.pool, { schema }), transactionOptions: prismaTransactionOptions(config) });
   }
 
   /** Health: one round trip on the pool (connects if it has no idle client). */
