@@ -260,6 +260,30 @@ describe('what Drael does not serve is refused by name', () => {
     await expectRefused({ model: 'gpt-test', input: 'hi', conversation: { id: 'conv_123' } }, 'conversation', /previous_response_id/);
   });
 
+  it('a forced tool_choice (required, a named function, a hosted tool) with no tools is a 400 naming tool_choice, as OpenAI answers it; auto and none stay served', async () => {
+    // It was dropped unseen: the model answered without the tool the client forced.
+    await expectRefused({ model: 'gpt-test', input: 'hi', tool_choice: 'required' }, 'tool_choice', /tools/);
+    await expectRefused({ model: 'gpt-test', input: 'hi', tool_choice: { type: 'function', name: 'lookup' } }, 'tool_choice', /lookup/);
+    await expectRefused({ model: 'gpt-test', input: 'hi', tools: [], tool_choice: { type: 'web_search' } }, 'tool_choice', /web_search/);
+    for (const choice of ['auto', 'none']) {
+      stack.upstream.setTurns([{ type: 'text', content: 'fine' }]);
+      const r = await stack.post({ model: 'gpt-test', input: 'hi', tool_choice: choice });
+      expect(r.status, choice).toBe(200);
+      expect((await json(r)).output_text).toBe('fine');
+    }
+  });
+
+  it('truncation other than auto or disabled is a 400 naming it; either of those is served (Drael never truncates: it answers disabled)', async () => {
+    await expectRefused({ model: 'gpt-test', input: 'hi', truncation: 'nope' }, 'truncation', /auto|disabled/);
+    await expectRefused({ model: 'gpt-test', input: 'hi', truncation: 1 }, 'truncation', /auto|disabled/);
+    for (const truncation of ['auto', 'disabled', null]) {
+      stack.upstream.setTurns([{ type: 'text', content: 'fine' }]);
+      const r = await stack.post({ model: 'gpt-test', input: 'hi', truncation });
+      expect(r.status, String(truncation)).toBe(200);
+      expect((await json(r)).truncation).toBe('disabled');
+    }
+  });
+
   it('GET /v1/responses/{id}?stream=true is a 400 naming stream; without it (or stream=false) the stored response', async () => {
     stack.upstream.setTurns([{ type: 'text', content: 'kept' }]);
     const { id } = await json(await stack.post({ model: 'gpt-test', input: 'hi' }));

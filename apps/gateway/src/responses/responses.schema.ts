@@ -197,6 +197,9 @@ export const CreateResponseSchema = z.looseObject({
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),
   parallel_tool_calls: z.boolean().nullish(),
+  // Drael never drops input to make it fit (a request over the model's context fails typed), so
+  // the response always says `disabled`; a value OpenAI does not have is refused, not ignored.
+  truncation: z.enum(['auto', 'disabled']).nullish(),
   text: z.looseObject({ format: TextFormatSchema.nullish() }).nullish(),
   reasoning: ReasoningSchema.nullish(),
   // Conversations objects are not served: a request that names one would otherwise be answered

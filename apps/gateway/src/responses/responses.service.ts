@@ -49,6 +49,7 @@ export class ResponsesService {
     const request = validateBody(CreateResponseSchema, call.body);
     const route = this.models.resolve(request.model);
     const toolSet = ToolSet.from(request.tools);
+    toolSet.checkChoice(request.tool_choice);
     const { caller, res } = call;
 
     const history: ChatMessage[] = [];
