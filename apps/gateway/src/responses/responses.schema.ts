@@ -98,7 +98,10 @@ export const ToolSearchOutputItemSchema = z.looseObject({
   call_id: z.string().min(1),
   tools: z.array(z.looseObject({ type: z.string(), name: z.string().optional() })),
 });
-/** Items a client may replay from an earlier output; they carry nothing the model needs again. */
+/**
+ * Items a client may replay from an earlier output; they carry nothing the model needs again. An
+ * `item_reference` names an earlier output item, read in its place (item-references.ts).
+ */
 const ReplayedItemSchema = z.looseObject({ type: z.enum(['web_search_call', 'reasoning', 'datetime_call', 'item_reference']) });
 
 // Told apart by `type` (a message may leave it out), so a bad item is refused naming its bad field.
