@@ -332,6 +332,15 @@ describe('what Drael does not serve is refused by name', () => {
     }
   });
 
+  it('metadata of more than 16 pairs is a 400 naming it, as OpenAI bounds it; 16 are stored and echoed', async () => {
+    const pairs = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, `v${i}`]));
+    await expectRefused({ model: 'gpt-test', input: 'hi', metadata: pairs(17) }, 'metadata', /16/);
+    stack.upstream.setTurns([{ type: 'text', content: 'fine' }]);
+    const r = await stack.post({ model: 'gpt-test', input: 'hi', metadata: pairs(16) });
+    expect(r.status).toBe(200);
+    expect((await json(r)).metadata).toEqual(pairs(16));
+  });
+
   it('truncation other than auto or disabled is a 400 naming it; either of those is served (Drael never truncates: it answers disabled)', async () => {
     await expectRefused({ model: 'gpt-test', input: 'hi', truncation: 'nope' }, 'truncation', /auto|disabled/);
     await expectRefused({ model: 'gpt-test', input: 'hi', truncation: 1 }, 'truncation', /auto|disabled/);

@@ -195,7 +195,11 @@ export const CreateResponseSchema = z.looseObject({
   max_output_tokens: z.number().int().positive().nullish(),
   previous_response_id: z.string().min(1).max(200).nullish(),
   store: z.boolean().nullish(),
-  metadata: z.record(z.string().max(64), z.string().max(512)).nullish(),
+  // OpenAI's bounds: at most 16 pairs, keys of 64 characters, values of 512.
+  metadata: z
+    .record(z.string().max(64), z.string().max(512))
+    .refine((m) => Object.keys(m).length <= 16, 'metadata holds at most 16 key-value pairs')
+    .nullish(),
   stream: z.boolean().nullish(),
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),
