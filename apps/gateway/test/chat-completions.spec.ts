@@ -153,6 +153,36 @@ describe('POST /v1/chat/completions, proxied', () => {
   });
 });
 
+describe('custom tools (OpenAI’s free-form tool calls)', () => {
+  // A client with `{type: "custom"}` tools sends its history back with the model's custom tool
+  // calls in it; the request was a 400 naming tool_calls[0].type, so the conversation could not go on.
+  const customHistory = [
+    { role: 'user', content: 'run it' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'custom', custom: { name: 'code_exec', input: 'print(1)' } }] },
+    { role: 'tool', tool_call_id: 'call_1', content: '1' },
+  ];
+  const tools = [{ type: 'custom', custom: { name: 'code_exec', description: 'Runs Python.' } }];
+
+  it('a history with a custom tool call is forwarded as sent, and the answer comes back', async () => {
+    upstream.setTurns([{ type: 'text', content: 'it printed 1' }]);
+    const before = upstream.requests.length;
+    const r = await post({ model: 'gpt-test', messages: customHistory, tools });
+    expect(r.status).toBe(200);
+    expect(((await r.json()) as any).choices[0].message.content).toBe('it printed 1');
+    expect(upstream.requests[before]!.body.messages).toEqual(customHistory);
+  });
+
+  it('a custom tool call without its name or input, or of a type OpenAI does not have, is still a 400 naming the field', async () => {
+    const bad = (call: unknown) => post({ model: 'gpt-test', tools, messages: [customHistory[0], { role: 'assistant', content: null, tool_calls: [call] }] });
+    const missing = await bad({ id: 'call_1', type: 'custom', custom: { name: 'code_exec' } });
+    expect(missing.status).toBe(400);
+    expect(((await missing.json()) as any).error).toMatchObject({ type: 'invalid_request_error', param: 'messages[1].tool_calls[0].custom.input' });
+    const unknown = await bad({ id: 'call_1', type: 'robot', robot: {} });
+    expect(unknown.status).toBe(400);
+    expect(((await unknown.json()) as any).error).toMatchObject({ param: 'messages[1].tool_calls[0].type' });
+  });
+});
+
 describe('errors, always in the OpenAI envelope', () => {
   const envelopeOf = async (r: Response) => (await r.json()) as { error: { message: string; type: string; param: string | null; code: string | null } };
 

@@ -60,6 +60,12 @@ beforeAll(async () => {
   u.loop429 = await upstream({ type: 'error', status: 429, message: 'provider busy', headers: { 'retry-after': '9' } });
   u.priceA = await upstream(serverError);
   u.priceB = await upstream(ok('priced'));
+  // A deployment that takes the output limit only as max_completion_tokens (OpenAI's reasoning
+  // models refuse max_tokens), failing so that the next one, which keeps max_tokens, answers.
+  for (const mode of ['Chat', 'Resp', 'Inf']) {
+    u[`limit${mode}A`] = await upstream(serverError);
+    u[`limit${mode}B`] = await upstream(ok('limited'));
+  }
 
   const env = {
     NATS_URL,
@@ -91,6 +97,14 @@ beforeAll(async () => {
       shared: { deployments: [dep('shared-a', u.sharedA), dep('shared-b', u.sharedB, { priority: 1 })] },
       // The single-upstream form, as every existing configuration writes it.
       'loop-429': { base_url: u.loop429.baseUrl, model: 'm' },
+      ...Object.fromEntries(
+        ['Chat', 'Resp', 'Inf'].map((mode) => [
+          `limit-${mode.toLowerCase()}`,
+          {
+            deployments: [dep(`limit-${mode}-a`, u[`limit${mode}A`]!, { max_tokens_param: 'max_completion_tokens' }), dep(`limit-${mode}-b`, u[`limit${mode}B`]!, { priority: 1 })],
+          },
+        ]),
+      ),
       priced: { input_per_1m: 1, output_per_1m: 1, deployments: [dep('priced-a', u.priceA), dep('priced-b', u.priceB, { priority: 1, input_per_1m: 2 })] },
     }),
   };
@@ -271,6 +285,46 @@ describe('every mode routes through the same client', () => {
     expect(reply.deployment).toBe('inf-b');
     expect(u.infA!.requests).toHaveLength(1);
     expect(u.infB!.requests).toHaveLength(1);
+  });
+});
+
+describe('the output limit under the name each deployment takes (max_tokens_param)', () => {
+  // The first deployment of each alias takes max_completion_tokens and fails; the next, with the default, answers.
+  const limitOf = (body: any) => ({ max_tokens: body.max_tokens, max_completion_tokens: body.max_completion_tokens });
+
+  it('Responses: max_output_tokens reaches a max_completion_tokens deployment under that name, the next deployment as max_tokens', async () => {
+    const r = await fetch(`${gateway.url}/v1/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...gateway.authHeaders },
+      body: JSON.stringify({ model: 'limit-resp', input: 'hello', max_output_tokens: 50, store: false }),
+    });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-drael-upstream')).toBe('limit-Resp-b');
+    expect(limitOf(u.limitRespA!.requests[0]!.body)).toEqual({ max_tokens: undefined, max_completion_tokens: 50 });
+    expect(limitOf(u.limitRespB!.requests[0]!.body)).toEqual({ max_tokens: 50, max_completion_tokens: undefined });
+  });
+
+  it("catalogue mode: the client's max_tokens (or max_completion_tokens) goes under the deployment's name; a deployment without the setting gets the body as the client wrote it", async () => {
+    const r = await chat(gateway, { model: 'limit-chat', max_tokens: 40 }, {});
+    expect(r.status).toBe(200);
+    expect(limitOf(u.limitChatA!.requests[0]!.body)).toEqual({ max_tokens: undefined, max_completion_tokens: 40 });
+    expect(limitOf(u.limitChatB!.requests[0]!.body)).toEqual({ max_tokens: 40, max_completion_tokens: undefined });
+    // The first deployment is cooling now: the next request goes to the one without the setting, as written.
+    const again = await chat(gateway, { model: 'limit-chat', max_completion_tokens: 30 }, {});
+    expect(again.status).toBe(200);
+    expect(limitOf(u.limitChatB!.requests[1]!.body)).toEqual({ max_tokens: undefined, max_completion_tokens: 30 });
+  });
+
+  it('inference for agent runs: max_tokens under the deployment’s name', async () => {
+    const reply = await nats.request(gatewayCatalog.inferenceChat, {
+      account_id: gateway.key!.account_id,
+      model: 'limit-inf',
+      messages: [{ role: 'user', content: 'hello' }],
+      max_tokens: 20,
+    });
+    expect(reply.deployment).toBe('limit-Inf-b');
+    expect(limitOf(u.limitInfA!.requests[0]!.body)).toEqual({ max_tokens: undefined, max_completion_tokens: 20 });
+    expect(limitOf(u.limitInfB!.requests[0]!.body)).toEqual({ max_tokens: 20, max_completion_tokens: undefined });
   });
 });
 

@@ -254,10 +254,102 @@ describe('reasoning.effort', () => {
   });
 });
 
+describe('item_reference', () => {
+  // The Vercel AI SDK (store on, its default) sends an earlier answer back as {type: 'item_reference', id}
+  // instead of the message: it was dropped unseen, and the model lost its own side of the conversation.
+  it('an output item of a stored response of the account is read in its place, in order', async () => {
+    stack.upstream.setTurns([{ type: 'text', content: 'the first answer' }]);
+    const first = await json(await stack.post({ model: 'gpt-test', input: 'hi' }));
+    const item = first.output.find((o: any) => o.type === 'message');
+    stack.upstream.setTurns([{ type: 'text', content: 'the second answer' }]);
+    const before = stack.upstream.requests.length;
+    const r = await stack.post({
+      model: 'gpt-test',
+      input: [
+        { role: 'user', content: 'hi' },
+        { type: 'item_reference', id: item.id },
+        { role: 'user', content: 'and then?' },
+      ],
+    });
+    expect(r.status).toBe(200);
+    expect((await json(r)).output_text).toBe('the second answer');
+    expect(requestsSince(before)[0]!.body.messages).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'the first answer' },
+      { role: 'user', content: 'and then?' },
+    ]);
+  });
+
+  it('an id that names no stored output item of the account (unknown, another account’s, not stored) is a 404 naming it, before any model call', async () => {
+    stack.upstream.setTurns([{ type: 'text', content: 'kept' }]);
+    const first = await json(await stack.post({ model: 'gpt-test', input: 'hi' }));
+    const id = first.output.find((o: any) => o.type === 'message').id;
+    stack.upstream.setTurns([{ type: 'text', content: 'unstored' }]);
+    const unstored = await json(await stack.post({ model: 'gpt-test', input: 'hi', store: false }));
+    const unstoredId = unstored.output.find((o: any) => o.type === 'message').id;
+    const other = await stack.newKey();
+    const cases: Array<[string, Record<string, string> | undefined]> = [
+      ['msg_nope', undefined],
+      [`msg_${'0'.repeat(32)}_00000000`, undefined],
+      [unstoredId, undefined],
+      [id, other],
+    ];
+    for (const [ref, auth] of cases) {
+      const before = stack.upstream.requests.length;
+      const r = await stack.post(
+        {
+          model: 'gpt-test',
+          input: [
+            { role: 'user', content: 'hi' },
+            { type: 'item_reference', id: ref },
+          ],
+        },
+        auth,
+      );
+      expect(r.status, ref).toBe(404);
+      expect((await json(r)).error, ref).toMatchObject({ type: 'not_found_error', param: 'input[1].id', message: expect.stringContaining(ref) });
+      expect(stack.upstream.requests.length, ref).toBe(before);
+    }
+  });
+});
+
 describe('what Drael does not serve is refused by name', () => {
   it('conversation (a string or an object) is a 400 naming it, before any model call', async () => {
     await expectRefused({ model: 'gpt-test', input: 'hi', conversation: 'conv_123' }, 'conversation', /previous_response_id/);
     await expectRefused({ model: 'gpt-test', input: 'hi', conversation: { id: 'conv_123' } }, 'conversation', /previous_response_id/);
+  });
+
+  it('a forced tool_choice (required, a named function, a hosted tool) with no tools is a 400 naming tool_choice, as OpenAI answers it; auto and none stay served', async () => {
+    // It was dropped unseen: the model answered without the tool the client forced.
+    await expectRefused({ model: 'gpt-test', input: 'hi', tool_choice: 'required' }, 'tool_choice', /tools/);
+    await expectRefused({ model: 'gpt-test', input: 'hi', tool_choice: { type: 'function', name: 'lookup' } }, 'tool_choice', /lookup/);
+    await expectRefused({ model: 'gpt-test', input: 'hi', tools: [], tool_choice: { type: 'web_search' } }, 'tool_choice', /web_search/);
+    for (const choice of ['auto', 'none']) {
+      stack.upstream.setTurns([{ type: 'text', content: 'fine' }]);
+      const r = await stack.post({ model: 'gpt-test', input: 'hi', tool_choice: choice });
+      expect(r.status, choice).toBe(200);
+      expect((await json(r)).output_text).toBe('fine');
+    }
+  });
+
+  it('metadata of more than 16 pairs is a 400 naming it, as OpenAI bounds it; 16 are stored and echoed', async () => {
+    const pairs = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, `v${i}`]));
+    await expectRefused({ model: 'gpt-test', input: 'hi', metadata: pairs(17) }, 'metadata', /16/);
+    stack.upstream.setTurns([{ type: 'text', content: 'fine' }]);
+    const r = await stack.post({ model: 'gpt-test', input: 'hi', metadata: pairs(16) });
+    expect(r.status).toBe(200);
+    expect((await json(r)).metadata).toEqual(pairs(16));
+  });
+
+  it('truncation other than auto or disabled is a 400 naming it; either of those is served (Drael never truncates: it answers disabled)', async () => {
+    await expectRefused({ model: 'gpt-test', input: 'hi', truncation: 'nope' }, 'truncation', /auto|disabled/);
+    await expectRefused({ model: 'gpt-test', input: 'hi', truncation: 1 }, 'truncation', /auto|disabled/);
+    for (const truncation of ['auto', 'disabled', null]) {
+      stack.upstream.setTurns([{ type: 'text', content: 'fine' }]);
+      const r = await stack.post({ model: 'gpt-test', input: 'hi', truncation });
+      expect(r.status, String(truncation)).toBe(200);
+      expect((await json(r)).truncation).toBe('disabled');
+    }
   });
 
   it('GET /v1/responses/{id}?stream=true is a 400 naming stream; without it (or stream=false) the stored response', async () => {

@@ -281,6 +281,49 @@ describe('what real clients send and expect', () => {
   });
 });
 
+describe("the client's output limit bounds the whole answer, not each turn", () => {
+  // It went to every turn as given: a client's max_tokens 40 could be generated six times over
+  // (and billed so), the usage it got back saying more completion tokens than it allowed.
+  const toolTurn = (completion: number) => ({
+    type: 'tool_calls' as const,
+    calls: [{ id: 'c1', name: 'web_search', arguments: '{"query":"x"}' }],
+    usage: { prompt_tokens: 10, completion_tokens: completion },
+  });
+
+  it('each turn is sent what the earlier turns left of max_tokens (or max_completion_tokens, under the name the client used)', async () => {
+    for (const field of ['max_tokens', 'max_completion_tokens']) {
+      h.script([toolTurn(30), { type: 'text', content: 'done', usage: { prompt_tokens: 20, completion_tokens: 5 } }]);
+      const before = h.upstream.requests.length;
+      const r = await h.chat({ messages: ask, [field]: 40 });
+      expect(r.status, field).toBe(200);
+      const body = (await r.json()) as any;
+      expect(body.choices[0], field).toMatchObject({ message: { content: 'done' }, finish_reason: 'stop' });
+      const [first, second] = h.upstream.requests.slice(before);
+      expect(first!.body[field], field).toBe(40);
+      expect(second!.body[field], field).toBe(10);
+    }
+  });
+
+  it('a limit the turns used up ends the answer with finish_reason length, no further turn asked, streamed or not', async () => {
+    for (const stream of [false, true]) {
+      h.script([toolTurn(40), { type: 'text', content: 'never asked' }]);
+      const before = h.upstream.requests.length;
+      const r = await h.chat({ messages: ask, max_tokens: 40, stream, ...(stream ? { stream_options: { include_usage: true } } : {}) });
+      expect(r.status).toBe(200);
+      if (stream) {
+        const { chunks, finishReasons } = await readStream(r);
+        expect(finishReasons).toEqual(['length']);
+        expect(chunks.at(-1).usage.completion_tokens).toBe(40);
+      } else {
+        const body = (await r.json()) as any;
+        expect(body.choices[0].finish_reason).toBe('length');
+        expect(body.usage.completion_tokens).toBe(40);
+      }
+      expect(h.upstream.requests.length - before, String(stream)).toBe(1);
+    }
+  });
+});
+
 describe('mode seam', () => {
   it('x-drael-server-tools: 0 is a plain proxied completion: no catalogue', async () => {
     h.script([{ type: 'text', content: 'plain' }]);

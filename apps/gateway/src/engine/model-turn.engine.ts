@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { inSpan } from '@drael/tracing';
 import type { KeyRecheck } from '../auth/identity.js';
 import { recordTurns } from '../metrics/gateway.metrics.js';
-import type { DeploymentConfig } from '../models/model-routes.config.js';
+import type { DeploymentConfig, MaxTokensParam } from '../models/model-routes.config.js';
+import { withOutputLimitAs } from '../upstream/output-limit.js';
 import { failed, type ToolResult } from '../tools/tool-result.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import { UpstreamClient } from '../upstream/upstream.client.js';
@@ -157,10 +158,11 @@ export class ModelTurnEngine {
 
 /**
  * The upstream body of one turn, for each deployment's model name: everything but the model is
- * serialised once per turn (a retry on another deployment re-uses it), and pre-serialised tools
- * are put in as they are. The model always comes from the deployment, never from the options.
+ * serialised once per turn (a retry on another deployment re-uses it; one that takes the output
+ * limit under another name, its max_tokens_param, gets its own copy once), and pre-serialised
+ * tools are put in as they are. The model always comes from the deployment, never from the options.
  */
-export function turnBodyFor(request: TurnRequest, stream: boolean): (upstreamModel: string) => string {
+export function turnBodyFor(request: TurnRequest, stream: boolean): (upstreamModel: string, deployment?: DeploymentConfig) => string {
   // Copied without `model` (and `tools` when they come serialised) rather than spread and deleted:
   // a deleted key puts the object in V8's slow dictionary mode, which JSON.stringify pays for.
   const fields: Record<string, unknown> = {};
@@ -170,8 +172,15 @@ export function turnBodyFor(request: TurnRequest, stream: boolean): (upstreamMod
   if (stream) fields.stream_options = { include_usage: true };
   // `fields` always holds messages, so its JSON is `{"messages":…}` and what follows its `{` is a member list.
   const rest = JSON.stringify(fields).slice(1);
+  // A deployment that takes the output limit under another name gets its own copy, made once a turn.
+  const renamed: Partial<Record<MaxTokensParam, string>> = {};
+  const restFor = (param: MaxTokensParam | undefined): string => {
+    const limited = withOutputLimitAs(fields, param);
+    if (limited === fields) return rest;
+    return (renamed[param!] ??= JSON.stringify(limited).slice(1));
+  };
   const tools = request.toolsJson !== undefined ? `"tools":${request.toolsJson},` : '';
-  return (upstreamModel) => `{"model":${JSON.stringify(upstreamModel)},${tools}${rest}`;
+  return (upstreamModel, deployment) => `{"model":${JSON.stringify(upstreamModel)},${tools}${restFor(deployment?.max_tokens_param)}`;
 }
 
 /** A request's loop ended (answered, stopped or out of turns) after `turns` model turns; a failed loop is not counted. */

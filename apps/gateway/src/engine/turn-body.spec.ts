@@ -38,4 +38,14 @@ describe('a turn’s upstream body', () => {
       expect(JSON.parse(text).model).toBe(model);
     }
   });
+
+  it('carries the output limit under the name each deployment takes (max_tokens_param), the rest unchanged', () => {
+    const bodyFor = turnBodyFor({ messages, options: { temperature: 0, max_tokens: 64 } }, false);
+    const as = (param?: 'max_tokens' | 'max_completion_tokens') => JSON.parse(bodyFor('m', param ? ({ max_tokens_param: param } as never) : undefined));
+    expect(as('max_completion_tokens')).toEqual({ model: 'm', temperature: 0, max_completion_tokens: 64, messages, stream: false });
+    expect(as('max_tokens')).toEqual({ model: 'm', temperature: 0, max_tokens: 64, messages, stream: false });
+    expect(as()).toEqual(as('max_tokens'));
+    // The copy for the other name is made once, then re-used (a retry on a second such deployment).
+    expect(bodyFor('m', { max_tokens_param: 'max_completion_tokens' } as never)).toBe(bodyFor('m', { max_tokens_param: 'max_completion_tokens' } as never));
+  });
 });

@@ -5,6 +5,7 @@ import { ApiError } from '../errors/api-error.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { turnOfText } from '../engine/turn-stream.reader.js';
 import { UpstreamClient } from '../upstream/upstream.client.js';
+import { withOutputLimitAs } from '../upstream/output-limit.js';
 import { upstreamFailure, upstreamFailureCode } from '../upstream/upstream-failure.js';
 import { InferenceError } from './inference-error.js';
 
@@ -35,7 +36,7 @@ export class InferenceService {
       const res = await this.upstream.read(route, {
         path: '/chat/completions',
         // The deployment the router picks (and retries on another when it fails before answering).
-        bodyFor: (model) => JSON.stringify({ ...body, model }),
+        bodyFor: (model, deployment) => JSON.stringify({ ...withOutputLimitAs(body, deployment.max_tokens_param), model }),
         requestId: currentRequestId() ?? newRequestId(),
         signal: abort.signal,
         accept: 'application/json',

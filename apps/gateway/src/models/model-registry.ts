@@ -26,7 +26,7 @@ export class ModelRegistry {
 
   resolve(alias: string): ResolvedModel {
     const route = this.routes.get(alias);
-    if (!route) throw new ApiError('model_not_found', `The model '${alias}' does not exist or you do not have access to it.`, 'model');
+    if (!route) throw new ApiError('model_not_found', `The model '${quoted(alias)}' does not exist or you do not have access to it.`, 'model');
     return route;
   }
 
@@ -48,4 +48,11 @@ export class ModelRegistry {
   private objectOf(id: string): ModelObject {
     return { id, object: 'model', created: this.createdAt, owned_by: 'drael' };
   }
+}
+
+// A client's model name is quoted back up to this length: the body may hold megabytes of it.
+const QUOTED_CHARS = 200;
+
+function quoted(name: string): string {
+  return name.length > QUOTED_CHARS ? `${name.slice(0, QUOTED_CHARS)}…` : name;
 }

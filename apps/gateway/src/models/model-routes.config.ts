@@ -11,6 +11,16 @@ const prices = {
   output_per_1m: z.number().nonnegative().optional(),
 };
 
+/**
+ * The name under which a deployment takes the output token limit. OpenAI deprecated `max_tokens`
+ * for `max_completion_tokens`, and its reasoning models refuse `max_tokens`; Ollama reads only
+ * `max_tokens`. Unset, a body keeps the name it has (Drael's own limits go as `max_tokens`); set,
+ * every body Drael builds for the deployment carries the limit under this one name.
+ */
+export const MAX_TOKENS_PARAMS = ['max_tokens', 'max_completion_tokens'] as const;
+export type MaxTokensParam = (typeof MAX_TOKENS_PARAMS)[number];
+const maxTokensParam = { max_tokens_param: z.enum(MAX_TOKENS_PARAMS).optional() };
+
 // Defaults: UPSTREAM_HEADERS_TIMEOUT_MS / UPSTREAM_BODY_TIMEOUT_MS. In both forms of an alias.
 const timeouts = {
   headers_timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
@@ -31,6 +41,7 @@ const DeploymentSchema = z.strictObject({
   rpm: z.number().int().positive().optional(),
   tpm: z.number().int().positive().optional(),
   ...timeouts,
+  ...maxTokensParam,
   ...prices,
 });
 
@@ -40,6 +51,7 @@ const SingleUpstreamSchema = z.object({
   api_key: z.string().default(''),
   model: z.string().min(1),
   ...timeouts,
+  ...maxTokensParam,
   ...prices,
 });
 
@@ -68,6 +80,7 @@ export interface DeploymentConfig {
   readonly tpm?: number;
   readonly headers_timeout_ms?: number;
   readonly body_timeout_ms?: number;
+  readonly max_tokens_param?: MaxTokensParam;
   readonly input_per_1m: number;
   readonly output_per_1m: number;
 }

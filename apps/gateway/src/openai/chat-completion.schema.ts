@@ -12,6 +12,17 @@ export const ToolCallSchema = z.looseObject({
   function: z.looseObject({ name: z.string(), arguments: z.string() }),
 });
 
+/**
+ * A call of a client's custom tool (`tools: [{type: "custom"}]`, free-form input): OpenAI's other
+ * kind of tool call. The client sends it back in its history; Drael never makes one itself.
+ */
+const CustomToolCallSchema = z.looseObject({
+  id: z.string(),
+  type: z.literal('custom'),
+  custom: z.looseObject({ name: z.string(), input: z.string() }),
+});
+const AssistantToolCallSchema = z.discriminatedUnion('type', [ToolCallSchema, CustomToolCallSchema]);
+
 export const ChatMessageSchema = z.discriminatedUnion('role', [
   z.looseObject({ role: z.literal('system'), content: z.union([z.string(), z.array(ContentPartSchema)]) }),
   z.looseObject({ role: z.literal('developer'), content: z.union([z.string(), z.array(ContentPartSchema)]) }),
@@ -20,7 +31,7 @@ export const ChatMessageSchema = z.discriminatedUnion('role', [
     role: z.literal('assistant'),
     content: z.union([z.string(), z.array(ContentPartSchema)]).nullish(),
     // null as well as absent: openai-python's `message.model_dump()`, how Python apps keep history, writes `"tool_calls": null`.
-    tool_calls: z.array(ToolCallSchema).nullish(),
+    tool_calls: z.array(AssistantToolCallSchema).nullish(),
   }),
   z.looseObject({ role: z.literal('tool'), content: z.union([z.string(), z.array(ContentPartSchema)]), tool_call_id: z.string() }),
   // The legacy function-calling result (with `functions` / `function_call`): proxied as is.

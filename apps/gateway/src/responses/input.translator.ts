@@ -58,6 +58,7 @@ export function translateInput(input: string | readonly InputItem[] | undefined)
       case 'web_search_call':
       case 'reasoning':
       case 'datetime_call':
+      // Resolved before translation (item-references.ts): none is left here.
       case 'item_reference':
         return;
       case 'message':

@@ -15,7 +15,7 @@ import { runToolSearch } from './hosted/tool-search.tool.js';
 import { runWebFetch } from './hosted/web-fetch.tool.js';
 import { runWebSearch } from './hosted/web-search.tool.js';
 import { WebToolsPort } from './hosted/web-tools.port.js';
-import { newId, type OutputItem, type ResponseObject } from './response-object.js';
+import { newItemId, type OutputItem, type ResponseObject } from './response-object.js';
 import type { ResponseEvents } from './response-events.js';
 import type { FunctionTool, ToolChoice } from './responses.schema.js';
 import type { ToolSet } from './tool-set.js';
@@ -237,7 +237,7 @@ export class ResponseLoopService {
         return {
           call,
           kind: hosted,
-          item: { id: newId('ws'), type: 'web_search_call', status: 'in_progress', action: { type: 'search', query: query ?? '' } },
+          item: { id: newItemId(run.response, 'ws'), type: 'web_search_call', status: 'in_progress', action: { type: 'search', query: query ?? '' } },
           run: () => (query ? runWebSearch(query, decl, ctx, this.web) : Promise.resolve(failedOutcome('invalid_arguments', 'web_search needs a non-empty "query" string'))),
         };
       }
@@ -248,7 +248,7 @@ export class ResponseLoopService {
           call,
           kind: hosted,
           // spec 02: a fetch is a web_search_call whose action is open_page; there is no web_fetch_call item.
-          item: { id: newId('ws'), type: 'web_search_call', status: 'in_progress', action: { type: 'open_page', url: url ?? '' } },
+          item: { id: newItemId(run.response, 'ws'), type: 'web_search_call', status: 'in_progress', action: { type: 'open_page', url: url ?? '' } },
           run: () => (url ? runWebFetch(url, decl, ctx, this.web) : Promise.resolve(failedOutcome('invalid_arguments', 'web_fetch needs a "url" string'))),
         };
       }
@@ -257,7 +257,7 @@ export class ResponseLoopService {
         return {
           call,
           kind: hosted,
-          item: { id: newId('dt'), type: 'datetime_call', call_id: call.id, status: 'in_progress', timezone },
+          item: { id: newItemId(run.response, 'dt'), type: 'datetime_call', call_id: call.id, status: 'in_progress', timezone },
           run: () => Promise.resolve(runDatetime(timezone)),
         };
       }
@@ -265,7 +265,7 @@ export class ResponseLoopService {
         const execution = run.toolSet.hosted.toolSearch!.execution;
         const query = text('query');
         const item: OutputItem = {
-          id: newId('tsc'),
+          id: newItemId(run.response, 'tsc'),
           type: 'tool_search_call',
           call_id: call.id,
           execution,
@@ -289,7 +289,7 @@ export class ResponseLoopService {
       return {
         call,
         kind: 'client_function',
-        item: { id: newId('fc'), type: 'function_call', status: 'completed', call_id: call.id, name, arguments: call.function.arguments },
+        item: { id: newItemId(run.response, 'fc'), type: 'function_call', status: 'completed', call_id: call.id, name, arguments: call.function.arguments },
       };
     }
     // A name the model made up (or a deferred function it has not found yet): it is told, and the loop goes on.
@@ -324,7 +324,7 @@ export class ResponseLoopService {
       this.doneItem(response, events, index, { ...item, status: 'completed' });
       // spec 02: platform execution adds a separate tool_search_output carrying the loaded definitions.
       const output: OutputItem = {
-        id: newId('tso'),
+        id: newItemId(response, 'tso'),
         type: 'tool_search_output',
         call_id: p.call.id,
         execution: 'server',
@@ -373,7 +373,7 @@ class MessageItemWriter {
 
   delta(text: string): void {
     if (!this.item) {
-      this.item = { id: newId('msg'), type: 'message', status: 'in_progress', role: 'assistant', content: [] };
+      this.item = { id: newItemId(this.response, 'msg'), type: 'message', status: 'in_progress', role: 'assistant', content: [] };
       this.response.output.push(this.item);
       this.index = this.response.output.length - 1;
       this.events.emit('response.output_item.added', { output_index: this.index, item: structuredClone(this.item) });
@@ -447,7 +447,10 @@ class FunctionCallItems {
     for (const piece of pieces) {
       let open = this.streaming.get(piece.index);
       if (open === undefined) {
-        open = piece.id && piece.name && this.isClientFunction(piece.name) ? this.add({ id: newId('fc'), type: 'function_call', call_id: piece.id, name: piece.name }) : null;
+        open =
+          piece.id && piece.name && this.isClientFunction(piece.name)
+            ? this.add({ id: newItemId(this.response, 'fc'), type: 'function_call', call_id: piece.id, name: piece.name })
+            : null;
         this.streaming.set(piece.index, open);
       }
       if (open && piece.arguments) this.delta(open, piece.arguments);

@@ -47,6 +47,23 @@ export function newId(prefix: string): string {
   return `${prefix}_${randomId()}`;
 }
 
+const RESPONSE_PREFIX = 'resp_';
+
+/**
+ * An output item's id carries its response's (`msg_<response>_<8 hex>`): an `item_reference` to it
+ * (the Vercel AI SDK sends earlier answers back so) is found by loading that one response, under
+ * the caller's account, with no index of items to keep. Opaque to clients, as OpenAI's ids are.
+ */
+export function newItemId(response: Pick<ResponseObject, 'id'>, prefix: string): string {
+  return `${prefix}_${response.id.slice(RESPONSE_PREFIX.length)}_${randomId().slice(0, 8)}`;
+}
+
+/** The response an output item id names (newItemId), or undefined for an id Drael did not make so. */
+export function responseIdOfItem(itemId: string): string | undefined {
+  const m = /^[a-z]+_([0-9a-f]{32})_[0-9a-f]{8}$/.exec(itemId);
+  return m ? `${RESPONSE_PREFIX}${m[1]}` : undefined;
+}
+
 export function newResponse(request: CreateResponseRequest): ResponseObject {
   return {
     id: newId('resp'),

@@ -98,7 +98,10 @@ export const ToolSearchOutputItemSchema = z.looseObject({
   call_id: z.string().min(1),
   tools: z.array(z.looseObject({ type: z.string(), name: z.string().optional() })),
 });
-/** Items a client may replay from an earlier output; they carry nothing the model needs again. */
+/**
+ * Items a client may replay from an earlier output; they carry nothing the model needs again. An
+ * `item_reference` names an earlier output item, read in its place (item-references.ts).
+ */
 const ReplayedItemSchema = z.looseObject({ type: z.enum(['web_search_call', 'reasoning', 'datetime_call', 'item_reference']) });
 
 // Told apart by `type` (a message may leave it out), so a bad item is refused naming its bad field.
@@ -192,11 +195,18 @@ export const CreateResponseSchema = z.looseObject({
   max_output_tokens: z.number().int().positive().nullish(),
   previous_response_id: z.string().min(1).max(200).nullish(),
   store: z.boolean().nullish(),
-  metadata: z.record(z.string().max(64), z.string().max(512)).nullish(),
+  // OpenAI's bounds: at most 16 pairs, keys of 64 characters, values of 512.
+  metadata: z
+    .record(z.string().max(64), z.string().max(512))
+    .refine((m) => Object.keys(m).length <= 16, 'metadata holds at most 16 key-value pairs')
+    .nullish(),
   stream: z.boolean().nullish(),
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),
   parallel_tool_calls: z.boolean().nullish(),
+  // Drael never drops input to make it fit (a request over the model's context fails typed), so
+  // the response always says `disabled`; a value OpenAI does not have is refused, not ignored.
+  truncation: z.enum(['auto', 'disabled']).nullish(),
   text: z.looseObject({ format: TextFormatSchema.nullish() }).nullish(),
   reasoning: ReasoningSchema.nullish(),
   // Conversations objects are not served: a request that names one would otherwise be answered

@@ -16,6 +16,7 @@ import { ResponseEvents, SseWriter } from './response-events.js';
 import { newResponse, snapshotOf, type ResponseObject } from './response-object.js';
 import { ResponseStore } from './response.store.js';
 import { CreateResponseSchema, INCLUDE_SOURCES, RetrieveResponseQuerySchema, type FunctionTool } from './responses.schema.js';
+import { resolveItemReferences } from './item-references.js';
 import { ToolSet } from './tool-set.js';
 import { responseFormatOf } from './text-format.translator.js';
 
@@ -49,6 +50,7 @@ export class ResponsesService {
     const request = validateBody(CreateResponseSchema, call.body);
     const route = this.models.resolve(request.model);
     const toolSet = ToolSet.from(request.tools);
+    toolSet.checkChoice(request.tool_choice);
     const { caller, res } = call;
 
     const history: ChatMessage[] = [];
@@ -67,7 +69,9 @@ export class ResponsesService {
       // What tool_search found earlier stays found, as long as this request still declares it.
       for (const fn of previous.loaded) if (toolSet.deferred.has(fn.name)) loaded.set(fn.name, toolSet.deferred.get(fn.name)!);
     }
-    const input = translateInput(request.input);
+    // Earlier output items the input names by reference, read in their place (a 404 for one not found).
+    const items = await resolveItemReferences(request.input, async (id) => (await this.store.load(caller.account_id, id))?.stored);
+    const input = translateInput(items);
     appendMessages(history, input.messages);
     for (const fn of input.clientLoaded) loaded.set(fn.name, fn);
     if (history.length === 0) throw new ApiError('invalid_request', 'input is required', 'input');
@@ -79,7 +83,7 @@ export class ResponsesService {
     // paid for that then cannot be stored is the worse outcome. `store: false` needs no store.
     // The input's share of the record, exactly as it will be saved (its messages and its items, ids
     // and all): an estimate from the raw input missed the items' own fields by half (attack pass 4, F8).
-    const inputItems = response.store ? inputItemsOf(request.input) : [];
+    const inputItems = response.store ? inputItemsOf(items) : [];
     if (response.store) await this.store.admit(caller.account_id, storedBytes + jsonBytes(input.messages) + jsonBytes(inputItems));
     const stream = request.stream === true;
     const sse = stream

@@ -49,4 +49,13 @@ describe('ToolSet', () => {
     expect(set.toolChoiceFor('none', 3, tools)).toBe('none');
     expect(() => set.toolChoiceFor({ type: 'function', name: 'missing' }, 0, tools)).toThrow(/not among/);
   });
+
+  it('a forced tool_choice needs declared tools (a hosted one, a function, a deferred function); auto and none need none', () => {
+    for (const choice of ['required', { type: 'function', name: 'f' }, { type: 'datetime' }] as const) {
+      expect(() => ToolSet.from([]).checkChoice(choice)).toThrow(/declares none/);
+      expect(() => ToolSet.from(toolsOf([{ type: 'datetime' }])).checkChoice(choice)).not.toThrow();
+      expect(() => ToolSet.from(toolsOf([{ type: 'function', name: 'g', defer_loading: true }])).checkChoice(choice)).not.toThrow();
+    }
+    for (const choice of ['auto', 'none', undefined] as const) expect(() => ToolSet.from([]).checkChoice(choice)).not.toThrow();
+  });
 });

@@ -152,6 +152,17 @@ export class ToolSet {
     return out;
   }
 
+  /**
+   * A forced tool_choice (`required`, a named function or hosted tool) needs tools to choose from,
+   * as OpenAI answers it; with none declared it would be dropped unseen and the model would answer
+   * without the tool the client forced. Checked with the rest of the request, before any model call.
+   */
+  checkChoice(choice: ToolChoice | undefined): void {
+    if (choice === undefined || choice === 'auto' || choice === 'none') return;
+    if (this.functions.size > 0 || this.deferred.size > 0 || Object.keys(this.hosted).length > 0) return;
+    throw new ApiError('invalid_request', `tool_choice ${JSON.stringify(choice)} needs tools to choose from, and the request declares none`, 'tool_choice');
+  }
+
   /** The upstream's tool_choice for this turn; a forced choice only constrains the first turn. */
   toolChoiceFor(choice: ToolChoice | undefined, turn: number, tools: readonly ChatFunctionTool[]): ChatToolChoice | undefined {
     if (tools.length === 0 || choice === undefined) return undefined;

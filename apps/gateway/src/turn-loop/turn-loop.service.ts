@@ -189,6 +189,11 @@ export class TurnLoopService {
     let logprobs: unknown[] | undefined;
     // Text of a later turn starts on its own paragraph, so turns never run into each other.
     let separated = true;
+    // The client's output limit bounds the answer's completion tokens over all its turns, as
+    // OpenAI's bounds its one completion: each turn is sent what the earlier ones left of it (a
+    // sub-agent's own max_tokens stays per turn, spec 04).
+    const limit = run.agent ? undefined : outputLimitOf(run.baseBody);
+    let generated = 0;
     const result = await this.engine.loop<ChatResult>(
       {
         request: async (turn: TurnInfo) => {
@@ -196,9 +201,16 @@ export class TurnLoopService {
           if (run.agent && run.meter.reached) throw new CostCeilingReached();
           await run.onTrace?.({ event: 'turn_started', turn: turn.turn, ...agentOf(run) });
           separated = content === '';
+          let options = run.baseBody;
+          if (limit !== undefined && generated > 0) {
+            const left = limit.tokens - generated;
+            if (left <= 0) return { end: { content, finishReason: 'length', ...(logprobs ? { logprobs } : {}) } };
+            options = { ...run.baseBody };
+            for (const field of limit.fields) options[field] = left;
+          }
           // The catalogue's tools go as its one serialised copy; the last turn has none (spec 01).
           const withTools = !turn.last && run.catalogue.definitions.length > 0;
-          return { messages, options: run.baseBody, ...(withTools ? { toolsJson: run.catalogue.definitionsJson } : {}) };
+          return { messages, options, ...(withTools ? { toolsJson: run.catalogue.definitionsJson } : {}) };
         },
         onText: (deltas, pieceLogprobs) => {
           // One document: the turn's text waits for its end (finished, below).
@@ -214,6 +226,7 @@ export class TurnLoopService {
         finished: async (outcome: TurnOutcome, turn: TurnInfo) => {
           // The turn costs what the deployment that served it charges.
           run.meter.add(outcome.deployment, outcome.usage);
+          generated += outcome.usage.completion_tokens;
           if (outcome.toolCalls.length === 0 || turn.last) {
             // Never tool_calls for Drael's own tools: a tool call on the last turn is not served.
             const finishReason = outcome.finishReason && outcome.finishReason !== 'tool_calls' && outcome.finishReason !== 'function_call' ? outcome.finishReason : 'stop';
@@ -372,6 +385,13 @@ function baseBodyOf(request: ChatCompletionRequest): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(request)) if (!NOT_FORWARDED.has(key)) out[key] = request[key];
   return out;
+}
+
+/** The client's output limit: the fewest tokens its max_tokens / max_completion_tokens allow, and the fields it gave. */
+function outputLimitOf(body: Record<string, unknown>): { tokens: number; fields: string[] } | undefined {
+  const fields = ['max_tokens', 'max_completion_tokens'].filter((f) => typeof body[f] === 'number');
+  if (fields.length === 0) return undefined;
+  return { tokens: Math.min(...fields.map((f) => body[f] as number)), fields };
 }
 
 function pick(obj: Record<string, unknown>, keys: string[]): Record<string, unknown> {

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/config.schema.js';
 import { ApiError } from '../errors/api-error.js';
 import { ModelRegistry, type ResolvedModel } from '../models/model-registry.js';
+import type { DeploymentConfig } from '../models/model-routes.config.js';
 import { CooldownStore } from './cooldown.store.js';
 import type { DeploymentReport } from './deployment-report.schema.js';
 import { chooseDeployment, msUntilRoom } from './deployment-chooser.js';
@@ -185,8 +186,8 @@ export class RoutePlan {
   }
 
   /** The body for `d` (its own model name); a tpm limit counts the prompt, roughly, as it leaves. */
-  bodyOf(d: Deployment, call: { readonly bodyFor: (upstreamModel: string) => string | Buffer }): string | Buffer {
-    const body = call.bodyFor(d.config.model);
+  bodyOf(d: Deployment, call: { readonly bodyFor: (upstreamModel: string, deployment: DeploymentConfig) => string | Buffer }): string | Buffer {
+    const body = call.bodyFor(d.config.model, d.config);
     // About 4 bytes a token; the answer's own count of completion tokens follows where it is read.
     d.tokens?.add(body.length >> 2, Date.now());
     return body;

@@ -21,8 +21,11 @@ import {
 
 export interface UpstreamCall {
   readonly path: string;
-  /** The body for a deployment, given its upstream model name (deployments of one alias may differ). */
-  readonly bodyFor: (upstreamModel: string) => string | Buffer;
+  /**
+   * The body for a deployment, given its upstream model name (deployments of one alias may differ)
+   * and its configuration (the name it takes the output limit under, withOutputLimitAs).
+   */
+  readonly bodyFor: (upstreamModel: string, deployment: DeploymentConfig) => string | Buffer;
   readonly requestId: string;
   readonly accept?: string;
   /** The upstream call's span (W3C traceparent), sent so the model server's trace joins ours; set here when tracing is on. */
