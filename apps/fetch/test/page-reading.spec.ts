@@ -261,6 +261,27 @@ describe('a short post beside a longer block: the post wins (finding 3)', () => 
   });
 });
 
+describe('a Q&A page without author markers: the question, then the answers', () => {
+  it("a lone <main> holding the question block and the answers beside it: the question's text first", () => {
+    const md = read('qa-no-authors.html');
+    expectInOrder(md, [
+      'I started a rye starter two weeks ago',
+      'Is it dying?',
+      'Your starter is not dying, it is hungry',
+      'discard more before each feed',
+      'Rye ferments faster than wheat',
+      'Check the water too',
+    ]);
+    expect(md).not.toMatch(/Related questions|Post your answer|Log in/);
+  });
+
+  it('a flat Q&A page (question, votes and answers as siblings in <main>): the question is kept', () => {
+    const html = readFileSync(fileURLToPath(new URL('./fixtures/pages/qa-page.html', import.meta.url)), 'utf8');
+    const md = extractor.extract(html, 'https://askdev.example/q/1').markdown;
+    expectInOrder(md, ['sort it by the value of the "age" key', 'Use sorted with a key function', 'operator.itemgetter is slightly faster']);
+  });
+});
+
 describe('boilerplate without names: plain <div>s (finding 5)', () => {
   it('a breadcrumb, a share line, the repeated bar of links and the legal line beside the text go', () => {
     const md = read('plain-divs-flat.html');
