@@ -248,6 +248,16 @@ describe('a short post beside a longer block: the post wins (finding 3)', () => 
     expect(md).not.toMatch(/Seed swap|Water troughs|manure/i);
   });
 
+  it("WordPress with the widget column's heading an <h1> too: the notice of the <h1> in the article's header", () => {
+    const html = readFileSync(`${DIR}short-post-wordpress-sidebar.html`, 'utf8').replace(
+      '<h2 class="widget-title">From the blog</h2>',
+      '<h1 class="widget-title">From the blog</h1>',
+    );
+    const md = extractor.extract(html, 'https://site.example/agm').markdown;
+    expect(md).toContain('The annual general meeting has moved from the 7th to Wednesday 14 February');
+    expect(md).not.toMatch(/Seed swap|Water troughs|manure/i);
+  });
+
   it('role=main: the notice alone, not the row with the "Latest news" column', () => {
     const md = read('short-post-role-main.html');
     expect(md).toContain('Northgate library will close on Good Friday and Easter Monday');
@@ -256,6 +266,28 @@ describe('a short post beside a longer block: the post wins (finding 3)', () => 
 
   it('plain <div>s: the block of the title heading, not the longer column beside it', () => {
     const md = read('short-post-no-semantics.html');
+    expect(md).toContain('there is no club night this week');
+    expect(md).not.toMatch(/Castle Knights|Abbey Road|digital clocks/);
+  });
+
+  // Two <h1>s: a site's name set as one on every page (older themes), or a widget's heading; the
+  // title heading is the one the page's <title> repeats, else the one that is not a link home.
+  const noSemantics = readFileSync(`${DIR}short-post-no-semantics.html`, 'utf8');
+  it.each([
+    [
+      'the site name in an <h1> linking home',
+      noSemantics.replace('<div id="top"><a href="/">Riverside Chess Club</a>', '<div id="top"><h1 class="logo"><a href="/">Riverside Chess Club</a></h1>'),
+    ],
+    ['the longer column headed by an <h1>', noSemantics.replace('<div><b>Results round-up</b></div>', '<h1>Results round-up</h1>')],
+    [
+      'both, and a <title> without the site name',
+      noSemantics
+        .replace('<div id="top"><a href="/">Riverside Chess Club</a>', '<div id="top"><h1><a href="/">Riverside Chess Club</a></h1>')
+        .replace('<div><b>Results round-up</b></div>', '<h1>Results round-up</h1>')
+        .replace(' | Riverside Chess Club</title>', '</title>'),
+    ],
+  ])('a second <h1> (%s): the post of the title heading still wins', (_, html) => {
+    const md = extractor.extract(html, 'https://chess.example/news/cancelled').markdown;
     expect(md).toContain('there is no club night this week');
     expect(md).not.toMatch(/Castle Knights|Abbey Road|digital clocks/);
   });

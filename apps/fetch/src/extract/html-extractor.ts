@@ -141,7 +141,9 @@ export class HtmlExtractor {
     const tabs = mayHoldTabs(source);
     const prepared = prepareForReader(document, wrapped, this.rules, ldBodies, tabs);
     // The post around the title heading, to check Readability's pick against (titled-post.ts).
-    const post = prepared.titleHeadings && document.body ? findTitledPost(document.body, prepared.titleHeadings) : null;
+    // What the title heading is recognised by among several <h1>s (titled-post.ts).
+    const pageTitles = [clean(first('title')?.textContent), meta('property', 'og:title')].filter((t): t is string => !!t);
+    const post = prepared.titleHeadings && document.body ? findTitledPost(document.body, prepared.titleHeadings, pageTitles) : null;
 
     const reader = makeReader(document);
     (reader as unknown as ReaderInternals)._restorePage = pageRestorer(source, wrapped, this.rules, ldBodies, tabs);
@@ -153,7 +155,7 @@ export class HtmlExtractor {
     // after it that share its markup (the other answers). Outside such a part the block beside
     // the post is a sidebar, and the row holding both is the post and its sidebar: the post alone.
     const beside = prepared.scoped && verdict === 'beside' ? longestRun(picked?.content as unknown as Element | undefined) : undefined;
-    const article = verdict === 'keep' ? picked : (readPostAlone(source, wrapped, this.rules, ldBodies, tabs, beside) ?? picked);
+    const article = verdict === 'keep' ? picked : (readPostAlone(source, wrapped, this.rules, ldBodies, tabs, pageTitles, beside) ?? picked);
     const articleChars = normalisedLength(article?.textContent ?? '');
     const plausible = article?.content != null && articleChars >= MIN_ARTICLE_CHARS;
     const titles = [head.title, meta('property', 'og:title'), clean(article?.title)].filter((t): t is string => !!t);
@@ -229,13 +231,13 @@ function withFacts(markdown: string, ld: unknown[]): { markdown: string; author:
  * again. With `beside` (a text run of a block beside the post in the same main part), that block's
  * series (seriesBeside) follows the post.
  */
-function readPostAlone(source: string, wrapped: boolean, rules: ContentRules, ldBodies: string[], tabs: boolean, beside?: string): ReaderResult {
+function readPostAlone(source: string, wrapped: boolean, rules: ContentRules, ldBodies: string[], tabs: boolean, titles: string[], beside?: string): ReaderResult {
   const { document } = parseHTML(source);
   elementsByTag(document, [], tagsSeen(document));
   if (document.body) markTaskItems(elementsByTag(document.body, ['input']));
   const { titleHeadings } = prepareForReader(document, wrapped, rules, ldBodies, tabs);
   const body = document.body;
-  const post: TitledPost | null = titleHeadings && body ? findTitledPost(body, titleHeadings) : null;
+  const post: TitledPost | null = titleHeadings && body ? findTitledPost(body, titleHeadings, titles) : null;
   if (!post || !body) return null;
   const series = beside ? seriesBeside(post.element, body, beside) : [];
   body.replaceChildren(post.element);
