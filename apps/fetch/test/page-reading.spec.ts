@@ -96,6 +96,19 @@ describe('threads: every post, with its author and date, in order (finding 1)', 
     expect(md).not.toMatch(/Up vote|Down vote|26834|28857|Improve this (?:question|answer)|Share\]|1211|Hot Network|The Overflow Blog/);
   });
 
+  it('Stack Exchange: the comments under an answer, each under its author and date, after the answer', () => {
+    const md = read('thread-stackexchange.html');
+    expectInOrder(md, [
+      'This command is responsible for the *undo*',
+      /\*\*Lyle\*\*, replying to Esko Luontola · May 29, 2009 at 18:20/,
+      'Note that `git reset HEAD~` also works when there is no previous commit',
+      /\*\*mkarlsson\*\*, replying to Esko Luontola · Jun 2, 2009 at 9:41/,
+      'If the commit was already pushed, use `git revert` instead',
+      /\*\*Ryan Lundy\*\* · answered Jul 28, 2011 at 22:22/,
+    ]);
+    expect(md).not.toMatch(/ – |#comment57812|\[Lyle\]|\[mkarlsson\]/);
+  });
+
   it('GitHub issue: the opening comment and the replies, no reactions or menus', () => {
     const md = read('thread-github-issue.html');
     expectInOrder(md, [

@@ -318,15 +318,7 @@ function authorOf(member: Element, bodyEl: Element, set: Set<Element>): string |
 }
 
 function dateOf(member: Element, bodyEl: Element, set: Set<Element>): string | null {
-  const el = findOutside(
-    member,
-    bodyEl,
-    set,
-    (c) =>
-      c.localName === 'time' ||
-      c.localName === 'relative-time' ||
-      ((c.getAttribute('class') ?? '').split(/\s+/).some((t) => DATE_CLASS.test(t)) && !c.querySelector('time, relative-time')),
-  );
+  const el = findOutside(member, bodyEl, set, isDateElement);
   if (!el) {
     // No element for it: a date written in the author's line ("by frank_h » Tue Mar 12, 2024 8:15 am").
     let found: string | null = null;
@@ -342,11 +334,24 @@ function dateOf(member: Element, bodyEl: Element, set: Set<Element>): string | n
     });
     return found;
   }
+  return dateText(el);
+}
+
+/** A date element's text, its absolute form (datetime, title) when the text is relative or empty. */
+function dateText(el: Element): string | null {
   const text = squash(el.textContent ?? '');
   const stamp = el.getAttribute('datetime') ?? el.getAttribute('title') ?? '';
   const absolute = /^\d{4}-\d\d-\d\d[T ]\d\d:\d\d/.test(stamp) ? stamp.slice(0, 16).replace('T', ' ') : null;
   const date = (!text || RELATIVE_DATE.test(text)) && absolute ? absolute : text;
   return date && date.length <= MAX_DATE_CHARS ? date : null;
+}
+
+function isDateElement(c: Element): boolean {
+  return (
+    c.localName === 'time' ||
+    c.localName === 'relative-time' ||
+    ((c.getAttribute('class') ?? '').split(/\s+/).some((t) => DATE_CLASS.test(t)) && !c.querySelector('time, relative-time'))
+  );
 }
 
 /** A depth the page states: data-depth, depth or aria-level on the post, or an indent cell's level (Hacker News). */
@@ -444,6 +449,7 @@ export function renderThread(document: Document, thread: Thread): HTMLElement {
   }
   // The author of the latest post at each depth, for "replying to".
   const lastAt: (string | null)[] = [];
+  let commented: string | null = null;
   for (const post of thread.posts) {
     const replyTo = post.depth > 0 ? (lastAt[post.depth - 1] ?? null) : null;
     lastAt[post.depth] = post.author;
@@ -451,9 +457,60 @@ export function renderThread(document: Document, thread: Thread): HTMLElement {
     if (post.author || post.date) out.appendChild(line(post.author, replyTo, post.date));
     const body = post.body.cloneNode(true) as Element;
     for (const widget of Array.from(body.querySelectorAll('[class]'))) if (VOTE_CLASS.test(widget.getAttribute('class') ?? '')) widget.remove();
+    // Comments answer their post; a block of comments read as a post of its own (no author of
+    // its own), the post above it.
+    if (post.author) commented = post.author;
+    for (const comment of commentsIn(body)) comment.container.insertBefore(line(comment.author, commented, comment.date), comment.container.firstChild);
     out.appendChild(body);
   }
   return out;
+}
+
+// A comment's text: at least this much outside its author and date.
+const MIN_COMMENT_CHARS = 15;
+// What is left between a comment's text and its author once they are taken out ("text – author").
+const DANGLING_SEPARATOR = /[\s\u00a0]*[–—-][\s\u00a0]*$/;
+
+/**
+ * Comments inside a post's body (Stack Exchange's under an answer: "text – author date"): each
+ * author marker in the body with a date beside it, in the nearest container holding a comment's
+ * text besides them. The author and date are taken out of the text (they go in the comment's
+ * line, which the caller puts first), with the dash that joined them to it.
+ */
+function commentsIn(body: Element): { container: Element; author: string | null; date: string | null }[] {
+  const found: { container: Element; author: string | null; date: string | null }[] = [];
+  for (const marker of Array.from(body.querySelectorAll('*'))) {
+    if (!marker.parentNode || !isAuthorMarker(marker) || found.some((c) => c.container.contains(marker))) continue;
+    const name = markerName(marker);
+    if (!name) continue;
+    let container: Element | null = marker.parentElement;
+    let dateEl: Element | null = null;
+    for (; container && container !== body; container = container.parentElement) {
+      dateEl = Array.from(container.querySelectorAll('*')).find((el) => isDateElement(el) && !el.contains(marker)) ?? null;
+      const rest = squash(container.textContent ?? '').length - squash(marker.textContent ?? '').length - squash(dateEl?.textContent ?? '').length;
+      if (rest >= MIN_COMMENT_CHARS) break;
+    }
+    if (!container || container === body || !dateEl) continue;
+    const date = dateText(dateEl);
+    for (const el of [outermostAlone(marker, container), outermostAlone(dateEl, container)]) el.remove();
+    for (let last = container.lastChild; last && last.nodeType === 3; last = container.lastChild) {
+      const text = (last as Text).data.replace(DANGLING_SEPARATOR, '');
+      if (text.trim()) {
+        (last as Text).data = text;
+        break;
+      }
+      last.remove();
+    }
+    found.push({ container, author: name, date });
+  }
+  return found;
+}
+
+/** The outermost wrapper of `el` below `container` holding nothing but it. */
+function outermostAlone(el: Element, container: Element): Element {
+  let at = el;
+  while (at.parentElement && at.parentElement !== container && squash(at.parentElement.textContent ?? '') === squash(el.textContent ?? '')) at = at.parentElement;
+  return at;
 }
 
 function squash(s: string): string {
