@@ -122,6 +122,22 @@ describe('threads: every post, with its author and date, in order (finding 1)', 
     expect(md).not.toMatch(/Copy link|Quote reply|Report content|react with|Assignees/);
   });
 
+  it("GitHub issue (the React view: data-testid, CSS-module classes, <relative-time>): the issue's text, then each comment under its author", () => {
+    const md = read('thread-github-issue-react.html');
+    expectInOrder(md, [
+      /\*\*nkowal\*\*/,
+      'every time the client reconnects the process keeps the previous heartbeat timer running',
+      'wirepipe --server ws://localhost:8080 --heartbeat 60',
+      /\*\*hbarros\*\* · on Mar 11, 2024/,
+      'without clearing the old interval',
+      /\*\*nkowal\*\* · on Mar 12, 2024/,
+      'the heap stays flat',
+      /\*\*t-oduya\*\* · on Mar 13, 2024/,
+      'We see the same on 3.1.4',
+    ]);
+    expect(md).not.toMatch(/React with emoji|thumbs up|Sign in to comment|Assignees|Contributor|Member\b|\[\]\(/);
+  });
+
   it('Hacker News: the submission text, then the comments with whom each reply answers', () => {
     const md = read('thread-hackernews.html');
     expectInOrder(md, [

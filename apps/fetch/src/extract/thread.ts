@@ -21,7 +21,7 @@ export interface ThreadPost {
 
 export interface Thread {
   /** The text the discussion is about when it sits outside the posts (a link aggregator's submission text). */
-  opening: { author: string | null; blocks: Element[] } | null;
+  opening: { author: string | null; date: string | null; blocks: Element[] } | null;
   posts: ThreadPost[];
 }
 
@@ -29,6 +29,11 @@ export interface Thread {
 // Tested on the whole class attribute. "user" only at a token's end ("comment-user", "c-user"):
 // at its start it is as often a layout's ("user-select-none").
 const AUTHOR_CLASS = /(?:^|[\s_-])(?:author|username|user-?name|poster|hnuser|commenter|creator)(?:$|[\s_-])|(?:^|[\s_-])user(?:$|\s)|(?:^|\s)(?:fn|names)(?:$|\s)/i;
+// The same word in a CSS module's camel-case names (React builds: "ActivityHeader-module__AuthorLink--D7Ojk",
+// "IssueBodyHeaderAuthor-module__authorLoginLink--VxT3S"), case-sensitive: "Author" as a word of its own.
+const AUTHOR_CAMEL_CLASS = /(?:^|[\s_-]|[a-z])Author(?:[A-Z][a-z]+)?(?:$|[\s_-])|(?:^|[\s_-])author(?:Login|Name|Link)/;
+// A test id naming the element as the author (React apps keep data-testid in production: "issue-body-header-author").
+const AUTHOR_TEST_ID = /(?:^|[-_])author(?:$|[-_])/i;
 // A link to a user's profile: /u/name, /user/name, /users/1/name, /members/..., ?id= on a user
 // page, memberlist.php?mode=viewprofile, /@name.
 const PROFILE_HREF = /(?:^|\/|\.\/)(?:u|user|users|member|members|profile|profiles|people|memberlist\.php)(?:\/|\?|$)|(?:^|\/)@[\w.-]+\/?$|[?&]mode=viewprofile/i;
@@ -91,7 +96,7 @@ interface Tally {
 // What an author marker looks like in the markup (a superset of isAuthorMarker, read on the raw
 // HTML): a page with fewer than two has no thread, and is spared the walk (most pages).
 const AUTHOR_HINT =
-  /\s(?:data-)?author\s*=\s*["']?[^\s"'>]|\b(?:itemprop|rel)\s*=\s*["']?[^"'>]*\b(?:author|creator)|\bclass\s*=\s*["']?[^"'>]*(?:author|user|poster|commenter|creator|\bfn\b|\bnames\b)|\bhref\s*=\s*["']?[^"'>]*(?:\/u\/|\/users?\b|\/members?\b|\/profiles?\b|\/people\b|viewprofile|\/@)/gi;
+  /\s(?:data-)?author\s*=\s*["']?[^\s"'>]|\bdata-testid\s*=\s*["']?[^"'>]*author|\b(?:itemprop|rel)\s*=\s*["']?[^"'>]*\b(?:author|creator)|\bclass\s*=\s*["']?[^"'>]*(?:author|user|poster|commenter|creator|\bfn\b|\bnames\b)|\bhref\s*=\s*["']?[^"'>]*(?:\/u\/|\/users?\b|\/members?\b|\/profiles?\b|\/people\b|viewprofile|\/@)/gi;
 
 /** Whether `html` has the author markers a thread needs (cheap: one scan of the text). */
 export function mayHoldThread(html: string): boolean {
@@ -184,7 +189,14 @@ export function readThread(body: Element): Thread | null {
   // A blog post's or a news story's comments: the article is the page, not its comments.
   for (let a = members[0]!.parentElement; a && a !== body; a = a.parentElement) if (isCommentSection(a)) return null;
   // More prose outside the posts than in them: the posts are beside the page's text, not it.
-  if (tallies.get(body)!.prose - best.score > best.score) return null;
+  // Unless what is outside is the thread's opening post in markup of its own (an issue's text
+  // above its comments, under its author and date, GitHub's React view): then it is weighed
+  // with the posts. An opening that outweighs all the posts is an article with its replies.
+  const outside = tallies.get(body)!.prose - best.score;
+  const openingPost = outside > best.score ? openingOf(body, members, set, tallies) : null;
+  const openingChars = openingPost?.author && openingPost.date ? openingPost.blocks.reduce((n, b) => n + tallies.get(b)!.prose, 0) : 0;
+  const asPost = openingChars <= best.score ? openingChars : 0;
+  if (outside - asPost > best.score + asPost) return null;
 
   const posts: ThreadPost[] = [];
   const postMembers: Element[] = [];
@@ -218,7 +230,8 @@ function isAuthorMarker(el: Element, cls = el.getAttribute('class')): boolean {
   if ((el.getAttribute('itemprop') ?? '').split(/\s+/).some((p) => p === 'author' || p === 'creator')) return true;
   if (el.getAttribute('rel')?.split(/\s+/).includes('author')) return true;
   if (namedAuthor(el)) return true;
-  if (cls && AUTHOR_CLASS.test(cls)) return true;
+  if (cls && (AUTHOR_CLASS.test(cls) || AUTHOR_CAMEL_CLASS.test(cls))) return true;
+  if (AUTHOR_TEST_ID.test(el.getAttribute('data-testid') ?? '')) return true;
   return el.localName === 'a' && PROFILE_HREF.test(el.getAttribute('href') ?? '');
 }
 
@@ -377,6 +390,7 @@ function openingOf(body: Element, members: Element[], set: Set<Element>, tallies
   for (let level = 0; scope && level <= OPENING_LEVELS; level++) {
     const blocks: Element[] = [];
     let author: Element | null = null;
+    let date: Element | null = null;
     let reached = false;
     const walk = (el: Element) => {
       for (let c = el.firstElementChild; c && !reached; c = c.nextElementSibling) {
@@ -387,6 +401,8 @@ function openingOf(body: Element, members: Element[], set: Set<Element>, tallies
         }
         if (set.has(c) || CHROME.has(c.localName) || CHROME_ROLES.has(c.getAttribute('role') ?? '')) continue;
         if (!author && isAuthorMarker(c)) author = c;
+        // (A permalink holds the date: GitHub's "opened <relative-time>".)
+        if (!date) date = isDateElement(c) ? c : c.localName === 'a' ? c.querySelector('time, relative-time') : null;
         // The title is the result's own field; a link is a title or a control, not the text.
         if (c.localName === 'a' || /^h[1-6]$/.test(c.localName)) continue;
         if (ownProse(c) >= OPENING_BLOCK_CHARS) blocks.push(c);
@@ -397,7 +413,8 @@ function openingOf(body: Element, members: Element[], set: Set<Element>, tallies
     const chars = blocks.reduce((n, b) => n + tallies.get(b)!.prose, 0);
     if (chars >= OPENING_CHARS) {
       const marker = author as Element | null;
-      return { author: marker ? markerName(marker) : null, blocks };
+      const stamp = date as Element | null;
+      return { author: marker ? markerName(marker) : null, date: stamp ? dateText(stamp) : null, blocks };
     }
     const role = scope.getAttribute('role');
     if (scope === body || scope.localName === 'main' || scope.localName === 'article' || role === 'main') return null;
@@ -444,7 +461,7 @@ export function renderThread(document: Document, thread: Thread): HTMLElement {
     return p;
   };
   if (thread.opening) {
-    if (thread.opening.author) out.appendChild(line(thread.opening.author, null, null));
+    if (thread.opening.author) out.appendChild(line(thread.opening.author, null, thread.opening.date));
     for (const block of thread.opening.blocks) out.appendChild(block.cloneNode(true));
   }
   // The author of the latest post at each depth, for "replying to".
