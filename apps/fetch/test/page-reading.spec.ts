@@ -42,6 +42,22 @@ describe('threads: every post, with its author and date, in order (finding 1)', 
     expect(page.byline).toBeNull();
   });
 
+  it("a shop's product page with a reviews widget in a section of its own (Shopify, Judge.me): the description first, then each review under its reviewer", () => {
+    const page = extractor.extract(readFileSync(`${DIR}product-reviews-widget.html`, 'utf8'), 'https://shop.example/products/merino-socks');
+    expectInOrder(page.markdown, [
+      'Knitted in Leicester from a blend of merino wool',
+      'A padded heel and forefoot',
+      '64% merino wool',
+      /\*\*Hannah P\.\*\* · 02\/11\/2024/,
+      'Coast to Coast walk',
+      /\*\*Marcus D\.\*\*/,
+      /\*\*Aoife K\.\*\*/,
+      /\*\*Tomasz W\.\*\*/,
+    ]);
+    expect(page.markdown).not.toMatch(/Verified buyer|Add to cart|Write a review|Refund policy/);
+    expect(page.byline).toBeNull();
+  });
+
   it('teaser cards with their authors beside a short story are not a thread (a card whose link wraps its heading)', () => {
     const md = read('news-brief-author-cards.html');
     expect(md).toContain('Ferry fares to the mainland will stay at this year');

@@ -318,6 +318,8 @@ function namedAuthor(el: Element): string | null {
 function markerName(marker: Element): string | null {
   const named = namedAuthor(marker);
   if (named) return named;
+  // A wrapper named for the author around the name and a badge ("Verified buyer"): the name's own marker.
+  for (let inner = marker.firstElementChild; inner; inner = inner.nextElementSibling) if (isAuthorMarker(inner) && squash(inner.textContent ?? '')) return markerName(inner);
   const holder = marker.querySelector('[itemprop~="name"]') ?? (marker.localName === 'a' ? marker : (marker.querySelector('a[href]') ?? marker));
   const name = squash(holder.textContent ?? '');
   return name && name.length <= MAX_AUTHOR_CHARS ? name : null;
@@ -387,7 +389,14 @@ function statedDepth(member: Element, bodyEl: Element): number {
 function openingOf(body: Element, members: Element[], set: Set<Element>, tallies: Map<Element, Tally>): Thread['opening'] {
   const first = members[0]!;
   let scope: Element | null = commonAncestor(members) ?? body;
-  for (let level = 0; scope && level <= OPENING_LEVELS; level++) {
+  // The page's title heading, when it is before the posts: what they discuss is around it, so
+  // the search goes on out to it (a shop's reviews widget sits in a section of its own, several
+  // containers away from the product's description).
+  const title = body.getElementsByTagName('h1')[0];
+  const titleBefore = !!title && !first.contains(title) && tallies.get(title)!.order < tallies.get(first)!.order;
+  let titleSeen = false;
+  for (let level = 0; scope && (level <= OPENING_LEVELS || (titleBefore && !titleSeen)); level++) {
+    titleSeen ||= !!title && scope.contains(title);
     const blocks: Element[] = [];
     let author: Element | null = null;
     let date: Element | null = null;
