@@ -112,3 +112,18 @@ describe('math', () => {
     expect(md).toContain('$$a_1 + b$$');
   });
 });
+
+describe('links', () => {
+  it('a link with nothing to read (an avatar whose image has no alt, an icon link) is left out, not written as [](…)', () => {
+    const md = markdownOf(
+      '<p><a href="https://site.example/u/nkowal"><img src="/avatar.png" alt=""></a> <a href="/share"><svg viewBox="0 0 16 16"></svg></a><a href="/rss"> </a>Posted in <a href="/t/news">news</a>.</p>',
+    );
+    expect(md).toContain('Posted in [news](https://site.example/t/news).');
+    expect(md).not.toMatch(/\[\s*\]\(/);
+  });
+
+  it('a link around an image with alt text stays', () => {
+    const md = markdownOf('<p><a href="/big.jpg"><img src="/small.jpg" alt="The harbour at dawn"></a></p>');
+    expect(md).toContain('[![The harbour at dawn](https://site.example/small.jpg)](https://site.example/big.jpg)');
+  });
+});

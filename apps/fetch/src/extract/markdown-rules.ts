@@ -15,6 +15,12 @@ export function addMarkdownRules(service: TurndownService): void {
     filter: 'summary',
     replacement: (content) => (content.trim() ? `\n\n**${content.trim()}**\n\n` : ''),
   });
+  // A link with nothing to read (an avatar whose image has no alt, an icon, a blank) came out as
+  // "[](https://…)" before a post or a name: only its target, which a reader cannot use.
+  service.addRule('empty-link', {
+    filter: (node) => node.nodeName === 'A' && !(node.textContent ?? '').trim() && !Array.from(node.getElementsByTagName('img')).some((img) => img.getAttribute('alt')?.trim()),
+    replacement: () => '',
+  });
   // Headings: a leading "1." is not a list item after "#" (the escape cannot see that it is
   // in a heading: it gets the text alone).
   service.addRule('heading', {
