@@ -127,3 +127,22 @@ describe('links', () => {
     expect(md).toContain('[![The harbour at dawn](https://site.example/small.jpg)](https://site.example/big.jpg)');
   });
 });
+
+describe('admonitions', () => {
+  it("a docs site's callout (Docusaurus, MkDocs/Sphinx, a Bootstrap alert) is a quote under its label, not a stray word above a paragraph", () => {
+    const md = markdownOf(
+      '<div class="theme-admonition theme-admonition-warning admonition_xJq3 alert alert--warning"><div class="admonitionHeading_Gvgb"><span class="admonitionIcon_Rf37"><svg viewBox="0 0 16 16"></svg></span>warning</div><div class="admonitionContent_BuS1"><p>Settings in <code>package.json</code> are ignored since version 3.</p><p>Move them to the config file.</p></div></div>' +
+        '<div class="admonition note"><p class="admonition-title">Note</p><p>MkDocs and Sphinx notes look like this.</p></div>' +
+        '<div class="alert alert-info" role="alert"><h4 class="alert-heading">Heads up</h4><p>The API is rate limited to 60 requests a minute.</p></div>',
+    );
+    expect(md).toContain('> **Warning**\n>\n> Settings in `package.json` are ignored since version 3.\n>\n> Move them to the config file.');
+    expect(md).toContain('> **Note**\n>\n> MkDocs and Sphinx notes look like this.');
+    expect(md).toContain('> **Heads up**\n>\n> The API is rate limited to 60 requests a minute.');
+  });
+
+  it('a box named alert without a label of its own is left as it is', () => {
+    const md = markdownOf('<div class="alert alert-success">Your changes were saved and will appear on the site within a minute.</div>');
+    expect(md).toContain('Your changes were saved');
+    expect(md).not.toContain('> ');
+  });
+});
