@@ -419,7 +419,7 @@ function addAdmonitionRules(service: TurndownService): void {
   service.addRule('admonition', {
     filter: (node) => !!admonitionTitle(node),
     replacement: (content, node) => {
-      const raw = (admonitionTitle(node as unknown as Element)?.textContent ?? '').replace(/\s+/g, ' ').trim();
+      const raw = (admonitionTitle(node)?.textContent ?? '').replace(/\s+/g, ' ').trim();
       const label = raw === raw.toLowerCase() ? raw.charAt(0).toUpperCase() + raw.slice(1) : raw;
       const body = content
         .trim()
