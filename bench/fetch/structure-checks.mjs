@@ -39,6 +39,8 @@ export const STRUCTURE_CHECKS = {
     ['math: inline TeX', /\$y\(x\)\$/],
     ['headings: MediaWiki h2 kept', /^## Zeros$/m],
     ['anchors: no [edit]', /action=edit/, 'not'],
+    ['footnotes: the mark as the page shows it', /order of the Bessel function\.\[1\] They/],
+    ['footnotes: no back-links', /\(#cite_ref-\d+\)/, 'not'],
   ],
   'katex-blog.html': [
     ['math: KaTeX inline TeX', /\$\\sigma_i = \\frac\{e\^\{z_i\}\}\{\\sum_j e\^\{z_j\}\}\$/],

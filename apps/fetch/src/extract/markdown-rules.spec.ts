@@ -146,3 +146,17 @@ describe('admonitions', () => {
     expect(md).not.toContain('> ');
   });
 });
+
+describe('footnotes', () => {
+  it('a reference mark is [1] as the page shows it, not a link to #cite_note-1; the back-links of the notes go', () => {
+    const md = markdownOf(
+      '<p>Bessel functions are solutions of a linear equation.<sup id="cite_ref-1" class="reference"><a href="#cite_note-1">[1]</a></sup> They matter in wave problems.<sup class="footnote-ref"><a href="#fn2" id="fnref2">2</a></sup></p>' +
+        '<ol class="references"><li id="cite_note-1"><span class="mw-cite-backlink"><b><a href="#cite_ref-1">^</a></b></span> <span class="reference-text">Watson, G. N. (1944). A Treatise on the Theory of Bessel Functions.</span></li>' +
+        '<li id="fn2"><p>Abramowitz and Stegun, chapter 9. <a href="#fnref2" class="footnote-backref">↩︎</a></p></li></ol>',
+    );
+    expect(md).toContain('solutions of a linear equation.[1] They matter in wave problems.[2]');
+    expect(md).toMatch(/1\. +Watson, G\. N\. \(1944\)/);
+    expect(md).toMatch(/2\. +Abramowitz and Stegun, chapter 9\. *$/m);
+    expect(md).not.toMatch(/cite_note|cite_ref|#fn|\^\]|↩/);
+  });
+});

@@ -21,6 +21,16 @@ export function addMarkdownRules(service: TurndownService): void {
     filter: (node) => node.nodeName === 'A' && !(node.textContent ?? '').trim() && !Array.from(node.getElementsByTagName('img')).some((img) => img.getAttribute('alt')?.trim()),
     replacement: () => '',
   });
+  // Footnotes: a reference mark links to its note on the same page ("[\[1\]](#cite_note-1)"), a
+  // note back to its mark ("[^](#cite_ref-1)", "↩︎"); out of the page neither link leads anywhere.
+  // The mark is written as the page shows it, in brackets; the back-link goes.
+  service.addRule('footnote-link', {
+    filter: (node) => node.nodeName === 'A' && (node.getAttribute('href') ?? '').startsWith('#') && FOOTNOTE_LINK.test((node.textContent ?? '').trim()),
+    replacement: (_content, node) => {
+      const mark = (node.textContent ?? '').trim();
+      return BACK_LINK.test(mark) ? '' : `[${mark.replace(/^\[|\]$/g, '')}]`;
+    },
+  });
   // Headings: a leading "1." is not a list item after "#" (the escape cannot see that it is
   // in a heading: it gets the text alone).
   service.addRule('heading', {
@@ -388,6 +398,10 @@ function addTaskListRules(service: TurndownService): void {
     replacement: (_content, node) => ((node as Element).getAttribute(TASK_ATTRIBUTE) === 'checked' ? '[x] ' : '[ ] '),
   });
 }
+
+// A footnote's mark ("1", "[12]", "a", "*", "†") or a note's way back to it ("^", "↑", "↩").
+const BACK_LINK = /^(?:\^|↑|↩\uFE0E?|⤴)$/u;
+const FOOTNOTE_LINK = /^(?:\[?(?:\d{1,3}|[a-z]|[*†‡])\]?|\^|↑|↩\uFE0E?|⤴)$/u;
 
 // ---------------------------------------------------------------------------------------------
 // Admonitions: a docs page's note, tip or warning box (Docusaurus, MkDocs and Sphinx, GitHub's
