@@ -17,12 +17,14 @@ export const STRUCTURE_CHECKS = {
     ['code: console block fenced', /```console\n\$ psql/],
     ['escape: identifier in prose', /[^`]pg_stat_activity/],
     ['anchors: no ¶ link', /\[¶\]\(#/, 'not'],
+    ['admonition: a quote under its label', /^> \*\*Note\*\*\n>\n> Pools are per process\./m],
   ],
   'docs-docusaurus.html': [
     ['code: one command per line', /npm install --global @flarekit\/cli\nflarekit --version/],
     ['code: bash language', /```bash\n/],
     ['code: ts lines kept', /export default defineConfig\(\{\n {2}region: 'eu-west',/],
     ['anchors: no hash-link', /\[[\u200b\s]*\]\(#/, 'not'],
+    ['admonition: a quote under its label', /^> \*\*Warning\*\*\n>\n> Do not install the CLI with `sudo`/m],
   ],
   'docs-mdn.html': [['code: js language (brush)', /```js\nconst arr1 = \[1, 2, 1\];/]],
   'github-readme.html': [
@@ -37,6 +39,8 @@ export const STRUCTURE_CHECKS = {
     ['math: inline TeX', /\$y\(x\)\$/],
     ['headings: MediaWiki h2 kept', /^## Zeros$/m],
     ['anchors: no [edit]', /action=edit/, 'not'],
+    ['footnotes: the mark as the page shows it', /order of the Bessel function\.\[1\] They/],
+    ['footnotes: no back-links', /\(#cite_ref-\d+\)/, 'not'],
   ],
   'katex-blog.html': [
     ['math: KaTeX inline TeX', /\$\\sigma_i = \\frac\{e\^\{z_i\}\}\{\\sum_j e\^\{z_j\}\}\$/],

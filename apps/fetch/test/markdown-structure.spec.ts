@@ -18,6 +18,8 @@ const TYPES: Record<string, string> = {
   'legacy-1252.html': 'text/html',
   'legacy-shift_jis.html': 'text/html',
   'legacy-euc-jp.html': 'text/html',
+  'legacy-koi8-r.html': 'text/html',
+  'legacy-windows-1253.html': 'text/html',
   'plain-1252.txt': 'text/plain',
   'feed-latin1.xml': 'application/rss+xml',
 };
@@ -151,6 +153,17 @@ describe('legacy encodings (report finding 10)', () => {
     expect(euc.title).toBe('夏の臨時列車運転のお知らせ');
     expect(euc.content).toContain('土曜日と日曜日に臨時列車を一往復運転します');
     for (const page of [sjis, euc]) expect(page.content).not.toMatch(/[\uFFFD\u0080-\u00ff]/);
+  });
+
+  it('unlabelled KOI8-R and windows-1253 pages are read as such (a detector and the letters, not windows-1252)', async () => {
+    const ru = await get('legacy-koi8-r.html');
+    expect(ru.title).toBe('Новости города: ремонт набережной начнётся весной');
+    expect(ru.content).toContain('Городской совет на вчерашнем заседании утвердил план ремонта набережной');
+    const el = await get('legacy-windows-1253.html');
+    expect(el.title).toBe('Ανακοίνωση: αλλαγές στα δρομολόγια των λεωφορείων');
+    expect(el.content).toContain('Άνοιξη 2005 – Από τη Δευτέρα 4 Απριλίου η γραμμή 14');
+    // No replacement characters, and none of the Latin-1 letters that windows-1252 makes of them.
+    for (const page of [ru, el]) expect(page.content).not.toMatch(/[\uFFFD\u00c0-\u00ff]/);
   });
 
   it('unlabelled text', async () => {

@@ -42,6 +42,22 @@ describe('threads: every post, with its author and date, in order (finding 1)', 
     expect(page.byline).toBeNull();
   });
 
+  it("a shop's product page with a reviews widget in a section of its own (Shopify, Judge.me): the description first, then each review under its reviewer", () => {
+    const page = extractor.extract(readFileSync(`${DIR}product-reviews-widget.html`, 'utf8'), 'https://shop.example/products/merino-socks');
+    expectInOrder(page.markdown, [
+      'Knitted in Leicester from a blend of merino wool',
+      'A padded heel and forefoot',
+      '64% merino wool',
+      /\*\*Hannah P\.\*\* · 02\/11\/2024/,
+      'Coast to Coast walk',
+      /\*\*Marcus D\.\*\*/,
+      /\*\*Aoife K\.\*\*/,
+      /\*\*Tomasz W\.\*\*/,
+    ]);
+    expect(page.markdown).not.toMatch(/Verified buyer|Add to cart|Write a review|Refund policy/);
+    expect(page.byline).toBeNull();
+  });
+
   it('teaser cards with their authors beside a short story are not a thread (a card whose link wraps its heading)', () => {
     const md = read('news-brief-author-cards.html');
     expect(md).toContain('Ferry fares to the mainland will stay at this year');
@@ -96,6 +112,19 @@ describe('threads: every post, with its author and date, in order (finding 1)', 
     expect(md).not.toMatch(/Up vote|Down vote|26834|28857|Improve this (?:question|answer)|Share\]|1211|Hot Network|The Overflow Blog/);
   });
 
+  it('Stack Exchange: the comments under an answer, each under its author and date, after the answer', () => {
+    const md = read('thread-stackexchange.html');
+    expectInOrder(md, [
+      'This command is responsible for the *undo*',
+      /\*\*Lyle\*\*, replying to Esko Luontola · May 29, 2009 at 18:20/,
+      'Note that `git reset HEAD~` also works when there is no previous commit',
+      /\*\*mkarlsson\*\*, replying to Esko Luontola · Jun 2, 2009 at 9:41/,
+      'If the commit was already pushed, use `git revert` instead',
+      /\*\*Ryan Lundy\*\* · answered Jul 28, 2011 at 22:22/,
+    ]);
+    expect(md).not.toMatch(/ – |#comment57812|\[Lyle\]|\[mkarlsson\]/);
+  });
+
   it('GitHub issue: the opening comment and the replies, no reactions or menus', () => {
     const md = read('thread-github-issue.html');
     expectInOrder(md, [
@@ -107,6 +136,22 @@ describe('threads: every post, with its author and date, in order (finding 1)', 
       'the heap stays flat',
     ]);
     expect(md).not.toMatch(/Copy link|Quote reply|Report content|react with|Assignees/);
+  });
+
+  it("GitHub issue (the React view: data-testid, CSS-module classes, <relative-time>): the issue's text, then each comment under its author", () => {
+    const md = read('thread-github-issue-react.html');
+    expectInOrder(md, [
+      /\*\*nkowal\*\*/,
+      'every time the client reconnects the process keeps the previous heartbeat timer running',
+      'wirepipe --server ws://localhost:8080 --heartbeat 60',
+      /\*\*hbarros\*\* · on Mar 11, 2024/,
+      'without clearing the old interval',
+      /\*\*nkowal\*\* · on Mar 12, 2024/,
+      'the heap stays flat',
+      /\*\*t-oduya\*\* · on Mar 13, 2024/,
+      'We see the same on 3.1.4',
+    ]);
+    expect(md).not.toMatch(/React with emoji|thumbs up|Sign in to comment|Assignees|Contributor|Member\b|\[\]\(/);
   });
 
   it('Hacker News: the submission text, then the comments with whom each reply answers', () => {
@@ -248,6 +293,16 @@ describe('a short post beside a longer block: the post wins (finding 3)', () => 
     expect(md).not.toMatch(/Seed swap|Water troughs|manure/i);
   });
 
+  it("WordPress with the widget column's heading an <h1> too: the notice of the <h1> in the article's header", () => {
+    const html = readFileSync(`${DIR}short-post-wordpress-sidebar.html`, 'utf8').replace(
+      '<h2 class="widget-title">From the blog</h2>',
+      '<h1 class="widget-title">From the blog</h1>',
+    );
+    const md = extractor.extract(html, 'https://site.example/agm').markdown;
+    expect(md).toContain('The annual general meeting has moved from the 7th to Wednesday 14 February');
+    expect(md).not.toMatch(/Seed swap|Water troughs|manure/i);
+  });
+
   it('role=main: the notice alone, not the row with the "Latest news" column', () => {
     const md = read('short-post-role-main.html');
     expect(md).toContain('Northgate library will close on Good Friday and Easter Monday');
@@ -258,6 +313,49 @@ describe('a short post beside a longer block: the post wins (finding 3)', () => 
     const md = read('short-post-no-semantics.html');
     expect(md).toContain('there is no club night this week');
     expect(md).not.toMatch(/Castle Knights|Abbey Road|digital clocks/);
+  });
+
+  // Two <h1>s: a site's name set as one on every page (older themes), or a widget's heading; the
+  // title heading is the one the page's <title> repeats, else the one that is not a link home.
+  const noSemantics = readFileSync(`${DIR}short-post-no-semantics.html`, 'utf8');
+  it.each([
+    [
+      'the site name in an <h1> linking home',
+      noSemantics.replace('<div id="top"><a href="/">Riverside Chess Club</a>', '<div id="top"><h1 class="logo"><a href="/">Riverside Chess Club</a></h1>'),
+    ],
+    ['the longer column headed by an <h1>', noSemantics.replace('<div><b>Results round-up</b></div>', '<h1>Results round-up</h1>')],
+    [
+      'both, and a <title> without the site name',
+      noSemantics
+        .replace('<div id="top"><a href="/">Riverside Chess Club</a>', '<div id="top"><h1><a href="/">Riverside Chess Club</a></h1>')
+        .replace('<div><b>Results round-up</b></div>', '<h1>Results round-up</h1>')
+        .replace(' | Riverside Chess Club</title>', '</title>'),
+    ],
+  ])('a second <h1> (%s): the post of the title heading still wins', (_, html) => {
+    const md = extractor.extract(html, 'https://chess.example/news/cancelled').markdown;
+    expect(md).toContain('there is no club night this week');
+    expect(md).not.toMatch(/Castle Knights|Abbey Road|digital clocks/);
+  });
+});
+
+describe('a Q&A page without author markers: the question, then the answers', () => {
+  it("a lone <main> holding the question block and the answers beside it: the question's text first", () => {
+    const md = read('qa-no-authors.html');
+    expectInOrder(md, [
+      'I started a rye starter two weeks ago',
+      'Is it dying?',
+      'Your starter is not dying, it is hungry',
+      'discard more before each feed',
+      'Rye ferments faster than wheat',
+      'Check the water too',
+    ]);
+    expect(md).not.toMatch(/Related questions|Post your answer|Log in/);
+  });
+
+  it('a flat Q&A page (question, votes and answers as siblings in <main>): the question is kept', () => {
+    const html = readFileSync(fileURLToPath(new URL('./fixtures/pages/qa-page.html', import.meta.url)), 'utf8');
+    const md = extractor.extract(html, 'https://askdev.example/q/1').markdown;
+    expectInOrder(md, ['sort it by the value of the "age" key', 'Use sorted with a key function', 'operator.itemgetter is slightly faster']);
   });
 });
 

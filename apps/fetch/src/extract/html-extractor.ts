@@ -139,16 +139,23 @@ export class HtmlExtractor {
     // Read before prepareForReader takes the scripts out.
     const ldBodies = this.rules.declaredBody ? readLdArticleBodies(ld) : [];
     const tabs = mayHoldTabs(source);
-    const titleHeadings = prepareForReader(document, wrapped, this.rules, ldBodies, tabs);
+    const prepared = prepareForReader(document, wrapped, this.rules, ldBodies, tabs);
     // The post around the title heading, to check Readability's pick against (titled-post.ts).
-    const post = titleHeadings && document.body ? findTitledPost(document.body, titleHeadings) : null;
+    // What the title heading is recognised by among several <h1>s (titled-post.ts).
+    const pageTitles = [clean(first('title')?.textContent), meta('property', 'og:title')].filter((t): t is string => !!t);
+    const post = prepared.titleHeadings && document.body ? findTitledPost(document.body, prepared.titleHeadings, pageTitles) : null;
 
     const reader = makeReader(document);
     (reader as unknown as ReaderInternals)._restorePage = pageRestorer(source, wrapped, this.rules, ldBodies, tabs);
     const picked = reader.parse();
-    // A longer block beside the post (a sidebar), or the row holding both, was picked: read the post alone.
-    const misread = !!post && !!picked?.textContent && judgePick(post, picked.textContent) !== 'keep';
-    const article = misread ? (readPostAlone(source, wrapped, this.rules, ldBodies, tabs) ?? picked) : picked;
+    const verdict = post && picked?.textContent ? judgePick(post, picked.textContent) : 'keep';
+    // A longer block beside the post, both inside the page's own main part (a lone <main> holding
+    // a Q&A page's question and, beside it, its answers, of which Readability keeps one): both
+    // are content, the post first (it holds the title), then the block picked with the blocks
+    // after it that share its markup (the other answers). Outside such a part the block beside
+    // the post is a sidebar, and the row holding both is the post and its sidebar: the post alone.
+    const beside = prepared.scoped && verdict === 'beside' ? longestRun(picked?.content as unknown as Element | undefined) : undefined;
+    const article = verdict === 'keep' ? picked : (readPostAlone(source, wrapped, this.rules, ldBodies, tabs, pageTitles, beside) ?? picked);
     const articleChars = normalisedLength(article?.textContent ?? '');
     const plausible = article?.content != null && articleChars >= MIN_ARTICLE_CHARS;
     const titles = [head.title, meta('property', 'og:title'), clean(article?.title)].filter((t): t is string => !!t);
@@ -220,32 +227,76 @@ function withFacts(markdown: string, ld: unknown[]): { markdown: string; author:
 
 /**
  * Readability on the page scoped to the post around its title heading (a fresh parse, prepared
- * as extract() prepares it: Readability has consumed the first). Null when the post is not found again.
+ * as extract() prepares it: Readability has consumed the first). Null when the post is not found
+ * again. With `beside` (a text run of a block beside the post in the same main part), that block's
+ * series (seriesBeside) follows the post.
  */
-function readPostAlone(source: string, wrapped: boolean, rules: ContentRules, ldBodies: string[], tabs: boolean): ReturnType<Readability<Node>['parse']> {
+function readPostAlone(source: string, wrapped: boolean, rules: ContentRules, ldBodies: string[], tabs: boolean, titles: string[], beside?: string): ReaderResult {
   const { document } = parseHTML(source);
   elementsByTag(document, [], tagsSeen(document));
   if (document.body) markTaskItems(elementsByTag(document.body, ['input']));
-  const headings = prepareForReader(document, wrapped, rules, ldBodies, tabs);
+  const { titleHeadings } = prepareForReader(document, wrapped, rules, ldBodies, tabs);
   const body = document.body;
-  const post: TitledPost | null = headings && body ? findTitledPost(body, headings) : null;
+  const post: TitledPost | null = titleHeadings && body ? findTitledPost(body, titleHeadings, titles) : null;
   if (!post || !body) return null;
+  const series = beside ? seriesBeside(post.element, body, beside) : [];
   body.replaceChildren(post.element);
-  return makeReader(document).parse();
+  const read = makeReader(document).parse();
+  if (!read || series.length === 0) return read;
+  const content = read.content as unknown as Element;
+  for (const el of series) content.appendChild(el);
+  return { ...read, textContent: `${read.textContent ?? ''}\n${series.map((el) => el.textContent ?? '').join('\n')}` };
+}
+
+type ReaderResult = ReturnType<Readability<Node>['parse']>;
+
+/**
+ * The block holding the text run `run` beside `post` (the child of their nearest common container
+ * that holds it), with the elements after it that share its tag and class (the other answers of
+ * a Q&A page, when Readability picked one). Empty when the run is not found, or is in the post.
+ */
+function seriesBeside(post: Element, body: Element, run: string): Element[] {
+  const walker = body.ownerDocument.createTreeWalker(body, 4 /* SHOW_TEXT */);
+  let at: Element | null = null;
+  for (let t = walker.nextNode(); t && !at; t = walker.nextNode()) if (normaliseSpace((t as Text).data).includes(run)) at = t.parentElement;
+  if (!at || post.contains(at)) return [];
+  let block: Element = at;
+  while (block.parentElement && !block.parentElement.contains(post)) block = block.parentElement;
+  if (!block.parentElement) return [];
+  const key = `${block.localName} ${block.getAttribute('class') ?? ''}`;
+  const series = [block];
+  for (let el = block.nextElementSibling; el; el = el.nextElementSibling) if (`${el.localName} ${el.getAttribute('class') ?? ''}` === key) series.push(el);
+  return series;
+}
+
+/** The start of the longest text run under `root`, spaces squashed: how a block is found again in another parse. */
+function longestRun(root: Element | undefined): string | undefined {
+  if (!root) return undefined;
+  let longest = '';
+  const walker = root.ownerDocument.createTreeWalker(root, 4 /* SHOW_TEXT */);
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) if ((t as Text).data.length > longest.length) longest = (t as Text).data;
+  const run = normaliseSpace(longest).slice(0, 60);
+  return run.length >= 20 ? run : undefined;
+}
+
+interface PreparedPage {
+  /** The <h1>s in what is left of the body, unless the page declares its body (the declared body is the text). */
+  titleHeadings: Element[] | null;
+  /** Whether the body was scoped to its dominant container (a lone <article> or <main>). */
+  scoped: boolean;
 }
 
 /**
  * Takes out what is never content, keeps <html> and <body> out of Readability's removals and,
- * when there is one, scopes the body to its dominant container. Returns the body's <h1>s when the
- * body was left whole (a declared body or a dominant container already says where the text is).
+ * when there is one, scopes the body to its dominant container.
  */
-function prepareForReader(document: Document, wrapped: boolean, rules: ContentRules, ldBodies: string[], tabs: boolean): Element[] | null {
+function prepareForReader(document: Document, wrapped: boolean, rules: ContentRules, ldBodies: string[], tabs: boolean): PreparedPage {
   // Script and style text is not page text (Readability drops them too).
   for (const el of elementsByTag(document, ['script', 'style', 'noscript', 'template'])) el.remove();
   if (wrapped && document.body) for (const el of elementsByTag(document.body, ['head', 'title', 'meta', 'link', 'base'])) el.remove();
   protectRoot(document);
   const body = document.body;
-  if (!body) return null;
+  if (!body) return { titleHeadings: null, scoped: false };
   // One walk for every pass below (each walk of a 100 KB page is a measurable share).
   const all = allElements(body);
   removeHeadingAnchors(all);
@@ -265,11 +316,15 @@ function prepareForReader(document: Document, wrapped: boolean, rules: ContentRu
     // The page's own word on where its text is, over any guess about the page around it.
     if (declared?.parentNode) {
       body.replaceChildren(declared);
-      return null;
+      return { titleHeadings: null, scoped: false };
     }
   }
-  if (scopeToDominantContainer(document, normalisedTextLength(body))) return null;
-  return all.filter((el) => el.localName === 'h1' && el.parentNode);
+  const scope = dominantContainer(body, normalisedTextLength(body));
+  if (scope) body.replaceChildren(scope);
+  // Inside a dominant container the title's post is still checked: a Q&A page's <main> holds
+  // the question and, beside it, the longer answers Readability picks alone.
+  const root = scope ?? body;
+  return { titleHeadings: all.filter((el) => el.localName === 'h1' && el.parentNode && (!scope || root.contains(el))), scoped: !!scope };
 }
 
 // A heading's permalink or edit link: MediaWiki's edit section, Sphinx's "¶" (a.headerlink),
@@ -453,25 +508,21 @@ function tagsSeen(document: Document): Set<string> {
 }
 
 /**
- * Leaves only the dominant container in the body when there is one (and says whether it did), so
- * Readability neither scores nor cleans the page around it. Only a lone <article> or <main> counts: several
+ * The body's dominant container, if it has one: the body is then scoped to it, so Readability
+ * neither scores nor cleans the page around it. Only a lone <article> or <main> counts: several
  * <article>s are a listing or a forum thread, where Readability's own pick is needed.
  */
-function scopeToDominantContainer(document: Document, pageChars: number): boolean {
-  const body = document.body;
-  if (!body || pageChars === 0) return false;
+function dominantContainer(body: Element, pageChars: number): Element | null {
+  if (pageChars === 0) return null;
   // One walk for both tags (getElementsByTagName walked the body once per tag).
   const containers = elementsByTag(body, ['article', 'main']);
   for (const tag of ['article', 'main']) {
     const found = containers.filter((el) => el.localName === tag);
     if (found.length !== 1) continue;
     const container = found[0]!;
-    if (normalisedTextLength(container) >= pageChars * DOMINANT_SCOPE_SHARE) {
-      body.replaceChildren(container);
-      return true;
-    }
+    if (normalisedTextLength(container) >= pageChars * DOMINANT_SCOPE_SHARE) return container;
   }
-  return false;
+  return null;
 }
 
 /** Links and images resolved against the page, and code tables made <pre> (markdown-rules.ts), in one walk of the part converted. */

@@ -112,3 +112,51 @@ describe('math', () => {
     expect(md).toContain('$$a_1 + b$$');
   });
 });
+
+describe('links', () => {
+  it('a link with nothing to read (an avatar whose image has no alt, an icon link) is left out, not written as [](…)', () => {
+    const md = markdownOf(
+      '<p><a href="https://site.example/u/nkowal"><img src="/avatar.png" alt=""></a> <a href="/share"><svg viewBox="0 0 16 16"></svg></a><a href="/rss"> </a>Posted in <a href="/t/news">news</a>.</p>',
+    );
+    expect(md).toContain('Posted in [news](https://site.example/t/news).');
+    expect(md).not.toMatch(/\[\s*\]\(/);
+  });
+
+  it('a link around an image with alt text stays', () => {
+    const md = markdownOf('<p><a href="/big.jpg"><img src="/small.jpg" alt="The harbour at dawn"></a></p>');
+    expect(md).toContain('[![The harbour at dawn](https://site.example/small.jpg)](https://site.example/big.jpg)');
+  });
+});
+
+describe('admonitions', () => {
+  it("a docs site's callout (Docusaurus, MkDocs/Sphinx, a Bootstrap alert) is a quote under its label, not a stray word above a paragraph", () => {
+    const md = markdownOf(
+      '<div class="theme-admonition theme-admonition-warning admonition_xJq3 alert alert--warning"><div class="admonitionHeading_Gvgb"><span class="admonitionIcon_Rf37"><svg viewBox="0 0 16 16"></svg></span>warning</div><div class="admonitionContent_BuS1"><p>Settings in <code>package.json</code> are ignored since version 3.</p><p>Move them to the config file.</p></div></div>' +
+        '<div class="admonition note"><p class="admonition-title">Note</p><p>MkDocs and Sphinx notes look like this.</p></div>' +
+        '<div class="alert alert-info" role="alert"><h4 class="alert-heading">Heads up</h4><p>The API is rate limited to 60 requests a minute.</p></div>',
+    );
+    expect(md).toContain('> **Warning**\n>\n> Settings in `package.json` are ignored since version 3.\n>\n> Move them to the config file.');
+    expect(md).toContain('> **Note**\n>\n> MkDocs and Sphinx notes look like this.');
+    expect(md).toContain('> **Heads up**\n>\n> The API is rate limited to 60 requests a minute.');
+  });
+
+  it('a box named alert without a label of its own is left as it is', () => {
+    const md = markdownOf('<div class="alert alert-success">Your changes were saved and will appear on the site within a minute.</div>');
+    expect(md).toContain('Your changes were saved');
+    expect(md).not.toContain('> ');
+  });
+});
+
+describe('footnotes', () => {
+  it('a reference mark is [1] as the page shows it, not a link to #cite_note-1; the back-links of the notes go', () => {
+    const md = markdownOf(
+      '<p>Bessel functions are solutions of a linear equation.<sup id="cite_ref-1" class="reference"><a href="#cite_note-1">[1]</a></sup> They matter in wave problems.<sup class="footnote-ref"><a href="#fn2" id="fnref2">2</a></sup></p>' +
+        '<ol class="references"><li id="cite_note-1"><span class="mw-cite-backlink"><b><a href="#cite_ref-1">^</a></b></span> <span class="reference-text">Watson, G. N. (1944). A Treatise on the Theory of Bessel Functions.</span></li>' +
+        '<li id="fn2"><p>Abramowitz and Stegun, chapter 9. <a href="#fnref2" class="footnote-backref">↩︎</a></p></li></ol>',
+    );
+    expect(md).toContain('solutions of a linear equation.[1] They matter in wave problems.[2]');
+    expect(md).toMatch(/1\. +Watson, G\. N\. \(1944\)/);
+    expect(md).toMatch(/2\. +Abramowitz and Stegun, chapter 9\. *$/m);
+    expect(md).not.toMatch(/cite_note|cite_ref|#fn|\^\]|↩/);
+  });
+});

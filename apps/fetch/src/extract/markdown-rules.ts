@@ -15,6 +15,22 @@ export function addMarkdownRules(service: TurndownService): void {
     filter: 'summary',
     replacement: (content) => (content.trim() ? `\n\n**${content.trim()}**\n\n` : ''),
   });
+  // A link with nothing to read (an avatar whose image has no alt, an icon, a blank) came out as
+  // "[](https://…)" before a post or a name: only its target, which a reader cannot use.
+  service.addRule('empty-link', {
+    filter: (node) => node.nodeName === 'A' && !(node.textContent ?? '').trim() && !Array.from(node.getElementsByTagName('img')).some((img) => img.getAttribute('alt')?.trim()),
+    replacement: () => '',
+  });
+  // Footnotes: a reference mark links to its note on the same page ("[\[1\]](#cite_note-1)"), a
+  // note back to its mark ("[^](#cite_ref-1)", "↩︎"); out of the page neither link leads anywhere.
+  // The mark is written as the page shows it, in brackets; the back-link goes.
+  service.addRule('footnote-link', {
+    filter: (node) => node.nodeName === 'A' && (node.getAttribute('href') ?? '').startsWith('#') && FOOTNOTE_LINK.test((node.textContent ?? '').trim()),
+    replacement: (_content, node) => {
+      const mark = (node.textContent ?? '').trim();
+      return BACK_LINK.test(mark) ? '' : `[${mark.replace(/^\[|\]$/g, '')}]`;
+    },
+  });
   // Headings: a leading "1." is not a list item after "#" (the escape cannot see that it is
   // in a heading: it gets the text alone).
   service.addRule('heading', {
@@ -25,6 +41,8 @@ export function addMarkdownRules(service: TurndownService): void {
       return text ? `\n\n${'#'.repeat(level)} ${text}\n\n` : '';
     },
   });
+  // After the heading rule: turndown tries the rules added last first (an admonition's label may be a heading).
+  addAdmonitionRules(service);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -378,5 +396,56 @@ function addTaskListRules(service: TurndownService): void {
   service.addRule('task-marker', {
     filter: (node) => node.localName === 'span' && node.hasAttribute(TASK_ATTRIBUTE),
     replacement: (_content, node) => ((node as Element).getAttribute(TASK_ATTRIBUTE) === 'checked' ? '[x] ' : '[ ] '),
+  });
+}
+
+// A footnote's mark ("1", "[12]", "a", "*", "†") or a note's way back to it ("^", "↑", "↩").
+const BACK_LINK = /^(?:\^|↑|↩\uFE0E?|⤴)$/u;
+const FOOTNOTE_LINK = /^(?:\[?(?:\d{1,3}|[a-z]|[*†‡])\]?|\^|↑|↩\uFE0E?|⤴)$/u;
+
+// ---------------------------------------------------------------------------------------------
+// Admonitions: a docs page's note, tip or warning box (Docusaurus, MkDocs and Sphinx, GitHub's
+// markdown alerts, a Bootstrap alert with a heading). Its label came out as a stray word above
+// the paragraph ("warning"), which reads as part of the text; a quote under the label in bold
+// keeps what it is and where it ends.
+const ADMONITION_CLASS = /(?:^|\s)(?:admonition|theme-admonition|markdown-alert|callout|alert)(?:\s|$)/;
+const ADMONITION_TITLE_CLASS = /(?:^|\s)[\w-]*(?:admonition|callout|alert)[-_]?(?:title|heading)[\w-]*(?:\s|$)/i;
+
+// A box named only as an admonition (not an alert or callout, which are as often a plain
+// message): its first element is its label when it is this short and has no block inside.
+// Readability retags a label <div> as a <p> without its class, so the name cannot be relied on.
+const ADMONITION_ONLY_CLASS = /(?:^|\s)(?:admonition|theme-admonition|markdown-alert)(?:\s|$)/;
+const MAX_LABEL_CHARS = 40;
+
+/** The label of an admonition: its first element, named as its title or heading, or short and plain in a box named an admonition. */
+function admonitionTitle(node: Element): Element | null {
+  const cls = node.getAttribute('class') ?? '';
+  if (!ADMONITION_CLASS.test(cls)) return null;
+  const first = node.firstElementChild;
+  const text = (first?.textContent ?? '').trim();
+  if (!first || !text || !first.nextSibling) return null;
+  if (ADMONITION_TITLE_CLASS.test(first.getAttribute('class') ?? '')) return first;
+  const plain = text.length <= MAX_LABEL_CHARS && !first.querySelector('p, div, ul, ol, pre, table, blockquote');
+  return plain && ADMONITION_ONLY_CLASS.test(cls) ? first : null;
+}
+
+function addAdmonitionRules(service: TurndownService): void {
+  service.addRule('admonition', {
+    filter: (node) => !!admonitionTitle(node),
+    replacement: (content, node) => {
+      const raw = (admonitionTitle(node)?.textContent ?? '').replace(/\s+/g, ' ').trim();
+      const label = raw === raw.toLowerCase() ? raw.charAt(0).toUpperCase() + raw.slice(1) : raw;
+      const body = content
+        .trim()
+        .split('\n')
+        .map((line) => (line ? `> ${line}` : '>'))
+        .join('\n');
+      return `\n\n> **${label}**${body ? `\n>\n${body}` : ''}\n\n`;
+    },
+  });
+  // The label is written by the rule above.
+  service.addRule('admonition-title', {
+    filter: (node) => !!node.parentElement && admonitionTitle(node.parentElement) === (node as unknown as Element),
+    replacement: () => '',
   });
 }

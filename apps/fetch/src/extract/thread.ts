@@ -21,7 +21,7 @@ export interface ThreadPost {
 
 export interface Thread {
   /** The text the discussion is about when it sits outside the posts (a link aggregator's submission text). */
-  opening: { author: string | null; blocks: Element[] } | null;
+  opening: { author: string | null; date: string | null; blocks: Element[] } | null;
   posts: ThreadPost[];
 }
 
@@ -29,6 +29,11 @@ export interface Thread {
 // Tested on the whole class attribute. "user" only at a token's end ("comment-user", "c-user"):
 // at its start it is as often a layout's ("user-select-none").
 const AUTHOR_CLASS = /(?:^|[\s_-])(?:author|username|user-?name|poster|hnuser|commenter|creator)(?:$|[\s_-])|(?:^|[\s_-])user(?:$|\s)|(?:^|\s)(?:fn|names)(?:$|\s)/i;
+// The same word in a CSS module's camel-case names (React builds: "ActivityHeader-module__AuthorLink--D7Ojk",
+// "IssueBodyHeaderAuthor-module__authorLoginLink--VxT3S"), case-sensitive: "Author" as a word of its own.
+const AUTHOR_CAMEL_CLASS = /(?:^|[\s_-]|[a-z])Author(?:[A-Z][a-z]+)?(?:$|[\s_-])|(?:^|[\s_-])author(?:Login|Name|Link)/;
+// A test id naming the element as the author (React apps keep data-testid in production: "issue-body-header-author").
+const AUTHOR_TEST_ID = /(?:^|[-_])author(?:$|[-_])/i;
 // A link to a user's profile: /u/name, /user/name, /users/1/name, /members/..., ?id= on a user
 // page, memberlist.php?mode=viewprofile, /@name.
 const PROFILE_HREF = /(?:^|\/|\.\/)(?:u|user|users|member|members|profile|profiles|people|memberlist\.php)(?:\/|\?|$)|(?:^|\/)@[\w.-]+\/?$|[?&]mode=viewprofile/i;
@@ -91,7 +96,7 @@ interface Tally {
 // What an author marker looks like in the markup (a superset of isAuthorMarker, read on the raw
 // HTML): a page with fewer than two has no thread, and is spared the walk (most pages).
 const AUTHOR_HINT =
-  /\s(?:data-)?author\s*=\s*["']?[^\s"'>]|\b(?:itemprop|rel)\s*=\s*["']?[^"'>]*\b(?:author|creator)|\bclass\s*=\s*["']?[^"'>]*(?:author|user|poster|commenter|creator|\bfn\b|\bnames\b)|\bhref\s*=\s*["']?[^"'>]*(?:\/u\/|\/users?\b|\/members?\b|\/profiles?\b|\/people\b|viewprofile|\/@)/gi;
+  /\s(?:data-)?author\s*=\s*["']?[^\s"'>]|\bdata-testid\s*=\s*["']?[^"'>]*author|\b(?:itemprop|rel)\s*=\s*["']?[^"'>]*\b(?:author|creator)|\bclass\s*=\s*["']?[^"'>]*(?:author|user|poster|commenter|creator|\bfn\b|\bnames\b)|\bhref\s*=\s*["']?[^"'>]*(?:\/u\/|\/users?\b|\/members?\b|\/profiles?\b|\/people\b|viewprofile|\/@)/gi;
 
 /** Whether `html` has the author markers a thread needs (cheap: one scan of the text). */
 export function mayHoldThread(html: string): boolean {
@@ -184,7 +189,14 @@ export function readThread(body: Element): Thread | null {
   // A blog post's or a news story's comments: the article is the page, not its comments.
   for (let a = members[0]!.parentElement; a && a !== body; a = a.parentElement) if (isCommentSection(a)) return null;
   // More prose outside the posts than in them: the posts are beside the page's text, not it.
-  if (tallies.get(body)!.prose - best.score > best.score) return null;
+  // Unless what is outside is the thread's opening post in markup of its own (an issue's text
+  // above its comments, under its author and date, GitHub's React view): then it is weighed
+  // with the posts. An opening that outweighs all the posts is an article with its replies.
+  const outside = tallies.get(body)!.prose - best.score;
+  const openingPost = outside > best.score ? openingOf(body, members, set, tallies) : null;
+  const openingChars = openingPost?.author && openingPost.date ? openingPost.blocks.reduce((n, b) => n + tallies.get(b)!.prose, 0) : 0;
+  const asPost = openingChars <= best.score ? openingChars : 0;
+  if (outside - asPost > best.score + asPost) return null;
 
   const posts: ThreadPost[] = [];
   const postMembers: Element[] = [];
@@ -218,7 +230,8 @@ function isAuthorMarker(el: Element, cls = el.getAttribute('class')): boolean {
   if ((el.getAttribute('itemprop') ?? '').split(/\s+/).some((p) => p === 'author' || p === 'creator')) return true;
   if (el.getAttribute('rel')?.split(/\s+/).includes('author')) return true;
   if (namedAuthor(el)) return true;
-  if (cls && AUTHOR_CLASS.test(cls)) return true;
+  if (cls && (AUTHOR_CLASS.test(cls) || AUTHOR_CAMEL_CLASS.test(cls))) return true;
+  if (AUTHOR_TEST_ID.test(el.getAttribute('data-testid') ?? '')) return true;
   return el.localName === 'a' && PROFILE_HREF.test(el.getAttribute('href') ?? '');
 }
 
@@ -305,6 +318,8 @@ function namedAuthor(el: Element): string | null {
 function markerName(marker: Element): string | null {
   const named = namedAuthor(marker);
   if (named) return named;
+  // A wrapper named for the author around the name and a badge ("Verified buyer"): the name's own marker.
+  for (let inner = marker.firstElementChild; inner; inner = inner.nextElementSibling) if (isAuthorMarker(inner) && squash(inner.textContent ?? '')) return markerName(inner);
   const holder = marker.querySelector('[itemprop~="name"]') ?? (marker.localName === 'a' ? marker : (marker.querySelector('a[href]') ?? marker));
   const name = squash(holder.textContent ?? '');
   return name && name.length <= MAX_AUTHOR_CHARS ? name : null;
@@ -318,15 +333,7 @@ function authorOf(member: Element, bodyEl: Element, set: Set<Element>): string |
 }
 
 function dateOf(member: Element, bodyEl: Element, set: Set<Element>): string | null {
-  const el = findOutside(
-    member,
-    bodyEl,
-    set,
-    (c) =>
-      c.localName === 'time' ||
-      c.localName === 'relative-time' ||
-      ((c.getAttribute('class') ?? '').split(/\s+/).some((t) => DATE_CLASS.test(t)) && !c.querySelector('time, relative-time')),
-  );
+  const el = findOutside(member, bodyEl, set, isDateElement);
   if (!el) {
     // No element for it: a date written in the author's line ("by frank_h » Tue Mar 12, 2024 8:15 am").
     let found: string | null = null;
@@ -342,11 +349,24 @@ function dateOf(member: Element, bodyEl: Element, set: Set<Element>): string | n
     });
     return found;
   }
+  return dateText(el);
+}
+
+/** A date element's text, its absolute form (datetime, title) when the text is relative or empty. */
+function dateText(el: Element): string | null {
   const text = squash(el.textContent ?? '');
   const stamp = el.getAttribute('datetime') ?? el.getAttribute('title') ?? '';
   const absolute = /^\d{4}-\d\d-\d\d[T ]\d\d:\d\d/.test(stamp) ? stamp.slice(0, 16).replace('T', ' ') : null;
   const date = (!text || RELATIVE_DATE.test(text)) && absolute ? absolute : text;
   return date && date.length <= MAX_DATE_CHARS ? date : null;
+}
+
+function isDateElement(c: Element): boolean {
+  return (
+    c.localName === 'time' ||
+    c.localName === 'relative-time' ||
+    ((c.getAttribute('class') ?? '').split(/\s+/).some((t) => DATE_CLASS.test(t)) && !c.querySelector('time, relative-time'))
+  );
 }
 
 /** A depth the page states: data-depth, depth or aria-level on the post, or an indent cell's level (Hacker News). */
@@ -369,9 +389,17 @@ function statedDepth(member: Element, bodyEl: Element): number {
 function openingOf(body: Element, members: Element[], set: Set<Element>, tallies: Map<Element, Tally>): Thread['opening'] {
   const first = members[0]!;
   let scope: Element | null = commonAncestor(members) ?? body;
-  for (let level = 0; scope && level <= OPENING_LEVELS; level++) {
+  // The page's title heading, when it is before the posts: what they discuss is around it, so
+  // the search goes on out to it (a shop's reviews widget sits in a section of its own, several
+  // containers away from the product's description).
+  const title = body.getElementsByTagName('h1')[0];
+  const titleBefore = !!title && !first.contains(title) && tallies.get(title)!.order < tallies.get(first)!.order;
+  let titleSeen = false;
+  for (let level = 0; scope && (level <= OPENING_LEVELS || (titleBefore && !titleSeen)); level++) {
+    titleSeen ||= !!title && scope.contains(title);
     const blocks: Element[] = [];
     let author: Element | null = null;
+    let date: Element | null = null;
     let reached = false;
     const walk = (el: Element) => {
       for (let c = el.firstElementChild; c && !reached; c = c.nextElementSibling) {
@@ -382,6 +410,8 @@ function openingOf(body: Element, members: Element[], set: Set<Element>, tallies
         }
         if (set.has(c) || CHROME.has(c.localName) || CHROME_ROLES.has(c.getAttribute('role') ?? '')) continue;
         if (!author && isAuthorMarker(c)) author = c;
+        // (A permalink holds the date: GitHub's "opened <relative-time>".)
+        if (!date) date = isDateElement(c) ? c : c.localName === 'a' ? c.querySelector('time, relative-time') : null;
         // The title is the result's own field; a link is a title or a control, not the text.
         if (c.localName === 'a' || /^h[1-6]$/.test(c.localName)) continue;
         if (ownProse(c) >= OPENING_BLOCK_CHARS) blocks.push(c);
@@ -392,7 +422,8 @@ function openingOf(body: Element, members: Element[], set: Set<Element>, tallies
     const chars = blocks.reduce((n, b) => n + tallies.get(b)!.prose, 0);
     if (chars >= OPENING_CHARS) {
       const marker = author as Element | null;
-      return { author: marker ? markerName(marker) : null, blocks };
+      const stamp = date as Element | null;
+      return { author: marker ? markerName(marker) : null, date: stamp ? dateText(stamp) : null, blocks };
     }
     const role = scope.getAttribute('role');
     if (scope === body || scope.localName === 'main' || scope.localName === 'article' || role === 'main') return null;
@@ -439,11 +470,12 @@ export function renderThread(document: Document, thread: Thread): HTMLElement {
     return p;
   };
   if (thread.opening) {
-    if (thread.opening.author) out.appendChild(line(thread.opening.author, null, null));
+    if (thread.opening.author) out.appendChild(line(thread.opening.author, null, thread.opening.date));
     for (const block of thread.opening.blocks) out.appendChild(block.cloneNode(true));
   }
   // The author of the latest post at each depth, for "replying to".
   const lastAt: (string | null)[] = [];
+  let commented: string | null = null;
   for (const post of thread.posts) {
     const replyTo = post.depth > 0 ? (lastAt[post.depth - 1] ?? null) : null;
     lastAt[post.depth] = post.author;
@@ -451,9 +483,60 @@ export function renderThread(document: Document, thread: Thread): HTMLElement {
     if (post.author || post.date) out.appendChild(line(post.author, replyTo, post.date));
     const body = post.body.cloneNode(true) as Element;
     for (const widget of Array.from(body.querySelectorAll('[class]'))) if (VOTE_CLASS.test(widget.getAttribute('class') ?? '')) widget.remove();
+    // Comments answer their post; a block of comments read as a post of its own (no author of
+    // its own), the post above it.
+    if (post.author) commented = post.author;
+    for (const comment of commentsIn(body)) comment.container.insertBefore(line(comment.author, commented, comment.date), comment.container.firstChild);
     out.appendChild(body);
   }
   return out;
+}
+
+// A comment's text: at least this much outside its author and date.
+const MIN_COMMENT_CHARS = 15;
+// What is left between a comment's text and its author once they are taken out ("text – author").
+const DANGLING_SEPARATOR = /[\s\u00a0]*[–—-][\s\u00a0]*$/;
+
+/**
+ * Comments inside a post's body (Stack Exchange's under an answer: "text – author date"): each
+ * author marker in the body with a date beside it, in the nearest container holding a comment's
+ * text besides them. The author and date are taken out of the text (they go in the comment's
+ * line, which the caller puts first), with the dash that joined them to it.
+ */
+function commentsIn(body: Element): { container: Element; author: string | null; date: string | null }[] {
+  const found: { container: Element; author: string | null; date: string | null }[] = [];
+  for (const marker of Array.from(body.querySelectorAll('*'))) {
+    if (!marker.parentNode || !isAuthorMarker(marker) || found.some((c) => c.container.contains(marker))) continue;
+    const name = markerName(marker);
+    if (!name) continue;
+    let container: Element | null = marker.parentElement;
+    let dateEl: Element | null = null;
+    for (; container && container !== body; container = container.parentElement) {
+      dateEl = Array.from(container.querySelectorAll('*')).find((el) => isDateElement(el) && !el.contains(marker)) ?? null;
+      const rest = squash(container.textContent ?? '').length - squash(marker.textContent ?? '').length - squash(dateEl?.textContent ?? '').length;
+      if (rest >= MIN_COMMENT_CHARS) break;
+    }
+    if (!container || container === body || !dateEl) continue;
+    const date = dateText(dateEl);
+    for (const el of [outermostAlone(marker, container), outermostAlone(dateEl, container)]) el.remove();
+    for (let last = container.lastChild; last && last.nodeType === 3; last = container.lastChild) {
+      const text = (last as Text).data.replace(DANGLING_SEPARATOR, '');
+      if (text.trim()) {
+        (last as Text).data = text;
+        break;
+      }
+      last.remove();
+    }
+    found.push({ container, author: name, date });
+  }
+  return found;
+}
+
+/** The outermost wrapper of `el` below `container` holding nothing but it. */
+function outermostAlone(el: Element, container: Element): Element {
+  let at = el;
+  while (at.parentElement && at.parentElement !== container && squash(at.parentElement.textContent ?? '') === squash(el.textContent ?? '')) at = at.parentElement;
+  return at;
 }
 
 function squash(s: string): string {

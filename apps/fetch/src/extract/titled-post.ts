@@ -2,7 +2,8 @@
 // a results round-up): Readability scores text length, so it took the longer block, or the row
 // holding both. The page's own title heading says where the post is: the smallest container of
 // its <h1> holding a post's worth of prose is the post (a <main>, an <article>, role=main, or a
-// plain <div> beside the sidebar), and Readability's pick is checked against it afterwards.
+// plain <div> beside the sidebar), and Readability's pick is checked against it afterwards. A page
+// may have more than one <h1> (a site's name set as one, a widget's heading): titleHeading says which.
 
 // A post's worth of prose: what the extractor takes as an article at all (MIN_ARTICLE_CHARS).
 const MIN_POST_CHARS = 140;
@@ -28,10 +29,11 @@ export interface TitledPost {
   declared: boolean;
 }
 
-/** The post around the page's title heading (its single <h1>, among `headings`, the body's), or null. */
-export function findTitledPost(body: Element, headings: Element[]): TitledPost | null {
-  if (headings.length !== 1) return null;
-  for (let el = headings[0]!.parentElement; el && el !== body; el = el.parentElement) {
+/** The post around the page's title heading (titleHeading, among `headings`, the body's <h1>s), or null. */
+export function findTitledPost(body: Element, headings: Element[], titles: string[]): TitledPost | null {
+  const heading = titleHeading(headings, titles);
+  if (!heading) return null;
+  for (let el = heading.parentElement; el && el !== body; el = el.parentElement) {
     if (el.localName === 'header' || HEADER_NAME.test(`${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`)) continue;
     // Read only as far as a post's worth at each level; the whole of the one found.
     if (proseOf(el, MIN_POST_CHARS).text.length < MIN_POST_CHARS) continue;
@@ -39,6 +41,47 @@ export function findTitledPost(body: Element, headings: Element[]): TitledPost |
     return { element: el, chars: text.length, lead: longest.slice(0, LEAD_CHARS), declared: isDeclaredMain(el) };
   }
   return null;
+}
+
+// Where a site's own name or a widget's heading sits. A <header> is the page's only outside an
+// <article> or <main> (inside one it is the post's own, title and byline).
+const CHROME_TAGS = new Set(['nav', 'aside', 'footer']);
+
+/**
+ * The page's title heading among its <h1>s: the only one; else the only one that is not a link
+ * (a site's name linking home) nor in the page's header, navigation, aside or footer; else, among
+ * those, the only one the page's <title> (or og:title) repeats, else the only one it starts with.
+ * Null when nothing tells them apart.
+ */
+function titleHeading(headings: Element[], titles: string[]): Element | null {
+  if (headings.length <= 1) return headings[0] ?? null;
+  const own = headings.filter((h) => !isLinkOnly(h) && !inChrome(h));
+  if (own.length === 1) return own[0]!;
+  const pool = own.length > 0 ? own : headings;
+  const folded = titles.map(fold);
+  const named = pool.map((h) => ({ h, text: fold(h.textContent ?? '').trim() })).filter(({ text }) => text.length >= 3 && folded.some((t) => t.includes(text)));
+  if (named.length === 1) return named[0]!.h;
+  const leading = named.filter(({ text }) => folded.some((t) => t.trim().startsWith(text)));
+  return leading.length === 1 ? leading[0]!.h : null;
+}
+
+/** Whether all of the heading's text is inside links. */
+function isLinkOnly(heading: Element): boolean {
+  const links = Array.from(heading.getElementsByTagName('a'));
+  if (links.length === 0) return false;
+  const inLinks = links.reduce((n, a) => n + (a.textContent ?? '').trim().length, 0);
+  return inLinks >= (heading.textContent ?? '').trim().length;
+}
+
+function inChrome(el: Element): boolean {
+  let header = false;
+  for (let a = el.parentElement; a; a = a.parentElement) {
+    const tag = a.localName;
+    if (CHROME_TAGS.has(tag)) return true;
+    if (tag === 'article' || tag === 'main' || a.getAttribute('role') === 'main') return false;
+    if (tag === 'header' || a.getAttribute('role') === 'banner') header = true;
+  }
+  return header;
 }
 
 export type PickVerdict = 'keep' | 'beside' | 'around';

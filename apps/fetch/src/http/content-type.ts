@@ -41,8 +41,10 @@ export function contentKind(mime: string): ContentKind | undefined {
  * every accented letter into U+FFFD, in the title too). Between the two, an unlabelled page in a
  * legacy multi-byte script (Shift_JIS, EUC-JP, GB18030, Big5, EUC-KR, ISO-2022-JP) is decoded
  * as what a detector (chardet, the statistical detector of Mozilla's universal charset detector
- * family) names with high confidence, as a browser in that locale would; windows-1252 stays the
- * answer for everything else, since single-byte guesses among Latin code pages are unreliable.
+ * family) names with high confidence, as a browser in that locale would, and so is one in a
+ * single-byte script other than Latin (KOI8-R, windows-1251, ISO-8859-5, Greek, Hebrew, Arabic)
+ * whose letters are most of its text (detectedLegacy); windows-1252 stays the answer for
+ * everything else, since single-byte guesses among Latin code pages are unreliable.
  */
 export function decodeBody(body: Buffer, charset: string | undefined, kind: ContentKind): string {
   const bom = byteOrderMark(body);
@@ -60,7 +62,7 @@ export function decodeBody(body: Buffer, charset: string | undefined, kind: Cont
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(body);
   } catch {
-    return new TextDecoder(detectedMultiByte(body) ?? 'windows-1252').decode(body);
+    return new TextDecoder(detectedLegacy(body) ?? 'windows-1252').decode(body);
   }
 }
 
@@ -71,10 +73,71 @@ const ISO_2022_JP_ESCAPE = /\x1b\$[@B]/;
 const MIN_CONFIDENCE = 50;
 const MULTI_BYTE = new Set(['shift_jis', 'euc-jp', 'gb18030', 'big5', 'euc-kr', 'iso-2022-jp']);
 
-function detectedMultiByte(body: Buffer): string | undefined {
-  const best = analyse(body.subarray(0, SNIFF_BYTES))[0];
+// chardet's confidence for a single-byte script other than Latin: its verdicts there sit at
+// 23-64 (Cyrillic lowest: a Russian, Ukrainian or Bulgarian news text in windows-1251, KOI8-R or
+// ISO-8859-5 scored 23-39, with the next guess at a third of that or less), and the letter share
+// below, not the confidence, is what keeps a Latin page out.
+const MIN_SINGLE_BYTE_CONFIDENCE = 20;
+// Share of the text's letters written with bytes 0xA0-0xFF: where a non-Latin script's letters
+// are (about all of a Russian or Greek page's words, beside a few ASCII names and numbers); a
+// Latin page's accented letters are a few in a hundred (French 3-4 %, Czech about 10 %).
+const MIN_HIGH_LETTER_SHARE = 0.3;
+const MIN_HIGH_LETTERS = 20;
+// chardet's single-byte verdicts for scripts other than Latin, and what is decoded for each.
+// KOI8-U is KOI8-R with Ukrainian's letters in place of a few box-drawing characters (chardet
+// names both KOI8-R); windows-1255 is ISO-8859-8 with punctuation and points added. Greek is
+// decided by the bytes (greekLabel): chardet names ISO-8859-7 for windows-1253 text too.
+const SINGLE_BYTE: Record<string, string> = {
+  'windows-1251': 'windows-1251',
+  'koi8-r': 'koi8-u',
+  'iso-8859-5': 'iso-8859-5',
+  'iso-8859-7': 'greek',
+  'windows-1253': 'greek',
+  'iso-8859-8': 'windows-1255',
+  'windows-1255': 'windows-1255',
+  'iso-8859-6': 'iso-8859-6',
+  'windows-1256': 'windows-1256',
+};
+
+/**
+ * What chardet names for bytes that are not UTF-8, when it is to be believed over windows-1252:
+ * a multi-byte encoding with high confidence, or a single-byte encoding of a script other than
+ * Latin (Cyrillic, Greek, Hebrew, Arabic) when most of the text's letters are high bytes. Latin
+ * single-byte guesses are never taken (windows-1252 decodes the western ones; telling it from
+ * ISO-8859-2 or -9 on a few accented letters is unreliable).
+ */
+function detectedLegacy(body: Buffer): string | undefined {
+  const sniffed = body.subarray(0, SNIFF_BYTES);
+  const best = analyse(sniffed)[0];
   const name = best?.name.toLowerCase();
-  return best && name && best.confidence >= MIN_CONFIDENCE && MULTI_BYTE.has(name) ? name : undefined;
+  if (!best || !name) return undefined;
+  if (MULTI_BYTE.has(name)) return best.confidence >= MIN_CONFIDENCE ? name : undefined;
+  const single = SINGLE_BYTE[name];
+  if (!single || best.confidence < MIN_SINGLE_BYTE_CONFIDENCE || !mostlyHighLetters(sniffed)) return undefined;
+  return single === 'greek' ? greekLabel(sniffed) : single;
+}
+
+/** Whether the text outside markup (tags, scripts, styles, comments) has its letters mostly in bytes 0xA0-0xFF. */
+function mostlyHighLetters(bytes: Buffer): boolean {
+  const text = bytes.toString('latin1').replace(/<(script|style)\b[\s\S]*?<\/\1\s*>|<!--[\s\S]*?-->|<[^>]*>|&#?\w+;/gi, ' ');
+  let high = 0;
+  let ascii = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xa0) high++;
+    else if ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) ascii++;
+  }
+  return high >= MIN_HIGH_LETTERS && high >= (high + ascii) * MIN_HIGH_LETTER_SHARE;
+}
+
+/**
+ * windows-1253 or ISO-8859-7: the same Greek letters but for the capital alpha with tonos (Ά),
+ * 0xA2 in one and 0xB6 in the other (where windows-1253 has ¶); bytes 0x80-0x9F are
+ * punctuation in windows-1253 only. windows-1253 when nothing tells, as the commoner unlabelled.
+ */
+function greekLabel(bytes: Buffer): string {
+  const iso = bytes.includes(0xb6) && !bytes.some((b) => b >= 0x80 && b <= 0x9f);
+  return iso ? 'iso-8859-7' : 'windows-1253';
 }
 
 function byteOrderMark(body: Buffer): string | undefined {
