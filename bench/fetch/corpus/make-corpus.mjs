@@ -443,14 +443,13 @@ add(
   const r = rng(303);
   const votes = (n) => `<div class="vote-box"><button aria-label="Upvote">▲</button><span class="vote-count">${n}</span><button aria-label="Downvote">▼</button></div>`;
   const answers = QA.answers
-    .map((a, i) => `<div class="answer" id="a-${i}">${votes(31 - i * 9)}<div class="answer-body">${blocks(a)}</div><div class="answer-meta">answered ${i + 2} days ago · <a href="/a/${i}">link</a></div></div>`)
+    .map(
+      (a, i) =>
+        `<div class="answer" id="a-${i}">${votes(31 - i * 9)}<div class="answer-body">${blocks(a)}</div><div class="answer-meta">answered ${i + 2} days ago · <a href="/a/${i}">link</a></div></div>`,
+    )
     .join('');
   const body = `<div class="topbar"><a class="brand" href="/">Data Questions</a> ${navList('en', r)}</div><main><div class="question"><h1>${esc(QA.title)}</h1>${votes(52)}${blocks(QA.question)}<div class="tags"><a href="/t/python">python</a> <a href="/t/pandas">pandas</a></div><div class="question-meta">asked 2 years ago · viewed 48k times</div></div><h2>${QA.answers.length} Answers</h2>${answers}<div class="your-answer"><h2>Your answer</h2><form><textarea></textarea><button>Post your answer</button></form></div></main><aside class="related"><h3>Related questions</h3><ul>${linkList(r, 'en', 8)}</ul></aside><div class="bottom"><a href="/about">About</a> · <a href="/privacy">Privacy</a> · © 2024 Data Questions</div>`;
-  add(
-    'qa-no-authors-main',
-    page({ title: `${QA.title} - Data Questions`, body }),
-    [expectedText(QA.question), ...QA.answers.map((a) => expectedText(a))].join('\n'),
-  );
+  add('qa-no-authors-main', page({ title: `${QA.title} - Data Questions`, body }), [expectedText(QA.question), ...QA.answers.map((a) => expectedText(a))].join('\n'));
 }
 // A Reddit-like thread: the post and the discussion under it are the page.
 {
