@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isRpcError } from '@drael/nats-rpc';
+import { ACCOUNT_AGENTS_LOCK } from '../src/agents/agent.repository.js';
 import { BASE_DB, startStack, type Stack } from './harness.js';
 
 // A burst of writes that queue on one lock or on the pool (one account's concurrent creates under
@@ -10,8 +11,6 @@ import { BASE_DB, startStack, type Stack } from './harness.js';
 // holds one connection and the test holds the account's agents lock, so the waits are certain.
 const POOL = 1;
 const HOLD_MS = 6_000;
-// agent.repository.ts: the lock every create of an account takes before it counts the account's agents.
-const ACCOUNT_AGENTS_LOCK = 0x61_72_61;
 
 let stack: Stack;
 
@@ -22,7 +21,7 @@ afterAll(async () => stack?.stop());
 
 const codeOf = (err: unknown) => (isRpcError(err) ? err.code : String(err));
 
-/** Holds the account's agents lock on a connection of the test's own until `release` is called. */
+/** Holds the account's agents lock (the one every create of the account takes before it counts) on a connection of the test's own until `release` is called. */
 async function holdAgentsLock(accountId: string): Promise<{ release(): Promise<void> }> {
   const client = new pg.Client({ connectionString: BASE_DB });
   await client.connect();

@@ -80,7 +80,7 @@ export class AgentRepository {
 }
 
 /** Advisory lock class of an account's agent creates (pg_advisory_xact_lock(class, hash of the account)). */
-const ACCOUNT_AGENTS_LOCK = 0x61_72_61; // 'ara'
+export const ACCOUNT_AGENTS_LOCK = 0x61_72_61; // 'ara'
 
 /** PostgreSQL's foreign_key_violation (23503), as Prisma reports it from a raw statement or a model write. */
 export function isForeignKeyViolation(err: unknown): boolean {
