@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
-import { bodyTooLarge } from '../errors/error-response.js';
+import { bodyTooLarge, transportError } from '../errors/error-response.js';
 import { checkJsonBody } from './request-input.js';
 
 const rawBodies = new WeakMap<FastifyRequest, Buffer>();
@@ -36,10 +36,35 @@ function printable(message: string): string {
   return clean.length > 200 ? `${clean.slice(0, 200)}...` : clean;
 }
 
+/** A media type the gateway reads as JSON (registerJsonBodyParser): `application/json` and any `+json`. */
+export function isJsonMediaType(contentType: string | undefined): boolean {
+  return contentType !== undefined && JSON_MEDIA_TYPE.test(contentType);
+}
+
+const JSON_MEDIA_TYPE = /^\s*application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
 /** `application/json`, with or without parameters (the chat completions route serves only these itself). */
 export function isPlainJson(contentType: string | undefined): boolean {
   return contentType !== undefined && contentType.startsWith('application/json') && (contentType.length === 16 || contentType[16] === ';' || contentType[16] === ' ');
 }
+
+/**
+ * JSON exchanged between systems is UTF-8 (RFC 8259 §8.1), and the body is decoded as such: a
+ * Content-Type naming another charset (`charset=utf-16`, `latin1`) would be read as something the
+ * client did not send, so it is refused, naming the charset. `utf-8` (any case, quoted or not;
+ * `utf8`, the common misspelling of the same encoding) and no charset are served.
+ */
+export function checkJsonCharset(contentType: string | undefined): void {
+  if (contentType === undefined || !contentType.includes('=')) return;
+  const charset = CHARSET.exec(contentType)?.[1]
+    ?.replace(/^"(.*)"$/, '$1')
+    .toLowerCase();
+  if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return;
+  throw transportError(415, 'unsupported_charset', `Content-Type names charset "${printable(charset)}": JSON bodies are read as UTF-8 (RFC 8259); send charset=utf-8 or none.`);
+}
+
+// A media type's charset parameter (RFC 9110 §8.3.1), its value a token or a quoted string.
+const CHARSET = /;\s*charset\s*=\s*("[^"]*"|[^;\s]*)/i;
 
 /** Reads a whole request body, at most `limit` bytes (413 beyond), and parses it as JSON. */
 export function readJsonBody(req: IncomingMessage, limit: number): Promise<{ raw: Buffer; parsed: unknown }> {
