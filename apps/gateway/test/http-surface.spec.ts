@@ -239,3 +239,24 @@ describe('proxy mode: the upstream reads what the gateway validated', () => {
     expect(JSON.parse(sent).model).toBe('same-name');
   });
 });
+
+describe('catalogue mode: what of the client’s request reaches each upstream turn', () => {
+  it('user goes on; store and metadata do not (several hidden turns would each be stored upstream)', async () => {
+    const before = upstream.requests.length;
+    const r = await rawRequest(
+      gateway.url,
+      'POST',
+      '/v1/chat/completions',
+      { ...auth(), 'content-type': 'application/json' },
+      JSON.stringify({ model: 'gpt-test', messages: HELLO, user: 'user-7', store: true, metadata: { team: 'a' } }),
+    );
+    expect(r.status).toBe(200);
+    const sent = upstream.requests.slice(before);
+    expect(sent.length).toBeGreaterThan(0);
+    for (const s of sent) {
+      expect(s.body.user).toBe('user-7');
+      expect(s.body).not.toHaveProperty('store');
+      expect(s.body).not.toHaveProperty('metadata');
+    }
+  });
+});
