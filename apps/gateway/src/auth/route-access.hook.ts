@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { transportError } from '../errors/error-response.js';
 import { checkRouteInput } from '../http/request-input.js';
 import { lingerIfBodyUnread } from '../http/lingering-close.js';
-import { checkJsonCharset, isJsonMediaType } from '../http/json-body.parser.js';
 import type { AdminToken } from './admin-token.js';
 import type { KeyGate } from './key-gate.service.js';
 import { accessOf, type RouteAccess } from './route-access.js';
@@ -84,7 +83,6 @@ function accessHook(access: RouteAccess, { gate, admin }: RouteAccessDeps): onRe
 function checkInput(req: FastifyRequest, done: HookHandlerDoneFunction): void {
   try {
     checkContentEncoding(req.headers);
-    if (isJsonMediaType(req.headers['content-type'])) checkJsonCharset(req.headers['content-type']);
     checkRouteInput(req.params, req.query);
   } catch (err) {
     return done(err as Error);

@@ -86,7 +86,7 @@ export class KeyedJsonPostRoute implements HotRoute {
       // unread. A cached key with rate-limit budget leased is admitted without a promise (most
       // requests); otherwise the verdict's round trip comes first (once per key per cache period).
       const identity: KeyIdentity = gate.admitNow(req.headers, res, head) ?? (await gate.admitInto(req.headers, res, head));
-      // Before the body is read, as on Fastify's routes (route-access.hook.ts).
+      // Before the body is read (Fastify's routes check it in their JSON parser, json-body.parser.ts).
       checkJsonCharset(req.headers['content-type']);
       const body = await readJsonBody(req, bodyLimit);
       await withRequestId(requestId, () => this.handle({ body: body.parsed, rawBody: body.raw, headers: req.headers, requestId, res, identity, head }));

@@ -36,13 +36,6 @@ function printable(message: string): string {
   return clean.length > 200 ? `${clean.slice(0, 200)}...` : clean;
 }
 
-/** A media type the gateway reads as JSON (registerJsonBodyParser): `application/json` and any `+json`. */
-export function isJsonMediaType(contentType: string | undefined): boolean {
-  return contentType !== undefined && JSON_MEDIA_TYPE.test(contentType);
-}
-
-const JSON_MEDIA_TYPE = /^\s*application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
-
 /** `application/json`, with or without parameters (the chat completions route serves only these itself). */
 export function isPlainJson(contentType: string | undefined): boolean {
   return contentType !== undefined && contentType.startsWith('application/json') && (contentType.length === 16 || contentType[16] === ';' || contentType[16] === ' ');
@@ -105,6 +98,9 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     const buf = body as Buffer;
     let parsed: unknown;
     try {
+      // Here, where a body is read as JSON: a file upload's bytes never come this way
+      // (sessions.module.ts), whatever its Content-Type says.
+      checkJsonCharset(req.headers['content-type']);
       parsed = parseJsonBody(buf);
     } catch (err) {
       return done(err as Error, undefined);
