@@ -22,6 +22,8 @@ import { requestIdOf } from './http/request-id.js';
 import { KeyGate } from './auth/key-gate.service.js';
 import { ChatCompletionsService } from './chat/chat-completions.service.js';
 import { KeyedJsonPostRoute, type HotRoute } from './http/hot-route.js';
+import { RouteMethods } from './http/route-methods.js';
+import { CorsPolicy } from './http/cors.js';
 import { searchToolRoute } from './tools-api/search/search-tool.route.js';
 import { SearchToolService } from './tools-api/search/search-tool.service.js';
 import { metrics, setMetricsEnabled, startMetricsHttp, type MetricsHttpServer } from '@drael/metrics';
@@ -43,6 +45,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // The hot routes are served ahead of Fastify (http/hot-route.ts); they exist once Nest has
   // built the services, before the server listens, and step aside while shutting down.
   let hotRoutes: readonly HotRoute[] = [];
+  // Browser access (http/cors.ts), built with the route table; undefined while CORS is off.
+  let cors: CorsPolicy | undefined;
   setMetricsEnabled(config.METRICS_ENABLED);
   if (config.METRICS_ENABLED) metrics.collectProcessMetrics();
   let stopping = false;
@@ -60,10 +64,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       // Each request in a server span, the client's traceparent its parent (tracing off: as is).
       traceRequests((req: IncomingMessage, res: ServerResponse) => {
         if (refuseMissingHost(req, res)) return;
+        if (cors && req.headers.origin !== undefined) {
+          if (cors.answersPreflight(req, res)) return;
+          cors.allowAnswer(req, res);
+        }
         if (!stopping) {
           for (const route of hotRoutes) {
             if (route.matches(req)) {
-              nameHttpRoute('POST', req.url!);
+              nameHttpRoute(route.method, route.path);
               void route.serve(req, res);
               return;
             }
@@ -99,11 +107,16 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   registerJsonBodyParser(fastify);
   // Before Nest registers its routes (app.listen → init): each gets its access hook.
   const routes = registerRouteAccess(fastify, { gate: app.get(KeyGate), admin: new AdminToken(config.DRAEL_ADMIN_TOKEN) });
+  const routeMethods = new RouteMethods(fastify);
 
   fastify.addHook('onRequest', (req, reply, done) => {
     void reply.header('x-request-id', req.id);
-    // No route: 404 before Fastify would read and parse a body for the not-found handler.
-    if (req.is404) return refuseUnread(req, reply, done, new ApiError('not_found', `Unknown route: ${req.method} ${req.url.split('?', 1)[0]}`));
+    // No route: 405 when the path has routes of other methods, else 404, before Fastify would
+    // read and parse a body for the not-found handler.
+    if (req.is404) {
+      const refusal = routeMethods.refusalFor(req.method, req.url) ?? new ApiError('not_found', `Unknown route: ${req.method} ${req.url.split('?', 1)[0]}`);
+      return refuseUnread(req, reply, done, refusal);
+    }
     nameHttpRoute(req.method, req.routeOptions.url ?? req.url);
     done();
   });
@@ -126,6 +139,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // Nest registers its routes here (listen would do it too); the table is logged before the port
   // opens, so whoever sees the gateway ready can already read it.
   await app.init();
+  routeMethods.register(routes.map((r) => r.method));
+  // A hot route's path and method are Fastify's too (its Nest controller serves every other
+  // spelling), so what the route table says of a path (405's Allow, CORS) holds for them.
+  for (const route of hotRoutes) {
+    if (!fastify.hasRoute({ method: route.method, url: route.path })) throw new Error(`hot route ${route.method} ${route.path} has no Fastify route`);
+  }
+  if (config.CORS_ALLOWED_ORIGINS.size > 0) cors = new CorsPolicy(config.CORS_ALLOWED_ORIGINS, routeMethods);
   // The route table with each route's access, once per boot: what is public is never a guess.
   logger.info({ routes: routes.map((r) => `${r.method} ${r.url} ${r.access}`) }, 'routes');
   await connectGatewaySubjects(app, config, logger);

@@ -367,3 +367,33 @@ describe('what Drael does not serve is refused by name', () => {
     await expect(client.responses.retrieve(id, { stream: true })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
   });
 });
+
+describe('user, safety_identifier, prompt_cache_key, service_tier', () => {
+  it('reach every upstream turn under their chat-completions names; store and metadata stay Drael’s', async () => {
+    stack.upstream.setTurns([
+      { type: 'tool_calls', calls: [{ id: 'c1', name: 'datetime', arguments: '{}' }] },
+      { type: 'text', content: 'done' },
+    ]);
+    const before = stack.upstream.requests.length;
+    const fields = { user: 'user-42', safety_identifier: 'sid-42', prompt_cache_key: 'cache-42', service_tier: 'flex' };
+    const r = await stack.post({ model: 'gpt-test', input: 'when?', tools: [{ type: 'datetime' }], store: true, metadata: { team: 'a' }, ...fields });
+    expect(r.status).toBe(200);
+    const sent = requestsSince(before);
+    expect(sent).toHaveLength(2);
+    for (const s of sent) {
+      expect(s.body).toMatchObject(fields);
+      expect(s.body).not.toHaveProperty('store');
+      expect(s.body).not.toHaveProperty('metadata');
+    }
+  });
+
+  it('without them none is sent; a malformed one is a 400 naming it', async () => {
+    stack.upstream.setTurns([{ type: 'text', content: 'plain' }]);
+    const before = stack.upstream.requests.length;
+    expect((await stack.post({ model: 'gpt-test', input: 'hi' })).status).toBe(200);
+    for (const field of ['user', 'safety_identifier', 'prompt_cache_key', 'service_tier']) expect(requestsSince(before)[0]!.body).not.toHaveProperty(field);
+    await expectRefused({ model: 'gpt-test', input: 'x', service_tier: 'fastest' }, 'service_tier', /Invalid option/);
+    await expectRefused({ model: 'gpt-test', input: 'x', user: 42 }, 'user', /expected string/);
+    await expectRefused({ model: 'gpt-test', input: 'x', safety_identifier: 'x'.repeat(65) }, 'safety_identifier', /64/);
+  });
+});

@@ -12,6 +12,7 @@ import { ModelRegistry } from '../models/model-registry.js';
 import { ChatProxyService } from './chat-proxy.service.js';
 import { markMode } from '../metrics/gateway.metrics.js';
 import { serverToolsWanted } from './server-tools-header.js';
+import { forwardedBody } from '../openai/forwardable-body.js';
 
 /** How one chat completion is served. */
 export type ChatMode = 'proxy' | 'loop';
@@ -110,14 +111,13 @@ function carriesTools(list: unknown): boolean {
 }
 
 /**
- * A deployment sees its own model name; the bytes are re-encoded only when that name differs, or
- * when `messages` replaces the client's (withoutVendorFrames took something off).
+ * A deployment sees its own model name; the client's bytes are re-encoded only when that name
+ * differs, when `messages` replaces the client's (withoutVendorFrames took something off), or when
+ * they could be read otherwise than the gateway read them (openai/forwardable-body.ts).
  */
 function upstreamBodyFor(call: ChatCall, alias: string, messages?: readonly unknown[]): (upstreamModel: string) => string | Buffer {
-  return (upstreamModel) => {
-    if (alias === upstreamModel && call.rawBody && !messages) return call.rawBody;
-    return JSON.stringify({ ...(call.body as Record<string, unknown>), model: upstreamModel, ...(messages ? { messages } : {}) });
-  };
+  const body = forwardedBody(call.body as Record<string, unknown>, call.rawBody);
+  return (upstreamModel) => body(alias === upstreamModel && !messages ? undefined : { model: upstreamModel, ...(messages ? { messages } : {}) });
 }
 
 function headerValue(headers: ChatCall['headers'], name: string): string | undefined {

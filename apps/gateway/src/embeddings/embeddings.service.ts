@@ -4,6 +4,7 @@ import { ChatProxyService, EMBEDDINGS } from '../chat/chat-proxy.service.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { EmbeddingsRequestSchema } from '../openai/embeddings.schema.js';
 import { validateBody } from '../openai/validate.js';
+import { forwardedBody } from '../openai/forwardable-body.js';
 
 export interface EmbeddingsCall {
   /** The parsed JSON body, unvalidated. */
@@ -29,12 +30,13 @@ export class EmbeddingsService {
   handle(call: EmbeddingsCall): Promise<void> {
     const request = validateBody(EmbeddingsRequestSchema, call.body);
     const route = this.models.resolve(request.model);
+    const body = forwardedBody(call.body as Record<string, unknown>, call.rawBody);
     return this.proxy.forward({
       route,
       endpoint: EMBEDDINGS,
-      // A deployment sees its own model name; the bytes are re-encoded only when that name differs.
-      bodyFor: (upstreamModel) =>
-        upstreamModel === request.model && call.rawBody ? call.rawBody : JSON.stringify({ ...(call.body as Record<string, unknown>), model: upstreamModel }),
+      // A deployment sees its own model name; the bytes are re-encoded only when that name differs
+      // or they are ambiguous (openai/forwardable-body.ts).
+      bodyFor: (upstreamModel) => body(upstreamModel === request.model ? undefined : { model: upstreamModel }),
       stream: false,
       streamReportsUsage: false,
       requestId: call.requestId,

@@ -49,7 +49,7 @@ export function bodyTooLarge(): ApiError {
  * An error of the HTTP layer itself (timeouts, sizes, encodings, malformed requests), answered
  * before any route or service has a say: its status is fixed here rather than in the code table.
  */
-export function transportError(status: 400 | 408 | 413 | 414 | 415 | 417 | 431, code: string, message: string): ApiError {
+export function transportError(status: 400 | 403 | 405 | 408 | 413 | 414 | 415 | 417 | 431, code: string, message: string): ApiError {
   return new ApiError(code, message, null, { status, type: 'invalid_request_error' });
 }
 

@@ -4,13 +4,16 @@ import { currentTraceId } from '@drael/tracing';
 import type { KeyIdentity } from '@drael/contracts';
 import type { KeyGate } from '../auth/key-gate.service.js';
 import { apiErrorOf, logServerError, writeErrorResponse } from '../errors/error-response.js';
-import { isPlainJson, readJsonBody } from './json-body.parser.js';
+import { checkJsonCharset, isPlainJson, readJsonBody } from './json-body.parser.js';
 import { requestIdOf } from './request-id.js';
 import { lingerIfBodyUnread } from './lingering-close.js';
 import { recordHttpRequest } from '../metrics/gateway.metrics.js';
 
 /** A route the HTTP server serves itself, ahead of Fastify (bootstrap.ts). */
 export interface HotRoute {
+  /** The method and path it serves, which Fastify serves too (checked at boot): every rule of the routes (405, CORS) holds for it. */
+  readonly method: string;
+  readonly path: string;
   matches(req: IncomingMessage): boolean;
   serve(req: IncomingMessage, res: ServerResponse): Promise<void>;
 }
@@ -48,9 +51,11 @@ export interface HotRouteDeps {
  * serves the same service.
  */
 export class KeyedJsonPostRoute implements HotRoute {
+  readonly method = 'POST';
+
   /** `handle` answers the call: writes `res` itself, or throws for the error envelope. */
   constructor(
-    private readonly path: string,
+    readonly path: string,
     private readonly deps: HotRouteDeps,
     private readonly handle: (call: HotCall) => Promise<void>,
   ) {}
@@ -81,6 +86,8 @@ export class KeyedJsonPostRoute implements HotRoute {
       // unread. A cached key with rate-limit budget leased is admitted without a promise (most
       // requests); otherwise the verdict's round trip comes first (once per key per cache period).
       const identity: KeyIdentity = gate.admitNow(req.headers, res, head) ?? (await gate.admitInto(req.headers, res, head));
+      // Before the body is read (Fastify's routes check it in their JSON parser, json-body.parser.ts).
+      checkJsonCharset(req.headers['content-type']);
       const body = await readJsonBody(req, bodyLimit);
       await withRequestId(requestId, () => this.handle({ body: body.parsed, rawBody: body.raw, headers: req.headers, requestId, res, identity, head }));
     } catch (exception) {

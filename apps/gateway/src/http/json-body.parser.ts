@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
-import { bodyTooLarge } from '../errors/error-response.js';
+import { bodyTooLarge, transportError } from '../errors/error-response.js';
 import { checkJsonBody } from './request-input.js';
 
 const rawBodies = new WeakMap<FastifyRequest, Buffer>();
@@ -40,6 +40,24 @@ function printable(message: string): string {
 export function isPlainJson(contentType: string | undefined): boolean {
   return contentType !== undefined && contentType.startsWith('application/json') && (contentType.length === 16 || contentType[16] === ';' || contentType[16] === ' ');
 }
+
+/**
+ * JSON exchanged between systems is UTF-8 (RFC 8259 §8.1), and the body is decoded as such: a
+ * Content-Type naming another charset (`charset=utf-16`, `latin1`) would be read as something the
+ * client did not send, so it is refused, naming the charset. `utf-8` (any case, quoted or not;
+ * `utf8`, the common misspelling of the same encoding) and no charset are served.
+ */
+export function checkJsonCharset(contentType: string | undefined): void {
+  if (contentType === undefined || !contentType.includes('=')) return;
+  const charset = CHARSET.exec(contentType)?.[1]
+    ?.replace(/^"(.*)"$/, '$1')
+    .toLowerCase();
+  if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return;
+  throw transportError(415, 'unsupported_charset', `Content-Type names charset "${printable(charset)}": JSON bodies are read as UTF-8 (RFC 8259); send charset=utf-8 or none.`);
+}
+
+// A media type's charset parameter (RFC 9110 §8.3.1), its value a token or a quoted string.
+const CHARSET = /;\s*charset\s*=\s*("[^"]*"|[^;\s]*)/i;
 
 /** Reads a whole request body, at most `limit` bytes (413 beyond), and parses it as JSON. */
 export function readJsonBody(req: IncomingMessage, limit: number): Promise<{ raw: Buffer; parsed: unknown }> {
@@ -80,6 +98,9 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     const buf = body as Buffer;
     let parsed: unknown;
     try {
+      // Here, where a body is read as JSON: a file upload's bytes never come this way
+      // (sessions.module.ts), whatever its Content-Type says.
+      checkJsonCharset(req.headers['content-type']);
       parsed = parseJsonBody(buf);
     } catch (err) {
       return done(err as Error, undefined);

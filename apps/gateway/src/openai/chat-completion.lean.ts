@@ -1,4 +1,8 @@
-import type { ChatCompletionRequest } from './chat-completion.schema.js';
+import { ChatCompletionRequestSchema, type ChatCompletionRequest } from './chat-completion.schema.js';
+import { caseVariantKeyOf, fieldsOf } from './validate.js';
+
+// The fields a key may not be a case variant of (validate.ts caseVariantKeyOf).
+const CHAT_FIELDS = fieldsOf(ChatCompletionRequestSchema);
 
 /**
  * A hand-written check of the body that proxy mode forwards, for the hot path: true only when
@@ -27,6 +31,8 @@ export function isCertainlyValidChatRequest(body: unknown): body is ChatCompleti
       if (!isObject(t) || typeof t.type !== 'string') return false;
     }
   }
+  // A key the upstream may read as a field (`Model`): zod's path refuses it by name.
+  if (caseVariantKeyOf(b, CHAT_FIELDS) !== undefined) return false;
   return (
     (b.n == null || (isInt(b.n) && b.n >= 1 && b.n <= 128)) &&
     (b.temperature == null || (isFiniteNumber(b.temperature) && b.temperature >= 0 && b.temperature <= 2)) &&

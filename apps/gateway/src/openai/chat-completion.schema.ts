@@ -60,6 +60,8 @@ export const ChatCompletionRequestSchema = z.looseObject({
   // The legacy form of client tools: their presence alone makes the request the client's loop.
   functions: z.array(z.unknown()).nullish(),
   function_call: z.unknown().optional(),
+  // Read by the mode decision (`"none"`: a plain completion); declared so that a case variant of it is refused (validate.ts).
+  tool_choice: z.unknown().optional(),
   n: z.number().int().min(1).max(128).nullish(),
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),

@@ -49,6 +49,8 @@ export interface ResponseRun {
   readonly responseFormat?: ChatResponseFormat;
   /** `reasoning.effort`, sent as chat completions' `reasoning_effort`. */
   readonly reasoningEffort?: string;
+  /** Request fields chat completions takes as they are (user, safety_identifier, prompt_cache_key, service_tier): sent on every turn. */
+  readonly forwarded?: Readonly<Record<string, string>>;
   /** The most hosted tool calls this response runs (DRAEL_REQUEST_TOOL_CALLS, as for chat); later ones are answered tool_call_limit_reached. */
   readonly toolCallLimit: number;
 }
@@ -126,6 +128,7 @@ export class ResponseLoopService {
           ...(typeof run.topP === 'number' ? { top_p: run.topP } : {}),
           ...(run.responseFormat ? { response_format: run.responseFormat } : {}),
           ...(run.reasoningEffort ? { reasoning_effort: run.reasoningEffort } : {}),
+          ...run.forwarded,
         },
       };
     };

@@ -203,6 +203,12 @@ export const CreateResponseSchema = z.looseObject({
   stream: z.boolean().nullish(),
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),
+  // Who the end user is and how to cache and serve the request: chat completions takes the same
+  // fields, and each upstream turn gets them (ResponseRun.forwarded). OpenAI's bounds.
+  user: z.string().max(256).nullish(),
+  safety_identifier: z.string().max(64).nullish(),
+  prompt_cache_key: z.string().max(1024).nullish(),
+  service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   // Drael never drops input to make it fit (a request over the model's context fails typed), so
   // the response always says `disabled`; a value OpenAI does not have is refused, not ignored.

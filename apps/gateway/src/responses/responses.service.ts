@@ -15,7 +15,7 @@ import { ResponseLoopService } from './response-loop.service.js';
 import { ResponseEvents, SseWriter } from './response-events.js';
 import { newResponse, snapshotOf, type ResponseObject } from './response-object.js';
 import { ResponseStore } from './response.store.js';
-import { CreateResponseSchema, INCLUDE_SOURCES, RetrieveResponseQuerySchema, type FunctionTool } from './responses.schema.js';
+import { CreateResponseSchema, INCLUDE_SOURCES, RetrieveResponseQuerySchema, type CreateResponseRequest, type FunctionTool } from './responses.schema.js';
 import { resolveItemReferences } from './item-references.js';
 import { ToolSet } from './tool-set.js';
 import { responseFormatOf } from './text-format.translator.js';
@@ -130,6 +130,7 @@ export class ResponsesService {
         parallelToolCalls: request.parallel_tool_calls,
         ...(request.text?.format ? { responseFormat: responseFormatOf(request.text.format) } : {}),
         ...(request.reasoning?.effort ? { reasoningEffort: request.reasoning.effort } : {}),
+        forwarded: chatFieldsOf(request),
         toolCallLimit: this.config.DRAEL_REQUEST_TOOL_CALLS,
       });
     } catch (err) {
@@ -220,3 +221,21 @@ function withOutputText(response: ResponseObject): ResponseObject & { output_tex
 function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value));
 }
+
+/**
+ * The request's fields that chat completions takes under the same name and meaning, for every
+ * upstream turn: the end user's identity (abuse monitoring: user, safety_identifier), the prompt
+ * cache's key and the processing tier. `store` and `metadata` are not among them: they are this
+ * gateway's own store (the response object, GET /v1/responses/{id}), and upstream they would store
+ * each hidden turn of the loop as a chat completion the client never sees.
+ */
+function chatFieldsOf(request: CreateResponseRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const field of FORWARDED_TO_CHAT) {
+    const value = request[field];
+    if (typeof value === 'string') out[field] = value;
+  }
+  return out;
+}
+
+const FORWARDED_TO_CHAT = ['user', 'safety_identifier', 'prompt_cache_key', 'service_tier'] as const;

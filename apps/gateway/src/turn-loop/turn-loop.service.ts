@@ -21,7 +21,26 @@ import { CostMeter } from './cost-meter.js';
 import { randomId } from '../ids.js';
 
 /** Client parameters that belong to the client's own tool loop, or to the stream we write ourselves. */
-const NOT_FORWARDED = new Set(['model', 'messages', 'stream', 'stream_options', 'tools', 'tool_choice', 'parallel_tool_calls', 'functions', 'function_call', 'n']);
+// `store` and `metadata` stay here too: the loop makes several upstream calls per request (tool turns
+// the client never sees), and an upstream that keeps stored completions (OpenAI's) would keep each
+// hidden turn, tool results included, under the client's metadata, while no stored completion of
+// Drael's answers to it. The client's own call is one completion only in proxy mode, which
+// forwards both as sent. Everything else (user, safety_identifier, prompt_cache_key, sampling)
+// goes on every turn.
+const NOT_FORWARDED = new Set([
+  'model',
+  'messages',
+  'stream',
+  'stream_options',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'functions',
+  'function_call',
+  'n',
+  'store',
+  'metadata',
+]);
 /** What a sub-agent inherits of its parent's sampling. */
 const INHERITED = ['temperature', 'top_p'];
 

@@ -1,0 +1,75 @@
+/**
+ * Whether a JSON object's bytes say exactly what JSON.parse made of them, at the top level: each
+ * key written once and without escapes. Proxy mode forwards the client's bytes untouched (no
+ * re-encoding on the hot path), and an upstream's parser must then read the `model`, `stream` and
+ * `tools` the gateway validated, routed and billed. JSON leaves duplicate keys to the parser
+ * (RFC 8259 §4): JSON.parse keeps the last, others the first or refuse, and a parser that matches
+ * keys as bytes does not read `"mod\u0065l"` as `model`. A body that fails this is re-encoded from
+ * the parsed object instead (see forwardedBody). Keys that differ only in case are refused before
+ * this (validate.ts caseVariantKeyOf): no encoding makes them unambiguous to Go's encoding/json.
+ *
+ * One pass over the bytes; strings, which hold nearly all of a request's bytes, are skipped with
+ * Buffer.indexOf (native), so the JavaScript loop walks the structure only.
+ */
+export function hasPlainDistinctTopLevelKeys(raw: Buffer, parsedKeyCount: number): boolean {
+  const n = raw.length;
+  let depth = 0;
+  let keys = 0;
+  // At depth 1, the next string is a key (after `{` or `,`), not a value (after `:`).
+  let keyNext = false;
+  for (let i = 0; i < n; i++) {
+    const c = raw[i]!;
+    if (c === QUOTE) {
+      const end = closingQuote(raw, i + 1);
+      if (end === -1) return false;
+      if (depth === 1 && keyNext) {
+        const escape = raw.indexOf(BACKSLASH, i + 1);
+        if (escape !== -1 && escape < end) return false;
+        keys++;
+        keyNext = false;
+      }
+      i = end;
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      depth++;
+      if (depth === 1) keyNext = c === OPEN_BRACE;
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      depth--;
+    } else if (c === COMMA && depth === 1) {
+      keyNext = true;
+    }
+  }
+  return keys === parsedKeyCount;
+}
+
+/** The index of the quote that closes a string whose content starts at `from` (one not escaped), or -1. */
+function closingQuote(raw: Buffer, from: number): number {
+  let q = raw.indexOf(QUOTE, from);
+  while (q !== -1) {
+    let backslashes = 0;
+    while (raw[q - 1 - backslashes] === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return q;
+    q = raw.indexOf(QUOTE, q + 1);
+  }
+  return -1;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+
+/**
+ * What a deployment is sent for a proxied body: the client's bytes when nothing in them has to
+ * change and they are unambiguous (above), else the parsed object, with `changes` over it,
+ * re-encoded. The verdict on the bytes is taken once per request, on the first attempt.
+ */
+export function forwardedBody(parsed: Record<string, unknown>, raw: Buffer | undefined): (changes: Record<string, unknown> | undefined) => string | Buffer {
+  let plain: boolean | undefined;
+  return (changes) => {
+    if (changes === undefined && raw !== undefined && (plain ??= hasPlainDistinctTopLevelKeys(raw, Object.keys(parsed).length))) return raw;
+    return JSON.stringify(changes === undefined ? parsed : { ...parsed, ...changes });
+  };
+}
