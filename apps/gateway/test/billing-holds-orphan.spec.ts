@@ -39,6 +39,25 @@ async function accountAtItsLastLookup(): Promise<TestKey> {
   return key;
 }
 
+/**
+ * The test's client, recording each answer billing gives the gateway's release by key. Only once it
+ * has answered is the account's state final: until then billing may still be taking the create it
+ * read after SIGCONT (its usage can read `held: 0` before that create commits, and 1 after it).
+ * Whichever of the two lands first, nothing stays held once the release has answered
+ * (sql/functions/billing_release_by_key.sql).
+ */
+function recordingReleases(): { client: NatsRpcClient; released: unknown[] } {
+  const released: unknown[] = [];
+  const client = {
+    request: (entry: RpcEntry, payload: never, options?: object) =>
+      rpc.request(entry, payload, options).then((reply: unknown) => {
+        if (entry === billingCatalog.releaseByKey) released.push(reply);
+        return reply;
+      }),
+  } as unknown as NatsRpcClient;
+  return { client, released };
+}
+
 const contextFor = (key: TestKey, signal = new AbortController().signal) =>
   ({ caller: { account_id: key.account_id }, requestId: testPrefix('req'), callId: 'c1', signal }) as unknown as ToolContext;
 const lookups = async (key: TestKey) => (await rpc.request(billingCatalog.usage, { account_id: key.account_id })).allowances.lookups;
@@ -66,7 +85,8 @@ async function nextCallRuns(key: TestKey) {
 describe('a hold whose create got no answer is released by the gateway, not left to its TTL', () => {
   it('the create reply lost (billing frozen past the timeout, then back): the hold billing made is released, nothing is charged', async () => {
     const key = await accountAtItsLastLookup();
-    const holds = new BillingHolds(rpc, { DRAEL_TOOL_HOLD_TTL_S: TTL_S } as GatewayConfig);
+    const { client: billingClient, released } = recordingReleases();
+    const holds = new BillingHolds(billingClient, { DRAEL_TOOL_HOLD_TTL_S: TTL_S } as GatewayConfig);
     billing.child.kill('SIGSTOP');
     let call: Awaited<ReturnType<typeof callNeverRunning>>;
     try {
@@ -77,13 +97,15 @@ describe('a hold whose create got no answer is released by the gateway, not left
     }
     expect(call.ran).toBe(false);
     expect(call.result).toMatchObject({ ok: false });
-    await expect.poll(() => lookups(key), POLL).toMatchObject({ used: 99, held: 0 });
+    await expect.poll(() => released.length, POLL).toBe(1);
+    expect(await lookups(key)).toMatchObject({ used: 99, held: 0 });
     await nextCallRuns(key);
   }, 60_000);
 
   it('the client hangs up while the create is in flight: the hold is released, nothing is charged', async () => {
     const key = await accountAtItsLastLookup();
-    const holds = new BillingHolds(rpc, { DRAEL_TOOL_HOLD_TTL_S: TTL_S } as GatewayConfig);
+    const { client: billingClient, released } = recordingReleases();
+    const holds = new BillingHolds(billingClient, { DRAEL_TOOL_HOLD_TTL_S: TTL_S } as GatewayConfig);
     const client = new AbortController();
     billing.child.kill('SIGSTOP');
     let call: Awaited<ReturnType<typeof callNeverRunning>>;
@@ -95,7 +117,8 @@ describe('a hold whose create got no answer is released by the gateway, not left
     }
     expect(call.ran).toBe(false);
     expect(call.result).toMatchObject({ ok: false, why: expect.stringMatching(/aborted by the caller/) as unknown });
-    await expect.poll(() => lookups(key), POLL).toMatchObject({ used: 99, held: 0 });
+    await expect.poll(() => released.length, POLL).toBe(1);
+    expect(await lookups(key)).toMatchObject({ used: 99, held: 0 });
     await nextCallRuns(key);
   }, 60_000);
 
