@@ -27,6 +27,11 @@ export interface ContentRules {
   threads: boolean;
   /** Drop link trails (breadcrumbs, bars of links, share lines) at the pick's edges and a legal line at its end, named or not. */
   edgeBoilerplate: boolean;
+  /**
+   * Drop a post's meta lines ("asked 2 years ago · viewed 48k times", "answered 3 days ago ·
+   * link", "Modified today"), by their markers, not their words.
+   */
+  postMeta: boolean;
 }
 
 export const ALL_RULES: ContentRules = {
@@ -39,6 +44,7 @@ export const ALL_RULES: ContentRules = {
   counters: true,
   threads: true,
   edgeBoilerplate: true,
+  postMeta: true,
 };
 
 /**
@@ -620,6 +626,74 @@ function commonAncestor(els: Element[], stop: Element): Element | null {
   }
   const found = chain[best] ?? null;
   return found && (found === stop || stop.contains(found)) ? found : null;
+}
+
+// Post meta: the lines a Q&A page, a forum or a blog puts around each post (when it was asked,
+// answered, modified, how often viewed, a permalink) in whatever language the site speaks. They
+// are known by their markup, as a reader's eye knows them by their small grey type: a <time>, or
+// an ISO timestamp in a `datetime` or `title` (the exact date a relative "2 years ago" hovers
+// with), or a class/id naming the block meta or stats; and by their shape: a line of at most
+// META_MAX_WORDS words with no sentence in it. A marked element is widened to the largest such
+// line around it (a row of "asked", "modified", "viewed" items); the line must be a block of its
+// own, so a date inside a sentence stays, and lists and tables are never widened into (a
+// changelog's dates, a table's date column are content), and it must say something beside its dates
+// (a live blog's bare "15:31" over an entry is the page's structure).
+const META_NAME = wordsPattern(['meta', 'metadata', 'stats', 'statistics']);
+const META_MAX_CHARS = 120;
+const META_MAX_WORDS = 14;
+const ISO_TIMESTAMP = /(?:^|\D)(?:19|20)\d\d-[01]\d-[0-3]\d(?:$|[T\s])/;
+// A sentence's end inside or at the end of the line: prose, not a meta line ("48.5k" has no space after its point).
+const SENTENCE_END = /[.!?。！？](?:\s|$)/;
+const NOT_A_LINE = new Set(['li', 'dd', 'dt', 'td', 'th', 'caption', 'figcaption', 'pre', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'table', 'ul', 'ol', 'dl']);
+
+/**
+ * Removes the post meta lines among `all` (the page's elements, before Readability scores: inside
+ * its pick a meta line's name is gone, its <div> unwrapped into a bare <p>).
+ */
+export function removePostMeta(all: readonly Element[]): void {
+  const hits = new Set<Element>();
+  for (const el of all) {
+    if (!el.hasAttributes() && el.localName !== 'time') continue;
+    if (isTimeMarker(el)) {
+      let line: Element | null = null;
+      for (let a: Element | null = el; a && a.localName !== 'body' && !NOT_A_LINE.has(a.localName) && isMetaLine(a); a = a.parentElement) line = a;
+      if (line && BLOCK_TAGS.has(line.localName) && labelsTime(line)) hits.add(line);
+    } else if (BLOCK_TAGS.has(el.localName) && !NOT_A_LINE.has(el.localName) && isNamedMeta(el) && isMetaLine(el) && /\d/.test(el.textContent ?? '')) {
+      hits.add(el);
+    }
+  }
+  for (const el of hits) el.remove();
+}
+
+/**
+ * Whether the line says something beside its dates ("asked", "Perguntada", "viewed 48k times"):
+ * a bare timestamp heading an entry (a live blog's "15:31") is the page's structure, not meta.
+ */
+function labelsTime(line: Element): boolean {
+  const walker = line.ownerDocument.createTreeWalker(line, 4 /* SHOW_TEXT */);
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+    if (!/[\p{L}\p{N}]/u.test((t as Text).data)) continue;
+    let marked = false;
+    for (let a = t.parentElement; a && !marked; a = a === line ? null : a.parentElement) marked = isTimeMarker(a);
+    if (!marked) return true;
+  }
+  return false;
+}
+
+function isTimeMarker(el: Element): boolean {
+  return el.localName === 'time' || ISO_TIMESTAMP.test(el.getAttribute('datetime') ?? '') || ISO_TIMESTAMP.test(el.getAttribute('title') ?? '');
+}
+
+function isNamedMeta(el: Element): boolean {
+  const name = `${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`;
+  return name.split(/\s+/).some((token) => token && META_NAME.test(token));
+}
+
+function isMetaLine(el: Element): boolean {
+  const text = squash(el.textContent ?? '');
+  if (!text || text.length > META_MAX_CHARS || text.split(' ').length > META_MAX_WORDS || SENTENCE_END.test(text)) return false;
+  for (const tag of ['img', 'pre', 'table', 'ul', 'ol', 'h2', 'h3', 'h4']) if (el.getElementsByTagName(tag).length > 0) return false;
+  return true;
 }
 
 function squash(s: string): string {
