@@ -323,3 +323,23 @@ describe('a Q&A page in a lone <main>: the answers that follow the question', ()
     for (const text of ['My CSV file is 12 GB', 'Answer 1 adds', 'Answer 2 adds', 'Again, in other words.']) expect(markdown).toContain(text);
   });
 });
+
+describe('reviews under a product', () => {
+  it("each review's title (a heading, or a box named title) stays on the line after its author's", () => {
+    const review = (title: string, author: string, date: string, text: string, heading: boolean) =>
+      `<div class="review-item"><div class="review-head"><span class="review-author">${author}</span> <time datetime="${date}">${date}</time></div>` +
+      (heading ? `<h3>${title}</h3>` : `<span data-hook="review-title" class="a-text-bold review-title">${title}</span>`) +
+      `<div class="review-text"><p>${text}</p></div></div>`;
+    const html =
+      '<!doctype html><html lang="en"><head><title>Enamel camping mug</title></head><body><main><h1>Enamel camping mug</h1><p>A steel mug with an enamel coat, 350 ml.</p>' +
+      '<section id="reviews"><h2>Reviews</h2>' +
+      review('Survived the Cairngorms', 'Hannah P.', '2024-02-11', 'Dropped on rocks twice and the enamel only chipped a tiny bit on the rim; coffee stays hot long enough to drink outside.', true) +
+      review('Wish it had a lid', 'Marcus D.', '2024-01-30', 'Good size for porridge as well as tea, and it has survived the dishwasher every day for a month with no rust at all.', false) +
+      review('Handles get hot', 'Aoife K.', '2023-12-19', 'Bought four for the family camping box; the handles get hot on the stove, which is worth knowing if you have children.', true) +
+      '</section></main></body></html>';
+    const { markdown } = extractor.extract(html, 'https://shop.example/mug');
+    expect(markdown).toContain('**Hannah P.** · 2024-02-11\n\n**Survived the Cairngorms**\n\nDropped on rocks twice');
+    expect(markdown).toContain('**Marcus D.** · 2024-01-30\n\n**Wish it had a lid**\n\nGood size for porridge');
+    expect(markdown).toContain('**Aoife K.** · 2023-12-19\n\n**Handles get hot**\n\nBought four');
+  });
+});
