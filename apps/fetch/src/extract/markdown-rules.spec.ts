@@ -62,8 +62,8 @@ describe('code blocks', () => {
     const md = markdownOf(
       // Jekyll/Rouge: div.language-ruby.highlighter-rouge > div.highlight > pre.highlight > code
       '<div class="language-ruby highlighter-rouge"><div class="highlight"><pre class="highlight"><code>puts 1</code></pre></div></div>' +
-        // GitLab and GitHub's older markdown: <pre lang="toml">
-        '<pre class="code highlight" lang="toml"><code>a = 1</code></pre>' +
+        // GitLab (language-plaintext for a language its highlighter lacks) and GitHub's older markdown: <pre lang="toml">
+        '<pre class="code highlight language-plaintext" lang="toml"><code>a = 1</code></pre>' +
         // Pandoc: pre.sourceCode.haskell; highlight.js before v11: code.hljs.javascript
         '<div class="sourceCode"><pre class="sourceCode haskell"><code class="sourceCode haskell">main = print 1</code></pre></div>' +
         '<pre><code class="hljs javascript">let b = 2</code></pre>' +

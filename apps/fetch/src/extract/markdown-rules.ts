@@ -270,15 +270,23 @@ function languageOf(pre: Element): string {
   // Sphinx's div.highlight-python > div.highlight > pre, a widget's data-language around a scroller.
   const wrappers = [pre.parentElement, pre.parentElement?.parentElement].filter((e): e is Element => !!e);
   const cls = (e: Element) => e.getAttribute('class') ?? '';
-  const found =
-    own.map((e) => LANGUAGE_CLASS.exec(cls(e))?.[1]).find(Boolean) ??
-    own.map((e) => BRUSH_CLASS.exec(cls(e))?.[1]).find(Boolean) ??
-    own.map(markedLanguage).find(Boolean) ??
-    own.map(codeLanguageAttribute).find(Boolean) ??
-    wrappers.map((e) => (LANGUAGE_CLASS.exec(cls(e)) ?? HIGHLIGHT_CLASS.exec(cls(e)))?.[1]).find(Boolean) ??
-    [...own, ...wrappers].map((e) => e.getAttribute('data-lang') || e.getAttribute('data-language') || undefined).find(Boolean);
-  const language = (found ?? '').toLowerCase();
-  return NO_LANGUAGE.has(language) ? '' : language;
+  // Each source in turn, a "no particular language" (plaintext, Sphinx's default) passing on to
+  // the next: GitLab writes language-plaintext with the author's lang="toml" beside it.
+  const sources: (() => (string | null | undefined)[])[] = [
+    () => own.map((e) => LANGUAGE_CLASS.exec(cls(e))?.[1]),
+    () => own.map((e) => BRUSH_CLASS.exec(cls(e))?.[1]),
+    () => own.map(markedLanguage),
+    () => own.map(codeLanguageAttribute),
+    () => wrappers.map((e) => (LANGUAGE_CLASS.exec(cls(e)) ?? HIGHLIGHT_CLASS.exec(cls(e)))?.[1]),
+    () => [...own, ...wrappers].map((e) => e.getAttribute('data-lang') || e.getAttribute('data-language') || e.getAttribute('data-canonical-lang')),
+  ];
+  for (const source of sources) {
+    const language = source()
+      .map((l) => l?.toLowerCase())
+      .find((l) => l && !NO_LANGUAGE.has(l));
+    if (language) return language;
+  }
+  return '';
 }
 
 /** The bare language class beside a highlighter's marker class (Pandoc, highlight.js), when there is exactly one. */
