@@ -639,6 +639,7 @@ function commonAncestor(els: Element[], stop: Element): Element | null {
 // changelog's dates, a table's date column are content), and it must say something beside its dates
 // (a live blog's bare "15:31" over an entry is the page's structure).
 const META_NAME = wordsPattern(['meta', 'metadata', 'stats', 'statistics']);
+const META_HINT = /meta|stat/i;
 const META_MAX_CHARS = 120;
 const META_MAX_WORDS = 14;
 const ISO_TIMESTAMP = /(?:^|\D)(?:19|20)\d\d-[01]\d-[0-3]\d(?:$|[T\s])/;
@@ -681,19 +682,43 @@ function labelsTime(line: Element): boolean {
 }
 
 function isTimeMarker(el: Element): boolean {
-  return el.localName === 'time' || ISO_TIMESTAMP.test(el.getAttribute('datetime') ?? '') || ISO_TIMESTAMP.test(el.getAttribute('title') ?? '');
+  if (el.localName === 'time') return true;
+  // Attribute values from their nodes: linkedom's getAttribute('class') rebuilds a token list.
+  const stamp = el.getAttributeNode('datetime')?.value ?? el.getAttributeNode('title')?.value;
+  return !!stamp && ISO_TIMESTAMP.test(stamp);
 }
 
 function isNamedMeta(el: Element): boolean {
-  const name = `${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`;
-  return name.split(/\s+/).some((token) => token && META_NAME.test(token));
+  const name = `${el.getAttributeNode('class')?.value ?? ''} ${el.getAttributeNode('id')?.value ?? ''}`;
+  // The substring first: most names on a page hold neither, and the token split is what costs.
+  return META_HINT.test(name) && name.split(/\s+/).some((token) => token && META_NAME.test(token));
 }
 
+// What a meta line never holds: media, code, tables, lists, headings.
+const NOT_IN_A_LINE = new Set(['img', 'picture', 'video', 'pre', 'table', 'ul', 'ol', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+
+/**
+ * A short line of words with no sentence in it and nothing but text. The text is read a node at
+ * a time and given up on past META_MAX_CHARS: the first ancestor too long to be a line may be
+ * the whole page, and its textContent would be built for nothing.
+ */
 function isMetaLine(el: Element): boolean {
-  const text = squash(el.textContent ?? '');
-  if (!text || text.length > META_MAX_CHARS || text.split(' ').length > META_MAX_WORDS || SENTENCE_END.test(text)) return false;
-  for (const tag of ['img', 'pre', 'table', 'ul', 'ol', 'h2', 'h3', 'h4']) if (el.getElementsByTagName(tag).length > 0) return false;
-  return true;
+  let text = '';
+  const walker = el.ownerDocument.createTreeWalker(el, 1 /* SHOW_ELEMENT */ | 4 /* SHOW_TEXT */);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (n.nodeType === 1) {
+      if (NOT_IN_A_LINE.has((n as Element).localName)) return false;
+      continue;
+    }
+    text += (n as Text).data;
+    // Squashed only when the raw text passes the bound: once per META_MAX_CHARS read at most.
+    if (text.length > META_MAX_CHARS) {
+      text = `${squash(text)} `;
+      if (text.length > META_MAX_CHARS + 1) return false;
+    }
+  }
+  text = squash(text);
+  return !!text && text.length <= META_MAX_CHARS && text.split(' ').length <= META_MAX_WORDS && !SENTENCE_END.test(text);
 }
 
 function squash(s: string): string {

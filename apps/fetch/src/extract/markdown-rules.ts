@@ -268,7 +268,7 @@ function languageOf(pre: Element): string {
   const own = [code, pre].filter((e): e is Element => !!e);
   // A wrapper holds the label two levels up at most: Jekyll's div.language-ruby > div.highlight > pre,
   // Sphinx's div.highlight-python > div.highlight > pre, a widget's data-language around a scroller.
-  const wrappers = [pre.parentElement, pre.parentElement?.parentElement].filter((e): e is Element => !!e);
+  const wrappers = [pre.parentElement, pre.parentElement?.parentElement].filter((e): e is HTMLElement => !!e);
   const cls = (e: Element) => e.getAttribute('class') ?? '';
   // Each source in turn, a "no particular language" (plaintext, Sphinx's default) passing on to
   // the next: GitLab writes language-plaintext with the author's lang="toml" beside it.
