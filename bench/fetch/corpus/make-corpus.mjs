@@ -467,7 +467,11 @@ add(
     `<div class="d-row"><div class="d-item">Perguntada <time datetime="2022-03-01T10:00:00">há 2 anos</time></div>` +
     `<div class="d-item" title="2024-02-28 09:12:45Z">Modificada hoje</div><div class="d-item">Vista 48mil vezes</div></div>`;
   const body = `<div class="barra"><a class="marca" href="/">Perguntas de Dados</a> ${navList('pt', r)}</div><main><div class="pergunta"><h1>${esc(QA_PT.title)}</h1>${stats}${blocks(QA_PT.question)}<div class="etiquetas"><a href="/t/python">python</a> <a href="/t/pandas">pandas</a></div></div><h2>${QA_PT.answers.length} respostas</h2>${answers}</main><aside class="relacionadas"><h3>Perguntas relacionadas</h3><ul>${linkList(r, 'pt', 8)}</ul></aside><div class="fim"><a href="/sobre">Sobre</a> · © 2024 Perguntas de Dados</div>`;
-  add('qa-meta-rows-pt', page({ lang: 'pt', title: `${QA_PT.title} - Perguntas de Dados`, body }), [expectedText(QA_PT.question), ...QA_PT.answers.map((a) => expectedText(a))].join('\n'));
+  add(
+    'qa-meta-rows-pt',
+    page({ lang: 'pt', title: `${QA_PT.title} - Perguntas de Dados`, body }),
+    [expectedText(QA_PT.question), ...QA_PT.answers.map((a) => expectedText(a))].join('\n'),
+  );
 }
 // A Reddit-like thread: the post and the discussion under it are the page.
 {

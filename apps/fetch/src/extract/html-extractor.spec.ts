@@ -313,7 +313,8 @@ describe('a Q&A page in a lone <main>: the answers that follow the question', ()
   });
 
   it('keeps the answers before the one Readability picked (the last and longest)', () => {
-    const body = (a: string, i: number) => (i === 2 ? `<p>${a}</p><p>${a} Again, in other words.</p>` : `<p>${a}</p><p>Answer ${i + 1} adds: the documentation explains this at length.</p>`);
+    const body = (a: string, i: number) =>
+      i === 2 ? `<p>${a}</p><p>${a} Again, in other words.</p>` : `<p>${a}</p><p>Answer ${i + 1} adds: the documentation explains this at length.</p>`;
     const page =
       '<!doctype html><html lang="en"><head><title>Reading a large CSV in chunks - Data Questions</title></head><body><div class="topbar"><a href="/">Data Questions</a></div><main>' +
       '<div class="question"><h1>Reading a large CSV in chunks</h1><p>My CSV file is 12 GB and my machine has 8 GB of memory; read_csv gets killed. How do I read it a piece at a time and still compute a group-by over the whole file, without buying more memory?</p></div><h2>3 Answers</h2>' +
@@ -333,9 +334,27 @@ describe('reviews under a product', () => {
     const html =
       '<!doctype html><html lang="en"><head><title>Enamel camping mug</title></head><body><main><h1>Enamel camping mug</h1><p>A steel mug with an enamel coat, 350 ml.</p>' +
       '<section id="reviews"><h2>Reviews</h2>' +
-      review('Survived the Cairngorms', 'Hannah P.', '2024-02-11', 'Dropped on rocks twice and the enamel only chipped a tiny bit on the rim; coffee stays hot long enough to drink outside.', true) +
-      review('Wish it had a lid', 'Marcus D.', '2024-01-30', 'Good size for porridge as well as tea, and it has survived the dishwasher every day for a month with no rust at all.', false) +
-      review('Handles get hot', 'Aoife K.', '2023-12-19', 'Bought four for the family camping box; the handles get hot on the stove, which is worth knowing if you have children.', true) +
+      review(
+        'Survived the Cairngorms',
+        'Hannah P.',
+        '2024-02-11',
+        'Dropped on rocks twice and the enamel only chipped a tiny bit on the rim; coffee stays hot long enough to drink outside.',
+        true,
+      ) +
+      review(
+        'Wish it had a lid',
+        'Marcus D.',
+        '2024-01-30',
+        'Good size for porridge as well as tea, and it has survived the dishwasher every day for a month with no rust at all.',
+        false,
+      ) +
+      review(
+        'Handles get hot',
+        'Aoife K.',
+        '2023-12-19',
+        'Bought four for the family camping box; the handles get hot on the stove, which is worth knowing if you have children.',
+        true,
+      ) +
       '</section></main></body></html>';
     const { markdown } = extractor.extract(html, 'https://shop.example/mug');
     expect(markdown).toContain('**Hannah P.** · 2024-02-11\n\n**Survived the Cairngorms**\n\nDropped on rocks twice');
