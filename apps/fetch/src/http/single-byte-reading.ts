@@ -115,9 +115,18 @@ const CENTRAL_EUROPEAN_ALPHABETS = ['ąćęłńóśźż', 'áčďéěíňóřš�
  */
 function centralEuropeanTable(bytes: Buffer): string {
   if (bytes.some((b) => b >= 0x80 && b <= 0x9f)) return 'windows-1250';
+  const text = textOf(bytes);
   const cover = (label: string) => {
-    const letters = [...new TextDecoder(label).decode(bytes.subarray(0, SNIFF_CHARS)).replace(MARKUP, ' ')].filter((c) => c >= '\u00c0' && LETTER.test(c));
-    return Math.max(0, ...CENTRAL_EUROPEAN_ALPHABETS.map((alphabet) => letters.filter((c) => alphabet.has(c)).length));
+    const { chars, flags } = tableOf(label);
+    const counts = CENTRAL_EUROPEAN_ALPHABETS.map(() => 0);
+    for (let i = 0; i < text.length; i++) {
+      const b = text.charCodeAt(i);
+      if (b < 0x80 || !(flags[b]! & LETTER_COUNTED)) continue;
+      CENTRAL_EUROPEAN_ALPHABETS.forEach((alphabet, k) => {
+        if (alphabet.has(chars[b]!)) counts[k]!++;
+      });
+    }
+    return Math.max(0, ...counts);
   };
   return cover('windows-1250') > cover('iso-8859-2') ? 'windows-1250' : 'iso-8859-2';
 }
@@ -155,40 +164,93 @@ const NOT_AT_WORD_EDGE = /[\p{No}\p{Sk}\p{Sm}ªº]/u;
 const THAI_CONSONANT = (c: number) => c >= 0x0e01 && c <= 0x0e2e;
 const THAI_MARK = (c: number) => c === 0x0e31 || (c >= 0x0e34 && c <= 0x0e3a) || (c >= 0x0e47 && c <= 0x0e4e);
 
-/** The text outside markup decoded with `label`, and how many of its characters are misread. */
+// A byte's class in a table, for reading a page a byte at a time (every table here is one byte
+// one character, ASCII below 0x80): the page is not decoded once per table.
+const LETTER_COUNTED = 1; // a letter or mark, not an ordinal sign
+const LETTER_LIKE = 2; // a letter or mark to Unicode (ordinal signs too): what a word is made of
+const WORD = 4; // a letter, or any character from 0x80 that is not a space
+const HIGH = 8; // a byte from 0x80
+const NEVER_TEXT = 16; // unassigned (U+FFFD) or a C1 control
+const NOT_AT_EDGE = 32;
+const INTRAWORD = 64;
+const THAI_CONSONANT_BYTE = 128;
+const THAI_MARK_BYTE = 256;
+
+interface Table {
+  chars: string[];
+  flags: Uint16Array;
+}
+const tables = new Map<string, Table>();
+
+function tableOf(label: string): Table {
+  const known = tables.get(label);
+  if (known) return known;
+  const chars = [...new TextDecoder(label).decode(Uint8Array.from({ length: 256 }, (_, i) => i))];
+  const flags = new Uint16Array(256);
+  chars.forEach((ch, b) => {
+    const code = ch.codePointAt(0) ?? 0;
+    const letter = LETTER.test(ch);
+    let f = 0;
+    if (letter) f |= LETTER_LIKE | WORD;
+    if (letter && !ORDINALS.has(code)) f |= LETTER_COUNTED;
+    if (b >= 0x80) f |= HIGH;
+    if (b >= 0x80 && !/\s/u.test(ch)) f |= WORD;
+    if (code === 0xfffd || (code >= 0x80 && code <= 0x9f)) f |= NEVER_TEXT;
+    if (NOT_AT_WORD_EDGE.test(ch)) f |= NOT_AT_EDGE;
+    if (INTRAWORD_PUNCTUATION.has(code)) f |= INTRAWORD;
+    if (THAI_CONSONANT(code)) f |= THAI_CONSONANT_BYTE;
+    if (THAI_MARK(code)) f |= THAI_MARK_BYTE;
+    flags[b] = f;
+  });
+  const table = { chars, flags };
+  tables.set(label, table);
+  return table;
+}
+
+// The sniffed bytes as Latin-1 (one character per byte) with markup blanked, once per page.
+const texts = new WeakMap<Buffer, string>();
+function textOf(bytes: Buffer): string {
+  let text = texts.get(bytes);
+  if (text === undefined) {
+    text = bytes.subarray(0, SNIFF_CHARS).toString('latin1').replace(MARKUP, ' ');
+    texts.set(bytes, text);
+  }
+  return text;
+}
+
+/** The text outside markup read with `label`'s table, and how many of its characters are misread. */
 function reading(bytes: Buffer, label: string, inScript?: (code: number) => boolean): Reading {
-  const text = new TextDecoder(label).decode(bytes.subarray(0, SNIFF_CHARS)).replace(MARKUP, ' ');
+  const text = textOf(bytes);
+  const { chars, flags } = tableOf(label);
+  const scriptBytes = inScript ? chars.map((ch) => inScript(ch.codePointAt(0) ?? 0)) : null;
   const result: Reading = { highLetters: 0, asciiLetters: 0, inScript: 0, misreads: 0 };
-  const chars = [...text];
-  const isWordChar = (ch: string | undefined) => !!ch && (LETTER.test(ch) || (ch.codePointAt(0)! >= 0x80 && !/\s/u.test(ch)));
-  for (let i = 0; i < chars.length; i++) {
-    const ch = chars[i]!;
-    const code = ch.codePointAt(0)!;
-    if (code < 0x80) {
-      if (/[A-Za-z]/.test(ch)) result.asciiLetters++;
+  const at = (i: number) => (i >= 0 && i < text.length ? flags[text.charCodeAt(i)]! : 0);
+  for (let i = 0; i < text.length; i++) {
+    const b = text.charCodeAt(i);
+    const f = flags[b]!;
+    if (b < 0x80) {
+      if (f & LETTER_COUNTED) result.asciiLetters++;
       continue;
     }
     // Unassigned bytes and C1 controls are never text, wherever they stand.
-    if (code === 0xfffd || (code >= 0x80 && code <= 0x9f)) {
+    if (f & NEVER_TEXT) {
       result.misreads++;
       continue;
     }
-    const letter = LETTER.test(ch) && !ORDINALS.has(code);
-    if (letter) {
+    if (f & LETTER_COUNTED) {
       result.highLetters++;
-      if (inScript?.(code)) result.inScript++;
+      if (scriptBytes?.[b]) result.inScript++;
       // A Thai vowel or tone mark follows a consonant or another mark, never anything else.
-      if (THAI_MARK(code)) {
-        const before = chars[i - 1]?.codePointAt(0) ?? 0;
-        if (!THAI_CONSONANT(before) && !THAI_MARK(before)) result.misreads++;
-      }
+      if (f & THAI_MARK_BYTE && !(at(i - 1) & (THAI_CONSONANT_BYTE | THAI_MARK_BYTE))) result.misreads++;
       continue;
     }
-    const inside = isWordChar(chars[i - 1]) && isWordChar(chars[i + 1]);
+    const before = at(i - 1);
+    const after = at(i + 1);
+    const inside = before & WORD && after & WORD;
     // At a word's edge punctuation is at home (¿Habrá, «Bonjour», Drael™), numbers and modifier
     // or maths signs are not: ¹etali¹ta is an ISO-8859-2 š read as windows-1252.
-    const attached = LETTER.test(chars[i - 1] ?? '') || LETTER.test(chars[i + 1] ?? '');
-    if ((inside && !INTRAWORD_PUNCTUATION.has(code)) || (attached && NOT_AT_WORD_EDGE.test(ch))) result.misreads++;
+    const attached = (before | after) & LETTER_LIKE;
+    if ((inside && !(f & INTRAWORD)) || (attached && f & NOT_AT_EDGE)) result.misreads++;
   }
   return result;
 }
