@@ -182,12 +182,15 @@ describe('content rules', () => {
     const html = page(
       `<div class="top"><a href="/">Perguntas</a></div><main><div class="question"><h1>Silo lease approved</h1>` +
         `<div class="row"><div class="item">Perguntada <time datetime="2022-03-01T10:00:00">há 2 anos</time></div><div class="item" title="2024-03-01 09:12:00Z">Modificada hoje</div><div class="item">Vista 48mil vezes</div></div>` +
-        `<p>${story[0]}</p><p>The vote is on <time datetime="2024-03-14">14 March</time>, and the board expects a long debate.</p></div>` +
+        `<p>${story[0]}</p><p>The vote is on <time datetime="2024-03-14">14 March</time>, and the board expects a long debate.</p>` +
+        `<div class="when">Public hearing <time datetime="2099-05-04T19:00">4 May, 19:00</time> · Harbour Hall</div></div>` +
         `<h2>3 respostas</h2>${replies.map((text, i) => answer(i, text)).join('')}</main><div class="bottom">© 2024</div>`,
     );
     const got = all.extract(html, url).markdown;
     for (const gone of ['há 2 anos', 'Modificada hoje', '48mil', 'respondida']) expect(got).not.toContain(gone);
     expect(got).toContain('The vote is on 14 March, and the board expects a long debate.');
+    // A line announcing what is still to come (an event, a deadline) is no post's meta.
+    expect(got).toContain('Public hearing 4 May, 19:00 · Harbour Hall');
     for (const text of [...story, ...replies]) expect(got).toContain(text);
     const off = only('postMeta').extract(html, url).markdown;
     expect(off).toContain('há 2 anos');

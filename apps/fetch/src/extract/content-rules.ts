@@ -636,8 +636,9 @@ function commonAncestor(els: Element[], stop: Element): Element | null {
 // META_MAX_WORDS words with no sentence in it. A marked element is widened to the largest such
 // line around it (a row of "asked", "modified", "viewed" items); the line must be a block of its
 // own, so a date inside a sentence stays, and lists and tables are never widened into (a
-// changelog's dates, a table's date column are content), and it must say something beside its dates
-// (a live blog's bare "15:31" over an entry is the page's structure).
+// changelog's dates, a table's date column are content), it must say something beside its dates
+// (a live blog's bare "15:31" over an entry is the page's structure), and its dates must not all
+// be still to come (an event's "Doors open 4 May, 19:00", a deadline: announcements, not records).
 const META_NAME = wordsPattern(['meta', 'metadata', 'stats', 'statistics']);
 const META_HINT = /meta|stat/i;
 const META_MAX_CHARS = 120;
@@ -651,14 +652,14 @@ const NOT_A_LINE = new Set(['li', 'dd', 'dt', 'td', 'th', 'caption', 'figcaption
  * Removes the post meta lines among `all` (the page's elements, before Readability scores: inside
  * its pick a meta line's name is gone, its <div> unwrapped into a bare <p>).
  */
-export function removePostMeta(all: readonly Element[]): void {
+export function removePostMeta(all: readonly Element[], now = Date.now()): void {
   const hits = new Set<Element>();
   for (const el of all) {
     if (!el.hasAttributes() && el.localName !== 'time') continue;
     if (isTimeMarker(el)) {
       let line: Element | null = null;
       for (let a: Element | null = el; a && a.localName !== 'body' && !NOT_A_LINE.has(a.localName) && isMetaLine(a); a = a.parentElement) line = a;
-      if (line && BLOCK_TAGS.has(line.localName) && labelsTime(line)) hits.add(line);
+      if (line && BLOCK_TAGS.has(line.localName) && labelsTime(line) && !announcesFuture(line, now)) hits.add(line);
     } else if (BLOCK_TAGS.has(el.localName) && !NOT_A_LINE.has(el.localName) && isNamedMeta(el) && isMetaLine(el) && /\d/.test(el.textContent ?? '')) {
       hits.add(el);
     }
@@ -679,6 +680,19 @@ function labelsTime(line: Element): boolean {
     if (!marked) return true;
   }
   return false;
+}
+
+/**
+ * Whether a line's timestamps are all still to come: an event's date, a deadline, a sale's end
+ * announce something; a post's meta records what was done (asked, answered, modified), so its
+ * times are past.
+ */
+function announcesFuture(line: Element, now: number): boolean {
+  const stamps = [line, ...Array.from(line.querySelectorAll('time, [datetime], [title]'))]
+    .map((el) => ISO_TIMESTAMP.exec(el.getAttributeNode('datetime')?.value ?? el.getAttributeNode('title')?.value ?? '')?.[0])
+    .filter((stamp): stamp is string => !!stamp)
+    .map((stamp) => Date.parse(stamp.replace(/^\D/, '').trim().slice(0, 10)));
+  return stamps.length > 0 && stamps.every((t) => t > now);
 }
 
 function isTimeMarker(el: Element): boolean {
