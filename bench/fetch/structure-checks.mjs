@@ -52,6 +52,13 @@ export const STRUCTURE_CHECKS = {
     ['escape: none in the ASCII table', /\\[*+|-]/, 'not'],
   ],
   'structure.html': [['table: knots', /^\| Bowline \| A fixed loop/m]],
+  'blog-code-labels.html': [
+    ['code: ruby from a language-x wrapper (Jekyll/Rouge)', /```ruby\nputs "hello from rouge"\n```/],
+    ['code: haskell beside sourceCode (Pandoc)', /```haskell\nmain :: IO \(\)\n/],
+    ['code: toml from <pre lang> (GitLab)', /```toml\n\[server\]\nport = 8080\n```/],
+    ['code: javascript beside hljs (highlight.js 9)', /```javascript\nconst greeting = 'hello from hljs';\n```/],
+    ['code: a human language in lang= is no code language', /```\nThis block is just text in English\.\n```/],
+  ],
   'task-lists.html': [
     ['task list: checked item', /^-\s+\[x\] Freeze the public API surface$/m],
     ['task list: open item', /^-\s+\[ \] Write the 3\.x to 4\.0 migration guide$/m],

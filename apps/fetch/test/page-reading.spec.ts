@@ -48,9 +48,10 @@ describe('threads: every post, with its author and date, in order (finding 1)', 
       'Knitted in Leicester from a blend of merino wool',
       'A padded heel and forefoot',
       '64% merino wool',
-      /\*\*Hannah P\.\*\* · 02\/11\/2024/,
+      // Each review's title on the line after its author's (finding: titles were left out).
+      /\*\*Hannah P\.\*\* · 02\/11\/2024\n\n\*\*Warm without being sweaty\*\*\n/,
       'Coast to Coast walk',
-      /\*\*Marcus D\.\*\*/,
+      /\*\*Marcus D\.\*\* · [^\n]*\n\n\*\*Best socks I have owned\*\*\n/,
       /\*\*Aoife K\.\*\*/,
       /\*\*Tomasz W\.\*\*/,
     ]);
@@ -95,6 +96,8 @@ describe('threads: every post, with its author and date, in order (finding 1)', 
       'boots from the T7 in about twelve seconds',
     ]);
     expect(md).not.toMatch(/Joined:|Forum Moderator|Please read the forum rules|Quote|Post Reply|Jump to/);
+    // Each post's title is the topic's again ("Re: …"): not a title of the post's own.
+    expect(md).not.toMatch(/\*\*Re: Raspberry Pi 4/);
   });
 
   it('Stack Exchange: the question and each answer with its author, no vote widgets', () => {

@@ -8,7 +8,7 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ARTICLES, FOREIGN, HEADLINES, STANDFIRSTS } from './texts.mjs';
-import { DOCS, FORUM, GOV, JOB, LISTICLE, PODCAST, POSTS, PRESS, PRODUCTS, QA, RECIPE, REVIEWS, WIKI } from './texts-more.mjs';
+import { DOCS, FORUM, GOV, JOB, LISTICLE, PODCAST, POSTS, PRESS, PRODUCTS, QA, QA_PT, RECIPE, REVIEWS, WIKI } from './texts-more.mjs';
 import { blocks, comments, cookieBanner, esc, expectedText, footer, inBody, linkList, navList, page, rng, shareBar, teaserGrid } from './chrome.mjs';
 
 const OUT = fileURLToPath(new URL('../../../apps/fetch/test/fixtures/corpus/', import.meta.url));
@@ -450,6 +450,28 @@ add(
     .join('');
   const body = `<div class="topbar"><a class="brand" href="/">Data Questions</a> ${navList('en', r)}</div><main><div class="question"><h1>${esc(QA.title)}</h1>${votes(52)}${blocks(QA.question)}<div class="tags"><a href="/t/python">python</a> <a href="/t/pandas">pandas</a></div><div class="question-meta">asked 2 years ago · viewed 48k times</div></div><h2>${QA.answers.length} Answers</h2>${answers}<div class="your-answer"><h2>Your answer</h2><form><textarea></textarea><button>Post your answer</button></form></div></main><aside class="related"><h3>Related questions</h3><ul>${linkList(r, 'en', 8)}</ul></aside><div class="bottom"><a href="/about">About</a> · <a href="/privacy">Privacy</a> · © 2024 Data Questions</div>`;
   add('qa-no-authors-main', page({ title: `${QA.title} - Data Questions`, body }), [expectedText(QA.question), ...QA.answers.map((a) => expectedText(a))].join('\n'));
+}
+// A Q&A page in Portuguese whose meta rows ("Perguntada há 2 anos", "Modificada hoje", "Vista
+// 48mil vezes", "respondida há 3 dias") are marked only by <time> and ISO timestamps in titles,
+// as Stack Exchange's software writes them, and named nothing (twenty-first session).
+{
+  const r = rng(304);
+  const when = (label, iso, shown) => `<div class="d-item">${label} <span class="relativetime" title="${iso}">${shown}</span></div>`;
+  const answers = QA_PT.answers
+    .map(
+      (a, i) =>
+        `<div class="resposta" id="r-${i}"><div class="corpo">${blocks(a)}</div><div class="rodape"><a href="/r/${i}">compartilhar</a>${when('respondida', `2024-03-0${i + 1} 10:1${i}:00Z`, `há ${i + 3} dias`)}</div></div>`,
+    )
+    .join('');
+  const stats =
+    `<div class="d-row"><div class="d-item">Perguntada <time datetime="2022-03-01T10:00:00">há 2 anos</time></div>` +
+    `<div class="d-item" title="2024-02-28 09:12:45Z">Modificada hoje</div><div class="d-item">Vista 48mil vezes</div></div>`;
+  const body = `<div class="barra"><a class="marca" href="/">Perguntas de Dados</a> ${navList('pt', r)}</div><main><div class="pergunta"><h1>${esc(QA_PT.title)}</h1>${stats}${blocks(QA_PT.question)}<div class="etiquetas"><a href="/t/python">python</a> <a href="/t/pandas">pandas</a></div></div><h2>${QA_PT.answers.length} respostas</h2>${answers}</main><aside class="relacionadas"><h3>Perguntas relacionadas</h3><ul>${linkList(r, 'pt', 8)}</ul></aside><div class="fim"><a href="/sobre">Sobre</a> · © 2024 Perguntas de Dados</div>`;
+  add(
+    'qa-meta-rows-pt',
+    page({ lang: 'pt', title: `${QA_PT.title} - Perguntas de Dados`, body }),
+    [expectedText(QA_PT.question), ...QA_PT.answers.map((a) => expectedText(a))].join('\n'),
+  );
 }
 // A Reddit-like thread: the post and the discussion under it are the page.
 {

@@ -382,3 +382,24 @@ export const PODCAST = {
     'Our guests were speaking in a personal capacity.',
   ],
 };
+
+// A Q&A page in Portuguese (a local Q&A site's own software): its meta rows are marked by <time>
+// and ISO timestamps in titles, never named (twenty-first session).
+export const QA_PT = {
+  title: 'Como ler um arquivo CSV grande em partes com Python?',
+  question: [
+    'Tenho um arquivo CSV de cerca de 12 GB para processar, mas a minha máquina só tem 8 GB de memória. Quando chamo read_csv o processo é encerrado pelo sistema. Há como ler o arquivo aos poucos e ainda assim somar os valores por cliente no arquivo inteiro?',
+  ],
+  answers: [
+    [
+      'Use o parâmetro chunksize do read_csv. Com ele a função devolve um iterador de pedaços em vez de um único data frame, e você vai somando os resultados parciais à medida que lê cada pedaço do arquivo.',
+      'Isso funciona porque uma soma pode ser calculada em partes e depois juntada. Para a mediana ou outra estatística que não se decompõe assim, é preciso outra abordagem.',
+    ],
+    [
+      'Se você só precisa de algumas colunas, passe também usecols. Em arquivos largos isso costuma reduzir o uso de memória pela metade, e a leitura fica mais rápida. Definir o dtype das colunas conhecidas também ajuda bastante.',
+    ],
+    [
+      'Para esse volume de dados vale a pena olhar para uma ferramenta que trabalha fora da memória. O DuckDB faz o agrupamento diretamente sobre o arquivo CSV, sem carregá-lo, e em geral é muito mais rápido do que um laço sobre os pedaços.',
+    ],
+  ],
+};

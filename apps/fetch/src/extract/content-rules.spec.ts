@@ -168,6 +168,35 @@ describe('content rules', () => {
     expect(only('counters').extract(html, url).markdown).toMatch(/^17$/m);
   });
 
+  it("postMeta: a post's meta line (asked, viewed, answered, modified) goes, marked by <time>, an ISO date or a meta/stats name, in any language; prose with a date stays", () => {
+    // A Portuguese Q&A page in a lone <main>, no author markers: its meta rows are marked by a
+    // <time>, an ISO timestamp in a title, or a class naming them meta/stats, never by their words.
+    const replies = [
+      'Lease it, but only with a clause that lets the board take the silo back if the roof is not repaired within two years of signing.',
+      'The artists group already runs two studios in the old tram depot, and both have paid their rent on time since they opened.',
+      'A gallery on the quay would bring people there at weekends, when the offices around it are closed and the quay is empty.',
+    ];
+    const answer = (i: number, text: string) =>
+      `<div class="answer"><div class="corpo"><p>${text}</p><p>${story[i]} ${text}</p></div>` +
+      `<div class="answer-meta">respondida há ${i + 2} dias · <a href="/a/${i}">link</a></div></div>`;
+    const html = page(
+      `<div class="top"><a href="/">Perguntas</a></div><main><div class="question"><h1>Silo lease approved</h1>` +
+        `<div class="row"><div class="item">Perguntada <time datetime="2022-03-01T10:00:00">há 2 anos</time></div><div class="item" title="2024-03-01 09:12:00Z">Modificada hoje</div><div class="item">Vista 48mil vezes</div></div>` +
+        `<p>${story[0]}</p><p>The vote is on <time datetime="2024-03-14">14 March</time>, and the board expects a long debate.</p>` +
+        `<div class="when">Public hearing <time datetime="2099-05-04T19:00">4 May, 19:00</time> · Harbour Hall</div></div>` +
+        `<h2>3 respostas</h2>${replies.map((text, i) => answer(i, text)).join('')}</main><div class="bottom">© 2024</div>`,
+    );
+    const got = all.extract(html, url).markdown;
+    for (const gone of ['há 2 anos', 'Modificada hoje', '48mil', 'respondida']) expect(got).not.toContain(gone);
+    expect(got).toContain('The vote is on 14 March, and the board expects a long debate.');
+    // A line announcing what is still to come (an event, a deadline) is no post's meta.
+    expect(got).toContain('Public hearing 4 May, 19:00 · Harbour Hall');
+    for (const text of [...story, ...replies]) expect(got).toContain(text);
+    const off = only('postMeta').extract(html, url).markdown;
+    expect(off).toContain('há 2 anos');
+    expect(off).toContain('respondida');
+  });
+
   it("titleHeading: the pick's first heading goes when it is the title, not when text comes first", () => {
     const html = (heading: string) =>
       `<!doctype html><html lang="ja"><head><title>市立図書館、開館時間を延長 | 新聞</title></head><body><div class="x"><h1>${heading}</h1>` +

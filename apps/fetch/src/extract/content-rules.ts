@@ -27,6 +27,11 @@ export interface ContentRules {
   threads: boolean;
   /** Drop link trails (breadcrumbs, bars of links, share lines) at the pick's edges and a legal line at its end, named or not. */
   edgeBoilerplate: boolean;
+  /**
+   * Drop a post's meta lines ("asked 2 years ago · viewed 48k times", "answered 3 days ago ·
+   * link", "Modified today"), by their markers, not their words.
+   */
+  postMeta: boolean;
 }
 
 export const ALL_RULES: ContentRules = {
@@ -39,6 +44,7 @@ export const ALL_RULES: ContentRules = {
   counters: true,
   threads: true,
   edgeBoilerplate: true,
+  postMeta: true,
 };
 
 /**
@@ -620,6 +626,113 @@ function commonAncestor(els: Element[], stop: Element): Element | null {
   }
   const found = chain[best] ?? null;
   return found && (found === stop || stop.contains(found)) ? found : null;
+}
+
+// Post meta: the lines a Q&A page, a forum or a blog puts around each post (when it was asked,
+// answered, modified, how often viewed, a permalink) in whatever language the site speaks. They
+// are known by their markup, as a reader's eye knows them by their small grey type: a <time>, or
+// an ISO timestamp in a `datetime` or `title` (the exact date a relative "2 years ago" hovers
+// with), or a class/id naming the block meta or stats; and by their shape: a line of at most
+// META_MAX_WORDS words with no sentence in it. A marked element is widened to the largest such
+// line around it (a row of "asked", "modified", "viewed" items); the line must be a block of its
+// own, so a date inside a sentence stays, and lists and tables are never widened into (a
+// changelog's dates, a table's date column are content), it must say something beside its dates
+// (a live blog's bare "15:31" over an entry is the page's structure), and its dates must not all
+// be still to come (an event's "Doors open 4 May, 19:00", a deadline: announcements, not records).
+const META_NAME = wordsPattern(['meta', 'metadata', 'stats', 'statistics']);
+const META_HINT = /meta|stat/i;
+const META_MAX_CHARS = 120;
+const META_MAX_WORDS = 14;
+const ISO_TIMESTAMP = /(?:^|\D)(?:19|20)\d\d-[01]\d-[0-3]\d(?:$|[T\s])/;
+// A sentence's end inside or at the end of the line: prose, not a meta line ("48.5k" has no space after its point).
+const SENTENCE_END = /[.!?。！？](?:\s|$)/;
+const NOT_A_LINE = new Set(['li', 'dd', 'dt', 'td', 'th', 'caption', 'figcaption', 'pre', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'table', 'ul', 'ol', 'dl']);
+
+/**
+ * Removes the post meta lines among `all` (the page's elements, before Readability scores: inside
+ * its pick a meta line's name is gone, its <div> unwrapped into a bare <p>).
+ */
+export function removePostMeta(all: readonly Element[], now = Date.now()): void {
+  const hits = new Set<Element>();
+  for (const el of all) {
+    if (!el.hasAttributes() && el.localName !== 'time') continue;
+    if (isTimeMarker(el)) {
+      let line: Element | null = null;
+      for (let a: Element | null = el; a && a.localName !== 'body' && !NOT_A_LINE.has(a.localName) && isMetaLine(a); a = a.parentElement) line = a;
+      if (line && BLOCK_TAGS.has(line.localName) && labelsTime(line) && !announcesFuture(line, now)) hits.add(line);
+    } else if (BLOCK_TAGS.has(el.localName) && !NOT_A_LINE.has(el.localName) && isNamedMeta(el) && isMetaLine(el) && /\d/.test(el.textContent ?? '')) {
+      hits.add(el);
+    }
+  }
+  for (const el of hits) el.remove();
+}
+
+/**
+ * Whether the line says something beside its dates ("asked", "Perguntada", "viewed 48k times"):
+ * a bare timestamp heading an entry (a live blog's "15:31") is the page's structure, not meta.
+ */
+function labelsTime(line: Element): boolean {
+  const walker = line.ownerDocument.createTreeWalker(line, 4 /* SHOW_TEXT */);
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+    if (!/[\p{L}\p{N}]/u.test((t as Text).data)) continue;
+    let marked = false;
+    for (let a = t.parentElement; a && !marked; a = a === line ? null : a.parentElement) marked = isTimeMarker(a);
+    if (!marked) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether a line's timestamps are all still to come: an event's date, a deadline, a sale's end
+ * announce something; a post's meta records what was done (asked, answered, modified), so its
+ * times are past.
+ */
+function announcesFuture(line: Element, now: number): boolean {
+  const stamps = [line, ...Array.from(line.querySelectorAll('time, [datetime], [title]'))]
+    .map((el) => ISO_TIMESTAMP.exec(el.getAttributeNode('datetime')?.value ?? el.getAttributeNode('title')?.value ?? '')?.[0])
+    .filter((stamp): stamp is string => !!stamp)
+    .map((stamp) => Date.parse(stamp.replace(/^\D/, '').trim().slice(0, 10)));
+  return stamps.length > 0 && stamps.every((t) => t > now);
+}
+
+function isTimeMarker(el: Element): boolean {
+  if (el.localName === 'time') return true;
+  // Attribute values from their nodes: linkedom's getAttribute('class') rebuilds a token list.
+  const stamp = el.getAttributeNode('datetime')?.value ?? el.getAttributeNode('title')?.value;
+  return !!stamp && ISO_TIMESTAMP.test(stamp);
+}
+
+function isNamedMeta(el: Element): boolean {
+  const name = `${el.getAttributeNode('class')?.value ?? ''} ${el.getAttributeNode('id')?.value ?? ''}`;
+  // The substring first: most names on a page hold neither, and the token split is what costs.
+  return META_HINT.test(name) && name.split(/\s+/).some((token) => token && META_NAME.test(token));
+}
+
+// What a meta line never holds: media, code, tables, lists, headings.
+const NOT_IN_A_LINE = new Set(['img', 'picture', 'video', 'pre', 'table', 'ul', 'ol', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+
+/**
+ * A short line of words with no sentence in it and nothing but text. The text is read a node at
+ * a time and given up on past META_MAX_CHARS: the first ancestor too long to be a line may be
+ * the whole page, and its textContent would be built for nothing.
+ */
+function isMetaLine(el: Element): boolean {
+  let text = '';
+  const walker = el.ownerDocument.createTreeWalker(el, 1 /* SHOW_ELEMENT */ | 4 /* SHOW_TEXT */);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (n.nodeType === 1) {
+      if (NOT_IN_A_LINE.has((n as Element).localName)) return false;
+      continue;
+    }
+    text += (n as Text).data;
+    // Squashed only when the raw text passes the bound: once per META_MAX_CHARS read at most.
+    if (text.length > META_MAX_CHARS) {
+      text = `${squash(text)} `;
+      if (text.length > META_MAX_CHARS + 1) return false;
+    }
+  }
+  text = squash(text);
+  return !!text && text.length <= META_MAX_CHARS && text.split(' ').length <= META_MAX_WORDS && !SENTENCE_END.test(text);
 }
 
 function squash(s: string): string {

@@ -280,3 +280,85 @@ describe('title (report finding 18)', () => {
     expect(extractor.extract(titled(title, og), 'https://news.example/a').title).toBe(expected);
   });
 });
+
+describe('a Q&A page in a lone <main>: the answers that follow the question', () => {
+  // The question is short, the answers long: Readability picks an answer, and the question's
+  // post is read alone with the answers after it (titled-post.ts). Those answers are cleaned as
+  // Readability cleans its pick: an aside, a widget box, a form inside an answer are not the answer.
+  const answers = [
+    'Pass chunksize to read_csv; it then returns an iterator of frames instead of one frame, and partial sums can be added up as you go, which keeps memory flat whatever the size of the file.',
+    'If you only need a few columns, pass usecols as well; on wide files this often cuts memory use by more than half and speeds up parsing, and setting dtype for known columns helps too.',
+    'For data of this size a tool that works out of core may be better: DuckDB runs the group-by on the CSV file directly, without loading it, and is usually much faster than a loop over chunks.',
+  ];
+  const html =
+    '<!doctype html><html lang="en"><head><title>Reading a large CSV in chunks - Data Questions</title></head><body><div class="topbar"><a href="/">Data Questions</a></div><main>' +
+    '<div class="question"><h1>Reading a large CSV in chunks</h1><p>My CSV file is 12 GB and my machine has 8 GB of memory; read_csv gets killed. How do I read it a piece at a time and still compute a group-by over the whole file, without buying more memory?</p></div>' +
+    '<h2>3 Answers</h2>' +
+    answers
+      .map(
+        (a, i) =>
+          `<div class="answer" id="a-${i}"><div class="answer-body"><p>${a}</p><p>Answer ${i + 1} adds: the documentation explains this at length, with examples for every reader function.</p><p>${a.replace(/^\S+ \S+/, 'In short,')} It is the approach most people settle on after trying the others, in my experience.</p></div>` +
+          `<aside><p>Hiring now: join the data platform team at a fast-growing startup, remote friendly.</p></aside>` +
+          `<div class="widget"><p>Was this answer helpful to you?</p></div></div>`,
+      )
+      .join('') +
+    '</main><div class="bottom"><a href="/about">About</a></div></body></html>';
+
+  it('keeps every answer, before and after the one Readability picked, cleaned as Readability cleans its pick', () => {
+    const { markdown } = extractor.extract(html, 'https://qa.example/q/1');
+    expect(markdown).toContain('My CSV file is 12 GB');
+    for (const a of answers) expect(markdown).toContain(a);
+    expect(markdown).not.toContain('Hiring now');
+    expect(markdown).not.toContain('Was this answer helpful');
+  });
+
+  it('keeps the answers before the one Readability picked (the last and longest)', () => {
+    const body = (a: string, i: number) =>
+      i === 2 ? `<p>${a}</p><p>${a} Again, in other words.</p>` : `<p>${a}</p><p>Answer ${i + 1} adds: the documentation explains this at length.</p>`;
+    const page =
+      '<!doctype html><html lang="en"><head><title>Reading a large CSV in chunks - Data Questions</title></head><body><div class="topbar"><a href="/">Data Questions</a></div><main>' +
+      '<div class="question"><h1>Reading a large CSV in chunks</h1><p>My CSV file is 12 GB and my machine has 8 GB of memory; read_csv gets killed. How do I read it a piece at a time and still compute a group-by over the whole file, without buying more memory?</p></div><h2>3 Answers</h2>' +
+      answers.map((a, i) => `<div class="answer" id="a-${i}"><div class="answer-body">${body(a, i)}</div></div>`).join('') +
+      '</main><div class="bottom"><a href="/about">About</a></div></body></html>';
+    const { markdown } = extractor.extract(page, 'https://qa.example/q/1');
+    for (const text of ['My CSV file is 12 GB', 'Answer 1 adds', 'Answer 2 adds', 'Again, in other words.']) expect(markdown).toContain(text);
+  });
+});
+
+describe('reviews under a product', () => {
+  it("each review's title (a heading, or a box named title) stays on the line after its author's", () => {
+    const review = (title: string, author: string, date: string, text: string, heading: boolean) =>
+      `<div class="review-item"><div class="review-head"><span class="review-author">${author}</span> <time datetime="${date}">${date}</time></div>` +
+      (heading ? `<h3>${title}</h3>` : `<span data-hook="review-title" class="a-text-bold review-title">${title}</span>`) +
+      `<div class="review-text"><p>${text}</p></div></div>`;
+    const html =
+      '<!doctype html><html lang="en"><head><title>Enamel camping mug</title></head><body><main><h1>Enamel camping mug</h1><p>A steel mug with an enamel coat, 350 ml.</p>' +
+      '<section id="reviews"><h2>Reviews</h2>' +
+      review(
+        'Survived the Cairngorms',
+        'Hannah P.',
+        '2024-02-11',
+        'Dropped on rocks twice and the enamel only chipped a tiny bit on the rim; coffee stays hot long enough to drink outside.',
+        true,
+      ) +
+      review(
+        'Wish it had a lid',
+        'Marcus D.',
+        '2024-01-30',
+        'Good size for porridge as well as tea, and it has survived the dishwasher every day for a month with no rust at all.',
+        false,
+      ) +
+      review(
+        'Handles get hot',
+        'Aoife K.',
+        '2023-12-19',
+        'Bought four for the family camping box; the handles get hot on the stove, which is worth knowing if you have children.',
+        true,
+      ) +
+      '</section></main></body></html>';
+    const { markdown } = extractor.extract(html, 'https://shop.example/mug');
+    expect(markdown).toContain('**Hannah P.** · 2024-02-11\n\n**Survived the Cairngorms**\n\nDropped on rocks twice');
+    expect(markdown).toContain('**Marcus D.** · 2024-01-30\n\n**Wish it had a lid**\n\nGood size for porridge');
+    expect(markdown).toContain('**Aoife K.** · 2023-12-19\n\n**Handles get hot**\n\nBought four');
+  });
+});

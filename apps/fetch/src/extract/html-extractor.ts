@@ -11,6 +11,7 @@ import {
   removeDuplicateBlocks,
   removeEdgeBoilerplate,
   removeLinkDenseBlocks,
+  removePostMeta,
   removeConsentDialogs,
   removeNamedBoilerplate,
   removeTitleHeading,
@@ -243,17 +244,26 @@ function readPostAlone(source: string, wrapped: boolean, rules: ContentRules, ld
   body.replaceChildren(post.element);
   const read = makeReader(document).parse();
   if (!read || series.length === 0) return read;
+  // The series never went through Readability: it is cleaned as Readability cleans its pick
+  // (asides, embeds, forms, link-dense or negatively named boxes, headers of such boxes), by a
+  // fresh reader: the one that read the post alone may have turned its conditional cleaning off
+  // on the way (its retries for a short post), which says nothing about the answers.
+  const wrapper = document.createElement('div');
+  wrapper.append(...series);
+  (makeReader(document) as unknown as ReaderInternals)._prepArticle(wrapper);
   const content = read.content as unknown as Element;
-  for (const el of series) content.appendChild(el);
-  return { ...read, textContent: `${read.textContent ?? ''}\n${series.map((el) => el.textContent ?? '').join('\n')}` };
+  const cleaned = Array.from(wrapper.children);
+  content.append(...cleaned);
+  return { ...read, textContent: `${read.textContent ?? ''}\n${cleaned.map((el) => el.textContent ?? '').join('\n')}` };
 }
 
 type ReaderResult = ReturnType<Readability<Node>['parse']>;
 
 /**
  * The block holding the text run `run` beside `post` (the child of their nearest common container
- * that holds it), with the elements after it that share its tag and class (the other answers of
- * a Q&A page, when Readability picked one). Empty when the run is not found, or is in the post.
+ * that holds it), with the elements before and after it that share its tag and class (the other
+ * answers of a Q&A page, when Readability picked one), in page order. Empty when the run is not
+ * found, or is in the post.
  */
 function seriesBeside(post: Element, body: Element, run: string): Element[] {
   const walker = body.ownerDocument.createTreeWalker(body, 4 /* SHOW_TEXT */);
@@ -263,10 +273,9 @@ function seriesBeside(post: Element, body: Element, run: string): Element[] {
   let block: Element = at;
   while (block.parentElement && !block.parentElement.contains(post)) block = block.parentElement;
   if (!block.parentElement) return [];
+  // Every sibling sharing its markup, before it too: Readability may pick the last answer.
   const key = `${block.localName} ${block.getAttribute('class') ?? ''}`;
-  const series = [block];
-  for (let el = block.nextElementSibling; el; el = el.nextElementSibling) if (`${el.localName} ${el.getAttribute('class') ?? ''}` === key) series.push(el);
-  return series;
+  return Array.from(block.parentElement.children).filter((el) => el === block || (`${el.localName} ${el.getAttribute('class') ?? ''}` === key && !el.contains(post)));
 }
 
 /** The start of the longest text run under `root`, spaces squashed: how a block is found again in another parse. */
@@ -301,6 +310,7 @@ function prepareForReader(document: Document, wrapped: boolean, rules: ContentRu
   const all = allElements(body);
   removeHeadingAnchors(all);
   if (rules.counters) removeVoteCounts(all);
+  if (rules.postMeta) removePostMeta(all);
   // Before anything judges what is hidden or what is a link list: inactive tabs are content.
   if (tabs) revealTabPanels(all);
   if (rules.declaredBody || rules.namedBoilerplate) {
@@ -404,6 +414,7 @@ function pageRestorer(source: string, wrapped: boolean, rules: ContentRules, ldB
 }
 
 interface ReaderInternals {
+  _prepArticle: (articleContent: Element) => void;
   _fixRelativeUris: () => void;
   _getAllNodesWithTag: (node: Element, tagNames: string[]) => Element[];
   _isProbablyVisible: (node: Element) => boolean;

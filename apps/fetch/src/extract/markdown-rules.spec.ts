@@ -58,6 +58,29 @@ describe('code blocks', () => {
     expect(md).toContain('````markdown\nUse ```js fences, *not* _this_ [x]\n\\ back\n````');
   });
 
+  it("the language where each highlighter writes it: a wrapper's language-x, <pre lang>, a marker class beside the name", () => {
+    const md = markdownOf(
+      // Jekyll/Rouge: div.language-ruby.highlighter-rouge > div.highlight > pre.highlight > code
+      '<div class="language-ruby highlighter-rouge"><div class="highlight"><pre class="highlight"><code>puts 1</code></pre></div></div>' +
+        // GitLab (language-plaintext for a language its highlighter lacks) and GitHub's older markdown: <pre lang="toml">
+        '<pre class="code highlight language-plaintext" lang="toml"><code>a = 1</code></pre>' +
+        // Pandoc: pre.sourceCode.haskell; highlight.js before v11: code.hljs.javascript
+        '<div class="sourceCode"><pre class="sourceCode haskell"><code class="sourceCode haskell">main = print 1</code></pre></div>' +
+        '<pre><code class="hljs javascript">let b = 2</code></pre>' +
+        // data-lang two levels up (a code widget around a scroll wrapper)
+        '<div class="code-block" data-language="yaml"><div class="wrap"><pre><code>k: v</code></pre></div></div>' +
+        // a natural language in lang= is not a code language; nor is a marker class alone
+        '<pre lang="en">plain words</pre><pre><code class="hljs">just code</code></pre>',
+    );
+    expect(md).toContain('```ruby\nputs 1\n```');
+    expect(md).toContain('```toml\na = 1\n```');
+    expect(md).toContain('```haskell\nmain = print 1\n```');
+    expect(md).toContain('```javascript\nlet b = 2\n```');
+    expect(md).toContain('```yaml\nk: v\n```');
+    expect(md).toContain('```\nplain words\n```');
+    expect(md).toContain('```\njust code\n```');
+  });
+
   it('line numbers and copy buttons are not code: Pygments tables, Chroma spans, data-line-number', () => {
     const md = markdownOf(
       '<table class="highlighttable"><tr><td class="linenos"><div class="linenodiv"><pre>1\n2</pre></div></td>' +

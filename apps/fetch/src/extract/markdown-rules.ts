@@ -232,6 +232,15 @@ const BRUSH_CLASS = /(?:^|\s|;)brush:\s*([\w+#.-]+)/;
 const HIGHLIGHT_CLASS = /(?:^|\s)highlight-(?:source-|text-)?([\w+#.-]+)/;
 // Sphinx writes highlight-default / highlight-none for "no particular language".
 const NO_LANGUAGE = new Set(['default', 'none', 'plaintext', 'nohighlight']);
+// Highlighters that mark a block with their own class and name the language with a bare class
+// beside it: Pandoc (pre.sourceCode.haskell), highlight.js before v11 (code.hljs.javascript).
+const HIGHLIGHTER_MARKER = new Set(['sourcecode', 'hljs']);
+// Classes beside such a marker that are not a language (Pandoc's numbered lines, MDN's notranslate).
+const NOT_A_LANGUAGE_CLASS = /^(?:hljs(?:-.*)?|sourcecode|numberlines|number-lines|line-numbers|notranslate|code|highlight|wrap)$/;
+// The natural languages CLDR knows, for telling <pre lang="toml"> (GitLab, GitHub's older
+// markdown) from <pre lang="en"> (HTML's own attribute: the text's human language). Perl's "pl"
+// and OCaml's "ml" read as Polish and Malayalam and are lost; those pages name them by class too.
+const naturalLanguages = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' });
 
 const isLineNumber = (el: Element) => el.hasAttribute('data-line-number') || LINE_NUMBER_CLASS.test(el.getAttribute('class') ?? '');
 
@@ -257,15 +266,48 @@ function codeText(el: Element): string {
 function languageOf(pre: Element): string {
   const code = Array.from(pre.children).find((c) => c.localName === 'code') ?? null;
   const own = [code, pre].filter((e): e is Element => !!e);
+  // A wrapper holds the label two levels up at most: Jekyll's div.language-ruby > div.highlight > pre,
+  // Sphinx's div.highlight-python > div.highlight > pre, a widget's data-language around a scroller.
+  const wrappers = [pre.parentElement, pre.parentElement?.parentElement].filter((e): e is HTMLElement => !!e);
   const cls = (e: Element) => e.getAttribute('class') ?? '';
-  const found =
-    own.map((e) => LANGUAGE_CLASS.exec(cls(e))?.[1]).find(Boolean) ??
-    own.map((e) => BRUSH_CLASS.exec(cls(e))?.[1]).find(Boolean) ??
-    // GitHub: div.highlight-source-rust > pre; Sphinx: div.highlight-python > div.highlight > pre.
-    [pre.parentElement, pre.parentElement?.parentElement].map((e) => (e ? HIGHLIGHT_CLASS.exec(cls(e))?.[1] : undefined)).find(Boolean) ??
-    [...own, pre.parentElement].map((e) => e?.getAttribute('data-lang') || e?.getAttribute('data-language') || undefined).find(Boolean);
-  const language = (found ?? '').toLowerCase();
-  return NO_LANGUAGE.has(language) ? '' : language;
+  // Each source in turn, a "no particular language" (plaintext, Sphinx's default) passing on to
+  // the next: GitLab writes language-plaintext with the author's lang="toml" beside it.
+  const sources: (() => (string | null | undefined)[])[] = [
+    () => own.map((e) => LANGUAGE_CLASS.exec(cls(e))?.[1]),
+    () => own.map((e) => BRUSH_CLASS.exec(cls(e))?.[1]),
+    () => own.map(markedLanguage),
+    () => own.map(codeLanguageAttribute),
+    () => wrappers.map((e) => (LANGUAGE_CLASS.exec(cls(e)) ?? HIGHLIGHT_CLASS.exec(cls(e)))?.[1]),
+    () => [...own, ...wrappers].map((e) => e.getAttribute('data-lang') || e.getAttribute('data-language') || e.getAttribute('data-canonical-lang')),
+  ];
+  for (const source of sources) {
+    const language = source()
+      .map((l) => l?.toLowerCase())
+      .find((l) => l && !NO_LANGUAGE.has(l));
+    if (language) return language;
+  }
+  return '';
+}
+
+/** The bare language class beside a highlighter's marker class (Pandoc, highlight.js), when there is exactly one. */
+function markedLanguage(el: Element): string | undefined {
+  const tokens = (el.getAttribute('class') ?? '').split(/\s+/).filter(Boolean);
+  if (!tokens.some((t) => HIGHLIGHTER_MARKER.has(t.toLowerCase()))) return undefined;
+  const rest = tokens.filter((t) => !NOT_A_LANGUAGE_CLASS.test(t.toLowerCase()));
+  return rest.length === 1 && /^[\w+#.-]+$/.test(rest[0]!) ? rest[0] : undefined;
+}
+
+/** `lang` on a <pre>/<code> when it names no human language CLDR knows: then it is the code's. */
+function codeLanguageAttribute(el: Element): string | undefined {
+  const lang = el.getAttribute('lang')?.trim();
+  if (!lang || !/^[\w+#.-]+$/.test(lang)) return undefined;
+  let natural: string | undefined;
+  try {
+    natural = naturalLanguages.of(lang);
+  } catch {
+    // Not a well-formed language tag (toml, rust, c): not a human language either.
+  }
+  return natural ? undefined : lang;
 }
 
 // The language of a code table, from its wrapper: GitHub's gists and blob views

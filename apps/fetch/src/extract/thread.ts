@@ -14,6 +14,8 @@ import { COMMENT_SECTION } from './content-rules.js';
 export interface ThreadPost {
   author: string | null;
   date: string | null;
+  /** The post's own title (a review's "Warm without being sweaty"), outside its body. */
+  title: string | null;
   /** 0 for a post, 1 for a reply to it, and so on (by nesting, or by the depth the page states). */
   depth: number;
   body: Element;
@@ -207,9 +209,16 @@ export function readThread(body: Element): Thread | null {
     if (own <= 0) continue;
     const bodyEl = postBody(member, set, tallies, own);
     postMembers.push(member);
-    posts.push({ author: authorOf(member, bodyEl, set), date: dateOf(member, bodyEl, set), depth: Math.max(nesting, statedDepth(member, bodyEl)), body: bodyEl });
+    posts.push({
+      author: authorOf(member, bodyEl, set),
+      date: dateOf(member, bodyEl, set),
+      title: titleOf(member, bodyEl, set),
+      depth: Math.max(nesting, statedDepth(member, bodyEl)),
+      body: bodyEl,
+    });
   }
   if (posts.length < MIN_POSTS) return null;
+  dropRepeatedTitles(posts, squash(body.ownerDocument.querySelector('title')?.textContent ?? '').toLowerCase());
   return { opening: openingOf(body, postMembers, set, tallies), posts };
 }
 
@@ -369,6 +378,41 @@ function isDateElement(c: Element): boolean {
   );
 }
 
+// A post's title: a heading, or an element a class token, itemprop or data-hook names a title
+// ("review-title", Judge.me's "jdgm-rev__title", Amazon's data-hook="review-title", schema.org's
+// headline), outside the post's body and holding neither its author nor its date.
+const TITLE_NAME = /(?:^|[-_])(?:title|headline|subject)(?:$|[-_])/i;
+const MAX_TITLE_CHARS = 150;
+
+function titleOf(member: Element, bodyEl: Element, set: Set<Element>): string | null {
+  const el = findOutside(member, bodyEl, set, (c) => {
+    if (c.contains(bodyEl) || !isPostTitle(c)) return false;
+    return !c.querySelector('time, relative-time') && !isAuthorMarker(c) && !Array.from(c.querySelectorAll('[class]')).some((d) => isAuthorMarker(d) || isDateElement(d));
+  });
+  const text = el ? squash(el.textContent ?? '') : '';
+  return text && text.length <= MAX_TITLE_CHARS ? text : null;
+}
+
+function isPostTitle(el: Element): boolean {
+  if (/^h[2-6]$/.test(el.localName)) return true;
+  if (!el.hasAttributes()) return false;
+  const names = `${el.getAttribute('class') ?? ''} ${el.getAttribute('itemprop') ?? ''} ${el.getAttribute('data-hook') ?? ''}`;
+  return names.split(/\s+/).some((token) => token && TITLE_NAME.test(token));
+}
+
+/**
+ * Titles that repeat the topic are no post's own: a forum's replies are titled "Re: <topic>"
+ * (and the first post the topic itself), a link aggregator's submission the page's title, a
+ * shop's reviews sometimes all "Five stars". A title that is the end of another post's title, and
+ * that other title, are dropped, and so is one the page's <title> holds (the result's own field).
+ */
+function dropRepeatedTitles(posts: ThreadPost[], pageTitle: string): void {
+  const titled = posts.filter((p) => p.title);
+  const repeated = new Set<ThreadPost>(titled.filter((p) => pageTitle.includes(p.title!.toLowerCase())));
+  for (const a of titled) for (const b of titled) if (a !== b && b.title!.toLowerCase().endsWith(a.title!.toLowerCase())) repeated.add(a).add(b);
+  for (const post of repeated) post.title = null;
+}
+
 /** A depth the page states: data-depth, depth or aria-level on the post, or an indent cell's level (Hacker News). */
 function statedDepth(member: Element, bodyEl: Element): number {
   for (const name of ['data-depth', 'depth', 'aria-level']) {
@@ -481,6 +525,11 @@ export function renderThread(document: Document, thread: Thread): HTMLElement {
     lastAt[post.depth] = post.author;
     lastAt.length = post.depth + 1;
     if (post.author || post.date) out.appendChild(line(post.author, replyTo, post.date));
+    if (post.title) {
+      const title = document.createElement('p');
+      title.appendChild(document.createElement('strong')).textContent = post.title;
+      out.appendChild(title);
+    }
     const body = post.body.cloneNode(true) as Element;
     for (const widget of Array.from(body.querySelectorAll('[class]'))) if (VOTE_CLASS.test(widget.getAttribute('class') ?? '')) widget.remove();
     // Comments answer their post; a block of comments read as a post of its own (no author of

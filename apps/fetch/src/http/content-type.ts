@@ -1,4 +1,5 @@
 import { analyse } from 'chardet';
+import { latinReading, scriptReading } from './single-byte-reading.js';
 
 /** spec 04: HTML, XHTML, plain text, Markdown, JSON and XML (with +json / +xml) are accepted. */
 const ACCEPTED = new Set(['text/html', 'application/xhtml+xml', 'text/plain', 'text/markdown', 'text/x-markdown', 'application/json', 'text/json', 'application/xml', 'text/xml']);
@@ -43,8 +44,9 @@ export function contentKind(mime: string): ContentKind | undefined {
  * as what a detector (chardet, the statistical detector of Mozilla's universal charset detector
  * family) names with high confidence, as a browser in that locale would, and so is one in a
  * single-byte script other than Latin (KOI8-R, windows-1251, ISO-8859-5, Greek, Hebrew, Arabic)
- * whose letters are most of its text (detectedLegacy); windows-1252 stays the answer for
- * everything else, since single-byte guesses among Latin code pages are unreliable.
+ * whose letters are most of its text, and Thai, DOS Cyrillic, Central European and Turkish pages
+ * on the evidence of single-byte-reading.ts (detectedLegacy); windows-1252 stays the answer for
+ * everything else, a western page above all.
  */
 export function decodeBody(body: Buffer, charset: string | undefined, kind: ContentKind): string {
   const bom = byteOrderMark(body);
@@ -100,21 +102,26 @@ const SINGLE_BYTE: Record<string, string> = {
 };
 
 /**
- * What chardet names for bytes that are not UTF-8, when it is to be believed over windows-1252:
- * a multi-byte encoding with high confidence, or a single-byte encoding of a script other than
- * Latin (Cyrillic, Greek, Hebrew, Arabic) when most of the text's letters are high bytes. Latin
- * single-byte guesses are never taken (windows-1252 decodes the western ones; telling it from
- * ISO-8859-2 or -9 on a few accented letters is unreliable).
+ * The legacy encoding of bytes that are not UTF-8, when one is to be believed over windows-1252:
+ * first a Thai or DOS-Cyrillic table whose reading is that script's words where windows-1252
+ * reads symbols (single-byte-reading.ts; chardet has no IBM866 and names a long Thai page
+ * GB18030), then what chardet names: a multi-byte encoding with high confidence, or a single-byte
+ * encoding of a script other than Latin (Cyrillic, Greek, Hebrew, Arabic) when most of the text's
+ * letters are high bytes; last, a Central European or Turkish table on the page's `lang`, on
+ * letters windows-1252 reads as symbols, or on chardet's clear lead (single-byte-reading.ts).
  */
 function detectedLegacy(body: Buffer): string | undefined {
   const sniffed = body.subarray(0, SNIFF_BYTES);
-  const best = analyse(sniffed)[0];
+  const script = scriptReading(sniffed);
+  if (script) return script;
+  const verdicts = analyse(sniffed);
+  const best = verdicts[0];
   const name = best?.name.toLowerCase();
   if (!best || !name) return undefined;
   if (MULTI_BYTE.has(name)) return best.confidence >= MIN_CONFIDENCE ? name : undefined;
   const single = SINGLE_BYTE[name];
-  if (!single || best.confidence < MIN_SINGLE_BYTE_CONFIDENCE || !mostlyHighLetters(sniffed)) return undefined;
-  return single === 'greek' ? greekLabel(sniffed) : single;
+  if (single && best.confidence >= MIN_SINGLE_BYTE_CONFIDENCE && mostlyHighLetters(sniffed)) return single === 'greek' ? greekLabel(sniffed) : single;
+  return latinReading(sniffed, verdicts);
 }
 
 /** Whether the text outside markup (tags, scripts, styles, comments) has its letters mostly in bytes 0xA0-0xFF. */
