@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { transportError, writeErrorResponse } from '../errors/error-response.js';
 import { requestIdOf } from './request-id.js';
 import type { RouteMethods } from './route-methods.js';
+import { RATE_LIMIT_HEADER_NAMES } from '../rate-limit/rate-limit-headers.js';
 
 /**
  * CORS for browser apps (Fetch standard, "CORS protocol"), fail closed: with no allowlist
@@ -81,17 +82,5 @@ function isRequestHeaderAllowed(name: string): boolean {
 }
 
 // Headers a page may read beyond the CORS-safelisted ones: the ones the SDKs act on (the request
-// id in errors, Retry-After for backoff, the rate limits) and Drael's own.
-// (rate-limit-headers.ts writes the six rate-limit names.)
-const EXPOSED_HEADERS = [
-  'x-request-id',
-  'retry-after',
-  'x-ratelimit-limit',
-  'x-ratelimit-remaining',
-  'x-ratelimit-reset',
-  'x-ratelimit-limit-requests',
-  'x-ratelimit-remaining-requests',
-  'x-ratelimit-reset-requests',
-  'x-drael-upstream',
-  'x-drael-file-size',
-].join(', ');
+// id in errors, the rate limits and Retry-After for backoff) and Drael's own.
+const EXPOSED_HEADERS = ['x-request-id', ...RATE_LIMIT_HEADER_NAMES, 'x-drael-upstream', 'x-drael-file-size'].join(', ');

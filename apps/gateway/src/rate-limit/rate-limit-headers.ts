@@ -12,6 +12,20 @@ export function openAiDuration(ms: number): string {
 }
 
 /**
+ * The names putRateLimitHeaders writes (lower case), Retry-After included: what a browser page is
+ * let read of an answer (http/cors.ts).
+ */
+export const RATE_LIMIT_HEADER_NAMES = [
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'x-ratelimit-limit-requests',
+  'x-ratelimit-remaining-requests',
+  'x-ratelimit-reset-requests',
+  'retry-after',
+] as const;
+
+/**
  * The rate-limit headers of one decision, written into `head`: the hot chat completions route
  * hands that object to the one writeHead of its answer (six setHeader calls per request put
  * Node's writeHead on its slow merge path). X-RateLimit-Reset is seconds until the window resets.
