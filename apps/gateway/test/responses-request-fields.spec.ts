@@ -378,6 +378,11 @@ describe('user, safety_identifier, prompt_cache_key, service_tier', () => {
     const fields = { user: 'user-42', safety_identifier: 'sid-42', prompt_cache_key: 'cache-42', service_tier: 'flex' };
     const r = await stack.post({ model: 'gpt-test', input: 'when?', tools: [{ type: 'datetime' }], store: true, metadata: { team: 'a' }, ...fields });
     expect(r.status).toBe(200);
+    // The response object echoes the identifiers, created and retrieved, as OpenAI's does.
+    const echoed = { user: 'user-42', safety_identifier: 'sid-42', prompt_cache_key: 'cache-42' };
+    const body = await json(r);
+    expect(body).toMatchObject(echoed);
+    expect(await json(await stack.get(body.id))).toMatchObject(echoed);
     const sent = requestsSince(before);
     expect(sent).toHaveLength(2);
     for (const s of sent) {
@@ -390,8 +395,13 @@ describe('user, safety_identifier, prompt_cache_key, service_tier', () => {
   it('without them none is sent; a malformed one is a 400 naming it', async () => {
     stack.upstream.setTurns([{ type: 'text', content: 'plain' }]);
     const before = stack.upstream.requests.length;
-    expect((await stack.post({ model: 'gpt-test', input: 'hi' })).status).toBe(200);
-    for (const field of ['user', 'safety_identifier', 'prompt_cache_key', 'service_tier']) expect(requestsSince(before)[0]!.body).not.toHaveProperty(field);
+    const plain = await stack.post({ model: 'gpt-test', input: 'hi' });
+    expect(plain.status).toBe(200);
+    const answer = await json(plain);
+    for (const field of ['user', 'safety_identifier', 'prompt_cache_key', 'service_tier']) {
+      expect(requestsSince(before)[0]!.body).not.toHaveProperty(field);
+      expect(answer).not.toHaveProperty(field);
+    }
     await expectRefused({ model: 'gpt-test', input: 'x', service_tier: 'fastest' }, 'service_tier', /Invalid option/);
     await expectRefused({ model: 'gpt-test', input: 'x', user: 42 }, 'user', /expected string/);
     await expectRefused({ model: 'gpt-test', input: 'x', safety_identifier: 'x'.repeat(65) }, 'safety_identifier', /64/);

@@ -72,6 +72,9 @@ export const ResponseObjectSchema = z.object({
   truncation: z.literal('disabled'),
   usage: ResponseUsageSchema.nullable(),
   metadata: z.record(z.string(), z.string()),
+  user: z.string().optional(),
+  safety_identifier: z.string().optional(),
+  prompt_cache_key: z.string().optional(),
   output_text: z.string(),
 });
 

@@ -40,6 +40,10 @@ export interface ResponseObject {
   truncation: 'disabled';
   usage: ResponseUsage | null;
   metadata: Record<string, string>;
+  /** Echoed when the request set them, as OpenAI's response object does (each upstream turn got them too). */
+  user?: string;
+  safety_identifier?: string;
+  prompt_cache_key?: string;
 }
 
 /** Ids in OpenAI's style: a type prefix and random hex. */
@@ -90,6 +94,9 @@ export function newResponse(request: CreateResponseRequest): ResponseObject {
     truncation: 'disabled',
     usage: null,
     metadata: request.metadata ?? {},
+    ...(request.user != null ? { user: request.user } : {}),
+    ...(request.safety_identifier != null ? { safety_identifier: request.safety_identifier } : {}),
+    ...(request.prompt_cache_key != null ? { prompt_cache_key: request.prompt_cache_key } : {}),
   };
 }
 
