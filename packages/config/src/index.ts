@@ -93,6 +93,18 @@ export const envBoolean = z.enum(['true', 'false', '1', '0']).transform((v) => v
 
 export const envInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/** A comma-separated list: each item trimmed, empty items dropped (unset or blank: the fallback's items, or none). */
+export const envList = (fallback = '') =>
+  z
+    .string()
+    .default(fallback)
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    );
+
 /** A variable holding JSON, parsed and then validated by `schema` (e.g. model aliases, provider settings). */
 export const envJson = <S extends z.ZodType>(schema: S) =>
   z

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { baseEnvShape, envInt } from '@drael/config';
+import { baseEnvShape, envInt, envList } from '@drael/config';
 import { BACKEND_SERVICES } from '@drael/contracts';
 import { toolsEnvShape } from '../tools/tools.config.js';
 import { responsesConfigShape } from '../responses/responses.config.js';
@@ -33,16 +33,7 @@ export const configSchema = z.object({
   // Retries, fallbacks and shared cooldowns over an alias's deployments.
   ...routerConfigShape,
   // Services /readyz asks; comma separated. Defaults to every backend service.
-  DRAEL_BACKEND_SERVICES: z
-    .string()
-    .default(BACKEND_SERVICES.join(','))
-    .transform((s) =>
-      s
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean),
-    )
-    .pipe(z.array(z.enum(BACKEND_SERVICES))),
+  DRAEL_BACKEND_SERVICES: envList(BACKEND_SERVICES.join(',')).pipe(z.array(z.enum(BACKEND_SERVICES))),
   READY_TIMEOUT_MS: envInt(50, 10_000).default(1_000),
   // Time allowed for the upstream to send response headers (first byte for non-streaming answers).
   UPSTREAM_HEADERS_TIMEOUT_MS: envInt(100, 3_600_000).default(120_000),

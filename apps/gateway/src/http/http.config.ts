@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envInt } from '@drael/config';
+import { envInt, envList } from '@drael/config';
 
 /** The HTTP server's bounds on slow clients (issue 15) and its CORS allowlist, joined into the gateway's config schema. */
 export const httpConfigShape = {
@@ -15,15 +15,7 @@ export const httpConfigShape = {
   // default; no path, no trailing slash). Unset or empty: CORS is off (fail closed). `*` is refused:
   // the gateway also serves the admin API and key-scoped data, and a wildcard would let any page
   // on the web drive them from a browser that holds a key (http/cors.ts).
-  CORS_ALLOWED_ORIGINS: z
-    .string()
-    .default('')
-    .transform((s) =>
-      s
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean),
-    )
+  CORS_ALLOWED_ORIGINS: envList()
     .pipe(z.array(z.string().refine(isExactOrigin, 'each entry must be an exact origin such as https://app.example.com (scheme://host[:port], no path); "*" is not accepted')))
     .transform((origins) => new Set(origins) as ReadonlySet<string>),
 };

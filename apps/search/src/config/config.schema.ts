@@ -1,15 +1,5 @@
 import { z } from 'zod';
-import { baseEnvShape, envBoolean, envInt } from '@drael/config';
-
-const engineList = z
-  .string()
-  .default('')
-  .transform((v) =>
-    v
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  );
+import { baseEnvShape, envBoolean, envInt, envList } from '@drael/config';
 
 export const configSchema = z.object({
   ...baseEnvShape,
@@ -18,7 +8,7 @@ export const configSchema = z.object({
   /** How long one SearXNG call may take before the search counts as unreachable. */
   SEARXNG_TIMEOUT_MS: envInt(500, 60_000).default(10_000),
   /** Hidden-service engines asked for onion: true, by SearXNG engine name. Empty: onion search is refused. */
-  SEARCH_ONION_ENGINES: engineList,
+  SEARCH_ONION_ENGINES: envList(),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
