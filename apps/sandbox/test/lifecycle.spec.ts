@@ -111,6 +111,11 @@ describe('concurrency and lifecycle', () => {
     started.push(sbx);
     const scope = { tenant: 'restart', session: 's1' };
     await sbx.run({ ...scope, runtime: 'bash', code: 'echo before > kept.txt' });
+    // The reply can come before that run's container has stopped (it is removed after the reply):
+    // wait until it is gone, or the loop below could take it for the sleeping run's (a clean-clone
+    // CI saw exactly that: the listed container was not the one that outlived the service).
+    for (let i = 0; i < 100 && (await containersOf(sbx.instance, 'running')).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await containersOf(sbx.instance, 'running')).toEqual([]);
     const pending = sbx.run({ ...scope, runtime: 'bash', code: 'sleep 120', timeout_s: 200 }).catch((e: unknown) => e);
     let running: string[] = [];
     for (let i = 0; i < 100 && running.length === 0; i++) {
