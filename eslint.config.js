@@ -20,6 +20,31 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-return': 'off',
     },
   },
+  {
+    // V8's parser pretenures a function literal assigned to a property (`this.onX = () => …`, which
+    // is also what a TypeScript class field `onX = () => …` compiles to here): until TurboFan
+    // optimises the function that makes it, each one is allocated straight in the old generation.
+    // Made per request, every request's closure is then an old object pointing at that request's
+    // young ones, and each scavenge promotes all of them: the gateway's first ~13,000 requests cost
+    // ~2x (docs/decisions/0002-gateway-hot-path.md, "Closures assigned to properties"). Bind the
+    // function to a const first, or make it a method; tests may do as they like.
+    files: ['apps/*/src/**/*.ts', 'packages/*/src/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...[
+          'PropertyDefinition[static!=true] > :matches(ArrowFunctionExpression, FunctionExpression).value',
+          "AssignmentExpression[left.type='MemberExpression'] > :matches(ArrowFunctionExpression, FunctionExpression).right",
+          "AssignmentExpression[left.type='MemberExpression'] > :matches(TSAsExpression, TSSatisfiesExpression, TSNonNullExpression).right > :matches(ArrowFunctionExpression, FunctionExpression).expression",
+        ].map((selector) => ({
+          selector,
+          message:
+            'A function literal assigned to a property is allocated in the old generation by V8 (pretenured) and keeps what it captures alive through scavenges; assign it to a const first, or use a method (docs/decisions/0002-gateway-hot-path.md).',
+        })),
+      ],
+    },
+  },
   ...APPS.map((app) => ({
     files: [`apps/${app}/**/*.ts`],
     rules: {

@@ -39,7 +39,9 @@ class CharAsTextClient extends pg.Client {
     const last = args[args.length - 1];
     if (typeof last === 'function') {
       const cb = last as (err: unknown, res: unknown) => void;
-      args[args.length - 1] = (err: unknown, res: unknown) => cb(err, err ? res : charAsText(sql, res));
+      // A const first: V8 pretenures a function literal assigned to a property (eslint.config.js).
+      const withText = (err: unknown, res: unknown) => cb(err, err ? res : charAsText(sql, res));
+      args[args.length - 1] = withText;
       return (super.query as (...a: unknown[]) => never)(...args);
     }
     const ret = (super.query as (...a: unknown[]) => unknown)(...args);
@@ -52,11 +54,12 @@ type Queryable = Pick<SqlDriverAdapter, 'queryRaw'>;
 
 function withCharColumns<Q extends Queryable>(q: Q): Q {
   const queryRaw = q.queryRaw.bind(q);
-  q.queryRaw = async (query) => {
+  const queryRawWithChars: Q['queryRaw'] = async (query) => {
     const result = await queryRaw(query);
     for (const i of charColumnsBySql.get(query.sql) ?? []) (result.columnTypes as number[])[i] = COLUMN_TYPE_CHARACTER;
     return result;
   };
+  q.queryRaw = queryRawWithChars;
   return q;
 }
 
@@ -87,11 +90,13 @@ function poolConfig(url: string, schema: string): pg.PoolConfig {
  * executeScript splits on ";" which would cut a statement holding a ";" inside a literal.
  */
 function wholeScripts(adapter: SqlDriverAdapter, pool: () => pg.Pool): SqlDriverAdapter {
-  adapter.executeScript = async (script: string) => {
+  const executeScript = async (script: string) => {
     await pool().query(script);
   };
+  adapter.executeScript = executeScript;
   const startTransaction = adapter.startTransaction.bind(adapter);
-  adapter.startTransaction = async (...args) => withCharColumns(await startTransaction(...args));
+  const startTransactionWithChars: SqlDriverAdapter['startTransaction'] = async (...args) => withCharColumns(await startTransaction(...args));
+  adapter.startTransaction = startTransactionWithChars;
   return withCharColumns(adapter);
 }
 
@@ -135,7 +140,7 @@ export function migrationAdapterFactory(target: Target): SqlMigrationAwareDriver
       const pool = (adapter as unknown as { underlyingDriver(): pg.Pool }).underlyingDriver();
       await pool.query(`CREATE SCHEMA IF NOT EXISTS "${target.schema}"`);
       const dispose = adapter.dispose.bind(adapter);
-      adapter.dispose = async () => {
+      const disposeAndDrop = async () => {
         await dispose(); // closes the shadow pool first
         const dropper = new pg.Client({ connectionString: target.url });
         await dropper.connect();
@@ -145,6 +150,7 @@ export function migrationAdapterFactory(target: Target): SqlMigrationAwareDriver
           await dropper.end();
         }
       };
+      adapter.dispose = disposeAndDrop;
       return wholeScripts(adapter, () => pool);
     },
   };

@@ -71,10 +71,12 @@ export function bufferedStdout(flushMs = 500): DestinationStream & { flushSync()
   // pool, and a wake-up of the loop, twice a second in every idle process): flush only after a write.
   let written = false;
   const write = dest.write.bind(dest);
-  dest.write = (data: string) => {
+  // A const first: V8 pretenures a function literal assigned to a property (eslint.config.js).
+  const writeNoting = (data: string) => {
     written = true;
     return write(data);
   };
+  dest.write = writeNoting;
   setInterval(() => {
     if (!written) return;
     written = false;

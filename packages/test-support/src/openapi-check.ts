@@ -212,7 +212,8 @@ export function installOpenApiFetchCheck(): void {
   if (s.installed) return;
   s.installed = true;
   const inner = globalThis.fetch;
-  globalThis.fetch = async (input: string | URL | Request, init?: RequestInit) => {
+  // A const first: V8 pretenures a function literal assigned to a property (eslint.config.js).
+  const checkedFetch = async (input: string | URL | Request, init?: RequestInit) => {
     const res = await inner(input, init);
     const url = input instanceof Request ? input.url : String(input);
     let origin: string;
@@ -229,6 +230,7 @@ export function installOpenApiFetchCheck(): void {
     await checkGatewayAnswer(origin, method, path, res.status, type, body);
     return res;
   };
+  globalThis.fetch = checkedFetch;
 }
 
 /** The violations recorded since the last call (and forgets them). */

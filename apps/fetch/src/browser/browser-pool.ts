@@ -444,17 +444,23 @@ async function openPage(context: BrowserContext): Promise<Page> {
 class NetworkActivity {
   private inFlight = new Set<Request>();
   private lastChange = Date.now();
-  private readonly started = (request: Request) => {
-    if (!SETTLE_REQUEST_TYPES.has(request.resourceType())) return;
-    this.inFlight.add(request);
-    this.lastChange = Date.now();
-  };
-  private readonly ended = (request: Request) => {
-    if (!this.inFlight.delete(request)) return;
-    this.lastChange = Date.now();
-  };
+  // Bound in the constructor, not made by field initialisers: V8 pretenures a closure assigned to a
+  // property (eslint.config.js), and one of these is made per page.
+  private readonly started: (request: Request) => void;
+  private readonly ended: (request: Request) => void;
 
   constructor(private readonly page: Page) {
+    const started = (request: Request) => {
+      if (!SETTLE_REQUEST_TYPES.has(request.resourceType())) return;
+      this.inFlight.add(request);
+      this.lastChange = Date.now();
+    };
+    const ended = (request: Request) => {
+      if (!this.inFlight.delete(request)) return;
+      this.lastChange = Date.now();
+    };
+    this.started = started;
+    this.ended = ended;
     page.on('request', this.started);
     page.on('requestfinished', this.ended);
     page.on('requestfailed', this.ended);

@@ -435,32 +435,39 @@ function makeReader(document: Document): Readability<Node> {
   // keepClasses: turndown ignores classes, so the pass stripping them is wasted work.
   const reader = new Readability<Node>(document, { serializer: (el) => el, charThreshold: 300, keepClasses: true });
   const internals = reader as unknown as ReaderInternals;
+  // Each replacement is made as a const, then assigned: V8 pretenures a function literal assigned
+  // to a property (eslint.config.js), and a reader is made per page.
   // Every link was resolved with new URL(href, baseString), reparsing the base each time: a
   // third of its run on a link-heavy page. prepareForMarkdown does the same job with a fast path.
-  internals._fixRelativeUris = () => undefined;
+  internals._fixRelativeUris = doNothing;
   // querySelectorAll compiles its selector on every call in linkedom, and Readability makes one
   // call per paragraph; a walk by tag name gives the same elements in the same document order.
   // A tag the document never held is answered without a walk (tagsSeen).
   const seen = tagsSeen(document);
-  internals._getAllNodesWithTag = (node, tagNames) => (tagNames.some((t) => seen.has(t.toLowerCase())) ? elementsByTag(node, tagNames) : []);
+  const allNodesWithTag: ReaderInternals['_getAllNodesWithTag'] = (node, tagNames) => (tagNames.some((t) => seen.has(t.toLowerCase())) ? elementsByTag(node, tagNames) : []);
+  internals._getAllNodesWithTag = allNodesWithTag;
   // The byline check read the whole text of every element it was asked about (the body and the
   // article included) before testing the cheap conditions; the same test, text read last.
   const bylineRe = (reader as unknown as { REGEXPS: { byline: RegExp } }).REGEXPS.byline;
-  internals._isValidByline = (node, matchString) => {
+  const isValidByline: ReaderInternals['_isValidByline'] = (node, matchString) => {
     const itemprop = node.getAttribute('itemprop');
     if (!(node.getAttribute('rel') === 'author' || (itemprop && itemprop.includes('author')) || bylineRe.test(matchString))) return false;
     const bylineLength = (node.textContent ?? '').trim().length;
     return !!bylineLength && bylineLength < 100;
   };
+  internals._isValidByline = isValidByline;
   // Without a style attribute, linkedom's style object (built and parsed per element) can only
   // say "visible"; the original check runs only where there is a style to read.
   const isProbablyVisible = internals._isProbablyVisible.bind(reader);
-  internals._isProbablyVisible = (node) =>
+  const cheaplyVisible: ReaderInternals['_isProbablyVisible'] = (node) =>
     node.hasAttribute('style')
       ? isProbablyVisible(node)
       : !node.hasAttribute('hidden') && (node.getAttribute('aria-hidden') !== 'true' || (typeof node.className === 'string' && node.className.includes('fallback-image')));
+  internals._isProbablyVisible = cheaplyVisible;
   return reader;
 }
+
+const doNothing = (): void => undefined;
 
 /**
  * elementsByTag, when given `seen`, also records in it the tag name of every element it walks
@@ -580,7 +587,8 @@ function lookUpRulesByName(service: TurndownService): void {
   const compile = (list: TurndownRule[]) =>
     list.map((rule) => ({ rule, names: typeof rule.filter === 'string' ? new Set([rule.filter]) : Array.isArray(rule.filter) ? new Set(rule.filter) : null }));
   const lists = [compile(rules.array), compile(rules._keep), compile(rules._remove)];
-  rules.forNode = (node) => {
+  // A const first: V8 pretenures a function literal assigned to a property (eslint.config.js).
+  const forNode: TurndownRules['forNode'] = (node) => {
     if (node.isBlank) return rules.blankRule;
     const name = node.nodeName.toLowerCase();
     for (const list of lists) {
@@ -590,6 +598,7 @@ function lookUpRulesByName(service: TurndownService): void {
     }
     return rules.defaultRule;
   };
+  rules.forNode = forNode;
 }
 
 /** new URL(href, base), skipped for the two forms that need no parser: absolute http(s) and a plain root-relative path. */

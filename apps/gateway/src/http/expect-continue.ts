@@ -18,11 +18,13 @@ export function continueWhenBodyIsRead(server: Server): void {
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     const stream = req as Readable;
     const read = stream._read.bind(stream);
-    stream._read = (size: number) => {
+    // A const first: V8 pretenures a closure assigned to a property (eslint.config.js).
+    const readAfterContinue = (size: number) => {
       stream._read = read;
       if (!res.headersSent && !res.writableEnded) res.writeContinue();
       read(size);
     };
+    stream._read = readAfterContinue;
     // With a checkContinue listener Node no longer emits 'request' for these: handed on as any request.
     server.emit('request', req, res);
   });

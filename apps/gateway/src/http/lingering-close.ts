@@ -35,7 +35,9 @@ export function lingerIfBodyUnread(req: IncomingMessage): boolean {
   const socket = req.socket as Socket & { destroySoon?: () => void };
   if (!lingering.has(socket)) {
     lingering.add(socket);
-    socket.destroySoon = () => linger(socket);
+    // A const first: V8 pretenures a closure assigned to a property (eslint.config.js).
+    const lingerOnClose = () => linger(socket);
+    socket.destroySoon = lingerOnClose;
   }
   return true;
 }

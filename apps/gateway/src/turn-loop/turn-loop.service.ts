@@ -330,7 +330,7 @@ export class TurnLoopService {
   }
 
   /** runChild bound once, for every request's SubAgents. */
-  private readonly childRunner = (parent: ChatRun, child: SubAgentSpec): Promise<SubAgentAnswer> => this.runChild(parent, child);
+  private readonly childRunner = this.runChild.bind(this);
 
   /** How a tool of the request's own loop runs a child: its own loop and context, on the parent's alias (spec 04). */
   private async runChild(parent: ChatRun, child: SubAgentSpec): Promise<SubAgentAnswer> {

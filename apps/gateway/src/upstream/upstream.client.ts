@@ -355,7 +355,7 @@ class WholeAnswerSink implements RoutedSink {
   private bytes = 0;
   /** Resolved or rejected: later callbacks of the attempt (after a failure stopped it) are dropped. */
   private settled = false;
-  private readonly onAbort = () => this.controller?.abort(this.signal.reason);
+  private readonly onAbort: () => void;
   private deadline: NodeJS.Timeout | undefined;
 
   constructor(
@@ -366,7 +366,11 @@ class WholeAnswerSink implements RoutedSink {
     private readonly deadlineOf: (deployment: DeploymentConfig) => number,
     private readonly onAcceptedBy?: (deployment: DeploymentConfig) => void,
   ) {
-    signal.addEventListener('abort', this.onAbort, { once: true });
+    // Made as a const, not a field initialiser: V8 pretenures a closure assigned to a property
+    // (eslint.config.js, no-restricted-syntax).
+    const onAbort = () => this.controller?.abort(this.signal.reason);
+    this.onAbort = onAbort;
+    signal.addEventListener('abort', onAbort, { once: true });
   }
 
   onAttempt(controller: Dispatcher.DispatchController): void {

@@ -68,7 +68,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
   private beating?: Promise<unknown>;
   // Removes a forgotten workspace's saved copies: set at boot by the WorkspaceStore, the one place
   // that knows their layout in the Object Store.
-  private discardCopies: (key: string, record: SessionRecord) => Promise<void> = () => Promise.resolve();
+  private discardCopies?: (key: string, record: SessionRecord) => Promise<void>;
 
   constructor(
     @Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig,
@@ -328,7 +328,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
       return; // changed meanwhile (used again, or taken over): not ours to delete
     }
     this.held.delete(key);
-    await this.discardCopies(key, record).catch((err: unknown) => this.logger.warn({ err, key }, "a deleted session's saved copies could not all be removed"));
+    await this.discardCopies?.(key, record).catch((err: unknown) => this.logger.warn({ err, key }, "a deleted session's saved copies could not all be removed"));
   }
 
   /** Sessions (not request workspaces) a tenant holds, across every replica. */

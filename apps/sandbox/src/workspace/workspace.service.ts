@@ -132,7 +132,7 @@ export class WorkspaceService implements OnApplicationShutdown {
   private hooks?: WorkspaceHooks;
   // Called with a workspace's directory before it is unmounted (the runtime's prepared
   // containers on it go first, so that no container holds a volume mounted nowhere else).
-  private beforeUnmount: (dir: string) => Promise<void> = () => Promise.resolve();
+  private beforeUnmount?: (dir: string) => Promise<void>;
 
   constructor(@Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig) {
     this.root = join(config.SANDBOX_STATE_DIR, 'sessions');
@@ -205,7 +205,7 @@ export class WorkspaceService implements OnApplicationShutdown {
         // The runtime's prepared containers on the old volume go first: one left bound to it would
         // run the next call on the replaced files, and its changes would never be saved (chaos
         // runs 2 and 3: a replica taking back its own session after NATS restarted lost a run).
-        await this.beforeUnmount(mountPoint).catch(() => undefined);
+        await this.beforeUnmount?.(mountPoint).catch(() => undefined);
         await unmountVolume(mountPoint);
         e.mounted = false;
       }
@@ -401,7 +401,7 @@ export class WorkspaceService implements OnApplicationShutdown {
   }
 
   private async unmountSlot(slot: string): Promise<void> {
-    await this.beforeUnmount(slot).catch(() => undefined);
+    await this.beforeUnmount?.(slot).catch(() => undefined);
     await unmountVolume(slot);
     await rm(slot, { recursive: true, force: true }).catch(() => undefined);
   }
@@ -492,7 +492,7 @@ export class WorkspaceService implements OnApplicationShutdown {
       e.mounted = false;
     }
     if (e.mounted) {
-      await this.beforeUnmount(mountPoint).catch(() => undefined);
+      await this.beforeUnmount?.(mountPoint).catch(() => undefined);
       await unmountVolume(mountPoint);
       e.mounted = false;
     }
@@ -548,7 +548,7 @@ export class WorkspaceService implements OnApplicationShutdown {
     await this.serialize(e, async () => {
       // A tmpfs workspace's files live only in it: it stays until deleted or swept.
       if (e.refs > 0 || !e.mounted || e.tmpfs) return;
-      await this.beforeUnmount(mountPoint).catch(() => undefined);
+      await this.beforeUnmount?.(mountPoint).catch(() => undefined);
       await unmountVolume(mountPoint);
       e.mounted = false;
       e.knownUsage = undefined;
