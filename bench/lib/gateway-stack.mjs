@@ -65,14 +65,15 @@ export async function startBillingWithKey({ prefix, natsUrl = NATS_URL }) {
 /**
  * The built gateway (`dir`: apps/gateway of this checkout or another build's) in a process of its
  * own on a free port, as shipped (LOG_LEVEL=info unless GATEWAY_LOG_LEVEL says otherwise; output
- * but errors to /dev/null). `env` is added to the base environment. Returns { url, port, pid, child, stop }.
+ * but errors to /dev/null, unless GATEWAY_STDOUT is set or `stdout` is 'pipe'). `env` is added to
+ * the base environment. Returns { url, port, pid, child, stop }.
  */
-export async function spawnGateway({ prefix, natsUrl = NATS_URL, dir, env = {}, nodeArgs = [], logLevel = process.env.GATEWAY_LOG_LEVEL ?? 'info' }) {
+export async function spawnGateway({ prefix, natsUrl = NATS_URL, dir, env = {}, nodeArgs = [], logLevel = process.env.GATEWAY_LOG_LEVEL ?? 'info', stdout = process.env.GATEWAY_STDOUT ? 'inherit' : 'ignore' }) {
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, 'dist/main.js'], {
     cwd: resolve(dir ?? resolve(root, 'apps/gateway')),
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NATS_URL: natsUrl, DRAEL_NATS_PREFIX: prefix, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: logLevel, ...env },
-    stdio: ['ignore', process.env.GATEWAY_STDOUT ? 'inherit' : 'ignore', 'inherit'],
+    stdio: ['ignore', stdout, 'inherit'],
   });
   await waitHttp(`http://127.0.0.1:${port}/healthz`);
   // Waited for (10 s at most): a profiled gateway (GATEWAY_NODE_ARGS=--cpu-prof) writes its profile as it exits.
@@ -95,7 +96,7 @@ export async function spawnGateway({ prefix, natsUrl = NATS_URL, dir, env = {}, 
  * bodies go out as they came); env: more gateway settings (e.g. UPSTREAM_CONNECTIONS, METRICS_PORT).
  * Returns { url, pid, headers, stop }.
  */
-export async function startGatewayStack({ models, natsUrl = NATS_URL, gatewayDir, logLevel = process.env.GATEWAY_LOG_LEVEL ?? 'info', nodeArgs = [], env: extraEnv = {} }) {
+export async function startGatewayStack({ models, natsUrl = NATS_URL, gatewayDir, logLevel = process.env.GATEWAY_LOG_LEVEL ?? 'info', nodeArgs = [], env: extraEnv = {}, stdout }) {
   const prefix = benchPrefix();
   const stops = [];
   // Health (and search) answers for the catalogue's backends.
@@ -109,6 +110,7 @@ export async function startGatewayStack({ models, natsUrl = NATS_URL, gatewayDir
     dir: gatewayDir,
     nodeArgs,
     logLevel,
+    ...(stdout ? { stdout } : {}),
     env: {
       DRAEL_MODELS: JSON.stringify(Object.fromEntries(Object.entries(models).map(([alias, baseUrl]) => [alias, { base_url: baseUrl, model: alias }]))),
       DRAEL_BACKEND_SERVICES: 'sandbox,search,fetch',
