@@ -72,7 +72,9 @@ const body = JSON.stringify({
   max_tokens: 512,
   temperature: 0,
 });
-console.log(`gateway-passthrough/promotion: ${MODE} mode, ${TOKENS} tokens, ${STREAM ? 'streaming' : 'non-streaming'}, ${ROUNDS} rounds of ${AMOUNT} requests, ${CONNECTIONS} connections; node ${process.version}; ${new Date().toISOString()}; load average ${loadAverage()}`);
+console.log(
+  `gateway-passthrough/promotion: ${MODE} mode, ${TOKENS} tokens, ${STREAM ? 'streaming' : 'non-streaming'}, ${ROUNDS} rounds of ${AMOUNT} requests, ${CONNECTIONS} connections; node ${process.version}; ${new Date().toISOString()}; load average ${loadAverage()}`,
+);
 console.log('round  requests so far  gateway CPU µs/req  scavenges  MB promoted per 1,000 req  longest scavenge ms  mark-compacts');
 for (let k = 1; k <= ROUNDS; k++) {
   round = { scavenges: 0, promotedMb: 0, longestMs: 0, majors: 0 };
@@ -82,7 +84,9 @@ for (let k = 1; k <= ROUNDS; k++) {
   await new Promise((r) => setTimeout(r, 200));
   const us = ((cpuSeconds(gateway.pid) - cpu0) / AMOUNT) * 1e6;
   console.log(
-    [k, k * AMOUNT, us.toFixed(0), round.scavenges, ((round.promotedMb * 1000) / AMOUNT).toFixed(2), round.longestMs.toFixed(1), round.majors].map((v, i) => String(v).padStart([5, 15, 18, 9, 25, 19, 13][i])).join('  '),
+    [k, k * AMOUNT, us.toFixed(0), round.scavenges, ((round.promotedMb * 1000) / AMOUNT).toFixed(2), round.longestMs.toFixed(1), round.majors]
+      .map((v, i) => String(v).padStart([5, 15, 18, 9, 25, 19, 13][i]))
+      .join('  '),
   );
 }
 console.log(`load average at end ${loadAverage()}`);

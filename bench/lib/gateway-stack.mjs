@@ -68,7 +68,15 @@ export async function startBillingWithKey({ prefix, natsUrl = NATS_URL }) {
  * but errors to /dev/null, unless GATEWAY_STDOUT is set or `stdout` is 'pipe'). `env` is added to
  * the base environment. Returns { url, port, pid, child, stop }.
  */
-export async function spawnGateway({ prefix, natsUrl = NATS_URL, dir, env = {}, nodeArgs = [], logLevel = process.env.GATEWAY_LOG_LEVEL ?? 'info', stdout = process.env.GATEWAY_STDOUT ? 'inherit' : 'ignore' }) {
+export async function spawnGateway({
+  prefix,
+  natsUrl = NATS_URL,
+  dir,
+  env = {},
+  nodeArgs = [],
+  logLevel = process.env.GATEWAY_LOG_LEVEL ?? 'info',
+  stdout = process.env.GATEWAY_STDOUT ? 'inherit' : 'ignore',
+}) {
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, 'dist/main.js'], {
     cwd: resolve(dir ?? resolve(root, 'apps/gateway')),
