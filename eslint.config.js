@@ -26,7 +26,7 @@ export default tseslint.config(
     // optimises the function that makes it, each one is allocated straight in the old generation.
     // Made per request, every request's closure is then an old object pointing at that request's
     // young ones, and each scavenge promotes all of them: the gateway's first ~13,000 requests cost
-    // ~2x (docs/decisions/0002-gateway-hot-path.md, "Closures assigned to properties"). Bind the
+    // ~2x (docs/decisions/0002-gateway-hot-path.md, follow-up 10). Bind the
     // function to a const first, or make it a method; tests may do as they like.
     files: ['apps/*/src/**/*.ts', 'packages/*/src/**/*.ts'],
     ignores: ['**/*.spec.ts'],
