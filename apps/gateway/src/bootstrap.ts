@@ -50,6 +50,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   setMetricsEnabled(config.METRICS_ENABLED);
   if (config.METRICS_ENABLED) metrics.collectProcessMetrics();
   let stopping = false;
+  // Set once the access log exists (below); nothing is answered before the server listens.
+  let recordAnsweredAhead: (req: IncomingMessage, res: ServerResponse, requestId: string, route: string) => void = () => {};
   const serverFactory = (fastifyHandler: RequestListener) => {
     const server = createServer(
       {
@@ -63,9 +65,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       },
       // Each request in a server span, the client's traceparent its parent (tracing off: as is).
       traceRequests((req: IncomingMessage, res: ServerResponse) => {
-        if (refuseMissingHost(req, res)) return;
+        const refused = refuseMissingHost(req, res);
+        if (refused !== undefined) return recordAnsweredAhead(req, res, refused, 'unmatched');
         if (cors && req.headers.origin !== undefined) {
-          if (cors.answersPreflight(req, res)) return;
+          const preflight = cors.answerPreflight(req, res);
+          if (preflight !== undefined) return recordAnsweredAhead(req, res, preflight, 'cors_preflight');
           cors.allowAnswer(req, res);
         }
         if (!stopping) {
@@ -129,6 +133,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     recordHttpRequest(req.routeOptions.url ?? 'unmatched', req.method, reply.raw, reply.elapsedTime);
     done();
   });
+
+  // An answer given ahead of the routes (a Host-less HTTP/1.1 request, a CORS preflight) writes
+  // its access line and counts in the HTTP metric as a routed one does: an operator sees every
+  // request that reached the gateway. It is written whole before this runs, so no timer is kept.
+  recordAnsweredAhead = (req, res, requestId, route) => {
+    accessLog(requestId, req.method ?? '', req.url ?? '', res.statusCode, 0, currentTraceId());
+    recordHttpRequest(route, req.method ?? '', res, 0);
+  };
 
   app.useGlobalFilters(new OpenAIExceptionFilter(logger));
   const hotDeps = { gate: app.get(KeyGate), logger, accessLog, bodyLimit: config.BODY_LIMIT_BYTES };

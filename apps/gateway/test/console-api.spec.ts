@@ -8,6 +8,8 @@ import { startGatewayProcess, testPrefix, type GatewayProcess } from '@drael/tes
 // What the gateway adds for the console (issue 23): its static files at /console, the daily usage
 // aggregation, and the operator's listings. Real gateway process, real billing.
 const ADMIN = 'console-admin-token-0123456789abcdef';
+// A browser origin allowed to call the gateway (http/cors.ts).
+const ORIGIN = 'https://ops.example.com';
 let g: GatewayProcess;
 let dir: string;
 
@@ -24,6 +26,7 @@ beforeAll(async () => {
       DRAEL_BACKEND_SERVICES: 'billing',
       DRAEL_ADMIN_TOKEN: ADMIN,
       DRAEL_CONSOLE_DIR: dir,
+      CORS_ALLOWED_ORIGINS: ORIGIN,
       LOG_LEVEL: 'warn',
     },
     { readyTimeoutMs: 90_000, billing: { plan: 'pro' } },
@@ -50,6 +53,15 @@ describe('GET /console (static, public)', () => {
     const etag = js.headers.get('etag')!;
     expect((await fetch(`${g.url}/console/assets/app-1.js`, { headers: { 'if-none-match': etag } })).status).toBe(304);
     expect((await fetch(`${g.url}/console`, { redirect: 'manual' })).status).toBe(308);
+  });
+
+  it('a listed CORS origin’s answer varies on Origin and on Accept-Encoding, both named', async () => {
+    const r = await get('/console/assets/app-1.js', { origin: ORIGIN, 'accept-encoding': 'gzip' });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    expect((r.headers.get('vary') ?? '').toLowerCase().split(/,\s*/).sort()).toEqual(['accept-encoding', 'origin']);
+    // Without an Origin, as before.
+    expect((await get('/console/', {})).headers.get('vary')).toBe('accept-encoding');
   });
 
   it('never reaches outside its files: a traversal or an unknown type gets index.html or a 404 envelope', async () => {

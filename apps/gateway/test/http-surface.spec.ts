@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayProcess, startScriptedUpstream, testPrefix, type GatewayProcess, type ScriptedUpstream } from '@drael/test-support';
+import { sampleValue } from '@drael/metrics';
+import { freePort, scrapeMetrics, startGatewayProcess, startScriptedUpstream, testPrefix, type GatewayProcess, type ScriptedUpstream } from '@drael/test-support';
 import { isEnvelope, rawRequest } from './edge-support.js';
 
 /**
@@ -16,6 +17,8 @@ let upstream: ScriptedUpstream;
 let gateway: GatewayProcess;
 // The default configuration: no CORS at all (same billing, same NATS prefix).
 let closed: GatewayProcess;
+// The CORS gateway's /metrics.
+let metricsUrl: string;
 
 const TOOLS = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }];
 const HELLO = [{ role: 'user', content: 'hello' }];
@@ -33,8 +36,10 @@ beforeAll(async () => {
       'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model' },
     }),
   };
+  const metricsPort = await freePort();
+  metricsUrl = `http://127.0.0.1:${metricsPort}`;
   gateway = await startGatewayProcess(
-    { ...env, CORS_ALLOWED_ORIGINS: `${ALLOWED}, http://localhost:3000` },
+    { ...env, CORS_ALLOWED_ORIGINS: `${ALLOWED}, http://localhost:3000`, METRICS_PORT: String(metricsPort) },
     { billing: { rate_limit: { per_minute: 100_000, per_hour: 1_000_000 } } },
   );
   closed = await startGatewayProcess(env, { billing: false });
@@ -120,6 +125,22 @@ describe('CORS: off by default, an explicit allowlist turns it on', () => {
       const r = await preflight(target, origin);
       expect(r.status).toBeGreaterThanOrEqual(400);
       expect(Object.keys(r.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
+    }
+  });
+
+  it('a preflight, answered ahead of the routes, writes its access line and counts in the HTTP metric', async () => {
+    const count = async (statusClass: string) =>
+      sampleValue(await scrapeMetrics(metricsUrl), 'drael_gateway_http_request_duration_seconds_count', { route: 'cors_preflight', method: 'OPTIONS', status_class: statusClass });
+    const [ok0, refused0] = [await count('2xx'), await count('4xx')];
+    const answered = await preflight(gateway, ALLOWED);
+    const refused = await preflight(gateway, ALLOWED, 'x-secret-admin');
+    expect([answered.status, refused.status]).toEqual([204, 403]);
+    expect([(await count('2xx')) - ok0, (await count('4xx')) - refused0]).toEqual([1, 1]);
+    // The access line names the answer's own request id (the log is flushed in batches).
+    for (const r of [answered, refused]) {
+      const line = `"request_id":${JSON.stringify(r.headers['x-request-id'])},"method":"OPTIONS","url":"/v1/chat/completions","status":${r.status}`;
+      for (let i = 0; i < 50 && !gateway.output().includes(line); i++) await new Promise((res) => setTimeout(res, 100));
+      expect(gateway.output()).toContain(line);
     }
   });
 

@@ -58,7 +58,8 @@ export class ConsoleController {
       .header('content-security-policy', CSP)
       .header('x-content-type-options', 'nosniff')
       .header('referrer-policy', 'no-referrer')
-      .header('vary', 'accept-encoding');
+      // Added to what is there: a listed CORS origin's answer already varies on Origin (http/cors.ts).
+      .header('vary', withVary(reply.raw.getHeader('vary'), 'accept-encoding'));
     if (req.headers['if-none-match'] === f.etag) return reply.status(304).send();
     const gzip = f.gzip && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
     if (gzip) void reply.header('content-encoding', 'gzip');
@@ -68,6 +69,15 @@ export class ConsoleController {
   private notFound(): never {
     throw new ApiError('not_found', this.files.size === 0 ? 'The console is not installed (build apps/console).' : 'Unknown route.');
   }
+}
+
+/** A Vary value with `field` added to the fields already named (RFC 9110 §12.5.5: a list). */
+function withVary(current: number | string | string[] | undefined, field: string): string {
+  const fields = (Array.isArray(current) ? current.join(',') : String(current ?? ''))
+    .split(',')
+    .map((f) => f.trim())
+    .filter(Boolean);
+  return fields.some((f) => f.toLowerCase() === field.toLowerCase()) ? fields.join(', ') : [...fields, field].join(', ');
 }
 
 function decodeURIComponentSafe(s: string): string {

@@ -21,12 +21,16 @@ export function answerBareRefusals(server: Server): void {
   });
 }
 
-/** HTTP/1.1 requires Host (RFC 9112 §3.2): without it, 400 in the envelope. True when answered. */
-export function refuseMissingHost(req: IncomingMessage, res: ServerResponse): boolean {
-  if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) return false;
+/**
+ * HTTP/1.1 requires Host (RFC 9112 §3.2): without it, 400 in the envelope. When answered, the
+ * answer's request id (for its access line); undefined when the request goes on.
+ */
+export function refuseMissingHost(req: IncomingMessage, res: ServerResponse): string | undefined {
+  if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) return undefined;
   const error = transportError(400, 'invalid_request', 'An HTTP/1.1 request needs a Host header.');
   // Closed after the answer, as Node's own refusal does (lingering if a body is on its way).
   lingerIfBodyUnread(req);
-  writeErrorResponse(res, error, requestIdOf(req), { connection: 'close' });
-  return true;
+  const requestId = requestIdOf(req);
+  writeErrorResponse(res, error, requestId, { connection: 'close' });
+  return requestId;
 }

@@ -22,17 +22,19 @@ export class CorsPolicy {
   ) {}
 
   /**
-   * A preflight from a listed origin is answered here, true then: 204 with what the path allows,
-   * or 403 when it asks for a method or header the gateway does not take (the browser then
-   * refuses the call, and the 403 says why to whoever reads the network panel).
+   * A preflight from a listed origin is answered here: 204 with what the path allows, or 403 when
+   * it asks for a method or header the gateway does not take (the browser then refuses the call,
+   * and the 403 says why to whoever reads the network panel). When answered, the answer's request
+   * id (for its access line); undefined when the request is not such a preflight.
    */
-  answersPreflight(req: IncomingMessage, res: ServerResponse): boolean {
+  answerPreflight(req: IncomingMessage, res: ServerResponse): string | undefined {
     const origin = req.headers.origin;
     const requested = req.headers['access-control-request-method'];
-    if (req.method !== 'OPTIONS' || origin === undefined || requested === undefined || !this.origins.has(origin)) return false;
+    if (req.method !== 'OPTIONS' || origin === undefined || requested === undefined || !this.origins.has(origin)) return undefined;
     const methods = this.routes.allowedFor(req.url ?? '/');
     // An unknown path: its 404, without CORS headers.
-    if (methods.length === 0) return false;
+    if (methods.length === 0) return undefined;
+    const requestId = requestIdOf(req);
     const headers = (req.headers['access-control-request-headers'] ?? '')
       .split(',')
       .map((h) => h.trim().toLowerCase())
@@ -40,8 +42,8 @@ export class CorsPolicy {
     const refused = methods.includes(requested) ? headers.find((h) => !isRequestHeaderAllowed(h)) : `method ${requested}`;
     if (refused !== undefined) {
       const error = transportError(403, 'cors_request_not_allowed', `CORS preflight refused: ${refused.slice(0, 100)} is not allowed on ${(req.url ?? '/').split('?', 1)[0]}.`);
-      writeErrorResponse(res, error, requestIdOf(req), { vary: VARY });
-      return true;
+      writeErrorResponse(res, error, requestId, { vary: VARY });
+      return requestId;
     }
     res.writeHead(204, {
       'access-control-allow-origin': origin,
@@ -49,10 +51,10 @@ export class CorsPolicy {
       ...(headers.length > 0 ? { 'access-control-allow-headers': headers.join(', ') } : {}),
       'access-control-max-age': String(PREFLIGHT_MAX_AGE_S),
       vary: VARY,
-      'x-request-id': requestIdOf(req),
+      'x-request-id': requestId,
     });
     res.end();
-    return true;
+    return requestId;
   }
 
   /** An actual request from a listed origin: its answer may be read by the page. */
