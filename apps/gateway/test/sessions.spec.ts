@@ -40,6 +40,10 @@ describe('PUT /v1/sessions/{id}/files/{path}', () => {
       expect(got.status).toBe(200);
       expect(Buffer.from(await got.arrayBuffer()).equals(c.body), c.path).toBe(true);
     }
+    // The listing names them all, and says so (a listing names at most 2,000).
+    const listing = (await (await fetch(`${h.gateway.url}/v1/sessions/${session}/files`, { headers: auth(h.apiKey) })).json()) as { data: { path: string }[]; has_more: boolean };
+    expect(listing.data.map((f) => f.path).sort()).toEqual(cases.map((c) => c.path).sort());
+    expect(listing.has_more).toBe(false);
   });
 
   it('other routes still take JSON only', async () => {

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_STREAM_BYTES } from '@drael/contracts';
+import { MAX_STREAM_BYTES, sandboxCatalog } from '@drael/contracts';
 import { busySandboxContainers } from '@drael/test-support';
-import { hostProcessesWith, rssKiB, startSandbox, type Sandbox } from './sandbox-harness.js';
+import { b64, hostProcessesWith, rssKiB, startSandbox, type Sandbox } from './sandbox-harness.js';
 
 // The attack suite: each program is what an attacker would run; each test asserts the outcome.
 const PIDS = 128;
@@ -124,6 +124,20 @@ describe('attack suite', () => {
     expect(Number(count)).toBeLessThanOrEqual(4096);
     const shm = await sh('dd if=/dev/zero of=/dev/shm/big bs=1M count=1000 2>&1; stat -c %s /dev/shm/big');
     expect(Number(shm.stdout.trim().split('\n').pop())).toBeLessThanOrEqual(16 * 1024 * 1024);
+  });
+
+  it('a file flood in a session: a listing names at most 2,000 files and says when the session holds more', async () => {
+    // The default quota (256 MB) has the inodes for it; the bound keeps one listing's reply small.
+    const scope = { tenant: 'attacker', session: 'many-files' };
+    // 2,000 files in two directories: all named, nothing left out.
+    const made = await sbx.run({ ...scope, runtime: 'bash', code: 'mkdir a b; for i in $(seq 1000); do : > a/$i; : > b/$i; done; find . -type f | wc -l' });
+    expect(made).toMatchObject({ ok: true, stdout: '2000\n' });
+    const whole = await sbx.call(sandboxCatalog.filesList, scope);
+    expect([whole.files.length, whole.truncated]).toEqual([2000, false]);
+    // One more: still 2,000 named, and the listing says it is not all.
+    await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'one-more.txt', content_base64: b64('x') });
+    const cut = await sbx.call(sandboxCatalog.filesList, scope);
+    expect([cut.files.length, cut.truncated]).toEqual([2000, true]);
   });
 
   it('the root filesystem is read-only', async () => {

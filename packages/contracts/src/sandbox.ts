@@ -155,8 +155,11 @@ export const sandboxCatalog = {
     request: z.object(FileScope),
     // free_bytes: what a write may still add now (the filesystem keeps some of the quota for
     // itself, so it is less than quota_bytes - used_bytes). Optional: older sandboxes omit it.
+    // truncated: the session holds more files than one listing names (the first 2,000 found);
+    // optional, as older sandboxes omit it.
     reply: z.object({
       files: z.array(FileEntrySchema),
+      truncated: z.boolean().optional(),
       used_bytes: z.number().int().nonnegative(),
       quota_bytes: z.number().int(),
       free_bytes: z.number().int().nonnegative().optional(),

@@ -6,6 +6,8 @@ import { useLoad } from '../ui/use-load.js';
 
 interface FileList {
   data: { path: string; size: number; modified_at: string }[];
+  /** More files are in the session than `data` names (older gateways omit it). */
+  has_more?: boolean;
   used_bytes: number;
   quota_bytes: number;
   free_bytes?: number;
@@ -73,6 +75,7 @@ export function SessionFiles({ session, version }: { session: string; version: n
         <>
           <p class="note">
             {bytes(list.data.used_bytes)} used of {bytes(list.data.quota_bytes)}
+            {list.data.has_more === true && ` · the first ${list.data.data.length.toLocaleString()} files are listed; the session holds more`}
           </p>
           {list.data.data.length === 0 ? (
             <p>No files yet.</p>

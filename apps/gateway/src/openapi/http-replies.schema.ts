@@ -93,6 +93,8 @@ export const SessionObjectSchema = z.object({
 export const FileListingSchema = z.object({
   object: z.literal('list'),
   data: z.array(z.object({ path: z.string(), size: z.number().int(), modified_at: z.string() })),
+  // More files are in the session than `data` names (a listing names at most 2,000).
+  has_more: z.boolean(),
   used_bytes: z.number().int(),
   quota_bytes: z.number().int(),
   free_bytes: z.number().int().optional(),

@@ -14,6 +14,8 @@ type FileOwner = Pick<WorkspaceFields, 'tenant' | 'session'>;
 export interface FileListing {
   object: 'list';
   data: Array<{ path: string; size: number; modified_at: string }>;
+  /** More files are in the session than `data` names (a listing names at most 2,000). */
+  has_more: boolean;
   used_bytes: number;
   quota_bytes: number;
   /** What an upload may still add now (less than quota − used: the filesystem keeps some). */
@@ -52,7 +54,14 @@ export class SessionFilesService {
 
   async list(caller: Caller, session: string): Promise<FileListing> {
     const r = await this.rpc.request(sandboxCatalog.filesList, { tenant: sessionTenantOf(caller), session });
-    return { object: 'list', data: r.files, used_bytes: r.used_bytes, quota_bytes: r.quota_bytes, ...(r.free_bytes !== undefined ? { free_bytes: r.free_bytes } : {}) };
+    return {
+      object: 'list',
+      data: r.files,
+      has_more: r.truncated === true,
+      used_bytes: r.used_bytes,
+      quota_bytes: r.quota_bytes,
+      ...(r.free_bytes !== undefined ? { free_bytes: r.free_bytes } : {}),
+    };
   }
 
   /**

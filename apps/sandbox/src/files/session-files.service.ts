@@ -44,18 +44,20 @@ export interface FileEntry {
 export class SessionFilesService {
   constructor(private readonly workspaces: WorkspaceService) {}
 
-  async list(ref: WorkspaceRef): Promise<{ files: FileEntry[]; used_bytes: number; quota_bytes: number; free_bytes: number }> {
+  async list(ref: WorkspaceRef): Promise<{ files: FileEntry[]; truncated: boolean; used_bytes: number; quota_bytes: number; free_bytes: number }> {
     return this.withWorkspace(ref, false, async (ws) => {
       // No volume yet: the first write creates one, whose filesystem keeps a little of the quota.
-      if (!ws) return { files: [], used_bytes: 0, quota_bytes: this.workspaces.quotaBytes, free_bytes: this.workspaces.quotaBytes - QUOTA_HEADROOM_BYTES };
+      if (!ws) return { files: [], truncated: false, used_bytes: 0, quota_bytes: this.workspaces.quotaBytes, free_bytes: this.workspaces.quotaBytes - QUOTA_HEADROOM_BYTES };
       // The room reported is the room an upload has: a cut-off upload's bytes are not kept in it.
       await sweepAbandonedUploads(ws.path, this.workspaces.uploadAbandonedMs).catch(() => undefined);
       const files: FileEntry[] = [];
+      // A file found past the bound: the listing says it names only some of the files.
+      let truncated = false;
       const walk = async (rel: string): Promise<void> => {
         const abs = join(ws.path, rel);
         const entries = await readdir(abs, { withFileTypes: true, encoding: 'buffer' });
         for (const d of entries) {
-          if (files.length >= MAX_LISTED) return;
+          if (truncated) return;
           // Uploads in progress (or cut off) are no files of the session.
           if (rel === '' && d.name.toString() === UPLOAD_STAGING_DIR) continue;
           // What the workspace cannot keep (a name that is not UTF-8, a path past PATH_MAX) is not listed either.
@@ -66,14 +68,19 @@ export class SessionFilesService {
           if (d.isDirectory()) await walk(childRel);
           else if (d.isFile()) {
             const st = await lstat(join(ws.path, childRel));
-            if (st.isFile()) files.push({ path: childRel, size: st.size, modified_at: st.mtime.toISOString() });
+            if (!st.isFile()) continue;
+            if (files.length === MAX_LISTED) {
+              truncated = true;
+              return;
+            }
+            files.push({ path: childRel, size: st.size, modified_at: st.mtime.toISOString() });
           }
         }
       };
       await walk('');
       const usage = await ws.usage();
       // The same room write() checks each piece against.
-      return { files, used_bytes: usage.usedBytes, quota_bytes: this.workspaces.quotaBytes, free_bytes: Math.max(0, usage.freeBytes - QUOTA_HEADROOM_BYTES) };
+      return { files, truncated, used_bytes: usage.usedBytes, quota_bytes: this.workspaces.quotaBytes, free_bytes: Math.max(0, usage.freeBytes - QUOTA_HEADROOM_BYTES) };
     });
   }
 
