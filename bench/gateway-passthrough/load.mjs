@@ -8,6 +8,7 @@
 // turns; the medians of the rounds and the ratio to the naive proxy of the same run.
 // Usage: node bench/gateway-passthrough/load.mjs [--amount 5000] [--connections 10] [--rounds 3]
 //        [--warmup 1000] [--tokens 20,200] [--targets naive,proxy,catalogue] [--modes non-streaming,streaming]
+//        [--rate <requests per second>: a fixed pace; the same batching for every target, so less spread]
 // GATEWAY_B_DIR=<another build's apps/gateway>: that build runs beside this one (its own process,
 // billing and key) as the targets `proxy B` and `catalogue B` (added to --targets unless named
 // there), and each row also prints the per-round ratio catalogue ÷ catalogue B (A/B in one run).
@@ -28,6 +29,8 @@ const AMOUNT = Number(opt('amount', 5000));
 const CONNECTIONS = Number(opt('connections', 10));
 const ROUNDS = Number(opt('rounds', 3));
 const WARMUP = Number(opt('warmup', 1000));
+// Requests per second over all connections (autocannon's overallRate); unset: as fast as answered.
+const RATE = opt('rate', undefined) === undefined ? undefined : Number(opt('rate'));
 const TOKENS = opt('tokens', '20,200').split(',').map(Number);
 const B_DIR = process.env.GATEWAY_B_DIR;
 const TARGETS = opt('targets', B_DIR ? 'naive,proxy,catalogue,proxyB,catalogueB' : 'naive,proxy,catalogue').split(',');
@@ -106,13 +109,13 @@ for (const n of TOKENS) {
   for (const stream of STREAM_MODES) {
     const body = bodyOf(n, stream);
     const acc = new Map(targets.map((t) => [t.name, { cpu: [], up: [], rps: [], p50: [], p99: [] }]));
-    for (const t of targets) await gen.run({ url: t.url, headers: t.headers, body, amount: WARMUP, connections: CONNECTIONS });
+    for (const t of targets) await gen.run({ url: t.url, headers: t.headers, body, amount: WARMUP, connections: CONNECTIONS, rate: RATE });
     for (let round = 0; round < ROUNDS; round++) {
       // The order turns around every round, so no target always runs first (or right after the same one).
       for (const t of round % 2 === 0 ? targets : [...targets].reverse()) {
         const c0 = cpuSeconds(t.pid);
         const u0 = cpuSeconds(upstream.child.pid);
-        const r = await gen.run({ url: t.url, headers: t.headers, body, amount: AMOUNT, connections: CONNECTIONS });
+        const r = await gen.run({ url: t.url, headers: t.headers, body, amount: AMOUNT, connections: CONNECTIONS, rate: RATE });
         const a = acc.get(t.name);
         a.cpu.push(((cpuSeconds(t.pid) - c0) / r.requests) * 1e6);
         a.up.push(((cpuSeconds(upstream.child.pid) - u0) / r.requests) * 1e6);

@@ -1,6 +1,6 @@
 // The load generator, in a process of its own so that its CPU is nobody's under test:
 // autocannon (pinned in bench/package.json) driven over IPC. Each message
-// { id, url, method, headers, body, amount, connections } runs one load and answers
+// { id, url, method, headers, body, amount, connections, rate? } runs one load and answers
 // { id, requests, non2xx, errors, timeouts, durationS, rps, p50Ms, p99Ms }.
 import autocannon from 'autocannon';
 
@@ -15,6 +15,8 @@ process.on('message', async (m) => {
     connections: m.connections,
     pipelining: 1,
     timeout: 30,
+    // A fixed pace (requests per second over all connections) instead of as fast as answered.
+    ...(m.rate ? { overallRate: m.rate } : {}),
   });
   const durationS = Number(process.hrtime.bigint() - started) / 1e9;
   process.send({
