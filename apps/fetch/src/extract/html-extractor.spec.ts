@@ -362,3 +362,36 @@ describe('reviews under a product', () => {
     expect(markdown).toContain('**Aoife K.** · 2023-12-19\n\n**Handles get hot**\n\nBought four');
   });
 });
+
+describe('code blocks in wrappers named like furniture', () => {
+  // Readability weighs a class holding "scroll" (or "hidden", "share"...) as negative and its
+  // conditional cleaning then removes the wrapper: docs sites put their code blocks in such
+  // wrappers for the horizontal scrollbar.
+  const docs = (block: string) =>
+    '<!doctype html><html lang="en"><head><title>Streams</title></head><body><nav><a href="/">Home</a> <a href="/api">API</a></nav><main><h1>Streams</h1>' +
+    '<p>A readable stream hands out its chunks one at a time; the loop below reads every chunk of a file, and stops at its end without loading the whole file into memory at once.</p>' +
+    block +
+    '<p>The loop ends when the stream does, and an error thrown inside it closes the stream, so the file handle is never left open behind a failed read or an early return.</p>' +
+    '<p>Each chunk is a Buffer unless an encoding was given, in which case the chunks are strings cut at character boundaries rather than at byte counts.</p></main>' +
+    '<footer><a href="/about">About</a></footer></body></html>';
+  const code = 'for await (const chunk of fs.createReadStream(path)) {\n  count += chunk.length;\n}';
+
+  it.each([
+    ['div.scroll', `<div class="scroll"><pre><code>${code}</code></pre></div>`],
+    ['div.highlight-scroll', `<div class="highlight highlight-scroll"><pre>${code}</pre></div>`],
+    ['pre-scrollable wrapper', `<div class="pre-scrollable"><div class="code-wrap"><pre><code class="language-js">${code}</code></pre></div></div>`],
+    ['overflow-scroll with an id', `<div class="overflow-scroll" id="code-scroll-1"><pre>${code}</pre></div>`],
+    ['a hidden-scrollbar wrapper', `<div class="codeblock hidden-scrollbar"><pre><code>${code}</code></pre></div>`],
+  ])('%s keeps its code', (_name, block) => {
+    const { markdown } = extractor.extract(docs(block), 'https://docs.example/streams');
+    expect(markdown).toContain('for await (const chunk of fs.createReadStream(path)) {\n  count += chunk.length;\n}');
+    expect(markdown).toContain('The loop ends when the stream does');
+  });
+
+  it('a link list in a negatively named box around a small snippet still goes', () => {
+    const links = Array.from({ length: 12 }, (_, i) => `<li><a href="/guides/${i}">Further guide number ${i}</a></li>`).join('');
+    const { markdown } = extractor.extract(docs(`<div class="widget-scroll"><ul>${links}</ul><code>npm i</code></div>`), 'https://docs.example/streams');
+    expect(markdown).not.toContain('Further guide number');
+    expect(markdown).toContain('The loop ends when the stream does');
+  });
+});

@@ -414,6 +414,7 @@ function pageRestorer(source: string, wrapped: boolean, rules: ContentRules, ldB
 }
 
 interface ReaderInternals {
+  _getClassWeight: (node: Element) => number;
   _prepArticle: (articleContent: Element) => void;
   _fixRelativeUris: () => void;
   _getAllNodesWithTag: (node: Element, tagNames: string[]) => Element[];
@@ -464,7 +465,41 @@ function makeReader(document: Document): Readability<Node> {
       ? isProbablyVisible(node)
       : !node.hasAttribute('hidden') && (node.getAttribute('aria-hidden') !== 'true' || (typeof node.className === 'string' && node.className.includes('fallback-image')));
   internals._isProbablyVisible = cheaplyVisible;
+  // Docs sites wrap a code block in a box named for its scrollbar (div.scroll,
+  // .highlight-scroll, .pre-scrollable, .overflow-scroll, .hidden-scrollbar), and "scroll" and
+  // "hidden" are in Readability's negative pattern: its conditional cleaning removed the box with
+  // the code in it. What a box of code is named for says nothing about whether it is content, so
+  // its name weighs nothing against it; a box that is mostly something else keeps its weight.
+  if (seen.has('pre') || seen.has('code')) {
+    const classWeight = internals._getClassWeight.bind(reader);
+    const weighCodeByContent: ReaderInternals['_getClassWeight'] = (node) => {
+      const weight = classWeight(node);
+      return weight < 0 && mostlyCode(node) ? 0 : weight;
+    };
+    internals._getClassWeight = weighCodeByContent;
+  }
   return reader;
+}
+
+/**
+ * Whether at least half of the element's visible characters are in code (<pre>, <code>): a code
+ * block with its caption or copy button, not a link list with a snippet in it.
+ */
+function mostlyCode(el: Element): boolean {
+  const all = nonSpaceLength(el.textContent ?? '');
+  if (all === 0) return false;
+  let code = 0;
+  for (const block of elementsByTag(el, ['pre', 'code'])) {
+    // Nested code (<pre><code>) is counted once, at its outermost element.
+    let nested = false;
+    for (let a = block.parentElement; a && a !== el && !nested; a = a.parentElement) nested = a.localName === 'pre' || a.localName === 'code';
+    if (!nested) code += nonSpaceLength(block.textContent ?? '');
+  }
+  return code * 2 >= all;
+}
+
+function nonSpaceLength(s: string): number {
+  return s.replace(/\s+/g, '').length;
 }
 
 const doNothing = (): void => undefined;
