@@ -197,6 +197,37 @@ describe('content rules', () => {
     expect(off).toContain('respondida');
   });
 
+  it('postMeta: a short dated line of content (a stats line) stays; a line in the post header, one named meta, a date with its label go', () => {
+    // A sports report: each team's stats line is short, dated and named "stats", as a Q&A page's
+    // meta rows are, but it is the report's content, away from the title and the post's header.
+    const team = (name: string, stats: string, text: string) => `<h2>${name}</h2>${stats}<p>${text}</p>`;
+    const html = page(
+      `<div class="top"><a href="/">Sport</a></div><article><header><h1>Silo lease approved</h1>` +
+        '<p>The board said yes, and the football club next door wants the car park for match days.</p>' +
+        `<div>Ana Costa · 4 min read · <time datetime="2024-05-04T08:00">4 May 2024</time></div></header>` +
+        `<p>${story[0]}</p>` +
+        team(
+          'Harbour FC',
+          '<div class="stats">Goals: 12 · <time datetime="2024-05-03">3 May 2024</time></div>',
+          'The harbour side scored twelve goals in their last six matches, more than any other team in the league over the same run of games.',
+        ) +
+        team(
+          'Quay Rovers',
+          '<div class="team-stats">Goals: 9 · 3 May 2024</div>',
+          'The Rovers kept five clean sheets in a row before the derby, and their goalkeeper has not conceded from a set piece all season long.',
+        ) +
+        `<p>${story[1]}</p><div>Edited by Ana Costa <time datetime="2024-05-04T09:30">09:30</time></div><p>${story[2]}</p>` +
+        `<p class="item-meta">Filed under Harbour · 3 comments · <time datetime="2024-05-04">4 May</time></p></article>`,
+    );
+    const got = all.extract(html, url).markdown;
+    expect(got).toContain('Goals: 12 · 3 May 2024');
+    expect(got).toContain('Goals: 9 · 3 May 2024');
+    for (const gone of ['4 min read', 'Edited by', 'Filed under']) expect(got).not.toContain(gone);
+    for (const text of story) expect(got).toContain(text);
+    const off = only('postMeta').extract(html, url).markdown;
+    for (const kept of ['4 min read', 'Edited by Ana Costa 09:30', 'Filed under']) expect(off).toContain(kept);
+  });
+
   it("titleHeading: the pick's first heading goes when it is the title, not when text comes first", () => {
     const html = (heading: string) =>
       `<!doctype html><html lang="ja"><head><title>市立図書館、開館時間を延長 | 新聞</title></head><body><div class="x"><h1>${heading}</h1>` +

@@ -639,8 +639,18 @@ function commonAncestor(els: Element[], stop: Element): Element | null {
 // changelog's dates, a table's date column are content), it must say something beside its dates
 // (a live blog's bare "15:31" over an entry is the page's structure), and its dates must not all
 // be still to come (an event's "Doors open 4 May, 19:00", a deadline: announcements, not records).
+// Short, dated and named stats is also a sports page's "Goals: 12 · 3 May 2024": a line goes only
+// where furniture stands (isPostFurniture): in a post's header or footer, in a box named meta or
+// byline, beside the title, or when it is dates and a few words of label or name, no figure.
 const META_NAME = wordsPattern(['meta', 'metadata', 'stats', 'statistics']);
 const META_HINT = /meta|stat/i;
+const FURNITURE_META_NAME = wordsPattern(['meta', 'metadata', 'byline', 'dateline']);
+const FURNITURE_META_TAGS = new Set(['header', 'footer']);
+// How far up a line's box is looked for the header or footer it sits in: a post header's meta row
+// is wrapped in a row and an item or two, not more.
+const FURNITURE_MAX_DEPTH = 3;
+// A label and a name beside the dates ("Posted by Ana Costa on", "respondida", "compartilhar").
+const LABEL_MAX_WORDS = 6;
 const META_MAX_CHARS = 120;
 const META_MAX_WORDS = 14;
 const ISO_TIMESTAMP = /(?:^|\D)(?:19|20)\d\d-[01]\d-[0-3]\d(?:$|[T\s])/;
@@ -659,8 +669,10 @@ export function removePostMeta(all: readonly Element[], now = Date.now()): void 
     if (isTimeMarker(el)) {
       let line: Element | null = null;
       for (let a: Element | null = el; a && a.localName !== 'body' && !NOT_A_LINE.has(a.localName) && isMetaLine(a); a = a.parentElement) line = a;
-      if (line && BLOCK_TAGS.has(line.localName) && labelsTime(line) && !announcesFuture(line, now)) hits.add(line);
-    } else if (BLOCK_TAGS.has(el.localName) && !NOT_A_LINE.has(el.localName) && isNamedMeta(el) && isMetaLine(el) && /\d/.test(el.textContent ?? '')) {
+      if (!line || !BLOCK_TAGS.has(line.localName) || announcesFuture(line, now)) continue;
+      const label = textBesideTimes(line);
+      if (/[\p{L}\p{N}]/u.test(label) && (isPostFurniture(line) || isDateLabel(label))) hits.add(line);
+    } else if (BLOCK_TAGS.has(el.localName) && !NOT_A_LINE.has(el.localName) && isNamedMeta(el) && isMetaLine(el) && /\d/.test(el.textContent ?? '') && isPostFurniture(el)) {
       hits.add(el);
     }
   }
@@ -668,18 +680,49 @@ export function removePostMeta(all: readonly Element[], now = Date.now()): void 
 }
 
 /**
- * Whether the line says something beside its dates ("asked", "Perguntada", "viewed 48k times"):
- * a bare timestamp heading an entry (a live blog's "15:31") is the page's structure, not meta.
+ * The line's text outside its time markers: what it says beside its dates ("asked", "Perguntada",
+ * "viewed 48k times"). None: a bare timestamp heading an entry (a live blog's "15:31"), the page's
+ * structure, not meta.
  */
-function labelsTime(line: Element): boolean {
+function textBesideTimes(line: Element): string {
+  let text = '';
   const walker = line.ownerDocument.createTreeWalker(line, 4 /* SHOW_TEXT */);
   for (let t = walker.nextNode(); t; t = walker.nextNode()) {
     if (!/[\p{L}\p{N}]/u.test((t as Text).data)) continue;
     let marked = false;
     for (let a = t.parentElement; a && !marked; a = a === line ? null : a.parentElement) marked = isTimeMarker(a);
-    if (!marked) return true;
+    if (!marked) text += ` ${(t as Text).data}`;
   }
-  return false;
+  return squash(text);
+}
+
+/** Dates with a label or a name beside them and no figure of their own ("Posted by Ana Costa", not "Goals: 12"). */
+function isDateLabel(label: string): boolean {
+  return !/\d/.test(label) && label.split(' ').filter((w) => /[\p{L}]/u.test(w)).length <= LABEL_MAX_WORDS;
+}
+
+/**
+ * Whether a meta-shaped line stands where post furniture does: in a <header> or <footer>, or a
+ * box named meta, byline or dateline (itself or one of its few nearest boxes), or beside the
+ * title (an <h1>, or a box holding only the <h1>).
+ */
+function isPostFurniture(line: Element): boolean {
+  let box: Element | null = line;
+  for (let depth = 0; box && depth <= FURNITURE_MAX_DEPTH && box.localName !== 'body'; depth++, box = box.parentElement) {
+    if (FURNITURE_META_TAGS.has(box.localName)) return true;
+    const name = `${box.getAttributeNode('class')?.value ?? ''} ${box.getAttributeNode('id')?.value ?? ''}`;
+    if (META_HINT.test(name) || /byline|dateline/i.test(name)) {
+      if (name.split(/\s+/).some((token) => token && FURNITURE_META_NAME.test(token))) return true;
+    }
+  }
+  return isTitle(line.previousElementSibling) || isTitle(line.nextElementSibling);
+}
+
+function isTitle(el: Element | null): boolean {
+  if (!el) return false;
+  if (el.localName === 'h1') return true;
+  const h1 = el.getElementsByTagName('h1')[0];
+  return !!h1 && squashedLength(h1.textContent ?? '') === textLength(el);
 }
 
 /**
