@@ -123,6 +123,20 @@ describe('content rules', () => {
     expect(structured.split('Portion: one cup').length - 1).toBe(2);
   });
 
+  it('duplicateBlocks: a heading repeated over a body of its own stays; one repeated with nothing between goes', () => {
+    // Posts titled the same on purpose (a column's weekly entries), each over its own text.
+    const title = 'Notes from the quay: what changed this week';
+    const entries = story.map((text) => `<div class="entry"><h2>${title}</h2><p>${text}</p></div>`).join('');
+    const got = all.extract(page(`<article><h1>Silo lease approved</h1>${entries}</article>`), url).markdown;
+    expect(got.split(`## ${title}`).length - 1).toBe(3);
+    for (const text of story) expect(got).toContain(text);
+    // A sticky header's copy of the heading just above it, with no text between.
+    const sticky = `<div class="entry"><h2>${title}</h2><div class="x4"><h2>${title}</h2></div><p>${story[0]}</p></div>`;
+    const stickyPage = page(`<article><h1>Silo lease approved</h1>${sticky}<p>${story[1]}</p><p>${story[2]}</p></article>`);
+    expect(all.extract(stickyPage, url).markdown.split(`## ${title}`).length - 1).toBe(1);
+    expect(only('duplicateBlocks').extract(stickyPage, url).markdown.split(`## ${title}`).length - 1).toBe(2);
+  });
+
   it('datelines: a date-only line at the start or end of the pick goes; one in the middle and a sentence with a date stay', () => {
     const html = page(
       `<article><h1>Silo lease approved</h1><p>Updated 5:27 am CST, Wednesday, Nov. 20, 2019</p><p>${story[0]}</p><p>${story[1]}</p>` +

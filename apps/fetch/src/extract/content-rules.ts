@@ -413,18 +413,23 @@ const MIN_DUPLICATE_CHARS = 30;
 // sheet) repeats a line in sections far apart, and there each copy belongs to its section.
 const DUPLICATE_WINDOW = 12;
 const BLOCK_TAGS = new Set(['p', 'li', 'dd', 'dt', 'figcaption', 'blockquote', 'pre', 'div', 'section', 'td', 'th', 'caption', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+const HEADING_TAGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
 
 /**
  * Removes from `root` (Readability's detached article) the innermost blocks whose text repeats
  * a block's a few blocks before (a caption printed again by a gallery or a lightbox, a pull quote, a
  * "continue reading" copy of the lede), and empties the alt of an image that repeats a block's
  * text or an earlier image's alt (the caption then says it once; turndown drops images without
- * alt). The first occurrence stays, so nothing the page says once is lost.
+ * alt). The first occurrence stays, so nothing the page says once is lost. A heading repeating a
+ * heading goes only with nothing but headings between (a sticky header's copy): over a text of its
+ * own it is that text's title, and posts may be titled alike on purpose (a column's weekly entry).
  */
 export function removeDuplicateBlocks(root: Element): void {
-  // Each text seen, with the index of the innermost block it was last seen in.
-  const seen = new Map<string, number>();
+  // Each text seen, with the index of the innermost block it was last seen in and whether that was a heading.
+  const seen = new Map<string, { at: number; heading: boolean }>();
   let blocks = 0;
+  // The index of the last innermost block that is not a heading.
+  let lastText = -1;
   const images: Element[] = [];
   // Children before parents: whether a block is innermost is known when it is reached.
   const visit = (el: Element): boolean => {
@@ -438,11 +443,14 @@ export function removeDuplicateBlocks(root: Element): void {
     const isBlock = BLOCK_TAGS.has(el.localName);
     if (isBlock && !hasBlock && el !== root) {
       const text = squash(el.textContent ?? '').toLowerCase();
+      const heading = HEADING_TAGS.has(el.localName);
       if (text.length >= MIN_DUPLICATE_CHARS) {
-        const at = seen.get(text);
-        if (at !== undefined && blocks - at <= DUPLICATE_WINDOW) el.remove();
-        else seen.set(text, blocks);
+        const last = seen.get(text);
+        const titlesItsOwn = heading && last?.heading && lastText > last.at;
+        if (last !== undefined && blocks - last.at <= DUPLICATE_WINDOW && !titlesItsOwn) el.remove();
+        else seen.set(text, { at: blocks, heading });
       }
+      if (!heading && text) lastText = blocks;
       blocks++;
     }
     return isBlock || hasBlock;
@@ -452,7 +460,7 @@ export function removeDuplicateBlocks(root: Element): void {
     const alt = squash(img.getAttribute('alt') ?? '').toLowerCase();
     if (alt.length < MIN_DUPLICATE_CHARS) continue;
     if (seen.has(alt)) img.setAttribute('alt', '');
-    else seen.set(alt, blocks);
+    else seen.set(alt, { at: blocks, heading: false });
   }
 }
 

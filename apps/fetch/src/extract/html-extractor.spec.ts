@@ -361,6 +361,28 @@ describe('reviews under a product', () => {
     expect(markdown).toContain('**Marcus D.** · 2024-01-30\n\n**Wish it had a lid**\n\nGood size for porridge');
     expect(markdown).toContain('**Aoife K.** · 2023-12-19\n\n**Handles get hot**\n\nBought four');
   });
+
+  it('reviews titled the same on purpose ("Five stars") each keep their title; a reply titled "Re: <topic>" does not', () => {
+    const review = (title: string, author: string, date: string, text: string) =>
+      `<div class="review-item"><div class="review-head"><span class="review-author">${author}</span> <time datetime="${date}">${date}</time></div>` +
+      `<h3>${title}</h3><div class="review-text"><p>${text}</p></div></div>`;
+    const html =
+      '<!doctype html><html lang="en"><head><title>Enamel camping mug</title></head><body><main><h1>Enamel camping mug</h1><p>A steel mug with an enamel coat, 350 ml.</p>' +
+      '<section id="reviews"><h2>Reviews</h2>' +
+      review('Five stars', 'Hannah P.', '2024-02-11', 'Dropped on rocks twice and the enamel only chipped a tiny bit on the rim; coffee stays hot long enough to drink outside.') +
+      review('Five stars', 'Marcus D.', '2024-01-30', 'Good size for porridge as well as tea, and it has survived the dishwasher every day for a month with no rust at all.') +
+      review(
+        'Re: Enamel camping mug',
+        'Aoife K.',
+        '2023-12-19',
+        'Bought four for the family camping box; the handles get hot on the stove, which is worth knowing if you have children.',
+      ) +
+      '</section></main></body></html>';
+    const { markdown } = extractor.extract(html, 'https://shop.example/mug');
+    expect(markdown).toContain('**Hannah P.** · 2024-02-11\n\n**Five stars**\n\nDropped on rocks twice');
+    expect(markdown).toContain('**Marcus D.** · 2024-01-30\n\n**Five stars**\n\nGood size for porridge');
+    expect(markdown).toContain('**Aoife K.** · 2023-12-19\n\nBought four');
+  });
 });
 
 describe('code blocks in wrappers named like furniture', () => {

@@ -400,16 +400,22 @@ function isPostTitle(el: Element): boolean {
   return names.split(/\s+/).some((token) => token && TITLE_NAME.test(token));
 }
 
+// A reply's prefix before the topic it repeats: "Re:", phpBB's "Re[2]:", German "AW:", Nordic
+// "SV:"/"VS:", Polish "Odp:", Dutch "Antw:", Turkish "YNT:", Italian "R:".
+const REPLY_PREFIX = /^(?:re|aw|sv|vs|odp|antw|ynt|r)(?:\[\d+\]|\^\d+)?\s*:\s*/i;
+
 /**
  * Titles that repeat the topic are no post's own: a forum's replies are titled "Re: <topic>"
- * (and the first post the topic itself), a link aggregator's submission the page's title, a
- * shop's reviews sometimes all "Five stars". A title that is the end of another post's title, and
- * that other title, are dropped, and so is one the page's <title> holds (the result's own field).
+ * (and the first post the topic itself), a link aggregator's submission the page's title. A title
+ * that is the end of another, longer post title, and that other title, are dropped, and so is
+ * one the page's <title> holds (the result's own field), with or without a reply's prefix. Posts
+ * titled alike on purpose (a shop's reviews each "Five stars") keep their titles: each heads a
+ * body of its own.
  */
 function dropRepeatedTitles(posts: ThreadPost[], pageTitle: string): void {
-  const titled = posts.filter((p) => p.title);
-  const repeated = new Set<ThreadPost>(titled.filter((p) => pageTitle.includes(p.title!.toLowerCase())));
-  for (const a of titled) for (const b of titled) if (a !== b && b.title!.toLowerCase().endsWith(a.title!.toLowerCase())) repeated.add(a).add(b);
+  const titled = posts.map((post) => ({ post, title: post.title?.toLowerCase() ?? '' })).filter((t) => t.title);
+  const repeated = new Set<ThreadPost>(titled.filter(({ title }) => pageTitle.includes(title) || pageTitle.includes(title.replace(REPLY_PREFIX, ''))).map((t) => t.post));
+  for (const a of titled) for (const b of titled) if (b.title.length > a.title.length && b.title.endsWith(a.title)) repeated.add(a.post).add(b.post);
   for (const post of repeated) post.title = null;
 }
 
