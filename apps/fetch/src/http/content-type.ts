@@ -108,7 +108,8 @@ const SINGLE_BYTE: Record<string, string> = {
  * GB18030), then what chardet names: a multi-byte encoding with high confidence, or a single-byte
  * encoding of a script other than Latin (Cyrillic, Greek, Hebrew, Arabic) when most of the text's
  * letters are high bytes; last, a Central European or Turkish table on the page's `lang`, on
- * letters windows-1252 reads as symbols, or on chardet's clear lead (single-byte-reading.ts).
+ * letters windows-1252 reads as symbols, on letters one of the family's languages spells and no
+ * western language does, or on chardet's clear lead (single-byte-reading.ts).
  */
 function detectedLegacy(body: Buffer): string | undefined {
   const sniffed = body.subarray(0, SNIFF_BYTES);
