@@ -15,6 +15,9 @@ process.on('message', async (m) => {
     connections: m.connections,
     pipelining: 1,
     timeout: 30,
+    // autocannon hands its result over on its sampling tick (1 s by default): a load of a second
+    // or so would read as taking 1 or 2 s, and req/s would show that, not the target's speed.
+    sampleInt: 100,
     // A fixed pace (requests per second over all connections) instead of as fast as answered.
     ...(m.rate ? { overallRate: m.rate } : {}),
   });
