@@ -136,7 +136,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   // An answer given ahead of the routes (a Host-less HTTP/1.1 request, a CORS preflight) writes
   // its access line and counts in the HTTP metric as a routed one does: an operator sees every
-  // request that reached the gateway. It is written whole before this runs, so no timer is kept.
+  // request that reached the gateway. Its duration is given as 0: the answer is written whole,
+  // synchronously, before this runs (tens of µs, under the access line's 0.1 ms), and timing every
+  // request for the few answered here would put a clock read on the hot path.
   recordAnsweredAhead = (req, res, requestId, route) => {
     accessLog(requestId, req.method ?? '', req.url ?? '', res.statusCode, 0, currentTraceId());
     recordHttpRequest(route, req.method ?? '', res, 0);
