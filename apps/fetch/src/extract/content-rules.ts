@@ -799,6 +799,7 @@ function squashedLength(s: string): number {
   return n;
 }
 
-function textLength(el: Element): number {
+/** An element's text length, whitespace left out. */
+export function textLength(el: Element): number {
   return squashedLength(el.textContent ?? '');
 }

@@ -15,6 +15,7 @@ import {
   removeConsentDialogs,
   removeNamedBoilerplate,
   removeTitleHeading,
+  textLength,
   type ContentRules,
 } from './content-rules.js';
 import { addMarkdownRules, escapeMarkdown, markTaskItems, preformatCodeTable } from './markdown-rules.js';
@@ -486,20 +487,16 @@ function makeReader(document: Document): Readability<Node> {
  * block with its caption or copy button, not a link list with a snippet in it.
  */
 function mostlyCode(el: Element): boolean {
-  const all = nonSpaceLength(el.textContent ?? '');
+  const all = textLength(el);
   if (all === 0) return false;
   let code = 0;
   for (const block of elementsByTag(el, ['pre', 'code'])) {
     // Nested code (<pre><code>) is counted once, at its outermost element.
     let nested = false;
     for (let a = block.parentElement; a && a !== el && !nested; a = a.parentElement) nested = a.localName === 'pre' || a.localName === 'code';
-    if (!nested) code += nonSpaceLength(block.textContent ?? '');
+    if (!nested) code += textLength(block);
   }
   return code * 2 >= all;
-}
-
-function nonSpaceLength(s: string): number {
-  return s.replace(/\s+/g, '').length;
 }
 
 const doNothing = (): void => undefined;
