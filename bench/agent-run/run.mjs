@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { numberOption } from '../lib/cli-options.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -30,13 +31,9 @@ const pg = (await import(resolve(root, 'apps/agent-run/node_modules/pg/lib/index
 const { cpuSeconds } = await import('../lib/proc-cpu.mjs');
 const cpuMs = (pid) => cpuSeconds(pid) * 1000;
 
-const arg = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const LATENCY_RUNS = arg('latency', 30);
-const THROUGHPUT_RUNS = arg('runs', 200);
-const CONCURRENCY = arg('concurrency', 10);
+const LATENCY_RUNS = numberOption('latency', 30);
+const THROUGHPUT_RUNS = numberOption('runs', 200);
+const CONCURRENCY = numberOption('concurrency', 10);
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const BASE_DB = (process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/drael').split('?')[0];
 

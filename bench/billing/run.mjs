@@ -25,24 +25,22 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuSeconds } from '../lib/proc-cpu.mjs';
+import { numberOption, option } from '../lib/cli-options.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const pg = (await import(`${repo}apps/billing/node_modules/pg/lib/index.js`)).default;
 
-const arg = (name, fallback, max) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return Math.min(i > 0 ? Number(process.argv[i + 1]) : fallback, max);
-};
+// Each count has a ceiling: a typo cannot start a run of hours.
+const cappedNumberOption = (name, fallback, max) => Math.min(numberOption(name, fallback), max);
 // BILLING_DIR=<a checkout's apps/billing> measures that build as A (default: this tree's).
 const A_DIR = process.env.BILLING_DIR ? resolve(process.env.BILLING_DIR) : undefined;
 const B_DIR = process.env.BILLING_B_DIR ? resolve(process.env.BILLING_B_DIR) : undefined;
-const ROUNDTRIPS = arg('roundtrips', 1000, 10_000);
-const HOLDS = arg('holds', 5000, 50_000);
-const CONCURRENCY = arg('concurrency', 50, 500);
+const ROUNDTRIPS = cappedNumberOption('roundtrips', 1000, 10_000);
+const HOLDS = cappedNumberOption('holds', 5000, 50_000);
+const CONCURRENCY = cappedNumberOption('concurrency', 50, 500);
 // Throughput is measured in ROUNDS turns per billing (alternating which goes first), HOLDS in all.
-const ROUNDS = arg('rounds', B_DIR ? 4 : 1, 20);
-const profIdx = process.argv.indexOf('--cpu-prof');
-const CPU_PROF_DIR = profIdx > 0 ? process.argv[profIdx + 1] : undefined;
+const ROUNDS = cappedNumberOption('rounds', B_DIR ? 4 : 1, 20);
+const CPU_PROF_DIR = option('cpu-prof', undefined);
 // Enough warm-up calls for V8 to optimise the hot path in both processes before anything is timed.
 const WARMUP = 300;
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';

@@ -12,17 +12,13 @@ import { checkCharges, checkEndings, checkHolds, checkRuns, checkSessions, check
 import { disrupt } from './disruptions.mjs';
 import { startDrivers } from './drivers.mjs';
 import { startStack } from './stack.mjs';
+import { numberOption, option } from '../lib/cli-options.mjs';
 
-const arg = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const SECONDS = arg('seconds', 90);
-const CLIENTS = arg('clients', 8);
+const SECONDS = numberOption('seconds', 90);
+const CLIENTS = numberOption('clients', 8);
 // --records FILE: every request's record and every disruption, as JSON, for reading a failed check
 // after the run (which request, on which gateway, when against which disruption, what it saw).
-const recordsAt = process.argv.indexOf('--records');
-const RECORDS_FILE = recordsAt > 0 ? process.argv[recordsAt + 1] : null;
+const RECORDS_FILE = option('records', null);
 
 let t0 = Date.now();
 const log = (msg, extra = {}) => process.stdout.write(`${JSON.stringify({ t: Number(((Date.now() - t0) / 1000).toFixed(1)), msg, ...extra })}\n`);

@@ -19,24 +19,21 @@ import { fileURLToPath } from 'node:url';
 import { cpuSeconds, loadAverage, median } from '../lib/proc-cpu.mjs';
 import { startLoadGenerator } from '../lib/load-client.mjs';
 import { startGatewayStack } from '../lib/gateway-stack.mjs';
+import { numberOption, option } from '../lib/cli-options.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const opt = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : def;
-};
-const AMOUNT = Number(opt('amount', 5000));
-const CONNECTIONS = Number(opt('connections', 10));
-const ROUNDS = Number(opt('rounds', 3));
-const WARMUP = Number(opt('warmup', 1000));
+const AMOUNT = numberOption('amount', 5000);
+const CONNECTIONS = numberOption('connections', 10);
+const ROUNDS = numberOption('rounds', 3);
+const WARMUP = numberOption('warmup', 1000);
 // Requests per second over all connections (autocannon's overallRate); unset: as fast as answered.
-const RATE = opt('rate', undefined) === undefined ? undefined : Number(opt('rate'));
-const TOKENS = opt('tokens', '20,200').split(',').map(Number);
+const RATE = numberOption('rate', undefined);
+const TOKENS = option('tokens', '20,200').split(',').map(Number);
 const B_DIR = process.env.GATEWAY_B_DIR;
-const TARGETS = opt('targets', B_DIR ? 'naive,proxy,catalogue,proxyB,catalogueB' : 'naive,proxy,catalogue').split(',');
+const TARGETS = option('targets', B_DIR ? 'naive,proxy,catalogue,proxyB,catalogueB' : 'naive,proxy,catalogue').split(',');
 if (!B_DIR && TARGETS.some((t) => t.endsWith('B'))) throw new Error('targets proxyB and catalogueB need GATEWAY_B_DIR');
 // `--modes non-streaming` or `--modes streaming`: one of the two only (a profile of one path).
-const STREAM_MODES = opt('modes', 'non-streaming,streaming')
+const STREAM_MODES = option('modes', 'non-streaming,streaming')
   .split(',')
   .map((m) => m === 'streaming');
 

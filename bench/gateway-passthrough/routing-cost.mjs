@@ -8,6 +8,7 @@
 //   pnpm --filter @drael/gateway build && node bench/gateway-passthrough/routing-cost.mjs [--iterations 2000000]
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { numberOption } from '../lib/cli-options.mjs';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const dist = (p) => resolve(root, 'apps/gateway/dist', p);
@@ -16,11 +17,7 @@ const { ModelRegistry } = await import(dist('models/model-registry.js'));
 const { ModelRouter } = await import(dist('upstream/model-router.service.js'));
 const { UpstreamClient } = await import(dist('upstream/upstream.client.js'));
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const iterations = arg('iterations', 2_000_000);
+const iterations = numberOption('iterations', 2_000_000);
 
 const config = configSchema.parse({
   DRAEL_MODELS: JSON.stringify({ 'bench-model': { base_url: 'http://127.0.0.1:9/v1', api_key: 'k', model: 'bench-model' } }),

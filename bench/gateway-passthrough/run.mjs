@@ -11,16 +11,13 @@ import { fileURLToPath } from 'node:url';
 import { freePort, startOtlpReceiver } from '../../packages/test-support/dist/index.js';
 import { spawnGateway, startBillingWithKey } from '../lib/gateway-stack.mjs';
 import { cpuSeconds } from '../lib/proc-cpu.mjs';
+import { numberOption } from '../lib/cli-options.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const arg = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const CPU_REQUESTS = arg('requests', 2000);
-const TTFB_REQUESTS = arg('ttfb', 300);
-const CONCURRENCY = arg('concurrency', 8);
-const WARMUP = arg('warmup', 300);
+const CPU_REQUESTS = numberOption('requests', 2000);
+const TTFB_REQUESTS = numberOption('ttfb', 300);
+const CONCURRENCY = numberOption('concurrency', 8);
+const WARMUP = numberOption('warmup', 300);
 
 const children = [];
 process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
@@ -163,7 +160,7 @@ if (process.env.GATEWAY_B_DIR || process.env.GATEWAY_B_ENV || receiver) {
 // --- measure --------------------------------------------------------------------------------
 // Targets take turns in ROUNDS short rounds, so drift in the machine's load (other work on a
 // shared machine) spreads evenly over them instead of favouring whichever ran in a quiet spell.
-const ROUNDS = arg('rounds', 5);
+const ROUNDS = numberOption('rounds', 5);
 console.log(
   `gateway-passthrough: ${CPU_REQUESTS} requests at concurrency ${CONCURRENCY} for CPU and ${TTFB_REQUESTS} at concurrency 1 for TTFB per target and mode, in ${ROUNDS} interleaved rounds, after ${WARMUP} warm-up; node ${process.version}, ${new Date().toISOString()}`,
 );

@@ -10,6 +10,7 @@
 // a stream stays open for its whole length, as a model's does.
 // Usage: node token-upstream.mjs [port] [--gap-ms MIN:MAX]   (sends { port } over IPC when listening)
 import http from 'node:http';
+import { option } from './cli-options.mjs';
 
 const created = Math.floor(Date.now() / 1000);
 const tokenCount = (model) => Number(/t(\d+)$/.exec(model)?.[1] ?? 20);
@@ -24,8 +25,7 @@ const textOf = (n) =>
 const event = (model, delta, finish = null) =>
   `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":${JSON.stringify(delta)},"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)}}]}\n\n`;
 const usage = (n) => ({ prompt_tokens: 12, completion_tokens: n, total_tokens: 12 + n });
-const gapArg = process.argv.indexOf('--gap-ms');
-const [gapMin, gapMax] = gapArg > 0 ? process.argv[gapArg + 1].split(':').map(Number) : [0, 0];
+const [gapMin, gapMax] = option('gap-ms', '0:0').split(':').map(Number);
 if (!(gapMin >= 0 && gapMax >= gapMin)) throw new Error('--gap-ms MIN:MAX, 0 <= MIN <= MAX');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** The wait before event `i` of a stream's body (0: its first token). */

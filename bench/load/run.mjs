@@ -23,20 +23,17 @@ import { fileURLToPath } from 'node:url';
 import { cpuSeconds, loadAverage, median, rssBytes } from '../lib/proc-cpu.mjs';
 import { startStreamLoad } from '../lib/load-client.mjs';
 import { startGatewayStack } from '../lib/gateway-stack.mjs';
+import { numberOption, option } from '../lib/cli-options.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const opt = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : def;
-};
-const STREAMS = Number(opt('streams', 500));
-const TOKENS = Number(opt('tokens', 30));
-const GAP = opt('gap-ms', '50:100');
-const DURATION_MS = Number(opt('duration-s', 20)) * 1000;
-const ROUNDS = Number(opt('rounds', 2));
-const RAMP_MS = Number(opt('ramp-ms', 2000));
-const TARGETS = opt('targets', 'direct,proxy,catalogue').split(',');
-const UPSTREAM_CONNECTIONS = opt('upstream-connections', undefined);
+const STREAMS = numberOption('streams', 500);
+const TOKENS = numberOption('tokens', 30);
+const GAP = option('gap-ms', '50:100');
+const DURATION_MS = numberOption('duration-s', 20) * 1000;
+const ROUNDS = numberOption('rounds', 2);
+const RAMP_MS = numberOption('ramp-ms', 2000);
+const TARGETS = option('targets', 'direct,proxy,catalogue').split(',');
+const UPSTREAM_CONNECTIONS = option('upstream-connections', undefined);
 
 const children = [];
 process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));

@@ -8,10 +8,10 @@ import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { numberOption } from '../lib/cli-options.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const i = process.argv.indexOf('--seconds');
-const seconds = i > 0 ? Number(process.argv[i + 1]) : 10;
+const seconds = numberOption('seconds', 10);
 
 if (process.argv[2] === 'child') {
   const precision = Number(process.argv[3]);

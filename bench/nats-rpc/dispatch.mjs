@@ -11,14 +11,11 @@ import { loadavg } from 'node:os';
 import { startService } from '../lib/service.mjs';
 import { benchPrefix, root } from '../lib/stack-env.mjs';
 import { cpuSeconds, median } from '../lib/proc-cpu.mjs';
+import { numberOption, option } from '../lib/cli-options.mjs';
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
-const N = Number(arg('n', 400));
-const PAUSE_MS = Number(arg('pause', 20));
-const baseline = arg('baseline', undefined);
+const N = numberOption('n', 400);
+const PAUSE_MS = numberOption('pause', 20);
+const baseline = option('baseline', undefined);
 if (!baseline) throw new Error('--baseline /path/to/other/checkout is required (the peer is measured in the same run)');
 
 const env = (prefix) => ({

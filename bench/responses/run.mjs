@@ -13,18 +13,15 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSearchStack } from '../lib/search-stack.mjs';
 import { benchPrefix } from '../lib/stack-env.mjs';
+import { numberOption } from '../lib/cli-options.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
 const { startScriptedUpstream } = await import(resolve(root, 'packages/test-support/dist/index.js'));
 
-const arg = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const REQUESTS = arg('requests', 200);
-const ROUNDS = arg('rounds', 5);
-const WARMUP = arg('warmup', 40);
+const REQUESTS = numberOption('requests', 200);
+const ROUNDS = numberOption('rounds', 5);
+const WARMUP = numberOption('warmup', 40);
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = benchPrefix('bench-resp');
 

@@ -10,14 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { loadavg } from 'node:os';
 import { sandboxCatalog } from '../../packages/contracts/dist/index.js';
 import { startSandboxService } from '../lib/sandbox-service.mjs';
+import { numberOption } from '../lib/cli-options.mjs';
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
 // Bounded: at most 100 pairs per size, at most 200 MiB of workspace.
-const N = Math.min(arg('n', 20), 100);
-const MIB = Math.min(arg('mib', 32), 200);
+const N = Math.min(numberOption('n', 20), 100);
+const MIB = Math.min(numberOption('mib', 32), 200);
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const load = () =>
   loadavg()

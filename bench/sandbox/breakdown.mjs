@@ -17,20 +17,17 @@ import { NatsRpcClient } from '../../packages/nats-rpc/dist/index.js';
 import { sandboxCatalog } from '../../packages/contracts/dist/index.js';
 import { NATS_URL } from '../lib/stack-env.mjs';
 import { startSandboxService } from '../lib/sandbox-service.mjs';
+import { numberOption } from '../lib/cli-options.mjs';
 
 const exec = promisify(execFile);
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const Docker = createRequire(`${repo}/apps/sandbox/package.json`)('dockerode');
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const N = Math.min(arg('n', 15), 100);
+const N = Math.min(numberOption('n', 15), 100);
 // Between the service's runs: long enough, on a slow engine, for the background work one run
 // leaves (its container's removal, the next container's create + start) to finish before the next.
-const PAUSE_MS = arg('pause', 150);
-const ONLY_SERVICE = arg('only-service', 0) === 1;
-const WITH_SERVICE = arg('service', 1) === 1;
+const PAUSE_MS = numberOption('pause', 150);
+const ONLY_SERVICE = numberOption('only-service', 0) === 1;
+const WITH_SERVICE = numberOption('service', 1) === 1;
 const IMAGE = process.env.SANDBOX_IMAGE ?? 'drael-sandbox:latest';
 const instance = `bench-${randomBytes(3).toString('hex')}`;
 const scratch = `/var/lib/drael/sandbox-bench/${instance}`;

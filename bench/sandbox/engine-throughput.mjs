@@ -7,14 +7,11 @@
 // Needs: the Docker engine at /var/run/docker.sock (DOCKER_SOCKET) and the sandbox image.
 import http from 'node:http';
 import { loadavg } from 'node:os';
+import { numberOption, option } from '../lib/cli-options.mjs';
 
-const arg = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : def;
-};
-const N = Number(arg('n', 8));
-const PARALLEL = Number(arg('parallel', 1));
-const IMAGE = arg('image', process.env.SANDBOX_IMAGE ?? 'drael-sandbox:latest');
+const N = numberOption('n', 8);
+const PARALLEL = numberOption('parallel', 1);
+const IMAGE = option('image', process.env.SANDBOX_IMAGE ?? 'drael-sandbox:latest');
 const socketPath = process.env.DOCKER_SOCKET ?? '/var/run/docker.sock';
 
 function engine(method, path, body) {

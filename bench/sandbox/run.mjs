@@ -9,15 +9,12 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { sandboxCatalog } from '../../packages/contracts/dist/index.js';
 import { startSandboxService } from '../lib/sandbox-service.mjs';
+import { numberOption } from '../lib/cli-options.mjs';
 
 const exec = promisify(execFile);
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
 // Bounded in count: at most 200 sequential pairs and 200 burst runs.
-const N = Math.min(arg('n', 30), 200);
-const BURST = Math.min(arg('burst', 40), 200);
+const N = Math.min(numberOption('n', 30), 200);
+const BURST = Math.min(numberOption('burst', 40), 200);
 const CONCURRENCY = 4;
 const WARMUP = 3;
 const IMAGE = process.env.SANDBOX_IMAGE ?? 'drael-sandbox:latest';

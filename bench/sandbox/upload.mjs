@@ -10,13 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { MAX_FILE_TRANSFER_BYTES, sandboxCatalog } from '../../packages/contracts/dist/index.js';
 import { startSandboxService } from '../lib/sandbox-service.mjs';
+import { numberOption, option } from '../lib/cli-options.mjs';
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
-const sizesMiB = arg('sizes', '1,4,16,32').split(',').map(Number);
-const rounds = Number(arg('rounds', '2'));
+const sizesMiB = option('sizes', '1,4,16,32').split(',').map(Number);
+const rounds = numberOption('rounds', 2);
 const everyPiece = process.argv.includes('--every-piece');
 
 const sandbox = await startSandboxService({ instance: `bench-upload-${process.pid}`, env: { SANDBOX_SESSION_QUOTA_MB: '256', SANDBOX_WARM_POOL: '0' } });

@@ -16,13 +16,10 @@ import http from 'node:http';
 import net from 'node:net';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { numberOption } from '../lib/cli-options.mjs';
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const N = arg('n', 200);
-const IDLE_MS = arg('idle', 25);
+const N = numberOption('n', 200);
+const IDLE_MS = numberOption('idle', 25);
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const natsUrl = new URL((process.env.NATS_URL ?? 'nats://127.0.0.1:4222').replace(/^nats:/, 'http:'));
 const SEARXNG_URL = process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890';

@@ -28,6 +28,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startSearchStack } from '../lib/search-stack.mjs';
 import { call } from './keepalive-call.mjs';
+import { numberOption, option } from '../lib/cli-options.mjs';
 
 /** The baseline tree's own starter: bench/lib/search-stack.mjs, or bench/search/drael-search.mjs in trees older than it. */
 async function startBaselineSearch(repo, options) {
@@ -102,13 +103,8 @@ if (role === 'responder') {
   });
   srv.listen(0, '127.0.0.1', () => process.send(srv.address().port));
 } else {
-  const arg = (name, fallback) => {
-    const i = process.argv.indexOf(`--${name}`);
-    return i > 0 ? Number(process.argv[i + 1]) : fallback;
-  };
-  const N = Math.min(arg('n', 100), 300);
-  const baselineAt = process.argv.indexOf('--baseline');
-  const baselineRepo = baselineAt > 0 ? process.argv[baselineAt + 1] : undefined;
+  const N = Math.min(numberOption('n', 100), 300);
+  const baselineRepo = option('baseline', undefined);
   const median = (xs) => {
     const s = [...xs].sort((a, b) => a - b);
     return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;

@@ -22,14 +22,11 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startSearchStack } from '../lib/search-stack.mjs';
 import { call } from './keepalive-call.mjs';
+import { numberOption } from '../lib/cli-options.mjs';
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const CACHED_N = Math.min(arg('cached', 300), 2000);
-const UNCACHED_N = Math.min(arg('uncached', 60), 300);
-const WARMUP = Math.min(arg('warmup', 10), 300);
+const CACHED_N = Math.min(numberOption('cached', 300), 2000);
+const UNCACHED_N = Math.min(numberOption('uncached', 60), 300);
+const WARMUP = Math.min(numberOption('warmup', 10), 300);
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -14,17 +14,14 @@ import { fileURLToPath } from 'node:url';
 import { cpuSeconds, loadAverage, median } from '../lib/proc-cpu.mjs';
 import { startLoadGenerator } from '../lib/load-client.mjs';
 import { startGatewayStack } from '../lib/gateway-stack.mjs';
+import { numberOption } from '../lib/cli-options.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const opt = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : def;
-};
-const AMOUNT = Number(opt('amount', 3000));
-const CONNECTIONS = Number(opt('connections', 10));
-const ROUNDS = Number(opt('rounds', 3));
-const WARMUP = Number(opt('warmup', 500));
-const N = Number(opt('tokens', 20));
+const AMOUNT = numberOption('amount', 3000);
+const CONNECTIONS = numberOption('connections', 10);
+const ROUNDS = numberOption('rounds', 3);
+const WARMUP = numberOption('warmup', 500);
+const N = numberOption('tokens', 20);
 
 const children = [];
 process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));

@@ -26,19 +26,16 @@ import { fileURLToPath } from 'node:url';
 import { healthAnswer, SEARCH_ANSWER, serveSubjects } from '../lib/gateway-stack.mjs';
 import { cpuSeconds } from '../lib/proc-cpu.mjs';
 import { benchPrefix, NATS_URL } from '../lib/stack-env.mjs';
+import { numberOption } from '../lib/cli-options.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
 const { startGatewayProcess } = await import(resolve(root, 'packages/test-support/dist/index.js'));
 
-const arg = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const REQUESTS = arg('requests', 300);
-const WARMUP = arg('warmup', 50);
-const ROUNDS = arg('rounds', 10);
-const BLOCK = arg('block', 300);
+const REQUESTS = numberOption('requests', 300);
+const WARMUP = numberOption('warmup', 50);
+const ROUNDS = numberOption('rounds', 10);
+const BLOCK = numberOption('block', 300);
 const B_DIR = process.env.GATEWAY_B_DIR;
 const prefix = benchPrefix('bench-loop');
 // Gateway B has a NATS prefix of its own (its own billing and key), served by the same responder.
