@@ -111,108 +111,121 @@ if (role === 'responder') {
   };
   const fmt = (ms) => `${ms.toFixed(2)} ms`;
 
-  execFileSync('bash', [`${repo}/infra/searx/start-local.sh`], { stdio: 'inherit' });
-  const prefix = `bench-min-${randomBytes(4).toString('hex')}`;
-  const minSubject = `${prefix}.min.search`;
-  const responder = fork(fileURLToPath(import.meta.url), ['responder', minSubject]);
-  await new Promise((r) => responder.once('message', r));
-  const front = fork(fileURLToPath(import.meta.url), ['front', minSubject]);
-  const frontPort = await new Promise((r) => front.once('message', r));
-
-  // SEARCH_NODE_ARGS / GATEWAY_NODE_ARGS (profiling) are read by startSearchStack.
-  const drael = await startSearchStack({ natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL });
-  const { gateway } = drael;
-  const baseline = baselineRepo ? await startBaselineSearch(baselineRepo, { natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL }) : undefined;
-
-  // per kind: [the service's handler less SearXNG, everything outside the handler], per request
-  const split = {};
-  // one uncached search through an HTTP front: [wall, SearXNG's share]
-  const through = async (kind, base, query, headers = {}) => {
-    const t = performance.now();
-    const r = await call(`${base}/v1/tools/search`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify({ query, max_results: 10 }),
-    });
-    const wall = performance.now() - t;
-    if (r.status !== 200) throw new Error(`${base} answered ${r.status}: ${r.text}`);
-    const body = JSON.parse(r.text);
-    if (body.cached || body.results.length === 0) throw new Error('expected an uncached answer with results');
-    const timing = r.headers['server-timing'] ?? '';
-    const handler = Number(/search;dur=([\d.]+)/.exec(timing)?.[1]);
-    const searx = Number(/searxng;dur=([\d.]+)/.exec(timing)?.[1]);
-    (split[kind] ??= { inside: [], outside: [] }).inside.push(handler - searx);
-    split[kind].outside.push(wall - handler);
-    return [wall, searx];
+  // Everything started is stopped however the run ends (an error, Ctrl-C, timeout's SIGTERM): a
+  // forked child left behind keeps the caller's output pipe open, and a shell waiting on it hangs.
+  const started = [];
+  const stopAll = async () => {
+    for (const stop of started.splice(0).reverse()) await Promise.resolve(stop()).catch(() => undefined);
   };
-  const direct = async (query) => {
-    const t = performance.now();
-    const r = await call(`${SEARXNG_URL}/search?${new URLSearchParams({ q: query, format: 'json', categories: 'general' })}`);
-    JSON.parse(r.text);
-    return performance.now() - t;
-  };
-  const kinds = {
-    direct: (i) => direct(`drael zznonce-${prefix}-d${i}`).then((w) => [w, Number.NaN]),
-    minimal: (i) => through('minimal', `http://127.0.0.1:${frontPort}`, `drael zznonce-${prefix}-m${i}`),
-    drael: (i) => through('drael', gateway.url, `drael zznonce-${prefix}-g${i}`, gateway.authHeaders ?? {}),
-    ...(baseline ? { baseline: (i) => through('baseline', baseline.gateway.url, `drael zznonce-${prefix}-b${i}`, baseline.gateway.authHeaders ?? {}) } : {}),
-  };
-  const names = Object.keys(kinds);
-  // CPU time (user + system) of each kind's processes over the measured loop, per request: steadier
-  // than wall time on a loaded machine. From /proc (clock ticks of 10 ms), Linux only.
-  const cpuMs = (pid) => {
-    try {
-      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      return (Number(f[11]) + Number(f[12])) * 10;
-    } catch {
-      return Number.NaN;
-    }
-  };
-  const pidsOf = {
-    minimal: [front.pid, responder.pid],
-    drael: [gateway.child.pid, drael.search.child.pid],
-    ...(baseline ? { baseline: [baseline.gateway.child.pid, baseline.search.child.pid] } : {}),
-  };
-  const cpuNow = () => Object.fromEntries(Object.entries(pidsOf).map(([k, pids]) => [k, pids.map(cpuMs)]));
-  for (let i = 0; i < 10; i++) for (const k of names) await kinds[k](`w${i}`);
-  const wall = Object.fromEntries(names.map((k) => [k, []]));
-  const own = Object.fromEntries(names.filter((k) => k !== 'direct').map((k) => [k, []]));
-  const cpuBefore = cpuNow();
-  for (let i = 0; i < N; i++) {
-    // rotate the order so that no kind always follows the same one (SearXNG is slower right after a query)
-    for (let j = 0; j < names.length; j++) {
-      const k = names[(i + j) % names.length];
-      const [w, sx] = await kinds[k](i);
-      wall[k].push(w);
-      if (k !== 'direct') own[k].push(w - sx);
-    }
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => void stopAll().finally(() => process.exit(1)));
   }
-  const cpuAfter = cpuNow();
-  const mSx = median(wall.direct);
-  console.log(
-    `bench/search/min-pipeline  (${new Date().toISOString()}, node ${process.version}, load ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}; n=${N} each, interleaved)`,
-  );
-  console.log(`SearXNG direct              : median ${fmt(mSx)}`);
-  const label = { minimal: 'minimal shape (no product code)', drael: 'Drael (gateway + search service)', baseline: `Drael as built in ${baselineRepo}` };
-  for (const k of Object.keys(own)) {
-    const m = median(wall[k]);
-    const o = median(own[k]);
+  try {
+    execFileSync('bash', [`${repo}/infra/searx/start-local.sh`], { stdio: 'inherit' });
+    const prefix = `bench-min-${randomBytes(4).toString('hex')}`;
+    const minSubject = `${prefix}.min.search`;
+    const responder = fork(fileURLToPath(import.meta.url), ['responder', minSubject]);
+    started.push(() => responder.kill());
+    await new Promise((r) => responder.once('message', r));
+    const front = fork(fileURLToPath(import.meta.url), ['front', minSubject]);
+    started.push(() => front.kill());
+    const frontPort = await new Promise((r) => front.once('message', r));
+
+    // SEARCH_NODE_ARGS / GATEWAY_NODE_ARGS (profiling) are read by startSearchStack.
+    const drael = await startSearchStack({ natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL });
+    started.push(() => drael.stop());
+    const { gateway } = drael;
+    const baseline = baselineRepo ? await startBaselineSearch(baselineRepo, { natsUrl: NATS_URL, redisUrl: REDIS_URL, searxngUrl: SEARXNG_URL }) : undefined;
+    if (baseline) started.push(() => baseline.stop());
+
+    // per kind: [the service's handler less SearXNG, everything outside the handler], per request
+    const split = {};
+    // one uncached search through an HTTP front: [wall, SearXNG's share]
+    const through = async (kind, base, query, headers = {}) => {
+      const t = performance.now();
+      const r = await call(`${base}/v1/tools/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ query, max_results: 10 }),
+      });
+      const wall = performance.now() - t;
+      if (r.status !== 200) throw new Error(`${base} answered ${r.status}: ${r.text}`);
+      const body = JSON.parse(r.text);
+      if (body.cached || body.results.length === 0) throw new Error('expected an uncached answer with results');
+      const timing = r.headers['server-timing'] ?? '';
+      const handler = Number(/search;dur=([\d.]+)/.exec(timing)?.[1]);
+      const searx = Number(/searxng;dur=([\d.]+)/.exec(timing)?.[1]);
+      (split[kind] ??= { inside: [], outside: [] }).inside.push(handler - searx);
+      split[kind].outside.push(wall - handler);
+      return [wall, searx];
+    };
+    const direct = async (query) => {
+      const t = performance.now();
+      const r = await call(`${SEARXNG_URL}/search?${new URLSearchParams({ q: query, format: 'json', categories: 'general' })}`);
+      JSON.parse(r.text);
+      return performance.now() - t;
+    };
+    const kinds = {
+      direct: (i) => direct(`drael zznonce-${prefix}-d${i}`).then((w) => [w, Number.NaN]),
+      minimal: (i) => through('minimal', `http://127.0.0.1:${frontPort}`, `drael zznonce-${prefix}-m${i}`),
+      drael: (i) => through('drael', gateway.url, `drael zznonce-${prefix}-g${i}`, gateway.authHeaders ?? {}),
+      ...(baseline ? { baseline: (i) => through('baseline', baseline.gateway.url, `drael zznonce-${prefix}-b${i}`, baseline.gateway.authHeaders ?? {}) } : {}),
+    };
+    const names = Object.keys(kinds);
+    // CPU time (user + system) of each kind's processes over the measured loop, per request: steadier
+    // than wall time on a loaded machine. From /proc (clock ticks of 10 ms), Linux only.
+    const cpuMs = (pid) => {
+      try {
+        const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+        return (Number(f[11]) + Number(f[12])) * 10;
+      } catch {
+        return Number.NaN;
+      }
+    };
+    const pidsOf = {
+      minimal: [front.pid, responder.pid],
+      drael: [gateway.child.pid, drael.search.child.pid],
+      ...(baseline ? { baseline: [baseline.gateway.child.pid, baseline.search.child.pid] } : {}),
+    };
+    const cpuNow = () => Object.fromEntries(Object.entries(pidsOf).map(([k, pids]) => [k, pids.map(cpuMs)]));
+    for (let i = 0; i < 10; i++) for (const k of names) await kinds[k](`w${i}`);
+    const wall = Object.fromEntries(names.map((k) => [k, []]));
+    const own = Object.fromEntries(names.filter((k) => k !== 'direct').map((k) => [k, []]));
+    const cpuBefore = cpuNow();
+    for (let i = 0; i < N; i++) {
+      // rotate the order so that no kind always follows the same one (SearXNG is slower right after a query)
+      for (let j = 0; j < names.length; j++) {
+        const k = names[(i + j) % names.length];
+        const [w, sx] = await kinds[k](i);
+        wall[k].push(w);
+        if (k !== 'direct') own[k].push(w - sx);
+      }
+    }
+    const cpuAfter = cpuNow();
+    const mSx = median(wall.direct);
     console.log(
-      `${label[k]}: median ${fmt(m)} = ${(m / mSx).toFixed(3)}× direct; ` +
-        `paired own time ${fmt(o)} = ${(1 + o / mSx).toFixed(3)}× direct; ` +
-        `CPU per request, front / service: ${cpuAfter[k].map((c, j) => fmt((c - cpuBefore[k][j]) / N)).join(' / ')}`,
+      `bench/search/min-pipeline  (${new Date().toISOString()}, node ${process.version}, load ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}; n=${N} each, interleaved)`,
     );
-    console.log(`  split: inside the service's handler (less SearXNG) ${fmt(median(split[k].inside))}; outside it ${fmt(median(split[k].outside))}`);
+    console.log(`SearXNG direct              : median ${fmt(mSx)}`);
+    const label = { minimal: 'minimal shape (no product code)', drael: 'Drael (gateway + search service)', baseline: `Drael as built in ${baselineRepo}` };
+    for (const k of Object.keys(own)) {
+      const m = median(wall[k]);
+      const o = median(own[k]);
+      console.log(
+        `${label[k]}: median ${fmt(m)} = ${(m / mSx).toFixed(3)}× direct; ` +
+          `paired own time ${fmt(o)} = ${(1 + o / mSx).toFixed(3)}× direct; ` +
+          `CPU per request, front / service: ${cpuAfter[k].map((c, j) => fmt((c - cpuBefore[k][j]) / N)).join(' / ')}`,
+      );
+      console.log(`  split: inside the service's handler (less SearXNG) ${fmt(median(split[k].inside))}; outside it ${fmt(median(split[k].outside))}`);
+    }
+    console.log(`Drael's code above the bare shape (paired own time): ${fmt(median(own.drael) - median(own.minimal))}`);
+    if (baseline) {
+      console.log(`baseline's code above the bare shape (paired own time): ${fmt(median(own.baseline) - median(own.minimal))}`);
+    }
+  } finally {
+    await stopAll();
   }
-  console.log(`Drael's code above the bare shape (paired own time): ${fmt(median(own.drael) - median(own.minimal))}`);
-  if (baseline) {
-    console.log(`baseline's code above the bare shape (paired own time): ${fmt(median(own.baseline) - median(own.minimal))}`);
-    await baseline.stop();
-  }
-  await drael.stop();
-  front.kill();
-  responder.kill();
   process.exit(0);
 }
