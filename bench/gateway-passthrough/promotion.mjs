@@ -15,20 +15,16 @@ import { fileURLToPath } from 'node:url';
 import { startGatewayStack } from '../lib/gateway-stack.mjs';
 import { startLoadGenerator } from '../lib/load-client.mjs';
 import { cpuSeconds, loadAverage } from '../lib/proc-cpu.mjs';
+import { numberOption, option } from '../lib/cli-options.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const MODE = opt('mode', 'catalogue');
+const MODE = option('mode', 'catalogue');
 if (MODE !== 'catalogue' && MODE !== 'proxy') throw new Error('--mode catalogue|proxy');
-const TOKENS = Number(opt('tokens', 20));
-const STREAM = args.includes('--stream');
-const AMOUNT = Number(opt('amount', 2000));
-const ROUNDS = Number(opt('rounds', 10));
-const CONNECTIONS = Number(opt('connections', 10));
+const TOKENS = numberOption('tokens', 20);
+const STREAM = process.argv.includes('--stream');
+const AMOUNT = numberOption('amount', 2000);
+const ROUNDS = numberOption('rounds', 10);
+const CONNECTIONS = numberOption('connections', 10);
 
 const upstream = fork(resolve(here, '../lib/token-upstream.mjs'), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
 process.on('exit', () => upstream.kill('SIGKILL'));
