@@ -20,6 +20,7 @@ import { CutUploadSweeper } from './workspace/cut-upload.sweeper.js';
 import { openSandboxStores, SANDBOX_STORES } from './placement/sandbox-stores.js';
 import { SessionPlacement } from './placement/session-placement.service.js';
 import { SessionRouter } from './placement/session-router.js';
+import { TenantStoreBudget } from './placement/tenant-store-budget.js';
 
 @Module({})
 export class SandboxModule {
@@ -34,6 +35,7 @@ export class SandboxModule {
         // Sessions across replicas: placement (KV), the saved workspaces (Object Store), routing.
         { provide: SANDBOX_STORES, useFactory: () => openSandboxStores(config) },
         SessionPlacement,
+        TenantStoreBudget,
         WorkspaceStore,
         CutUploadSweeper,
         SessionRouter,

@@ -112,6 +112,13 @@ export const configSchema = z.object({
   // that storage, and saved sessions that fill it would stop every tenant's calls, not only the
   // saving one's (multi-replica pass, F3). Applied to the bucket at every boot.
   SANDBOX_STORE_MAX_MB: z.coerce.number().int().min(0).max(100_000_000).default(0),
+  // The most one tenant's saved workspaces (its sessions' and its requests' saved copies in the
+  // Object Store) may take, in MB; 0: no bound per tenant. A save that would take the tenant past it
+  // is refused with quota_exceeded (its call fails, its files stay on the replica's disk unsaved
+  // until a later save fits), so that one tenant cannot fill SANDBOX_STORE_MAX_MB for the others.
+  // Without it, SANDBOX_MAX_SESSIONS_PER_TENANT × SANDBOX_SESSION_QUOTA_MB (12.5 GB by default) is
+  // the only bound. Deleting files or sessions always fits.
+  SANDBOX_TENANT_STORE_MAX_MB: envInt(0, 100_000_000).default(1024),
   SANDBOX_STORE_REPLICAS: z.coerce
     .number()
     .pipe(z.union([z.literal(1), z.literal(3), z.literal(5)]))

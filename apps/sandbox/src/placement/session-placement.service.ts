@@ -8,6 +8,7 @@ import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { sessionLimitReached, WorkspaceService, type WorkspaceRef } from '../workspace/workspace.service.js';
 import { SANDBOX_STORES, type SandboxStores } from './sandbox-stores.js';
 import { untilAnswered } from '../after-answer.js';
+import { KeyedChain } from '../keyed-chain.js';
 
 /**
  * A workspace's record in the placement KV, the one every replica reads: who holds it (the only
@@ -24,6 +25,10 @@ export const SessionRecordSchema = z.object({
   // The manifest of a save begun and not (yet) committed: if its replica died midway, the next
   // save collects what it uploaded (nothing else names it).
   pending: z.string().optional(),
+  // What the latest saved copy takes in the Object Store (each distinct content once): the
+  // tenant's budget of saved bytes counts it (tenant-store-budget.ts). Absent in records written
+  // before it existed, which count `bytes` instead.
+  saved_bytes: z.number().int().nonnegative().optional(),
 });
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;
 
@@ -59,7 +64,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
   // Records this process holds, with the revision it last wrote.
   private readonly held = new Map<string, Held>();
   // Record changes of one key, one at a time in this process (a claim, a touch, a save).
-  private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly chains = new KeyedChain();
   private heartbeat?: NodeJS.Timeout;
   private sweeper?: NodeJS.Timeout;
   // Out of the queue group (its engine is gone): its heartbeat says so, and the others take its sessions.
@@ -261,7 +266,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
    * retryable) if the record moved to another replica meanwhile: the change made here is not the
    * session's any more.
    */
-  async recordUse(key: string, change?: { object?: string; bytes: number }): Promise<'kept' | 'gone'> {
+  async recordUse(key: string, change?: { object?: string; bytes: number; saved_bytes?: number }): Promise<'kept' | 'gone'> {
     return this.inChain(key, async () => {
       const held = this.held.get(key);
       if (!held) return 'gone';
@@ -408,14 +413,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private inChain<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.chains.get(key) ?? Promise.resolve();
-    const next = prev.then(fn, fn);
-    const settled = next.catch(() => undefined);
-    this.chains.set(key, settled);
-    void settled.then(() => {
-      if (this.chains.get(key) === settled) this.chains.delete(key);
-    });
-    return next;
+    return this.chains.run(key, fn);
   }
 
   /** Stops beating, then says so at once: the others take this replica's sessions over without waiting for the TTL. */
@@ -436,7 +434,7 @@ function standsDown(heartbeat: string): boolean {
   }
 }
 
-function parseRecord(text: string): SessionRecord | undefined {
+export function parseRecord(text: string): SessionRecord | undefined {
   try {
     const parsed = SessionRecordSchema.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data : undefined;

@@ -3,7 +3,7 @@ import { chmod, link, lstat, mkdir, mkdtemp, readFile, readlink, rm, stat, symli
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { contentsOf, ManifestSchema, sameManifest, scanWorkspace, writeWorkspace, type Manifest } from './workspace-manifest.js';
+import { contentsOf, ManifestSchema, sameManifest, savedBytesOf, scanWorkspace, writeWorkspace, type Manifest } from './workspace-manifest.js';
 
 let from: string;
 let to: string;
@@ -47,6 +47,8 @@ describe('workspace manifest', () => {
     // One content per distinct content: a.txt and d/e/same.txt share theirs.
     expect(contentsOf(manifest).has(sha('alpha'))).toBe(true);
     expect(contentsOf(manifest).size).toBe(2);
+    // What its saved copy takes: each distinct content once (alpha, shared by three names; the sparse file at its size).
+    expect(savedBytesOf(manifest)).toBe('alpha'.length + (8 << 20) + 'end'.length);
 
     const contents = await contentsFrom(from, manifest);
     await writeWorkspace(to, manifest, async (h) => [contents.get(h)!]);

@@ -65,6 +65,18 @@ export function contentsOf(manifest: Manifest): Set<string> {
   return hashes;
 }
 
+/** What a saved copy of this listing holds in the Object Store: each distinct content once, at its size. */
+export function savedBytesOf(manifest: Manifest): number {
+  const seen = new Set<string>();
+  let bytes = 0;
+  for (const e of manifest.entries) {
+    if (e.t !== 'f' || seen.has(e.h)) continue;
+    seen.add(e.h);
+    bytes += e.s;
+  }
+  return bytes;
+}
+
 /** A listing of an empty workspace: its root directory and nothing in it. */
 export function holdsNothing(m: Manifest): boolean {
   return m.entries.every((e) => e.p === '.');

@@ -6,6 +6,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SandboxError } from '../sandbox-error.js';
 import { SANDBOX_STORES, type SandboxStores } from '../placement/sandbox-stores.js';
 import { SessionPlacement, type SessionRecord } from '../placement/session-placement.service.js';
+import { TenantStoreBudget } from '../placement/tenant-store-budget.js';
 import { WorkspaceService, type WorkspaceRef } from './workspace.service.js';
 import {
   contentsOf,
@@ -14,6 +15,7 @@ import {
   openScanned,
   readChunks,
   holdsNothing,
+  savedBytesOf,
   isEmptyDir,
   sameManifest,
   scanWorkspace,
@@ -50,6 +52,13 @@ interface Saved {
 interface Interrupted {
   name: string | undefined;
   contents: Set<string>;
+}
+
+/** A save's room in its tenant's budget of saved bytes, once reserved (TenantStoreBudget). */
+interface Reservation {
+  release?: (committed: boolean) => void;
+  // The save committed: its record states the bytes reserved.
+  committed: boolean;
 }
 
 /** What this replica knows of a workspace's latest saved copy. */
@@ -92,6 +101,7 @@ export class WorkspaceStore {
     @Inject(SANDBOX_STORES) private readonly stores: SandboxStores,
     private readonly workspaces: WorkspaceService,
     private readonly placement: SessionPlacement,
+    private readonly budget: TenantStoreBudget,
   ) {
     placement.onDiscard((key, record) => this.discard(key, record));
   }
@@ -118,6 +128,16 @@ export class WorkspaceStore {
 
   /** The save; returns the collection of what it made garbage, if it committed. */
   private async saveNow(ref: WorkspaceRef, key: string): Promise<(() => Promise<void>) | undefined> {
+    // The room this save reserves in its tenant's budget of saved bytes: given back however it ends.
+    const reservation: Reservation = { committed: false };
+    try {
+      return await this.saveReserving(ref, key, reservation);
+    } finally {
+      reservation.release?.(reservation.committed);
+    }
+  }
+
+  private async saveReserving(ref: WorkspaceRef, key: string, reservation: Reservation): Promise<(() => Promise<void>) | undefined> {
     const copy = this.placement.savedCopyOf(key);
     // Not held here any more (deleted meanwhile, or moved): nothing of ours to save.
     if (!copy) return undefined;
@@ -130,7 +150,7 @@ export class WorkspaceStore {
     let bytes: number;
     let heldPastAnswer = false;
     try {
-      saved = await this.uploadChanges(ws.path, key, prev);
+      saved = await this.uploadChanges(ws.path, key, prev, ref.tenant, reservation);
       if (!saved.begun) {
         // Nothing changed, so nothing can be lost: only its last use and size are noted, once the
         // answer has left (a KV round trip and a statfs fewer on the path of a run that wrote
@@ -153,12 +173,13 @@ export class WorkspaceStore {
     const { manifest, fingerprints, begun } = saved;
     if (begun === 'gone') return undefined; // deleted before the save began: nothing was uploaded
     const { slot, interrupted, uploaded } = begun;
-    const kept = await this.placement.recordUse(key, { object: slot, bytes });
+    const kept = await this.placement.recordUse(key, { object: slot, bytes, saved_bytes: savedBytesOf(manifest) });
     if (kept === 'gone') {
       // Deleted while it was saved: what this save uploaded is nobody's.
       await this.removeAll([...[...uploaded].map((h) => this.contentName(key, h)), slot]);
       return undefined;
     }
+    reservation.committed = true;
     this.remember(key, { object: slot, manifest, fingerprints });
     // Committed: collect what only the previous copy (or an interrupted save) named.
     const keep = contentsOf(manifest);
@@ -175,7 +196,7 @@ export class WorkspaceStore {
    * the record (pending), writes its manifest to this replica's free slot, then uploads the
    * contents not saved yet. Not committed: the caller does that once the workspace is released.
    */
-  private async uploadChanges(root: string, key: string, prev: Known): Promise<Saved> {
+  private async uploadChanges(root: string, key: string, prev: Known, tenant: string, reservation: Reservation): Promise<Saved> {
     const saved = contentsOf(prev.manifest);
     const slot = this.slotFor(key, prev.object);
     const uploaded = new Set<string>();
@@ -191,6 +212,9 @@ export class WorkspaceStore {
       // mode and time would differ, which no saved copy is made for.
       if (prev.object === undefined && holdsNothing(manifest)) return { manifest: prev.manifest, fingerprints };
       if (!interrupted) {
+        // Room in the tenant's budget for what the copy grows by, before anything is uploaded: a
+        // save past it is refused here, the files staying on this disk as they are.
+        reservation.release = await this.budget.reserve(tenant, savedBytesOf(manifest) - savedBytesOf(prev.manifest));
         const before = await this.placement.recordPending(key, slot);
         if (before === 'gone') return { manifest, fingerprints, begun: 'gone' };
         // A save begun before and never committed (its replica died): read what it named before

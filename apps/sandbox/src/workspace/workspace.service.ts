@@ -159,6 +159,11 @@ export class WorkspaceService implements OnApplicationShutdown {
     return `${ref.scope === 'request' ? 'request' : 'session'}.${tenantHash}.${sessionHash}`;
   }
 
+  /** The key filter of all a tenant's workspaces, sessions and request workspaces: `*.<H(tenant)>.*`. */
+  tenantKeysFilter(tenant: string): string {
+    return `*.${this.locate({ tenant, session: '' }).tenantHash}.*`;
+  }
+
   /** The `<kind>.<H(tenant)>.` prefix of a tenant's session keys. */
   tenantKeyPrefix(tenant: string): string {
     return `session.${this.locate({ tenant, session: '' }).tenantHash}.`;

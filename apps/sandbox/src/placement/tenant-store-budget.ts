@@ -1,0 +1,101 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SandboxError } from '../sandbox-error.js';
+import { KeyedChain } from '../keyed-chain.js';
+import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
+import { WorkspaceService } from '../workspace/workspace.service.js';
+import { SANDBOX_STORES, type SandboxStores } from './sandbox-stores.js';
+import { parseRecord, type SessionRecord } from './session-placement.service.js';
+
+const MIB = 1024 * 1024;
+// A tenant's total read from the records is trusted for this long while the tenant is far from
+// its budget (under FAR_BELOW of it, with what this replica has added since): a growing save then
+// costs no listing. Other replicas' saves in that window are not seen, hence the margin.
+const TOTAL_FRESH_MS = 5_000;
+const FAR_BELOW = 0.5;
+
+/** What a record says its saved copy takes: `saved_bytes`, or its size on disk for a record written before that field. */
+export function savedBytesOfRecord(record: SessionRecord): number {
+  if (record.object === undefined) return 0;
+  return record.saved_bytes ?? record.bytes;
+}
+
+/**
+ * Each tenant's budget of saved bytes (SANDBOX_TENANT_STORE_MAX_MB): the saved copies of all its
+ * workspaces, sessions and request workspaces, across replicas, as their placement records state
+ * them. A save that grows a workspace's copy reserves the growth first and is refused
+ * (quota_exceeded) if the tenant would pass its budget; a save that does not grow it is never
+ * refused, so deleting files or sessions always frees room. One tenant's saves are checked one at a
+ * time in a replica; replicas growing the same tenant's copies at the same instant can each
+ * overshoot by one save (as with the session count).
+ */
+@Injectable()
+export class TenantStoreBudget {
+  // Per tenant (its key filter): growth reserved by this replica's saves and not yet committed
+  // (their records do not show it yet), and the last total read from the records.
+  private readonly reserved = new Map<string, number>();
+  private readonly totals = new Map<string, { at: number; bytes: number }>();
+  private readonly checks = new KeyedChain();
+
+  constructor(
+    @Inject(SANDBOX_CONFIG) private readonly config: SandboxConfig,
+    @Inject(SANDBOX_STORES) private readonly stores: SandboxStores,
+    private readonly workspaces: WorkspaceService,
+  ) {}
+
+  /**
+   * Reserves `growth` more saved bytes for one of `tenant`'s workspaces; throws quota_exceeded
+   * when the tenant's saved copies would then take more than its budget. The returned release is
+   * called once the save has committed (true: its record now states the bytes) or failed (false).
+   */
+  async reserve(tenant: string, growth: number): Promise<(committed: boolean) => void> {
+    const max = this.config.SANDBOX_TENANT_STORE_MAX_MB * MIB;
+    if (max === 0 || growth <= 0) return () => undefined;
+    const filter = this.workspaces.tenantKeysFilter(tenant);
+    return this.checks.run(filter, async () => {
+      const reserved = this.reserved.get(filter) ?? 0;
+      const seen = this.totals.get(filter);
+      const trusted = seen !== undefined && Date.now() - seen.at < TOTAL_FRESH_MS && seen.bytes + reserved + growth <= max * FAR_BELOW;
+      const stored = trusted ? seen.bytes : await this.storedBytes(filter);
+      if (!trusted) this.totals.set(filter, { at: Date.now(), bytes: stored });
+      if (stored + reserved + growth > max) throw tenantStoreFull(stored + reserved, max);
+      this.reserved.set(filter, reserved + growth);
+      let released = false;
+      return (committed: boolean) => {
+        if (released) return;
+        released = true;
+        const left = (this.reserved.get(filter) ?? 0) - growth;
+        if (left > 0) this.reserved.set(filter, left);
+        else this.reserved.delete(filter);
+        // Committed: its record now states the growth, and so does the total read before it.
+        const total = this.totals.get(filter);
+        if (committed && total) total.bytes += growth;
+      };
+    });
+  }
+
+  /** The saved bytes every record of the tenant states (each replica's). */
+  private async storedBytes(filter: string): Promise<number> {
+    const keys: string[] = [];
+    for await (const k of await this.stores.placement.keys(filter)) keys.push(k);
+    const sizes = await Promise.all(
+      keys.map(async (key) => {
+        const entry = await this.stores.placement.get(key);
+        const record = entry?.operation === 'PUT' ? parseRecord(entry.string()) : undefined;
+        return record ? savedBytesOfRecord(record) : 0;
+      }),
+    );
+    return sizes.reduce((a, b) => a + b, 0);
+  }
+}
+
+export function tenantStoreFull(storedBytes: number, maxBytes: number): SandboxError {
+  const mb = (b: number) => `${Math.ceil(b / MIB)} MB`;
+  // No subject name here: this message reaches API clients as it is.
+  return new SandboxError(
+    'quota_exceeded',
+    `this tenant's saved workspaces already take ${mb(storedBytes)} of the ${mb(maxBytes)} it may keep; this call's new files cannot be saved: ` +
+      'delete files no longer needed, or sessions (DELETE /v1/sessions/{id}), and retry',
+    false,
+    { stored_bytes: storedBytes, max_stored_bytes: maxBytes },
+  );
+}

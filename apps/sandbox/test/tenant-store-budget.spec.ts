@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxCatalog } from '@drael/contracts';
+import { placementKeyOf, placementKv, startSandbox, type Sandbox } from './sandbox-harness.js';
+
+// One tenant's saved workspaces are bounded on their own (SANDBOX_TENANT_STORE_MAX_MB), below what
+// its sessions could hold (SANDBOX_MAX_SESSIONS_PER_TENANT × SANDBOX_SESSION_QUOTA_MB): the attack
+// is a tenant opening session after session, each filled with incompressible bytes, until the
+// shared session store is full for every other tenant (the multi-replica pass's F3).
+let sbx: Sandbox;
+const BLOB = 9_000_000; // 8.6 MiB: two fit in the 20 MiB budget, three do not
+const fill = 'head -c 9000000 /dev/urandom > blob.bin; echo saved';
+
+beforeAll(async () => {
+  sbx = await startSandbox({ SANDBOX_SESSION_QUOTA_MB: '32', SANDBOX_TENANT_STORE_MAX_MB: '20', SANDBOX_WARM_POOL: '0' });
+}, 120_000);
+afterAll(async () => {
+  await sbx?.stop();
+});
+
+describe("a tenant's budget of saved bytes", () => {
+  it("refuses the save that would take a tenant past it, counts its request workspaces too, never another tenant's, and always lets it free room", async () => {
+    for (const session of ['x-0', 'x-1']) {
+      expect(await sbx.run({ tenant: 'tenant-x', session, runtime: 'bash', code: fill })).toMatchObject({ ok: true, stdout: 'saved\n' });
+    }
+    // The record states what its saved copy takes: what the budget adds up, across replicas.
+    const { kv, nc } = await placementKv(sbx.prefix);
+    try {
+      const record = JSON.parse((await kv.get(placementKeyOf('tenant-x', 'x-0')))!.string()) as { saved_bytes?: number };
+      expect(record.saved_bytes).toBe(BLOB);
+    } finally {
+      await nc.close();
+    }
+
+    // The third session's save would pass the budget: refused, typed, with what to do.
+    const refused = await sbx.errorOf(sandboxCatalog.run, { tenant: 'tenant-x', session: 'x-2', runtime: 'bash', code: fill });
+    expect(refused).toMatchObject({ code: 'quota_exceeded', retryable: false, details: { max_stored_bytes: 20 * 1024 * 1024 } });
+    expect((refused.details as { stored_bytes: number }).stored_bytes).toBeGreaterThanOrEqual(2 * BLOB);
+    expect(refused.message).toContain('saved workspaces');
+    expect(refused.message).not.toMatch(/sandbox\.|\.v1/);
+    // A request's own workspace is the tenant's too.
+    const inRequest = await sbx.errorOf(sandboxCatalog.run, { tenant: 'tenant-x', session: 'req-x', scope: 'request', runtime: 'bash', code: fill });
+    expect(inRequest).toMatchObject({ code: 'quota_exceeded' });
+    // What does not grow the store is never refused: a run that writes nothing, a session-less run.
+    expect(await sbx.run({ tenant: 'tenant-x', session: 'x-1', runtime: 'bash', code: 'echo same' })).toMatchObject({ ok: true, stdout: 'same\n' });
+    expect(await sbx.run({ tenant: 'tenant-x', runtime: 'python', code: 'print(6*7)' })).toMatchObject({ ok: true, stdout: '42\n' });
+
+    // Another tenant has a budget of its own.
+    expect(await sbx.run({ tenant: 'tenant-y', session: 'y-0', runtime: 'bash', code: fill })).toMatchObject({ ok: true, stdout: 'saved\n' });
+
+    // Freeing room always fits, and the refused session's files, kept on the replica's disk, are
+    // saved by its next call once they fit.
+    expect(await sbx.call(sandboxCatalog.filesDelete, { tenant: 'tenant-x', session: 'x-0', path: 'blob.bin' })).toMatchObject({ deleted: true });
+    expect(await sbx.run({ tenant: 'tenant-x', session: 'x-2', runtime: 'bash', code: 'stat -c %s blob.bin' })).toMatchObject({ ok: true, stdout: `${BLOB}\n` });
+    const { kv: kv2, nc: nc2 } = await placementKv(sbx.prefix);
+    try {
+      const record = JSON.parse((await kv2.get(placementKeyOf('tenant-x', 'x-2')))!.string()) as { saved_bytes?: number; object?: string };
+      expect(record).toMatchObject({ saved_bytes: BLOB });
+      expect(record.object).toBeDefined();
+    } finally {
+      await nc2.close();
+    }
+    // Full again: 8.6 MiB in x-1 and x-2.
+    expect(await sbx.errorOf(sandboxCatalog.run, { tenant: 'tenant-x', session: 'x-0', runtime: 'bash', code: fill })).toMatchObject({ code: 'quota_exceeded' });
+  }, 180_000);
+});
