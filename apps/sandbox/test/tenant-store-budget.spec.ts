@@ -7,8 +7,8 @@ import { placementKeyOf, placementKv, startSandbox, type Sandbox } from './sandb
 // is a tenant opening session after session, each filled with incompressible bytes, until the
 // shared session store is full for every other tenant (the multi-replica pass's F3).
 let sbx: Sandbox;
-const BLOB = 9_000_000; // 8.6 MiB: two fit in the 20 MiB budget, three do not
-const fill = 'head -c 9000000 /dev/urandom > blob.bin; echo saved';
+const BLOB = 10_300_000; // two fit in the 20 MiB budget with 363 KiB to spare, three do not
+const fill = `head -c ${BLOB} /dev/urandom > blob.bin; echo saved`;
 
 beforeAll(async () => {
   sbx = await startSandbox({ SANDBOX_SESSION_QUOTA_MB: '32', SANDBOX_TENANT_STORE_MAX_MB: '20', SANDBOX_WARM_POOL: '0' });
@@ -37,6 +37,16 @@ describe("a tenant's budget of saved bytes", () => {
     expect((refused.details as { stored_bytes: number }).stored_bytes).toBeGreaterThanOrEqual(2 * BLOB);
     expect(refused.message).toContain('saved workspaces');
     expect(refused.message).not.toMatch(/sandbox\.|\.v1/);
+    // A file written through the API is checked before it lands: refused, it is not there.
+    const written = await sbx.errorOf(sandboxCatalog.filesWrite, {
+      tenant: 'tenant-x',
+      session: 'x-1',
+      path: 'big.bin',
+      content_base64: Buffer.alloc(500_000, 7).toString('base64'),
+    });
+    expect(written).toMatchObject({ code: 'quota_exceeded' });
+    const listed = await sbx.call(sandboxCatalog.filesList, { tenant: 'tenant-x', session: 'x-1' });
+    expect(listed.files.map((f) => f.path)).not.toContain('big.bin');
     // A request's own workspace is the tenant's too.
     const inRequest = await sbx.errorOf(sandboxCatalog.run, { tenant: 'tenant-x', session: 'req-x', scope: 'request', runtime: 'bash', code: fill });
     expect(inRequest).toMatchObject({ code: 'quota_exceeded' });
@@ -59,7 +69,7 @@ describe("a tenant's budget of saved bytes", () => {
     } finally {
       await nc2.close();
     }
-    // Full again: 8.6 MiB in x-1 and x-2.
+    // Full again: x-1 and x-2.
     expect(await sbx.errorOf(sandboxCatalog.run, { tenant: 'tenant-x', session: 'x-0', runtime: 'bash', code: fill })).toMatchObject({ code: 'quota_exceeded' });
   }, 180_000);
 });

@@ -10,6 +10,7 @@ import { keptName } from '../workspace/workspace-manifest.js';
 import { dropStagingDirIfEmpty, ensureStagingDir, isOwnStagingDir, stagingDirOf, sweepAbandonedUploads, UPLOAD_STAGING_DIR } from '../workspace/upload-staging.js';
 import { parseNewFilePath, parseWorkspacePath } from './safe-path.js';
 import { SandboxError } from '../sandbox-error.js';
+import { TenantStoreBudget } from '../placement/tenant-store-budget.js';
 
 const SANDBOX_UID = 65534;
 // Bounds a listing so a file flood cannot turn one list call into a huge reply.
@@ -42,7 +43,10 @@ export interface FileEntry {
  */
 @Injectable()
 export class SessionFilesService {
-  constructor(private readonly workspaces: WorkspaceService) {}
+  constructor(
+    private readonly workspaces: WorkspaceService,
+    private readonly budget: TenantStoreBudget,
+  ) {}
 
   async list(ref: WorkspaceRef): Promise<{ files: FileEntry[]; truncated: boolean; used_bytes: number; quota_bytes: number; free_bytes: number }> {
     return this.withWorkspace(ref, false, async (ws) => {
@@ -113,6 +117,9 @@ export class SessionFilesService {
     const content = decodeWritable(contentBase64);
     return this.withWorkspace(ref, true, async (ws) => {
       if (!ws) throw new Error('workspace missing after create');
+      // The tenant's budget of saved bytes, before the bytes land: refused by the save after the
+      // write, they would stay here though the caller was told no.
+      await this.budget.assertRoom(ref.tenant, content.length);
       if (options.append && options.upload === undefined) return this.appendInPlace(ws, rel, content);
       // A new upload first sweeps those cut off before it: their bytes would count against its room.
       if (!options.append) await sweepAbandonedUploads(ws.path, this.workspaces.uploadAbandonedMs).catch(() => undefined);

@@ -52,12 +52,8 @@ export class TenantStoreBudget {
     if (max === 0 || growth <= 0) return () => undefined;
     const filter = this.workspaces.tenantKeysFilter(tenant);
     return this.checks.run(filter, async () => {
+      await this.assertFits(filter, growth, max);
       const reserved = this.reserved.get(filter) ?? 0;
-      const seen = this.totals.get(filter);
-      const trusted = seen !== undefined && Date.now() - seen.at < TOTAL_FRESH_MS && seen.bytes + reserved + growth <= max * FAR_BELOW;
-      const stored = trusted ? seen.bytes : await this.storedBytes(filter);
-      if (!trusted) this.totals.set(filter, { at: Date.now(), bytes: stored });
-      if (stored + reserved + growth > max) throw tenantStoreFull(stored + reserved, max);
       this.reserved.set(filter, reserved + growth);
       let released = false;
       return (committed: boolean) => {
@@ -71,6 +67,29 @@ export class TenantStoreBudget {
         if (committed && total) total.bytes += growth;
       };
     });
+  }
+
+  /**
+   * Refuses (quota_exceeded) `bytes` more for `tenant` when they would not fit its budget now,
+   * reserving nothing: a file write checks its body before it lands in the workspace, so that a
+   * write refused by the save that follows it does not leave the file there. The save still
+   * reserves what it really adds (reserve()).
+   */
+  async assertRoom(tenant: string, bytes: number): Promise<void> {
+    const max = this.config.SANDBOX_TENANT_STORE_MAX_MB * MIB;
+    if (max === 0 || bytes <= 0) return;
+    const filter = this.workspaces.tenantKeysFilter(tenant);
+    await this.checks.run(filter, () => this.assertFits(filter, bytes, max));
+  }
+
+  /** Throws quota_exceeded unless `growth` fits the tenant's budget beside what it stores and what is reserved. */
+  private async assertFits(filter: string, growth: number, max: number): Promise<void> {
+    const reserved = this.reserved.get(filter) ?? 0;
+    const seen = this.totals.get(filter);
+    const trusted = seen !== undefined && Date.now() - seen.at < TOTAL_FRESH_MS && seen.bytes + reserved + growth <= max * FAR_BELOW;
+    const stored = trusted ? seen.bytes : await this.storedBytes(filter);
+    if (!trusted) this.totals.set(filter, { at: Date.now(), bytes: stored });
+    if (stored + reserved + growth > max) throw tenantStoreFull(stored + reserved, max);
   }
 
   /** The saved bytes every record of the tenant states (each replica's). */
