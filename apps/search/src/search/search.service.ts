@@ -83,7 +83,9 @@ export class SearchService {
   private async ask(req: SearchQueryRequest, key: SearchCacheKey, onion: boolean, timing: SearxTiming): Promise<CachedSearch | Omit<Failure, 'took_ms'>> {
     let engines: SearxEngineInfo[];
     try {
-      engines = await this.searx.engines();
+      // The list in hand comes without a wait (SearxClient.engines): SearXNG is asked in this turn.
+      const listed = this.searx.engines();
+      engines = listed instanceof Promise ? await listed : listed;
     } catch (err) {
       return unreachable(err);
     }

@@ -85,9 +85,16 @@ export class SearxUnreachableError extends Error {
 // is fetched beside it, so no search waits for /config after the first.
 const ENGINE_LIST_TTL_MS = 30_000;
 
+/** The engine list and when it was fetched: `inHand` once it has arrived. */
+interface EngineList {
+  at: number;
+  engines: Promise<SearxEngineInfo[]>;
+  inHand?: SearxEngineInfo[];
+}
+
 /** The one place that speaks SearXNG's HTTP API (`/search?format=json`, `/config`). */
 export class SearxClient {
-  private engineList?: { at: number; engines: Promise<SearxEngineInfo[]> };
+  private engineList?: EngineList;
   private refreshing?: Promise<unknown>;
   // Sockets are kept for the next search where SearXNG allows it (the Debian searx closes them).
   private readonly httpAgent = new http.Agent({ keepAlive: true });
@@ -138,17 +145,25 @@ export class SearxClient {
 
   /**
    * Engines SearXNG has loaded (name, categories, enabled, time-range support). Fetched on first
-   * use; once older than the TTL, the list in hand answers while one refresh runs beside it.
+   * use; once older than the TTL, the list in hand answers while one refresh runs beside it. The
+   * list in hand is returned as it is, not in a promise: a search then asks SearXNG in the same
+   * turn of the loop as it arrived, and the work queued behind it (the reply's bookkeeping, the
+   * next message) runs while SearXNG searches, not before the request leaves.
    */
-  async engines(): Promise<SearxEngineInfo[]> {
+  engines(): SearxEngineInfo[] | Promise<SearxEngineInfo[]> {
     const list = this.engineList;
     if (!list) {
-      const entry = { at: Date.now(), engines: this.fetchEngines() };
+      const entry: EngineList = { at: Date.now(), engines: this.fetchEngines() };
       this.engineList = entry;
-      // A failed first look-up is not remembered: the next search asks again.
-      entry.engines.catch(() => {
-        if (this.engineList === entry) this.engineList = undefined;
-      });
+      entry.engines.then(
+        (engines) => {
+          entry.inHand = engines;
+        },
+        // A failed first look-up is not remembered: the next search asks again.
+        () => {
+          if (this.engineList === entry) this.engineList = undefined;
+        },
+      );
       return entry.engines;
     }
     if (Date.now() - list.at > this.engineListTtlMs && !this.refreshing) {
@@ -156,7 +171,7 @@ export class SearxClient {
       this.refreshing = this.fetchEngines()
         .then(
           (engines) => {
-            this.engineList = { at: Date.now(), engines: Promise.resolve(engines) };
+            this.engineList = { at: Date.now(), engines: Promise.resolve(engines), inHand: engines };
           },
           () => undefined,
         )
@@ -164,7 +179,7 @@ export class SearxClient {
           this.refreshing = undefined;
         });
     }
-    return list.engines;
+    return list.inHand ?? list.engines;
   }
 
   /** Health: SearXNG answers its JSON API (`/config`, the cheapest JSON route it has). */
