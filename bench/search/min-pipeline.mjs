@@ -13,7 +13,7 @@
 // Server-Timing `search`, the responder's own), which splits the own time in two: inside the
 // service's handler (its time less SearXNG's) and outside it (the HTTP front, NATS both ways, the
 // service's message handling before and after its handler).
-// Usage: node bench/search/min-pipeline.mjs [--n 100] [--baseline /path/to/another/checkout]
+// Usage: node bench/search/min-pipeline.mjs [--n 100] [--seed N] [--baseline /path/to/another/checkout]
 // Profiling: SEARCH_NODE_ARGS / GATEWAY_NODE_ARGS (with CPU_PROF_DIR), as in run.mjs.
 // --baseline adds a fourth kind, interleaved with the others: Drael as built in that checkout (its
 // own bench/lib/search-stack.mjs (or bench/search/drael-search.mjs) and built apps, e.g. a `cp -al` copy of this tree taken before
@@ -47,6 +47,28 @@ const SEARXNG_URL = process.env.SEARXNG_URL ?? 'http://127.0.0.1:8890';
 const natsMod = `${repo}/packages/nats-rpc/node_modules/@nats-io/transport-node/lib/mod.js`;
 const role = process.argv[2];
 const subject = process.argv[3];
+
+/** mulberry32: a small seeded generator, enough to shuffle an order reproducibly. */
+function seededRandom(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A copy of `items` in a random order (Fisher-Yates). */
+function shuffled(items, random) {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
 
 function get(url, agent) {
   return new Promise((resolve, reject) => {
@@ -104,6 +126,9 @@ if (role === 'responder') {
   srv.listen(0, '127.0.0.1', () => process.send(srv.address().port));
 } else {
   const N = Math.min(numberOption('n', 100), 300);
+  // The order of the kinds in each round is drawn from this seed (printed, so a run can be repeated).
+  const seed = numberOption('seed', Math.floor(Math.random() * 2 ** 31));
+  const random = seededRandom(seed);
   const baselineRepo = option('baseline', undefined);
   const median = (xs) => {
     const s = [...xs].sort((a, b) => a - b);
@@ -193,9 +218,11 @@ if (role === 'responder') {
     const own = Object.fromEntries(names.filter((k) => k !== 'direct').map((k) => [k, []]));
     const cpuBefore = cpuNow();
     for (let i = 0; i < N; i++) {
-      // rotate the order so that no kind always follows the same one (SearXNG is slower right after a query)
-      for (let j = 0; j < names.length; j++) {
-        const k = names[(i + j) % names.length];
+      // A fresh order every round, so that no kind always follows the same one: SearXNG is slower
+      // right after a query, and a rotation (the order this used before) gave each kind a fixed
+      // predecessor within the round. With it, Drael compared with itself (--baseline, a copy of
+      // the same build) read 0.10-0.25 ms lower as the fourth kind in three runs of four.
+      for (const k of shuffled(names, random)) {
         const [w, sx] = await kinds[k](i);
         wall[k].push(w);
         if (k !== 'direct') own[k].push(w - sx);
@@ -206,7 +233,7 @@ if (role === 'responder') {
     console.log(
       `bench/search/min-pipeline  (${new Date().toISOString()}, node ${process.version}, load ${loadavg()
         .map((l) => l.toFixed(2))
-        .join(' ')}; n=${N} each, interleaved)`,
+        .join(' ')}; n=${N} each, interleaved in a shuffled order, --seed ${seed})`,
     );
     console.log(`SearXNG direct              : median ${fmt(mSx)}`);
     const label = { minimal: 'minimal shape (no product code)', drael: 'Drael (gateway + search service)', baseline: `Drael as built in ${baselineRepo}` };
