@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { access, mkdir, readdir, readFile, rename, rm, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
@@ -475,11 +476,9 @@ export class WorkspaceService implements OnApplicationShutdown {
   async discardCopy(ref: WorkspaceRef): Promise<void> {
     assertSessionId(ref.session);
     const { image, mountPoint } = this.locate(ref);
-    const exists = await access(image).then(
-      () => true,
-      () => false,
-    );
-    if (!exists) return;
+    // A stat, synchronous: it is on a new request workspace's path before its run starts, and the
+    // thread pool's round trip of the asynchronous one costs more than the stat itself.
+    if (!existsSync(image)) return;
     await this.onEntry(mountPoint, async (e) => {
       if (e.gone) return;
       if (e.refs > 0) e.removeOnRelease = true;
