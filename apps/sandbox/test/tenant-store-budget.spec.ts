@@ -57,9 +57,14 @@ describe("a tenant's budget of saved bytes", () => {
     // Another tenant has a budget of its own.
     expect(await sbx.run({ tenant: 'tenant-y', session: 'y-0', runtime: 'bash', code: fill })).toMatchObject({ ok: true, stdout: 'saved\n' });
 
-    // Freeing room always fits, and the refused session's files, kept on the replica's disk, are
-    // saved by its next call once they fit.
+    // Freeing room always fits.
     expect(await sbx.call(sandboxCatalog.filesDelete, { tenant: 'tenant-x', session: 'x-0', path: 'blob.bin' })).toMatchObject({ deleted: true });
+    // A request workspace's saved copy counts while it lives: with one filled, the refused
+    // session's files still do not fit; once the request's workspace is deleted, they do.
+    expect(await sbx.run({ tenant: 'tenant-x', session: 'req-x2', scope: 'request', runtime: 'bash', code: fill })).toMatchObject({ ok: true, stdout: 'saved\n' });
+    expect(await sbx.errorOf(sandboxCatalog.run, { tenant: 'tenant-x', session: 'x-2', runtime: 'bash', code: 'true' })).toMatchObject({ code: 'quota_exceeded' });
+    await sbx.call(sandboxCatalog.workspaceDelete, { tenant: 'tenant-x', session: 'req-x2', scope: 'request' });
+    // The refused session's files, kept on the replica's disk, are saved by its next call once they fit.
     expect(await sbx.run({ tenant: 'tenant-x', session: 'x-2', runtime: 'bash', code: 'stat -c %s blob.bin' })).toMatchObject({ ok: true, stdout: `${BLOB}\n` });
     const { kv: kv2, nc: nc2 } = await placementKv(sbx.prefix);
     try {

@@ -12,6 +12,9 @@ const MIB = 1024 * 1024;
 // costs no listing. Other replicas' saves in that window are not seen, hence the margin.
 const TOTAL_FRESH_MS = 5_000;
 const FAR_BELOW = 0.5;
+// Tenants whose last total this replica keeps; beyond it the oldest read is dropped (and read
+// again from the records at that tenant's next growing save).
+const TOTALS_KEPT = 1024;
 
 /** What a record says its saved copy takes: `saved_bytes`, or its size on disk for a record written before that field. */
 export function savedBytesOfRecord(record: SessionRecord): number {
@@ -88,7 +91,11 @@ export class TenantStoreBudget {
     const seen = this.totals.get(filter);
     const trusted = seen !== undefined && Date.now() - seen.at < TOTAL_FRESH_MS && seen.bytes + reserved + growth <= max * FAR_BELOW;
     const stored = trusted ? seen.bytes : await this.storedBytes(filter);
-    if (!trusted) this.totals.set(filter, { at: Date.now(), bytes: stored });
+    if (!trusted) {
+      this.totals.delete(filter);
+      this.totals.set(filter, { at: Date.now(), bytes: stored });
+      if (this.totals.size > TOTALS_KEPT) this.totals.delete(this.totals.keys().next().value!);
+    }
     if (stored + reserved + growth > max) throw tenantStoreFull(stored + reserved, max);
   }
 
