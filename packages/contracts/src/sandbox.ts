@@ -129,7 +129,9 @@ export const sandboxCatalog = {
     service: 'sandbox',
     request: z.object(FileScope),
     reply: z.object({ deleted: z.boolean() }),
-    errors: sandboxErrors('invalid_session', 'session_limit_reached'),
+    // quota_exceeded: the save that follows a routed call (the tenant's budget of saved bytes) is
+    // on every routed subject's path; a deletion never grows a saved copy, so it is not met here.
+    errors: sandboxErrors('invalid_session', 'quota_exceeded', 'session_limit_reached'),
     timeoutMs: 10_000,
   }),
   // A tenant's session workspaces (never request workspaces), one page at a time, ordered by
@@ -164,7 +166,8 @@ export const sandboxCatalog = {
       quota_bytes: z.number().int(),
       free_bytes: z.number().int().nonnegative().optional(),
     }),
-    errors: sandboxErrors('invalid_session', 'session_limit_reached'),
+    // quota_exceeded: as workspaceDelete's (a listing saves nothing).
+    errors: sandboxErrors('invalid_session', 'quota_exceeded', 'session_limit_reached'),
     timeoutMs: 5_000,
     idempotent: true,
   }),
