@@ -17,7 +17,7 @@ const FAR_BELOW = 0.5;
 const TOTALS_KEPT = 1024;
 
 /** What a record says its saved copy takes: `saved_bytes`, or its size on disk for a record written before that field. */
-export function savedBytesOfRecord(record: SessionRecord): number {
+function savedBytesOfRecord(record: SessionRecord): number {
   if (record.object === undefined) return 0;
   return record.saved_bytes ?? record.bytes;
 }
@@ -114,7 +114,7 @@ export class TenantStoreBudget {
   }
 }
 
-export function tenantStoreFull(storedBytes: number, maxBytes: number): SandboxError {
+function tenantStoreFull(storedBytes: number, maxBytes: number): SandboxError {
   const mb = (b: number) => `${Math.ceil(b / MIB)} MB`;
   // No subject name here: this message reaches API clients as it is.
   return new SandboxError(
