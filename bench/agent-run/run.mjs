@@ -12,6 +12,7 @@
 // reserved before the model call and settled after it, and billing signs the receipt and run end.
 // Usage: node bench/agent-run/run.mjs [--latency 30] [--runs 200] [--concurrency 10]
 // Needs: pnpm build (apps/agent-run, apps/billing, apps/gateway, packages/*), NATS, Postgres, Redis running.
+import '../lib/ends-with-bench.mjs';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { dirname, resolve } from 'node:path';

@@ -19,6 +19,7 @@
 // Usage: node bench/billing/run.mjs [--roundtrips N] [--holds N] [--concurrency C] [--rounds R] [--cpu-prof DIR]
 //   --cpu-prof DIR: the billing process writes a V8 CPU profile to DIR when it stops (profile the
 //   client side with `node --cpu-prof bench/billing/run.mjs`).
+import '../lib/ends-with-bench.mjs';
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';

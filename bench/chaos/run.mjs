@@ -6,6 +6,7 @@
 // checks every request, hold, charge, run and session (checks.mjs). Loopback only; bounded in time
 // (--seconds, plus boot and the checks' bounded waits) and count (--clients drivers).
 // Usage: node bench/chaos/run.mjs [--seconds 90] [--clients 8] [--records FILE]
+import { stopOnSignal } from '../lib/ends-with-bench.mjs';
 import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { checkCharges, checkEndings, checkHolds, checkRuns, checkSessions, checkWaits, undisturbedDurations } from './checks.mjs';
@@ -28,10 +29,10 @@ const load = () =>
     .join(' / ');
 
 const cleanups = [];
-async function cleanup() {
+// Run once, at the end or on SIGINT / SIGTERM (ends-with-bench.mjs).
+const cleanup = stopOnSignal(async () => {
   for (const c of cleanups.reverse()) await c().catch((err) => log('cleanup step failed', { error: String(err?.message ?? err).slice(0, 200) }));
-}
-process.on('SIGINT', () => void cleanup().then(() => process.exit(130)));
+});
 
 async function main() {
   const loadAtStart = load();

@@ -13,6 +13,7 @@
 // billing and key) as the targets `proxy B` and `catalogue B` (added to --targets unless named
 // there), and each row also prints the per-round ratio catalogue ÷ catalogue B (A/B in one run).
 // GATEWAY_B_NODE_ARGS: Node flags for B alone (B may be this same build: a V8 flag's A/B).
+import '../lib/ends-with-bench.mjs';
 import { fork } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,7 +39,6 @@ const STREAM_MODES = option('modes', 'non-streaming,streaming')
   .map((m) => m === 'streaming');
 
 const children = [];
-process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
 const forkReady = async (file, args) => {
   const c = fork(resolve(here, file), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   children.push(c);

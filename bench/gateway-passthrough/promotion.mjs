@@ -8,6 +8,7 @@
 //        [--stream] [--amount 2000] [--rounds 10] [--connections 10]
 // GATEWAY_DIR: another build's apps/gateway; GATEWAY_NODE_ARGS: more node flags (e.g.
 // --turbo-filter=<function> to see what optimising one function changes, --max-opt=2 for no TurboFan).
+import '../lib/ends-with-bench.mjs';
 import { fork } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -27,7 +28,6 @@ const ROUNDS = numberOption('rounds', 10);
 const CONNECTIONS = numberOption('connections', 10);
 
 const upstream = fork(resolve(here, '../lib/token-upstream.mjs'), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-process.on('exit', () => upstream.kill('SIGKILL'));
 const { port } = await new Promise((r) => upstream.once('message', r));
 const model = `t${TOKENS}`;
 const gateway = await startGatewayStack({

@@ -4,6 +4,7 @@
 // Reports CPU seconds per request of the proxy process (from /proc/<pid>/stat) and time to first
 // byte at concurrency 1, non-streaming and streaming. Loopback only; bounded counts.
 // Usage: node bench/gateway-passthrough/run.mjs [--requests 2000] [--ttfb 300] [--concurrency 8]
+import '../lib/ends-with-bench.mjs';
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import { dirname, resolve } from 'node:path';
@@ -20,7 +21,6 @@ const CONCURRENCY = numberOption('concurrency', 8);
 const WARMUP = numberOption('warmup', 300);
 
 const children = [];
-process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 const MESSAGES = [

@@ -1,10 +1,12 @@
 // A sandbox service process for a bench (bench/lib/service.mjs) with its own instance label and
 // state dir, the bench's SANDBOX_* environment passed on (SANDBOX_IMAGE, SANDBOX_WARM_POOL, ...).
 // stop() ends it and removes what it leaves: its containers (by its label only), its mounts and
-// state dir, its JetStream buckets (packages/test-support's cleanSandboxInstance, as the tests do).
+// state dir, its JetStream buckets (packages/test-support's cleanSandboxInstance, as the tests do),
+// also when the bench is stopped by a signal (ends-with-bench.mjs).
 import { resolve } from 'node:path';
 import { startService } from './service.mjs';
 import { benchPrefix, root } from './stack-env.mjs';
+import { stopOnSignal } from './ends-with-bench.mjs';
 
 const { cleanSandboxInstance } = await import(resolve(root, 'packages/test-support/dist/index.js'));
 
@@ -29,9 +31,10 @@ export async function startSandboxService({ instance, dir, prefix = benchPrefix(
     instance,
     child: service.child,
     client: service.client,
-    async stop() {
+    // Also run if the bench is stopped by a signal: the buckets and state dir outlive the process.
+    stop: stopOnSignal(async () => {
       await service.stop();
       await cleanSandboxInstance(instance, stateDir, prefix);
-    },
+    }),
   };
 }

@@ -16,6 +16,7 @@
 // open file descriptors at the plateau.
 // Usage: node bench/load/run.mjs [--streams 500] [--tokens 30] [--gap-ms 50:100] [--duration-s 20]
 //        [--rounds 2] [--ramp-ms 2000] [--targets direct,proxy,catalogue] [--upstream-connections N]
+import '../lib/ends-with-bench.mjs';
 import { fork } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -36,7 +37,6 @@ const TARGETS = option('targets', 'direct,proxy,catalogue').split(',');
 const UPSTREAM_CONNECTIONS = option('upstream-connections', undefined);
 
 const children = [];
-process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
 const upstreamChild = fork(resolve(here, '../lib/token-upstream.mjs'), ['0', '--gap-ms', GAP], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 children.push(upstreamChild);
 const upstreamPort = (await new Promise((r) => upstreamChild.once('message', r))).port;

@@ -3,6 +3,7 @@
 // nothing else to do, its CPU read after --seconds (default 10). All run at once, so they share
 // the machine's state.
 // Usage: node bench/metrics/idle.mjs [--seconds 10]
+import '../lib/ends-with-bench.mjs';
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';

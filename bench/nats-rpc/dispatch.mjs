@@ -6,6 +6,7 @@
 // Usage: node bench/nats-rpc/dispatch.mjs --baseline /path/to/other/checkout [--n 400] [--pause 20]
 // Prints each build's median and p90 round trip and its service's CPU per request (whole process,
 // every thread), and the difference. Needs NATS and Redis; SearXNG only for the first (uncached) query.
+import '../lib/ends-with-bench.mjs';
 import { resolve } from 'node:path';
 import { loadavg } from 'node:os';
 import { startService } from '../lib/service.mjs';

@@ -7,6 +7,7 @@
 // gateway itself adds). Measured for `datetime` (in-process tool: no tool time at all) and for
 // `web_search` through NATS to the real search service (warm Redis cache: mostly transport).
 // Loopback only; bounded counts. Usage: node bench/responses/run.mjs [--requests 200] [--rounds 5] [--warmup 40]
+import '../lib/ends-with-bench.mjs';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';

@@ -5,6 +5,7 @@
 // sandbox process (own prefix, label, state dir, buckets) and removes its buckets at the end.
 // SANDBOX_DIR_B=<another build's apps/sandbox>: the same calls on that build too, interleaved (A/B).
 // Usage: node bench/sandbox-sessions/run.mjs [--n 20] [--mib 32]
+import '../lib/ends-with-bench.mjs';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { loadavg } from 'node:os';

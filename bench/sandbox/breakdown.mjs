@@ -6,6 +6,7 @@
 // fresh request workspace). Medians over --n repetitions; loopback and the local engine only.
 // Needs root (mount), Docker, NATS, the sandbox image and the built sandbox app.
 // Usage: node bench/sandbox/breakdown.mjs [--n 15] [--service 0|1] [--only-service 1] [--pause 150]
+import { stopOnSignal } from '../lib/ends-with-bench.mjs';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile, open, chmod } from 'node:fs/promises';
@@ -180,16 +181,20 @@ async function service() {
 const load0 = loadavg()
   .map((x) => x.toFixed(2))
   .join(' ');
-try {
-  if (!ONLY_SERVICE) await main();
-  if (WITH_SERVICE) await service();
-} finally {
+// Also run when the bench is stopped by a signal (ends-with-bench.mjs).
+const cleanUp = stopOnSignal(async () => {
   // The containers of the dockerode steps (the services' own are removed by their stop()).
   const { stdout } = await exec('docker', ['ps', '-aq', '--filter', `label=drael.sandbox.instance=${instance}`]);
   const ids = stdout.split('\n').filter(Boolean);
   if (ids.length) await exec('docker', ['rm', '-f', ...ids]);
   await exec('sh', ['-c', `grep -o ' ${scratch}[^ ]*' /proc/self/mounts | sort -r | xargs -r -n1 umount -l`]).catch(() => undefined);
   await rm(scratch, { recursive: true, force: true });
+});
+try {
+  if (!ONLY_SERVICE) await main();
+  if (WITH_SERVICE) await service();
+} finally {
+  await cleanUp();
 }
 console.log(
   `sandbox breakdown: python print(1), ${N} repetitions, ${PAUSE_MS} ms between runs, medians; load average ${load0} at start, ${loadavg()

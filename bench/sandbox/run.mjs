@@ -4,6 +4,7 @@
 // Needs: NATS, a running Docker engine, the sandbox image (infra/sandbox-image/build.sh), built
 // apps (pnpm build). Starts its own sandbox service process (own NATS prefix and label).
 // Usage: node bench/sandbox/run.mjs [--n 30] [--burst 40]
+import '../lib/ends-with-bench.mjs';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';

@@ -6,6 +6,7 @@
 // so that cost grows with the square of the size.
 // Usage: node bench/sandbox/upload.mjs [--sizes 1,4,16,32] [--every-piece] [--rounds 2]
 // Needs NATS, Docker and the built sandbox (pnpm build); starts its own sandbox service.
+import '../lib/ends-with-bench.mjs';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { MAX_FILE_TRANSFER_BYTES, sandboxCatalog } from '../../packages/contracts/dist/index.js';

@@ -11,6 +11,7 @@
 //   4. SearXNG direct (fresh connection per query, as Debian's searx closes them), unique queries.
 // Usage: node bench/search/hop-floor.mjs [--n 200] [--idle 25]
 // Needs: NATS on 127.0.0.1:4222 (NATS_URL), the local searx (started here via infra/searx).
+import '../lib/ends-with-bench.mjs';
 import { execFileSync, fork } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';

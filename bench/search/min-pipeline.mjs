@@ -20,6 +20,7 @@
 // a change, with its dist folders copied for real), so a change is compared with its before in
 // one run, under the same load.
 // Needs: NATS, Redis, Postgres (billing, for Drael's API key), built apps (pnpm build).
+import { stopOnSignal } from '../lib/ends-with-bench.mjs';
 import { execFileSync, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -139,12 +140,9 @@ if (role === 'responder') {
   // Everything started is stopped however the run ends (an error, Ctrl-C, timeout's SIGTERM): a
   // forked child left behind keeps the caller's output pipe open, and a shell waiting on it hangs.
   const started = [];
-  const stopAll = async () => {
+  const stopAll = stopOnSignal(async () => {
     for (const stop of started.splice(0).reverse()) await Promise.resolve(stop()).catch(() => undefined);
-  };
-  for (const signal of ['SIGINT', 'SIGTERM']) {
-    process.once(signal, () => void stopAll().finally(() => process.exit(1)));
-  }
+  });
   try {
     execFileSync('bash', [`${repo}/infra/searx/start-local.sh`], { stdio: 'inherit' });
     const prefix = `bench-min-${randomBytes(4).toString('hex')}`;

@@ -16,6 +16,7 @@
 // Profiling: SEARCH_NODE_ARGS / GATEWAY_NODE_ARGS are given to that process as NODE_OPTIONS, e.g.
 //   CPU_PROF_DIR=/tmp/prof SEARCH_NODE_ARGS="--require ./bench/search/cpu-prof.cjs" node bench/search/run.mjs
 //   (node 20 refuses --cpu-prof in NODE_OPTIONS; cpu-prof.cjs does the same through the inspector)
+import '../lib/ends-with-bench.mjs';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';

@@ -8,6 +8,7 @@
 // Usage: node bench/turn-loop/load.mjs [--amount 3000] [--connections 10] [--rounds 3] [--warmup 500] [--tokens 20]
 // GATEWAY_B_DIR=<another build's apps/gateway>: that build runs beside this one (its own process,
 // billing and key) with the same two catalogue rows, and its tool round is printed too (A/B in one run).
+import '../lib/ends-with-bench.mjs';
 import { fork } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +25,6 @@ const WARMUP = numberOption('warmup', 500);
 const N = numberOption('tokens', 20);
 
 const children = [];
-process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
 const forkReady = async (file, args) => {
   const c = fork(resolve(here, file), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   children.push(c);

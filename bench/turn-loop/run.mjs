@@ -17,6 +17,7 @@
 // of --block requests per mode, the two gateways taking turns (order swapped every round): each
 // gateway's median over rounds, and the per-round ratio this ÷ B (median), which scheduling noise
 // on a shared machine moves far less than the totals of separate runs.
+import '../lib/ends-with-bench.mjs';
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
