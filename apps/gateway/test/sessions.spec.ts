@@ -70,6 +70,10 @@ describe('GET /v1/sessions', () => {
     const all = await list(mine.api_key);
     expect(all.status).toBe(200);
     expect(all.body).toMatchObject({ object: 'list', first_id: 'l-three', last_id: 'l-one', has_more: false });
+    // What the account holds and may hold: its sessions, and its saved bytes (each file's, once).
+    expect(all.body).toMatchObject({ total: 3, stored_bytes: ids.reduce((n, id) => n + id.length * 100, 0) });
+    expect(all.body.max_sessions).toBeGreaterThanOrEqual(3);
+    expect(all.body.max_stored_bytes).toBeGreaterThan(all.body.stored_bytes);
     expect(all.body.data.map((s: any) => s.id)).toEqual(['l-three', 'l-two', 'l-one']);
     for (const s of all.body.data) {
       expect(s).toMatchObject({ object: 'session' });
@@ -88,13 +92,24 @@ describe('GET /v1/sessions', () => {
 
     const other = await list(theirs.api_key);
     expect(other.body.data.map((s: any) => s.id).sort()).toEqual(['l-two', 'their-own']);
+    expect(other.body).toMatchObject({ total: 2, stored_bytes: 'same id, other account'.length + 1 });
     // Another account's session id is no cursor here: refused, not an empty page.
     const foreign = await list(mine.api_key, '?after=their-own');
     expect(foreign.status).toBe(400);
     expect(foreign.body.error).toMatchObject({ type: 'invalid_request_error', param: 'after' });
 
     const empty = await list((await h.newKey()).api_key);
-    expect(empty.body).toEqual({ object: 'list', data: [], first_id: null, last_id: null, has_more: false });
+    expect(empty.body).toEqual({
+      object: 'list',
+      data: [],
+      first_id: null,
+      last_id: null,
+      has_more: false,
+      total: 0,
+      max_sessions: all.body.max_sessions,
+      stored_bytes: 0,
+      max_stored_bytes: all.body.max_stored_bytes,
+    });
 
     for (const [query, param] of [
       ['?limit=0', 'limit'],

@@ -31,6 +31,9 @@ describe("a tenant's budget of saved bytes", () => {
       await nc.close();
     }
 
+    // The session listing says what the tenant stores and may store (every replica's records).
+    expect(await sbx.call(sandboxCatalog.sessionsList, { tenant: 'tenant-x' })).toMatchObject({ total: 2, stored_bytes: 2 * BLOB, max_stored_bytes: 20 * 1024 * 1024 });
+
     // The third session's save would pass the budget: refused, typed, with what to do.
     const refused = await sbx.errorOf(sandboxCatalog.run, { tenant: 'tenant-x', session: 'x-2', runtime: 'bash', code: fill });
     expect(refused).toMatchObject({ code: 'quota_exceeded', retryable: false, details: { max_stored_bytes: 20 * 1024 * 1024 } });
@@ -63,7 +66,11 @@ describe("a tenant's budget of saved bytes", () => {
     // session's files still do not fit; once the request's workspace is deleted, they do.
     expect(await sbx.run({ tenant: 'tenant-x', session: 'req-x2', scope: 'request', runtime: 'bash', code: fill })).toMatchObject({ ok: true, stdout: 'saved\n' });
     expect(await sbx.errorOf(sandboxCatalog.run, { tenant: 'tenant-x', session: 'x-2', runtime: 'bash', code: 'true' })).toMatchObject({ code: 'quota_exceeded' });
+    // Listed too: x-1's copy and the request's (x-0's file is gone); another tenant's is its own.
+    expect(await sbx.call(sandboxCatalog.sessionsList, { tenant: 'tenant-x' })).toMatchObject({ stored_bytes: 2 * BLOB });
+    expect(await sbx.call(sandboxCatalog.sessionsList, { tenant: 'tenant-y' })).toMatchObject({ total: 1, stored_bytes: BLOB });
     await sbx.call(sandboxCatalog.workspaceDelete, { tenant: 'tenant-x', session: 'req-x2', scope: 'request' });
+    expect(await sbx.call(sandboxCatalog.sessionsList, { tenant: 'tenant-x' })).toMatchObject({ stored_bytes: BLOB });
     // The refused session's files, kept on the replica's disk, are saved by its next call once they fit.
     expect(await sbx.run({ tenant: 'tenant-x', session: 'x-2', runtime: 'bash', code: 'stat -c %s blob.bin' })).toMatchObject({ ok: true, stdout: `${BLOB}\n` });
     const { kv: kv2, nc: nc2 } = await placementKv(sbx.prefix);

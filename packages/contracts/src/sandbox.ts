@@ -146,6 +146,11 @@ export const sandboxCatalog = {
       // How many sessions the tenant holds and may hold (SANDBOX_MAX_SESSIONS_PER_TENANT).
       total: z.number().int().nonnegative(),
       max_sessions: z.number().int().positive(),
+      // What the tenant's saved copies take in the shared store (its sessions' and its request
+      // workspaces') and the most they may (SANDBOX_TENANT_STORE_MAX_MB; null: no budget).
+      // Optional: older sandboxes omit them.
+      stored_bytes: z.number().int().nonnegative().optional(),
+      max_stored_bytes: z.number().int().positive().nullable().optional(),
     }),
     errors: sandboxErrors(),
     timeoutMs: 5_000,

@@ -35,7 +35,7 @@ import {
   plainListOf,
   ReadyzSchema,
   ResponseObjectSchema,
-  SessionObjectSchema,
+  SessionListSchema,
 } from './http-replies.schema.js';
 
 /** What one status of an operation answers: a JSON body (its zod schema), a stream, bytes, a page, or nothing. */
@@ -199,7 +199,7 @@ export const HTTP_OPERATIONS: readonly HttpOperation[] = [
     summary: 'The account’s sandbox sessions, paginated.',
     access: 'key',
     query: ListQuerySchema,
-    responses: { 200: json(listOf(SessionObjectSchema), 'One page.') },
+    responses: { 200: json(SessionListSchema, 'One page, and what the account holds and may hold.') },
   },
   {
     method: 'GET',

@@ -90,6 +90,14 @@ export const SessionObjectSchema = z.object({
   last_used_at: z.number().int(),
 });
 
+export const SessionListSchema = listOf(SessionObjectSchema).extend({
+  total: z.number().int(),
+  max_sessions: z.number().int(),
+  // Absent while an older sandbox answers.
+  stored_bytes: z.number().int().optional(),
+  max_stored_bytes: z.number().int().nullable().optional(),
+});
+
 export const FileListingSchema = z.object({
   object: z.literal('list'),
   data: z.array(z.object({ path: z.string(), size: z.number().int(), modified_at: z.string() })),

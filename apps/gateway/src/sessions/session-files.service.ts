@@ -31,6 +31,16 @@ export interface SessionObject {
   last_used_at: number;
 }
 
+/** GET /v1/sessions: one page of the account's sessions, and what it holds and may hold. */
+export interface SessionList extends ListPage<SessionObject> {
+  /** Sessions the account holds, and the most it may (SANDBOX_MAX_SESSIONS_PER_TENANT). */
+  total: number;
+  max_sessions: number;
+  /** Bytes its saved workspaces take, and the most they may (SANDBOX_TENANT_STORE_MAX_MB; null: no budget). */
+  stored_bytes?: number;
+  max_stored_bytes?: number | null;
+}
+
 /** The account whose sessions a caller reaches, once its key's level allows this access (assertSessionAccess). */
 function sessionTenantOf(caller: Caller, access: SessionAccess = 'read'): string {
   assertSessionAccess(caller.tool_level, access);
@@ -45,11 +55,25 @@ function sessionTenantOf(caller: Caller, access: SessionAccess = 'read'): string
 export class SessionFilesService {
   constructor(private readonly rpc: NatsRpcClient) {}
 
-  /** The account's sessions, one page, newest first unless asked otherwise. */
-  async listSessions(caller: Caller, query: ListPageQuery): Promise<ListPage<SessionObject>> {
+  /**
+   * The account's sessions, one page, newest first unless asked otherwise, with what the account
+   * holds and may hold: its sessions, and the bytes its saved workspaces take (sessions and
+   * requests' own workspaces), which a run's or an upload's save may not grow past.
+   */
+  async listSessions(caller: Caller, query: ListPageQuery): Promise<SessionList> {
     const r = await this.rpc.request(sandboxCatalog.sessionsList, { tenant: sessionTenantOf(caller), ...query });
     const data = r.sessions.map((s) => ({ id: s.id, object: 'session' as const, bytes: s.bytes, created_at: s.created_at, last_used_at: s.last_used_at }));
-    return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: r.has_more };
+    return {
+      object: 'list',
+      data,
+      first_id: data[0]?.id ?? null,
+      last_id: data.at(-1)?.id ?? null,
+      has_more: r.has_more,
+      total: r.total,
+      max_sessions: r.max_sessions,
+      // An older sandbox does not say.
+      ...(r.stored_bytes !== undefined ? { stored_bytes: r.stored_bytes, max_stored_bytes: r.max_stored_bytes ?? null } : {}),
+    };
   }
 
   async list(caller: Caller, session: string): Promise<FileListing> {

@@ -3,6 +3,7 @@ import { sandboxCatalog, type ParsedRequestOf } from '@drael/contracts';
 import { Handles } from '@drael/nats-rpc';
 import { SessionPlacement } from '../placement/session-placement.service.js';
 import { SessionRouter } from '../placement/session-router.js';
+import { TenantStoreBudget } from '../placement/tenant-store-budget.js';
 import { WorkspaceService } from '../workspace/workspace.service.js';
 import { parseNewFilePath, parseWorkspacePath } from './safe-path.js';
 import { decodeWritable, SessionFilesService } from './session-files.service.js';
@@ -15,6 +16,7 @@ export class FilesController {
     workspaces: WorkspaceService,
     private readonly placement: SessionPlacement,
     private readonly router: SessionRouter,
+    private readonly budget: TenantStoreBudget,
   ) {
     const files_ = { create: false, mutates: false, needsFiles: true };
     router.register({ entry: sandboxCatalog.filesList, ...files_, local: (req) => files.list(req) });
@@ -76,10 +78,11 @@ export class FilesController {
     return this.router.call(sandboxCatalog.filesDelete, req);
   }
 
-  // Any replica answers: the list is read from the placement records every replica shares.
+  // Any replica answers: the list and the stored total are read from the placement records every replica shares.
   @Handles(sandboxCatalog.sessionsList)
-  listSessions(req: ParsedRequestOf<typeof sandboxCatalog.sessionsList>) {
-    return this.placement.listSessions(req.tenant, req);
+  async listSessions(req: ParsedRequestOf<typeof sandboxCatalog.sessionsList>) {
+    const [page, usage] = await Promise.all([this.placement.listSessions(req.tenant, req), this.budget.usage(req.tenant)]);
+    return { ...page, ...usage };
   }
 
   @Handles(sandboxCatalog.workspaceDelete)

@@ -85,6 +85,15 @@ export class TenantStoreBudget {
     await this.checks.run(filter, () => this.assertFits(filter, bytes, max));
   }
 
+  /**
+   * What the tenant's saved copies take as their records state them (its sessions' and its
+   * request workspaces', every replica's; saves in flight not yet), and its budget (null: none).
+   */
+  async usage(tenant: string): Promise<{ stored_bytes: number; max_stored_bytes: number | null }> {
+    const max = this.config.SANDBOX_TENANT_STORE_MAX_MB * MIB;
+    return { stored_bytes: await this.storedBytes(this.workspaces.tenantKeysFilter(tenant)), max_stored_bytes: max === 0 ? null : max };
+  }
+
   /** Throws quota_exceeded unless `growth` fits the tenant's budget beside what it stores and what is reserved. */
   private async assertFits(filter: string, growth: number, max: number): Promise<void> {
     const reserved = this.reserved.get(filter) ?? 0;
