@@ -75,6 +75,7 @@ export const ResponseObjectSchema = z.object({
   user: z.string().optional(),
   safety_identifier: z.string().optional(),
   prompt_cache_key: z.string().optional(),
+  service_tier: z.enum(['auto', 'default', 'flex', 'scale', 'priority']).optional(),
   output_text: z.string(),
 });
 

@@ -44,6 +44,8 @@ export interface ResponseObject {
   user?: string;
   safety_identifier?: string;
   prompt_cache_key?: string;
+  /** The processing tier the request asked for, as it was sent on every upstream turn. */
+  service_tier?: string;
 }
 
 /** Ids in OpenAI's style: a type prefix and random hex. */
@@ -97,6 +99,7 @@ export function newResponse(request: CreateResponseRequest): ResponseObject {
     ...(request.user != null ? { user: request.user } : {}),
     ...(request.safety_identifier != null ? { safety_identifier: request.safety_identifier } : {}),
     ...(request.prompt_cache_key != null ? { prompt_cache_key: request.prompt_cache_key } : {}),
+    ...(request.service_tier != null ? { service_tier: request.service_tier } : {}),
   };
 }
 
