@@ -112,6 +112,10 @@ describe('the Drael console in a browser', () => {
     await expect.poll(() => meters.count()).toBeGreaterThanOrEqual(2);
     expect(await page.getByTestId('reset').textContent()).toMatch(/Resets .*Monday 00:00 UTC/);
     expect(await page.getByTestId('balance').textContent()).toBe('$5.00');
+    // The account's sandbox sessions against their cap, and its saved files against its budget (GET /v1/sessions).
+    await page.getByRole('meter', { name: 'Sessions' }).waitFor();
+    await page.getByRole('meter', { name: 'Saved files' }).waitFor();
+    expect(await page.getByRole('meter', { name: 'Saved files' }).getAttribute('aria-valuemax')).toBe('1024');
     await page.getByText(/Last 30 days/).waitFor();
 
     const storage = await page.evaluate(() => ({ local: JSON.stringify(localStorage), session: JSON.stringify(sessionStorage), url: location.href, cookie: document.cookie }));

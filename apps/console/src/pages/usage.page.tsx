@@ -7,12 +7,24 @@ import { usd, when } from '../ui/format.js';
 import { useLoad } from '../ui/use-load.js';
 
 const WEEK_MS = 7 * 86_400_000;
+const MIB = 1024 * 1024;
+
+/** What GET /v1/sessions says of the account besides its page (stored_* absent from an older sandbox). */
+interface SessionHoldings {
+  total: number;
+  max_sessions: number;
+  stored_bytes?: number;
+  max_stored_bytes?: number | null;
+}
 
 /** The account's plan, weekly allowances with their reset, extra usage, the agent wallet, 30 days of use. */
 export function UsagePage() {
   const usage = useLoad(() => getJson<Usage>('/api/billing/usage'));
   const daily = useLoad(() => getJson<{ data: UsageDay[] }>('/api/billing/usage/daily?days=30'));
   const plans = useLoad(() => getJson<{ data: Plan[] }>('/api/billing/plans'));
+  // A key whose tool level reaches no session (none) is refused here: the card is then left out.
+  const sessions = useLoad(() => getJson<SessionHoldings>('/v1/sessions?limit=1'));
+  const held = sessions.data;
   const u = usage.data;
   const plan = plans.data?.data.find((p) => p.id === u?.plan);
   const reset = u ? new Date(Date.parse(u.week_start) + WEEK_MS).toISOString() : undefined;
@@ -60,6 +72,20 @@ export function UsagePage() {
             <p>{u.extra_usage.enabled ? 'On: past the allowance, calls go on up to the daily ceiling.' : 'Off: a call past the allowance is refused.'}</p>
             {u.extra_usage.enabled && <MeterBar label="Extra today" used={u.extra_usage.used_today} total={u.extra_usage.daily_ceiling} detail="daily ceiling, resets 00:00 UTC" />}
           </article>
+          {held && (
+            <article class="card" aria-labelledby="sessions-h">
+              <h2 id="sessions-h">Sandbox sessions</h2>
+              <MeterBar label="Sessions" used={held.total} total={held.max_sessions} detail="unused ones expire; delete one to free its place" />
+              {held.stored_bytes !== undefined && typeof held.max_stored_bytes === 'number' && (
+                <MeterBar
+                  label="Saved files"
+                  used={Math.ceil(held.stored_bytes / MIB)}
+                  total={Math.floor(held.max_stored_bytes / MIB)}
+                  detail="MiB, every session's and every request's own workspace"
+                />
+              )}
+            </article>
+          )}
           <article class="card" aria-labelledby="wallet-h">
             <h2 id="wallet-h">Agent wallet</h2>
             <dl class="facts">
