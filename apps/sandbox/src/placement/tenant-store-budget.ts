@@ -45,13 +45,18 @@ export class TenantStoreBudget {
     private readonly workspaces: WorkspaceService,
   ) {}
 
+  /** The budget in bytes; 0 when there is none. */
+  private get maxBytes(): number {
+    return this.config.SANDBOX_TENANT_STORE_MAX_MB * MIB;
+  }
+
   /**
    * Reserves `growth` more saved bytes for one of `tenant`'s workspaces; throws quota_exceeded
    * when the tenant's saved copies would then take more than its budget. The returned release is
    * called once the save has committed (true: its record now states the bytes) or failed (false).
    */
   async reserve(tenant: string, growth: number): Promise<(committed: boolean) => void> {
-    const max = this.config.SANDBOX_TENANT_STORE_MAX_MB * MIB;
+    const max = this.maxBytes;
     if (max === 0 || growth <= 0) return () => undefined;
     const filter = this.workspaces.tenantKeysFilter(tenant);
     return this.checks.run(filter, async () => {
@@ -79,7 +84,7 @@ export class TenantStoreBudget {
    * reserves what it really adds (reserve()).
    */
   async assertRoom(tenant: string, bytes: number): Promise<void> {
-    const max = this.config.SANDBOX_TENANT_STORE_MAX_MB * MIB;
+    const max = this.maxBytes;
     if (max === 0 || bytes <= 0) return;
     const filter = this.workspaces.tenantKeysFilter(tenant);
     await this.checks.run(filter, () => this.assertFits(filter, bytes, max));
@@ -90,7 +95,7 @@ export class TenantStoreBudget {
    * request workspaces', every replica's; saves in flight not yet), and its budget (null: none).
    */
   async usage(tenant: string): Promise<{ stored_bytes: number; max_stored_bytes: number | null }> {
-    const max = this.config.SANDBOX_TENANT_STORE_MAX_MB * MIB;
+    const max = this.maxBytes;
     return { stored_bytes: await this.storedBytes(this.workspaces.tenantKeysFilter(tenant)), max_stored_bytes: max === 0 ? null : max };
   }
 
