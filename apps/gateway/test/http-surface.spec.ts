@@ -236,6 +236,27 @@ describe('proxy mode: the upstream reads what the gateway validated', () => {
     expect(lastUpstreamBody()).toBe(raw);
   });
 
+  it('bytes that are not UTF-8 are a 400 before anything is forwarded: the gateway would check U+FFFD while the upstream read the bytes', async () => {
+    const head = Buffer.from(`{"model":"same-name","messages":[{"role":"user","content":"`);
+    const tail = Buffer.from(`"}],"tools":${tools}}`);
+    // A lone continuation byte, an overlong "/" (C0 AF), a UTF-16 surrogate encoded in UTF-8 (ED A0 80), a truncated sequence.
+    for (const bad of [[0x80], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82]]) {
+      const body = Buffer.concat([head, Buffer.from(bad), tail]);
+      for (const path of ['/v1/chat/completions', '/v1/embeddings']) {
+        const before = upstream.requests.length;
+        const r = await rawRequest(gateway.url, 'POST', path, { ...auth(), 'content-type': 'application/json' }, body);
+        expect(r.status, `${path} ${bad}`).toBe(400);
+        expect(errorOf(r.body)).toMatchObject({ type: 'invalid_request_error', code: 'invalid_json' });
+        expect(String(errorOf(r.body).message)).toContain('UTF-8');
+        expect(upstream.requests.length).toBe(before);
+      }
+    }
+    // The same body with the character spelled in UTF-8 is served.
+    expect(
+      (await rawRequest(gateway.url, 'POST', '/v1/chat/completions', { ...auth(), 'content-type': 'application/json' }, Buffer.concat([head, Buffer.from('é€😀'), tail]))).status,
+    ).toBe(200);
+  });
+
   it('a key that only differs in case from a field (Go’s encoding/json, Ollama’s, matches it) is a 400 naming it', async () => {
     for (const [extra, param] of [
       ['"Model":"gpt-test"', 'Model'],

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { isUtf8 } from 'node:buffer';
 import { NatsContext, ServerNats } from '@nestjs/microservices';
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { catalogEntries, entrySchemas, MAX_JSON_DEPTH, nestedDeeperThan, type Catalog, type RpcEntry } from '@drael/contracts';
@@ -45,6 +46,9 @@ type NestHandler = ((data: unknown, ctx: NatsContext) => Promise<unknown>) & { i
 
 const NOT_JSON = JSON.stringify({
   error: new RpcError('bad_request', 'the body is not JSON: send the request as a JSON object (e.g. {} for a request with no fields)', false).toWire(),
+});
+const NOT_UTF8 = JSON.stringify({
+  error: new RpcError('bad_request', 'the body is not valid UTF-8: JSON between systems is UTF-8 encoded (RFC 8259 §8.1)', false).toWire(),
 });
 const NOT_PLAIN = JSON.stringify({
   error: new RpcError('bad_request', "this subject takes Nest's packet format only ({pattern, id, data})", false).toWire(),
@@ -214,6 +218,12 @@ export class DrainingNatsServer extends ServerNats {
   }
 
   private async answerRequest(channel: string, handler: NestHandler, msg: Msg): Promise<string | undefined> {
+    // nats.js decodes with a lenient TextDecoder: bytes that are not UTF-8 would become U+FFFD
+    // and the handler would act on text the caller never sent.
+    if (!isUtf8(msg.data)) {
+      msg.respond(NOT_UTF8);
+      return 'bad_request: not UTF-8';
+    }
     let body: unknown;
     try {
       body = msg.json<unknown>();

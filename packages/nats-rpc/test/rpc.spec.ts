@@ -119,6 +119,24 @@ describe('typed NATS request/reply', () => {
     }
   });
 
+  it('a body that is not UTF-8 is answered bad_request, never decoded to U+FFFD and handled', async () => {
+    const before = calls.texts.length;
+    for (const bad of [[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80]]) {
+      for (const body of [
+        Buffer.concat([Buffer.from('{"text":"a'), Buffer.from(bad), Buffer.from('"}')]),
+        Buffer.concat([Buffer.from('{"pattern":"search.echo.v1","id":"u1","data":{"text":"a'), Buffer.from(bad), Buffer.from('"}}')]),
+      ]) {
+        const msg = await raw.request(wireSubject('search.echo.v1', prefix), body, { timeout: 2000 });
+        const reply = msg.json<{ error: { code: string; message: string; retryable: boolean } }>();
+        expect(reply.error).toMatchObject({ code: 'bad_request', retryable: false });
+        expect(reply.error.message).toContain('UTF-8');
+      }
+    }
+    expect(calls.texts.length).toBe(before);
+    const ok = await raw.request(wireSubject('search.echo.v1', prefix), Buffer.from('{"text":"café 😀"}'), { timeout: 2000 });
+    expect(ok.json()).toMatchObject({ result: { text: 'café 😀' } });
+  });
+
   it('a message without a reply subject is refused, never executed (packet or plain)', async () => {
     const ghost = `ghost-${Date.now()}`;
     raw.publish(wireSubject('search.echo.v1', prefix), JSON.stringify({ text: `${ghost}-plain` }));

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
@@ -18,6 +19,10 @@ export function rawBodyOf(req: FastifyRequest): Buffer | undefined {
  */
 export function parseJsonBody(buf: Buffer): unknown {
   if (buf.length === 0) throw new ApiError('invalid_json', 'Request body is empty; expected JSON');
+  // Bytes that are not UTF-8 would be decoded to U+FFFD here while a proxied request forwards
+  // them as they came: the gateway would check one text and the upstream read another. Refused,
+  // as RFC 8259 §8.1 asks of JSON between systems (isUtf8 is simdutf: ~1 µs for a 2 KB body).
+  if (!isUtf8(buf)) throw new ApiError('invalid_json', 'Request body is not valid UTF-8; JSON bodies must be UTF-8 encoded (RFC 8259 §8.1).');
   let parsed: unknown;
   try {
     parsed = JSON.parse(buf.toString('utf8'));
