@@ -30,6 +30,12 @@ const heldBack = metrics.counter({
   help: 'Claims that left a run queued because its account had AGENT_RUN_ACCOUNT_CONCURRENCY runs running (its job waits as delayed and asks again)',
 });
 
+const retentionDeleted = metrics.counter({
+  name: 'drael_agent_run_retention_deleted_total',
+  help: 'Rows removed by retention (AGENT_RUN_RETENTION_DAYS) on this replica, by kind (runs: ended runs with their steps, receipts and events; agents: deleted agents that only those runs named)',
+  labels: { kind: ['runs', 'agents'] },
+});
+
 const sources: {
   queue?: () => Promise<Record<string, number>>;
   stuck?: () => Promise<number>;
@@ -71,3 +77,8 @@ export const recordHeldBack = () => heldBack.inc({});
 export const recordLeaseLoss = (side: 'worker' | 'reaped') => leaseLosses.inc({ side });
 /** A run was taken back to queued, to be resumed from its last step by any worker. */
 export const recordRunResumed = (why: 'shutdown' | 'worker_lost') => resumed.inc({ why });
+/** Retention removed `runs` ended runs and `agents` deleted agents in one batch. */
+export function recordRetention(removed: { runs: number; agents: number }): void {
+  if (removed.runs > 0) retentionDeleted.inc({ kind: 'runs' }, removed.runs);
+  if (removed.agents > 0) retentionDeleted.inc({ kind: 'agents' }, removed.agents);
+}

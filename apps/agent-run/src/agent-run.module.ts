@@ -11,6 +11,7 @@ import { RunRepository } from './runs/run.repository.js';
 import { RunsService } from './runs/runs.service.js';
 import { RunsController } from './runs/runs.controller.js';
 import { RunWorkerService } from './runs/run-worker.service.js';
+import { RunRetentionService } from './runs/run-retention.service.js';
 import { RunQueue } from './queue/run.queue.js';
 import { RunExecutor } from './loop/run-executor.js';
 import { InferenceClient } from './inference/inference.client.js';
@@ -37,6 +38,7 @@ export class AgentRunModule {
         RunQueue,
         RunExecutor,
         RunWorkerService,
+        RunRetentionService,
         InferenceClient,
         SpendClient,
         SandboxExecuteTool,

@@ -54,6 +54,13 @@ export const configSchema = z
     // How often a worker asks the database whether a run it executes was cancelled (a cancel that
     // another replica answered): the operation in flight is stopped within this.
     AGENT_RUN_CANCEL_POLL_MS: envInt(50, 60_000).default(1_000),
+    // Retention: a run that ended more than this many days ago is removed with its steps, receipts
+    // and events, and so is a deleted agent that only such runs still named (kept for them until
+    // then). Each replica sweeps every AGENT_RUN_RETENTION_SWEEP_MS, AGENT_RUN_RETENTION_BATCH runs
+    // per transaction. 0 keeps every run forever (the database then grows with every run made).
+    AGENT_RUN_RETENTION_DAYS: envInt(0, 36_500).default(90),
+    AGENT_RUN_RETENTION_SWEEP_MS: envInt(1_000, 86_400_000).default(3_600_000),
+    AGENT_RUN_RETENTION_BATCH: envInt(1, 10_000).default(500),
     AGENT_RUN_MAX_OUTPUT_TOKENS: envInt(64, 1_000_000).default(4096),
     // A model call that fails retryably (timeout, 429, 5xx: before any output, the call is not
     // streamed) is tried again this many times, backing off from the base delay, before the run fails.

@@ -287,6 +287,32 @@ export class RunRepository {
   }
 
   /**
+   * Retention: removes up to `limit` ended runs that finished more than `olderThanDays` days ago
+   * (by the database's clock), oldest first, with their steps, receipts and events (the foreign
+   * keys cascade), then each deleted agent that only those runs still named (a deleted agent is
+   * kept while a run names it: agent.repository.ts). One transaction, so an agent is never left
+   * kept for runs already gone. Rows another replica's sweep holds are skipped, not waited for.
+   */
+  async purgeEnded(olderThanDays: number, limit: number): Promise<{ runs: number; agents: number }> {
+    return this.db.client.$transaction(async (tx) => {
+      const gone = await tx.$queryRaw<Array<{ account_id: string; agent_id: string }>>`
+        WITH "old" AS (
+          SELECT "id" FROM "runs"
+           WHERE "finished_at" < now() - ${olderThanDays} * interval '1 day' AND "status" NOT IN ('queued', 'running')
+           ORDER BY "finished_at" LIMIT ${limit} FOR UPDATE SKIP LOCKED
+        )
+        DELETE FROM "runs" r USING "old" WHERE r."id" = "old"."id" RETURNING r."account_id", r."agent_id"`;
+      if (gone.length === 0) return { runs: 0, agents: 0 };
+      const agentIds = [...new Set(gone.map((g) => g.agent_id))];
+      const agents = await tx.$executeRaw`
+        DELETE FROM "agents" a
+         WHERE a."id" = ANY(${agentIds}::text[]) AND a."deleted_at" IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM "runs" r WHERE r."account_id" = a."account_id" AND r."agent_id" = a."id")`;
+      return { runs: gone.length, agents };
+    });
+  }
+
+  /**
    * Ends a run whose worker was lost, unless its worker came back and renewed the lease meanwhile.
    * `adopted`: the step (and receipt) the worker had settled in billing but not written (its
    * PendingStep), written in the same transaction; the counters must still be where it left them.
