@@ -4,6 +4,9 @@ import pg from 'pg';
 import { deploy } from '@drael/db-migrate';
 import { agentRunCatalog, billingCatalog, type Agent, type Run, type RequestOf, type ReplyOf, type ToolLevel } from '@drael/contracts';
 import { isRpcError, NatsRpcClient } from '@drael/nats-rpc';
+import { AgentRepository } from '../src/agents/agent.repository.js';
+import { createPrisma, type PrismaService } from '../src/db/prisma.service.js';
+import { RunRepository } from '../src/runs/run.repository.js';
 import {
   createTestKey,
   startGatewayProcess,
@@ -47,6 +50,23 @@ export async function freshSchema(
     drop: async () => {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await pool.end();
+    },
+  };
+}
+
+/** A fresh schema with the agent and run repositories on it (the repository tests, which need no service). */
+export async function freshRepositories(poolSize = 2) {
+  const db = await freshSchema();
+  const prisma = createPrisma(db.url, poolSize);
+  const service = { client: prisma } as PrismaService;
+  return {
+    db,
+    prisma,
+    agents: new AgentRepository(service),
+    runs: new RunRepository(service),
+    close: async () => {
+      await prisma.$disconnect();
+      await db.drop();
     },
   };
 }

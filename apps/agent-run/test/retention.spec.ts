@@ -1,38 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentRepository } from '../src/agents/agent.repository.js';
 import { configSchema, type AgentRunConfig } from '../src/config/config.schema.js';
-import { createPrisma, type PrismaService } from '../src/db/prisma.service.js';
-import { RunRepository } from '../src/runs/run.repository.js';
 import { RunRetentionService } from '../src/runs/run-retention.service.js';
-import { account, freshSchema } from './harness.js';
+import { account, freshRepositories } from './harness.js';
 
 // Retention (AGENT_RUN_RETENTION_DAYS) on real Postgres: which runs go (ended, older than the
 // period) with their steps, receipts and events, which stay (newer, queued, running), and which
 // deleted agents go with them.
-let db: Awaited<ReturnType<typeof freshSchema>>;
-let prisma: ReturnType<typeof createPrisma>;
-let agents: AgentRepository;
-let runs: RunRepository;
+let repos: Awaited<ReturnType<typeof freshRepositories>>;
 
 beforeAll(async () => {
-  db = await freshSchema();
-  prisma = createPrisma(db.url, 4);
-  agents = new AgentRepository({ client: prisma } as PrismaService);
-  runs = new RunRepository({ client: prisma } as PrismaService);
+  repos = await freshRepositories(4);
 }, 60_000);
 afterAll(async () => {
-  await prisma?.$disconnect();
-  await db?.drop();
+  await repos?.close();
 });
 
 const config = (env: Record<string, string>): AgentRunConfig =>
   configSchema.parse({ AGENT_RUN_DATA_KEYS: 'k1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=', AGENT_RUN_DATA_KEY_ACTIVE: 'k1', LOG_LEVEL: 'error', ...env });
-const retention = (env: Record<string, string> = {}) => new RunRetentionService(config({ AGENT_RUN_RETENTION_DAYS: '30', ...env }), runs);
+const retention = (env: Record<string, string> = {}) => new RunRetentionService(config({ AGENT_RUN_RETENTION_DAYS: '30', ...env }), repos.runs);
 
 const write = { name: 'a', model: 'm', instructions: 'x', tools: [], stepLimit: 5, budgetMicros: 1_000 };
 let n = 0;
 const newAgent = async (accountId: string) => {
-  const row = await agents.create(`agent_ret_${++n}`, accountId, write, 1_000);
+  const row = await repos.agents.create(`agent_ret_${++n}`, accountId, write, 1_000);
   if (row === 'cap_reached') throw new Error('cap');
   return row.id;
 };
@@ -40,22 +30,22 @@ const newAgent = async (accountId: string) => {
 /** A run of `agentId`, then set to `status`, ended `daysAgo` days ago (running: started then), with a step, a receipt and two events. */
 async function runOf(accountId: string, agentId: string, status: 'succeeded' | 'failed' | 'cancelled' | 'queued' | 'running', daysAgo: number): Promise<string> {
   const id = `run_ret_${++n}`;
-  const made = await runs.create({ id, accountId, agentId, model: 'm', tools: [], stepLimit: 5, budgetMicros: 1_000, task: 'x', salt: new Uint8Array(32) }, 1_000);
+  const made = await repos.runs.create({ id, accountId, agentId, model: 'm', tools: [], stepLimit: 5, budgetMicros: 1_000, task: 'x', salt: new Uint8Array(32) }, 1_000);
   if (typeof made === 'string') throw new Error(made);
   const at = `now() - interval '${daysAgo} days'`;
   if (status === 'running') {
-    await db.query(`UPDATE runs SET status = 'running', claim_token = 't', lease_until = now() + interval '1 hour', started_at = ${at} WHERE id = $1`, [id]);
+    await repos.db.query(`UPDATE runs SET status = 'running', claim_token = 't', lease_until = now() + interval '1 hour', started_at = ${at} WHERE id = $1`, [id]);
   } else if (status !== 'queued') {
-    await db.query(`UPDATE runs SET status = $2::"RunStatus", started_at = ${at}, finished_at = ${at} WHERE id = $1`, [id, status]);
+    await repos.db.query(`UPDATE runs SET status = $2::"RunStatus", started_at = ${at}, finished_at = ${at} WHERE id = $1`, [id, status]);
   }
-  await db.query(`INSERT INTO steps (run_id, sequence, kind, status, cost_micros, detail) VALUES ($1, 0, 'inference.chat', 'ok', 1, '{}')`, [id]);
-  await db.query(`INSERT INTO receipts (run_id, sequence, hash, payload, key_id, signature) VALUES ($1, 0, 'h', '{}', 'k1', 's')`, [id]);
-  await db.query(`INSERT INTO run_events (run_id, seq, type, data) VALUES ($1, 100, 'run.step', '{}')`, [id]);
+  await repos.db.query(`INSERT INTO steps (run_id, sequence, kind, status, cost_micros, detail) VALUES ($1, 0, 'inference.chat', 'ok', 1, '{}')`, [id]);
+  await repos.db.query(`INSERT INTO receipts (run_id, sequence, hash, payload, key_id, signature) VALUES ($1, 0, 'h', '{}', 'k1', 's')`, [id]);
+  await repos.db.query(`INSERT INTO run_events (run_id, seq, type, data) VALUES ($1, 100, 'run.step', '{}')`, [id]);
   return id;
 }
 
 const rowsOf = async (runId: string) => {
-  const [r] = await db.query<{ runs: number; steps: number; receipts: number; events: number }>(
+  const [r] = await repos.db.query<{ runs: number; steps: number; receipts: number; events: number }>(
     `SELECT (SELECT count(*)::int FROM runs WHERE id = $1) AS runs, (SELECT count(*)::int FROM steps WHERE run_id = $1) AS steps,
             (SELECT count(*)::int FROM receipts WHERE run_id = $1) AS receipts, (SELECT count(*)::int FROM run_events WHERE run_id = $1) AS events`,
     [runId],
@@ -63,7 +53,7 @@ const rowsOf = async (runId: string) => {
   if (!r) throw new Error('no counts');
   return r;
 };
-const agentRow = async (id: string) => (await db.query<{ deleted: boolean }>('SELECT deleted_at IS NOT NULL AS deleted FROM agents WHERE id = $1', [id]))[0];
+const agentRow = async (id: string) => (await repos.db.query<{ deleted: boolean }>('SELECT deleted_at IS NOT NULL AS deleted FROM agents WHERE id = $1', [id]))[0];
 const GONE = { runs: 0, steps: 0, receipts: 0, events: 0 };
 
 describe('run retention', () => {
@@ -73,7 +63,7 @@ describe('run retention', () => {
     const old = [await runOf(acct, agent, 'succeeded', 40), await runOf(acct, agent, 'failed', 31), await runOf(acct, agent, 'cancelled', 365)];
     const kept = [await runOf(acct, agent, 'succeeded', 29), await runOf(acct, agent, 'queued', 0), await runOf(acct, agent, 'running', 60)];
     // A queued run made long ago: retention looks at when a run ended, never at when it was made.
-    await db.query(`UPDATE runs SET created_at = now() - interval '400 days' WHERE id = $1`, [kept[1]]);
+    await repos.db.query(`UPDATE runs SET created_at = now() - interval '400 days' WHERE id = $1`, [kept[1]]);
 
     const removed = await retention().sweep();
 
@@ -90,7 +80,7 @@ describe('run retention', () => {
     await runOf(acct, stillNamed, 'succeeded', 40);
     const newer = await runOf(acct, stillNamed, 'succeeded', 1);
     await runOf(acct, live, 'succeeded', 40);
-    for (const id of [onlyOld, stillNamed]) expect(await agents.delete(acct, id)).toBe(true);
+    for (const id of [onlyOld, stillNamed]) expect(await repos.agents.delete(acct, id)).toBe(true);
     expect(await agentRow(onlyOld)).toEqual({ deleted: true });
 
     const removed = await retention().sweep();
