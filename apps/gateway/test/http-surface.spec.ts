@@ -245,7 +245,7 @@ describe('proxy mode: the upstream reads what the gateway validated', () => {
       for (const path of ['/v1/chat/completions', '/v1/embeddings']) {
         const before = upstream.requests.length;
         const r = await rawRequest(gateway.url, 'POST', path, { ...auth(), 'content-type': 'application/json' }, body);
-        expect(r.status, `${path} ${bad}`).toBe(400);
+        expect(r.status, `${path} ${bad.join(',')}`).toBe(400);
         expect(errorOf(r.body)).toMatchObject({ type: 'invalid_request_error', code: 'invalid_json' });
         expect(String(errorOf(r.body).message)).toContain('UTF-8');
         expect(upstream.requests.length).toBe(before);

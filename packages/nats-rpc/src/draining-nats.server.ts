@@ -48,7 +48,7 @@ const NOT_JSON = JSON.stringify({
   error: new RpcError('bad_request', 'the body is not JSON: send the request as a JSON object (e.g. {} for a request with no fields)', false).toWire(),
 });
 const NOT_UTF8 = JSON.stringify({
-  error: new RpcError('bad_request', 'the body is not valid UTF-8: JSON between systems is UTF-8 encoded (RFC 8259 §8.1)', false).toWire(),
+  error: new RpcError('bad_request', 'the body is not valid UTF-8: JSON between systems is UTF-8 encoded (RFC 8259, section 8.1)', false).toWire(),
 });
 const NOT_PLAIN = JSON.stringify({
   error: new RpcError('bad_request', "this subject takes Nest's packet format only ({pattern, id, data})", false).toWire(),

@@ -34,12 +34,22 @@ describe('the edge rules on JSON bodies', () => {
   it('passes paired surrogates, escaped backslashes and raw U+FFFD', () => {
     expect(parse('{"a":"\\ud83d\\ude00"}')).toEqual({ a: '😀' });
     expect(parse('{"a":"\\\\u0000"}')).toEqual({ a: '\\u0000' });
-    // Raw surrogate bytes are invalid UTF-8: they decode to U+FFFD, which any service can store.
-    expect(parseJsonBody(Buffer.from([0x22, 0xed, 0xa0, 0x80, 0x22]))).toMatch(/^\uFFFD+$/);
+    // U+FFFD itself, spelled in UTF-8, is a character like any other.
+    expect(parseJsonBody(Buffer.from('"\uFFFD"'))).toBe('\uFFFD');
+  });
+
+  it('bytes that are not UTF-8 (raw surrogates, overlong forms, a cut sequence) are invalid_json, never decoded to U+FFFD', () => {
+    for (const bytes of [[0xed, 0xa0, 0x80], [0xc0, 0xaf], [0xe2, 0x82], [0xff]]) {
+      const err = errorOf(() => parseJsonBody(Buffer.from([0x22, ...bytes, 0x22])));
+      expect(err.code).toBe('invalid_json');
+      expect(err.message).toMatch(/^[\x20-\x7e]*$/);
+      expect(err.message).toContain('UTF-8');
+    }
   });
 
   it('invalid JSON: invalid_json with only printable ASCII of the body echoed', () => {
-    const err = errorOf(() => parseJsonBody(Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x7b])));
+    // Control characters and a NUL, all valid UTF-8: JSON.parse's message quotes them.
+    const err = errorOf(() => parseJsonBody(Buffer.from([0x1f, 0x08, 0x00, 0x7b, 0x7f])));
     expect(err.code).toBe('invalid_json');
     expect(err.message).toMatch(/^[\x20-\x7e]*$/);
   });
