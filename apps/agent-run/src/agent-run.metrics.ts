@@ -36,6 +36,12 @@ const retentionDeleted = metrics.counter({
   labels: { kind: ['runs', 'agents'] },
 });
 
+const retentionSweeps = metrics.counter({
+  name: 'drael_agent_run_retention_sweeps_total',
+  help: 'Retention sweeps on this replica, by outcome (ok: it ran until nothing older was left; failed: a batch failed, Postgres unreachable or refusing, and the next sweep tries again)',
+  labels: { outcome: ['ok', 'failed'] },
+});
+
 const sources: {
   queue?: () => Promise<Record<string, number>>;
   stuck?: () => Promise<number>;
@@ -77,6 +83,8 @@ export const recordHeldBack = () => heldBack.inc({});
 export const recordLeaseLoss = (side: 'worker' | 'reaped') => leaseLosses.inc({ side });
 /** A run was taken back to queued, to be resumed from its last step by any worker. */
 export const recordRunResumed = (why: 'shutdown' | 'worker_lost') => resumed.inc({ why });
+/** A retention sweep ended: ran to the end, or stopped by a failed batch. */
+export const recordRetentionSweep = (outcome: 'ok' | 'failed') => retentionSweeps.inc({ outcome });
 /** Retention removed `runs` ended runs and `agents` deleted agents in one batch. */
 export function recordRetention(removed: { runs: number; agents: number }): void {
   if (removed.runs > 0) retentionDeleted.inc({ kind: 'runs' }, removed.runs);

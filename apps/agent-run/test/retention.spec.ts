@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { metrics, sampleValue } from '@drael/metrics';
 import { configSchema, type AgentRunConfig } from '../src/config/config.schema.js';
+import { createPrisma, type PrismaService } from '../src/db/prisma.service.js';
+import { RunRepository } from '../src/runs/run.repository.js';
 import { RunRetentionService } from '../src/runs/run-retention.service.js';
 import { account, freshRepositories } from './harness.js';
 
@@ -106,6 +109,22 @@ describe('run retention', () => {
     // Other tests' runs are newer than 30 days or already gone: these nine are all there is to remove.
     expect(a.runs + b.runs).toBe(9);
     for (const id of again) expect((await rowsOf(id)).runs).toBe(0);
+  });
+
+  it('counts each sweep by outcome; one whose database does not answer removes nothing, is counted failed and does not throw', async () => {
+    const sweeps = async (outcome: string) => sampleValue((await metrics.render()).body, 'drael_agent_run_retention_sweeps_total', { outcome });
+    const [ok, failed] = [await sweeps('ok'), await sweeps('failed')];
+    await retention().sweep();
+    expect(await sweeps('ok')).toBe(ok + 1);
+    const unreachable = createPrisma('postgresql://postgres@127.0.0.1:1/nowhere?schema=none', 1);
+    try {
+      const broken = new RunRetentionService(config({ AGENT_RUN_RETENTION_DAYS: '30' }), new RunRepository({ client: unreachable } as PrismaService));
+      expect(await broken.sweep()).toEqual({ runs: 0, agents: 0 });
+    } finally {
+      await unreachable.$disconnect();
+    }
+    expect(await sweeps('failed')).toBe(failed + 1);
+    expect(await sweeps('ok')).toBe(ok + 1);
   });
 
   it('AGENT_RUN_RETENTION_DAYS=0 keeps every run', async () => {

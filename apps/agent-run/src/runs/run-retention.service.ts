@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { createLogger, type Logger } from '@drael/logger';
 import { AGENT_RUN_CONFIG, type AgentRunConfig } from '../config/config.schema.js';
-import { recordRetention } from '../agent-run.metrics.js';
+import { recordRetention, recordRetentionSweep } from '../agent-run.metrics.js';
 import { RunRepository } from './run.repository.js';
 
 /**
@@ -55,9 +55,11 @@ export class RunRetentionService implements OnApplicationBootstrap, OnModuleDest
         if (done.runs < batch) break;
       }
     } catch (err) {
+      recordRetentionSweep('failed');
       this.log.warn({ err, removed }, 'retention sweep failed; the next one tries again');
       return removed;
     }
+    recordRetentionSweep('ok');
     if (removed.runs > 0) this.log.info({ ...removed, older_than_days: days }, 'retention removed ended runs');
     return removed;
   }

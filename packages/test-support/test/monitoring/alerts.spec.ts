@@ -124,6 +124,22 @@ const CASES: Case[] = [
     quiet: { series: [s('drael_agent_run_runs_lease_expired', '0x20')], at: '15m' },
   },
   {
+    alert: 'DraelAgentRunRetentionFailing',
+    fire: {
+      series: [s('drael_agent_run_retention_sweeps_total{instance="a1",outcome="failed"}', '0+1x300'), s('drael_agent_run_retention_sweeps_total{instance="a1",outcome="ok"}', '5x300')],
+      at: '4h',
+      labels: {},
+    },
+    // Failures on one replica while another's sweeps go through: the table is still kept.
+    quiet: {
+      series: [
+        s('drael_agent_run_retention_sweeps_total{instance="a1",outcome="failed"}', '0+1x300'),
+        s('drael_agent_run_retention_sweeps_total{instance="a2",outcome="ok"}', '0+1x300'),
+      ],
+      at: '4h',
+    },
+  },
+  {
     alert: 'DraelRateLimitRedisDown',
     fire: {
       series: [
