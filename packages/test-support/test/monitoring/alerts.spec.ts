@@ -126,7 +126,10 @@ const CASES: Case[] = [
   {
     alert: 'DraelAgentRunRetentionFailing',
     fire: {
-      series: [s('drael_agent_run_retention_sweeps_total{instance="a1",outcome="failed"}', '0+1x300'), s('drael_agent_run_retention_sweeps_total{instance="a1",outcome="ok"}', '5x300')],
+      series: [
+        s('drael_agent_run_retention_sweeps_total{instance="a1",outcome="failed"}', '0+1x300'),
+        s('drael_agent_run_retention_sweeps_total{instance="a1",outcome="ok"}', '5x300'),
+      ],
       at: '4h',
       labels: {},
     },
