@@ -58,20 +58,37 @@ export function watchBrowser(read: () => BrowserStats): void {
 }
 
 /** Loads one page on one path and records it. */
-export async function measurePage<T>(path: 'http' | 'browser' | 'onion', load: () => Promise<T>): Promise<T> {
-  const done = pages.time({ path });
-  let outcome = 'internal';
-  try {
-    const page = await load();
-    outcome = 'ok';
-    return page;
-  } catch (err) {
-    outcome = err instanceof RpcError ? err.code : 'internal';
-    throw err;
-  } finally {
-    done({ outcome });
-  }
+export function measurePage<T>(path: 'http' | 'browser' | 'onion', load: () => Promise<T>): Promise<T> {
+  return timedWithOutcome(pages.time({ path }), load, (err) => (err instanceof RpcError ? err.code : 'internal'));
 }
 
 export const recordSsrfRefusal = (reason: string) => refusals.inc({ reason });
 export const recordCacheLookup = (hit: boolean) => cache.inc({ result: hit ? 'hit' : 'miss' });
+
+const extractions = metrics.histogram({
+  name: 'drael_fetch_extraction_duration_seconds',
+  help: "Pages read on the extraction threads (waiting for a thread included), by outcome: ok, fetch_timeout (past FETCH_EXTRACT_TIMEOUT_MS: the thread was ended), body_too_large (past the thread's heap), fetch_busy (no thread within the tenant's share or the queue), internal",
+  labels: { outcome: ['ok', 'fetch_timeout', 'body_too_large', 'fetch_busy', 'internal'] },
+});
+
+const EXTRACTION_OUTCOMES: ReadonlySet<string> = new Set(['fetch_timeout', 'body_too_large', 'fetch_busy']);
+
+/** One page read on the extraction threads (extract/extraction-pool.ts), recorded. */
+export function measureExtraction<T>(read: () => Promise<T>): Promise<T> {
+  return timedWithOutcome(extractions.time({}), read, (err) => (err instanceof RpcError && EXTRACTION_OUTCOMES.has(err.code) ? err.code : 'internal'));
+}
+
+/** Runs `work`, then ends its timer with the outcome: `ok`, or what `outcomeOf` names its error. */
+async function timedWithOutcome<T>(done: (end: { outcome: never }) => void, work: () => Promise<T>, outcomeOf: (err: unknown) => string): Promise<T> {
+  let outcome = 'internal';
+  try {
+    const result = await work();
+    outcome = 'ok';
+    return result;
+  } catch (err) {
+    outcome = outcomeOf(err);
+    throw err;
+  } finally {
+    done({ outcome: outcome as never });
+  }
+}

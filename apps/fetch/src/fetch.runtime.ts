@@ -4,7 +4,7 @@ import { BrowserPool } from './browser/browser-pool.js';
 import { FilteringProxy } from './browser/filtering-proxy.js';
 import { RedisPageCache, type PageCache } from './cache/page-cache.js';
 import type { FetchConfig } from './config/config.schema.js';
-import { HtmlExtractor } from './extract/html-extractor.js';
+import { ExtractionPool } from './extract/extraction-pool.js';
 import { AddressPolicy } from './guard/address-policy.js';
 import { GuardedDialer } from './guard/guarded-dialer.js';
 import { systemResolver, type Resolver } from './guard/resolver.js';
@@ -25,6 +25,11 @@ export type FetchRuntimeConfig = Pick<
   | 'FETCH_BROWSER_SPARE'
   | 'FETCH_BROWSER'
   | 'FETCH_TEST_ALLOW_CIDRS'
+  | 'FETCH_EXTRACT_THREADS'
+  | 'FETCH_EXTRACT_MAX_QUEUE'
+  | 'FETCH_EXTRACT_THREADS_PER_TENANT'
+  | 'FETCH_EXTRACT_MAX_QUEUE_PER_TENANT'
+  | 'FETCH_EXTRACT_TIMEOUT_MS'
 >;
 
 export interface FetchRuntimeOverrides {
@@ -47,6 +52,7 @@ export class FetchRuntime {
   readonly proxy: FilteringProxy | undefined;
   readonly browser: BrowserPool | undefined;
   readonly cache: PageCache | undefined;
+  readonly reader: ExtractionPool;
   readonly pages: FetchPageService;
 
   constructor(config: FetchRuntimeConfig, logger: Pick<Logger, 'warn' | 'info'>, overrides: FetchRuntimeOverrides = {}) {
@@ -79,11 +85,20 @@ export class FetchRuntime {
       });
     }
     this.cache = overrides.cache === false ? undefined : new RedisPageCache(config.REDIS_URL, config.FETCH_CACHE_PREFIX, logger);
-    this.pages = new FetchPageService(this.policy, this.http, this.browser, new HtmlExtractor(), this.cache);
+    this.reader = new ExtractionPool({
+      slots: tenantShareOf({
+        max: config.FETCH_EXTRACT_THREADS,
+        queueMax: config.FETCH_EXTRACT_MAX_QUEUE,
+        maxPerTenant: config.FETCH_EXTRACT_THREADS_PER_TENANT,
+        queueMaxPerTenant: config.FETCH_EXTRACT_MAX_QUEUE_PER_TENANT,
+      }),
+      timeoutMs: config.FETCH_EXTRACT_TIMEOUT_MS,
+    });
+    this.pages = new FetchPageService(this.policy, this.http, this.browser, this.reader, this.cache);
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([this.browser?.close(), this.http.close(), this.cache?.close()]);
+    await Promise.allSettled([this.browser?.close(), this.http.close(), this.cache?.close(), this.reader.close()]);
     await this.proxy?.close();
   }
 }

@@ -29,6 +29,12 @@ export function tenantShareOf(bounds: { max: number; queueMax: number; maxPerTen
  * - `replica`: the whole queue is full;
  * - `deadline`: its deadline passed before a slot came free (its caller no longer waits).
  */
+/**
+ * The tenant a caller that names none counts as: such callers share one tenant's share between
+ * them, so a caller cannot get more than one tenant's share by leaving its tenant out.
+ */
+export const ANONYMOUS_TENANT = '';
+
 export type Refusal =
   | { share: 'tenant'; running: number; queued: number; maxPerTenant: number; queueMaxPerTenant: number }
   | { share: 'replica'; running: number; queued: number; max: number; queueMax: number }

@@ -1,4 +1,4 @@
-import { FairSlots, type FairSlotLimits, type Refusal } from '@drael/fair-slots';
+import { ANONYMOUS_TENANT, FairSlots, type FairSlotLimits, type Refusal } from '@drael/fair-slots';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page, type Request, type Response } from 'playwright-core';
 import { MAX_REDIRECTS } from '../http/http-fetcher.js';
 import { fetchError, FetchError } from '../fetch-error.js';
@@ -33,9 +33,6 @@ const NETWORK_QUIET_MS = 300;
 const SETTLE_REQUEST_TYPES = new Set(['document', 'script', 'xhr', 'fetch']);
 // Tenants whose warm context is kept; the least recently used beyond this is closed.
 const MAX_TENANT_CONTEXTS = 16;
-// Requests without a tenant share one share of the pages between them: a caller that names no
-// tenant cannot get more than one tenant's share by leaving it out.
-const ANONYMOUS_TENANT = '';
 
 interface TenantContext {
   context: BrowserContext;

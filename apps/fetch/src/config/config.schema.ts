@@ -31,6 +31,22 @@ export const configSchema = z.object({
   /** Off: render: browser and auto's browser fallback answer browser_unavailable. */
   FETCH_BROWSER: z.enum(['on', 'off']).default('on'),
   /**
+   * Pages' HTML is read (parsed, its content found, made markdown) on worker threads, never on the
+   * event loop (extract/extraction-pool.ts): at most this many at once; more wait in line.
+   */
+  FETCH_EXTRACT_THREADS: envInt(1, 16).default(2),
+  /** Pages waiting for a thread; beyond it a fetch is refused with the retryable fetch_busy. */
+  FETCH_EXTRACT_MAX_QUEUE: envInt(0, 1_000).default(32),
+  /** One tenant's share of those; unset: half the threads and a quarter of the queue (as the browser's). */
+  FETCH_EXTRACT_THREADS_PER_TENANT: envInt(1, 16).optional(),
+  FETCH_EXTRACT_MAX_QUEUE_PER_TENANT: envInt(1, 1_000).optional(),
+  /**
+   * How long reading one page may take (and wait for a thread): past it the thread is ended and
+   * the fetch answers fetch_timeout. A 3 MB page, the most the HTTP path reads, takes under 2 s
+   * on a slow core; a hostile one (thousands of nested elements) would take minutes.
+   */
+  FETCH_EXTRACT_TIMEOUT_MS: envInt(100, 60_000).default(5_000),
+  /**
    * TEST ONLY. Comma-separated CIDRs the SSRF guard lets through although they are loopback or
    * private (e.g. 127.0.0.2/32 for extraction fixtures). Never set in production.
    */

@@ -1,5 +1,4 @@
 import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
 import {
   ALL_RULES,
@@ -23,6 +22,7 @@ import { factsNotShown, parseLdScripts } from './structured-data.js';
 import { mayHoldTabs, revealTabPanels } from './tab-panels.js';
 import { mayHoldThread, readThread, renderThread } from './thread.js';
 import { findTitledPost, judgePick, type TitledPost } from './titled-post.js';
+import { parsePage } from './parse-page.js';
 
 export interface ExtractedPage {
   title: string | null;
@@ -88,7 +88,7 @@ export class HtmlExtractor {
     // that land in it are read for metadata below and then removed.
     const wrapped = !/<body[\s>]/i.test(html);
     const source = wrapped ? `<!doctype html><html><head></head><body>${html}</body></html>` : html;
-    const { document } = parseHTML(source);
+    const document = parsePage(source);
     // One walk for the metadata elements: each document.querySelector compiles its selector
     // and, for the absent ones, walks the whole page (half a dozen walks on a 100 KB page).
     const heads = elementsByTag(document, ['title', 'meta', 'link', 'base', 'script'], tagsSeen(document));
@@ -175,7 +175,7 @@ export class HtmlExtractor {
       markdown = this.toMarkdown(article.content as unknown as HTMLElement);
     } else {
       // Readability has mutated the first parse; the fallback works on a fresh one (rare path).
-      const body = parseHTML(source).document.body;
+      const body = parsePage(source).body;
       if (body) {
         markTaskItems(elementsByTag(body, ['input']));
         if (tabs) revealTabPanels(allElements(body));
@@ -234,7 +234,7 @@ function withFacts(markdown: string, ld: unknown[]): { markdown: string; author:
  * series (seriesBeside) follows the post.
  */
 function readPostAlone(source: string, wrapped: boolean, rules: ContentRules, ldBodies: string[], tabs: boolean, titles: string[], beside?: string): ReaderResult {
-  const { document } = parseHTML(source);
+  const document = parsePage(source);
   elementsByTag(document, [], tagsSeen(document));
   if (document.body) markTaskItems(elementsByTag(document.body, ['input']));
   const { titleHeadings } = prepareForReader(document, wrapped, rules, ldBodies, tabs);
@@ -399,7 +399,7 @@ function pageRestorer(source: string, wrapped: boolean, rules: ContentRules, ldB
   let html: string | undefined;
   return (page) => {
     if (html === undefined) {
-      const { document } = parseHTML(source);
+      const document = parsePage(source);
       // Fills the tag set the reader's queries rely on (tagsSeen), as the metadata walk does.
       elementsByTag(document, [], tagsSeen(document));
       if (document.body) markTaskItems(elementsByTag(document.body, ['input']));

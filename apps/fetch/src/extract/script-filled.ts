@@ -1,4 +1,4 @@
-import { parseHTML } from 'linkedom';
+import { parsePage } from './parse-page.js';
 
 // Where client-rendered sites mount their app: React (create-react-app, Vite) `#root`, Vue `#app`,
 // Next.js `#__next`, Nuxt `#__nuxt`, Gatsby `#___gatsby`, and the hydration markers frameworks and
@@ -18,7 +18,7 @@ const WAITING_TEXT_CHARS = 100;
  * what its text-length test alone took for the page.
  */
 export function awaitsScript(html: string): boolean {
-  const { document } = parseHTML(html);
+  const document = parsePage(html);
   const waiting = (el: Element) => (el.textContent ?? '').trim().length < WAITING_TEXT_CHARS && el.querySelector('img, picture, video, iframe, canvas, svg') === null;
   for (const el of document.querySelectorAll(MOUNT_POINTS)) if (waiting(el)) return true;
   for (const el of document.querySelectorAll(BODY_SLOTS)) {

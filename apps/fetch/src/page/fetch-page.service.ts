@@ -3,8 +3,8 @@ import { inSpan } from '@drael/tracing';
 import type { BrowserPool } from '../browser/browser-pool.js';
 import { cacheKey, type CachedPage, type PageCache } from '../cache/page-cache.js';
 import { applyFocus, truncate } from '../extract/focus.js';
-import { normaliseSpace, type HtmlExtractor } from '../extract/html-extractor.js';
-import { awaitsScript } from '../extract/script-filled.js';
+import type { ExtractionPool } from '../extract/extraction-pool.js';
+import { normaliseSpace } from '../extract/html-extractor.js';
 import { fetchError, FetchError } from '../fetch-error.js';
 import type { AddressPolicy } from '../guard/address-policy.js';
 import { parseTarget } from '../guard/url-policy.js';
@@ -23,7 +23,7 @@ const CHALLENGE_STATUSES = new Set([403, 429, 503]);
 /** The rules of a fetch: guard, cache, path choice, extraction, focus and bounds. */
 export class FetchPageService {
   private readonly scripted = new WeakSet<CachedPage>();
-  /** Scripted pages whose served HTML leaves the content to a script (awaitsScript). */
+  /** Scripted pages whose served HTML leaves the content to a script (extract/script-filled.ts). */
   private readonly scriptFilled = new WeakSet<CachedPage>();
   /** Pages a tenant's own browser context rendered: cached under that tenant's key only. */
   private readonly tenantRendered = new WeakSet<CachedPage>();
@@ -32,7 +32,7 @@ export class FetchPageService {
     private readonly policy: AddressPolicy,
     private readonly http: HttpFetcher,
     private readonly browser: BrowserPool | undefined,
-    private readonly extractor: HtmlExtractor,
+    private readonly reader: Pick<ExtractionPool, 'read'>,
     private readonly cache: PageCache | undefined,
   ) {}
 
@@ -56,7 +56,7 @@ export class FetchPageService {
       // The page fetch's span (a cache hit has none): the network and rendering part of the call.
       page = await inSpan('page fetch', { kind: 'client', attributes: { 'drael.fetch.render': render } }, () =>
         render === 'http'
-          ? this.viaHttp(target.url.href, signal)
+          ? this.viaHttp(target.url.href, signal, req.tenant)
           : render === 'browser'
             ? this.viaBrowser(target.url.href, signal, deadline, req.tenant)
             : this.viaAuto(target.url.href, signal, deadline, req.tenant),
@@ -90,15 +90,15 @@ export class FetchPageService {
     };
   }
 
-  private async viaHttp(url: string, signal: AbortSignal): Promise<CachedPage> {
+  private async viaHttp(url: string, signal: AbortSignal, tenant: string | undefined): Promise<CachedPage> {
     const target = parseTarget(url, this.policy);
     const res = await measurePage(target.onion ? 'onion' : 'http', () => this.http.fetch(target, signal));
-    const page = this.toPage(res.finalUrl, res.mime, res.kind, res.text);
+    // Whether the served HTML waits for a script is asked only of a page short enough for auto mode to care.
+    const { page, scriptFilled } = await this.toPage(res.finalUrl, res.mime, res.kind, res.text, tenant, AUTO_BROWSER_SCRIPT_FILLED_BELOW_CHARS);
     // A page without scripts renders the same in a browser: auto mode does not try one.
     if (res.kind === 'html' && /<script\b/i.test(res.text)) {
       this.scripted.add(page);
-      // Parsed again only for a page short enough for auto mode to ask.
-      if (normaliseSpace(page.content).length < AUTO_BROWSER_SCRIPT_FILLED_BELOW_CHARS && awaitsScript(res.text)) this.scriptFilled.add(page);
+      if (scriptFilled) this.scriptFilled.add(page);
     }
     return page;
   }
@@ -110,7 +110,7 @@ export class FetchPageService {
     if (res.status >= 400) {
       throw fetchError('upstream_error', `upstream answered ${res.status}`, { status: res.status, url: res.finalUrl }, res.status >= 500);
     }
-    const page = this.toPage(res.finalUrl, res.mime, 'html', res.html);
+    const { page } = await this.toPage(res.finalUrl, res.mime, 'html', res.html, tenant);
     if (tenant !== undefined) this.tenantRendered.add(page);
     return page;
   }
@@ -119,7 +119,7 @@ export class FetchPageService {
     let fromHttp: CachedPage | undefined;
     let httpError: FetchError | undefined;
     try {
-      fromHttp = await this.viaHttp(url, signal);
+      fromHttp = await this.viaHttp(url, signal, tenant);
       if (fromHttp.content_type !== 'text/html' && fromHttp.content_type !== 'application/xhtml+xml') return fromHttp;
       if (!this.scripted.has(fromHttp)) return fromHttp;
       if (normaliseSpace(fromHttp.content).length >= AUTO_BROWSER_BELOW_CHARS && !this.scriptFilled.has(fromHttp)) return fromHttp;
@@ -146,29 +146,46 @@ export class FetchPageService {
     }
   }
 
-  private toPage(finalUrl: string, mime: string, kind: ContentKind, text: string): CachedPage {
+  /**
+   * The page as cached, read on the extraction threads when it is HTML; `scriptFilled`: whether
+   * its HTML leaves its content to a script (asked only below `scriptFilledBelowChars` of text).
+   */
+  private async toPage(
+    finalUrl: string,
+    mime: string,
+    kind: ContentKind,
+    text: string,
+    tenant: string | undefined,
+    scriptFilledBelowChars?: number,
+  ): Promise<{ page: CachedPage; scriptFilled: boolean }> {
     if (kind === 'html') {
-      const page = this.extractor.extract(text, finalUrl);
+      const page = await this.reader.read({ html: text, url: finalUrl, ...(scriptFilledBelowChars !== undefined ? { scriptFilledBelowChars } : {}) }, tenant);
       return {
-        final_url: finalUrl,
-        title: page.title,
-        byline: page.byline,
-        description: page.description,
-        canonical: page.canonical,
-        lang: page.lang,
-        content_type: mime,
-        content: page.markdown,
+        scriptFilled: page.scriptFilled,
+        page: {
+          final_url: finalUrl,
+          title: page.title,
+          byline: page.byline,
+          description: page.description,
+          canonical: page.canonical,
+          lang: page.lang,
+          content_type: mime,
+          content: page.markdown,
+        },
       };
     }
     return {
-      final_url: finalUrl,
-      title: null,
-      byline: null,
-      description: null,
-      canonical: null,
-      lang: null,
-      content_type: mime,
-      content: kind === 'json' ? fenced('json', prettyJson(text)) : kind === 'xml' ? fenced('xml', text.trim()) : text.trim(),
+      scriptFilled: false,
+      page: {
+        final_url: finalUrl,
+        title: null,
+        byline: null,
+        description: null,
+        canonical: null,
+        lang: null,
+        content_type: mime,
+        content: kind === 'json' ? fenced('json', prettyJson(text)) : kind === 'xml' ? fenced('xml', text.trim()) : text.trim(),
+      },
     };
   }
 }

@@ -174,6 +174,13 @@ export interface RuntimeOptions extends FetchRuntimeOverrides {
   browserSlots?: Partial<
     Pick<FetchRuntimeConfig, 'FETCH_BROWSER_CONCURRENCY' | 'FETCH_BROWSER_MAX_QUEUE' | 'FETCH_BROWSER_CONCURRENCY_PER_TENANT' | 'FETCH_BROWSER_MAX_QUEUE_PER_TENANT'>
   >;
+  /** The extraction threads, their queue, shares and time (defaults: the service's, 2 threads, 32 waiting, 5 s). */
+  extract?: Partial<
+    Pick<
+      FetchRuntimeConfig,
+      'FETCH_EXTRACT_THREADS' | 'FETCH_EXTRACT_MAX_QUEUE' | 'FETCH_EXTRACT_THREADS_PER_TENANT' | 'FETCH_EXTRACT_MAX_QUEUE_PER_TENANT' | 'FETCH_EXTRACT_TIMEOUT_MS'
+    >
+  >;
 }
 
 export const silentLogger = { warn: () => undefined, info: () => undefined };
@@ -190,6 +197,10 @@ export function makeRuntime(options: RuntimeOptions = {}): FetchRuntime {
       FETCH_BROWSER_MAX_QUEUE: 16,
       FETCH_BROWSER_SPARE: 1,
       ...options.browserSlots,
+      FETCH_EXTRACT_THREADS: 2,
+      FETCH_EXTRACT_MAX_QUEUE: 32,
+      FETCH_EXTRACT_TIMEOUT_MS: 5_000,
+      ...options.extract,
       FETCH_BROWSER: options.browser === false ? 'off' : 'on',
       FETCH_TEST_ALLOW_CIDRS: options.allow,
     },

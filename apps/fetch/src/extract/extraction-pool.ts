@@ -1,0 +1,106 @@
+import { fileURLToPath } from 'node:url';
+import { ANONYMOUS_TENANT, FairSlots, type FairSlotLimits, type Refusal } from '@drael/fair-slots';
+import { Piscina } from 'piscina';
+import { fetchError, FetchError } from '../fetch-error.js';
+import { measureExtraction } from '../fetch.metrics.js';
+import type { ReadPage, ReadRequest } from './page-reader.worker.js';
+
+// The worker thread runs the built module: the service runs from dist, and the tests, which run the
+// sources in-process, come after the build (`pnpm test` builds first). From src/extract and from
+// dist/extract alike this names apps/fetch/dist/extract/page-reader.worker.js.
+const WORKER_FILE = fileURLToPath(new URL('../../dist/extract/page-reader.worker.js', import.meta.url));
+
+// A worker's heap. A 3 MB page (the most the HTTP path reads) parses and reads in under 128 MB;
+// a page that needs more ends its worker alone, not the service (whose pod limit holds Chromium too).
+const WORKER_HEAP_MB = 256;
+
+export interface ExtractionPoolOptions {
+  /** Threads, queue and each tenant's share of both (FETCH_EXTRACT_*). */
+  readonly slots: FairSlotLimits;
+  /** How long one page may take to read once its thread has it; its wait for a thread is bounded by the same. */
+  readonly timeoutMs: number;
+}
+
+/**
+ * Reads pages' HTML on worker threads (piscina), never on the service's event loop. Parsing a
+ * page and finding its content is synchronous work whose cost the page decides: a hostile page
+ * held the loop for seconds to minutes (a few kilobytes of nested `<div>`s; linkedom's parse grows
+ * with the square of the depth, Readability's faster), and every other fetch, health answer and
+ * heartbeat of the replica waited behind it; the fetch's own timeout could not stop it. Here a page
+ * that runs past `timeoutMs` has its thread ended (piscina terminates a running task's worker when
+ * its signal aborts) and is answered fetch_timeout; threads are shared fairly between tenants
+ * (packages/fair-slots), so one tenant's hostile pages cannot hold every thread.
+ */
+export class ExtractionPool {
+  private readonly workers: Piscina<ReadRequest, ReadPage>;
+  private readonly slots: FairSlots;
+
+  constructor(private readonly options: ExtractionPoolOptions) {
+    this.workers = new Piscina({
+      filename: WORKER_FILE,
+      // One thread kept loaded: a page never waits for a thread to start and import the extractor.
+      minThreads: 1,
+      maxThreads: options.slots.max,
+      idleTimeout: 60_000,
+      concurrentTasksPerWorker: 1,
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
+    });
+    this.slots = new FairSlots(options.slots, busy);
+  }
+
+  get stats() {
+    return this.slots.stats;
+  }
+
+  /** The page read, within its time; fetch_timeout past it, body_too_large past the heap, fetch_busy when no thread comes free. */
+  read(req: ReadRequest, tenant: string | undefined): Promise<ReadPage> {
+    return measureExtraction(async () => {
+      const release = await this.slots.acquire(tenant ?? ANONYMOUS_TENANT, { deadline: Date.now() + this.options.timeoutMs });
+      const budget = AbortSignal.timeout(this.options.timeoutMs);
+      try {
+        return await this.workers.run(req, { signal: budget });
+      } catch (err) {
+        if (budget.aborted) {
+          throw fetchError(
+            'fetch_timeout',
+            `reading the page took longer than ${this.options.timeoutMs} ms (its HTML is too large or too deeply nested to read); nothing was returned`,
+            { url: req.url, step: 'extract' },
+          );
+        }
+        if ((err as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+          throw fetchError('body_too_large', `reading the page needed more than ${WORKER_HEAP_MB} MB; nothing was returned`, { url: req.url, step: 'extract' });
+        }
+        throw err;
+      } finally {
+        release();
+      }
+    });
+  }
+
+  /** Ends the threads (a page being read is dropped: its caller is going too). */
+  async close(): Promise<void> {
+    await this.workers.destroy();
+  }
+}
+
+/** No thread within the tenant's share or the replica's queue: retryable, nothing was read. */
+function busy(refusal: Refusal): FetchError {
+  switch (refusal.share) {
+    case 'tenant':
+      return fetchError(
+        'fetch_busy',
+        `this tenant's share of page reading is taken (${refusal.running} of its ${refusal.maxPerTenant} pages at once, ${refusal.queued} of its ${refusal.queueMaxPerTenant} waiting); retry shortly`,
+        { share: 'tenant', step: 'extract' },
+        true,
+      );
+    case 'replica':
+      return fetchError(
+        'fetch_busy',
+        `page reading is at capacity (${refusal.running} pages being read, ${refusal.queued} waiting); retry shortly`,
+        { share: 'replica', step: 'extract' },
+        true,
+      );
+    case 'deadline':
+      return fetchError('fetch_busy', 'no thread came free to read the page in time; retry shortly', { share: 'deadline', step: 'extract' }, true);
+  }
+}
