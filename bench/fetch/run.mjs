@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { FetchRuntime } from '../../apps/fetch/dist/fetch.runtime.js';
+import { configSchema } from '../../apps/fetch/dist/config/config.schema.js';
 import { HtmlExtractor } from '../../apps/fetch/dist/extract/html-extractor.js';
 import { markdownToText, tokenF1 } from '../../apps/fetch/dist/extract/text-f1.js';
 import { describeScore, scoreCorpus } from './corpus-score.mjs';
@@ -51,19 +52,16 @@ const server = createServer((req, res) => {
 await new Promise((r) => server.listen(0, '127.0.0.2', r));
 const origin = `http://127.0.0.2:${server.address().port}`;
 
+// The service's own defaults (the config schema, as its environment is read), with the bench's few settings.
 const runtime = new FetchRuntime(
-  {
-    REDIS_URL: 'redis://127.0.0.1:6379',
+  configSchema.parse({
     FETCH_CACHE_PREFIX: 'bench:',
     TOR_SOCKS_URL: '',
     CHROMIUM_PATH: process.env.CHROMIUM_PATH ?? '/usr/lib/chromium/chromium',
-    FETCH_BROWSER_CONCURRENCY: 2,
-    FETCH_BROWSER_MAX_QUEUE: 16,
-    FETCH_BROWSER_SPARE: 1,
     FETCH_BROWSER: 'on',
     // The bench page lives on 127.0.0.2; only that address is opened in the guard.
     FETCH_TEST_ALLOW_CIDRS: '127.0.0.2/32',
-  },
+  }),
   { warn() {}, info() {} },
   { cache: false },
 );
