@@ -1,4 +1,5 @@
 import { analyse } from 'chardet';
+import { blankMarkup } from './markup-text.js';
 import { latinReading, scriptReading } from './single-byte-reading.js';
 
 /** spec 04: HTML, XHTML, plain text, Markdown, JSON and XML (with +json / +xml) are accepted. */
@@ -127,7 +128,7 @@ function detectedLegacy(body: Buffer): string | undefined {
 
 /** Whether the text outside markup (tags, scripts, styles, comments) has its letters mostly in bytes 0xA0-0xFF. */
 function mostlyHighLetters(bytes: Buffer): boolean {
-  const text = bytes.toString('latin1').replace(/<(script|style)\b[\s\S]*?<\/\1\s*>|<!--[\s\S]*?-->|<[^>]*>|&#?\w+;/gi, ' ');
+  const text = blankMarkup(bytes.toString('latin1'));
   let high = 0;
   let ascii = 0;
   for (let i = 0; i < text.length; i++) {

@@ -1,3 +1,5 @@
+import { blankMarkup } from './markup-text.js';
+
 /**
  * Unlabelled single-byte pages that chardet does not name, misnames, or names too weakly to be
  * believed over windows-1252: Thai (windows-874, which WHATWG decodes for TIS-620 too), Cyrillic
@@ -307,7 +309,7 @@ const texts = new WeakMap<Buffer, string>();
 function textOf(bytes: Buffer): string {
   let text = texts.get(bytes);
   if (text === undefined) {
-    text = bytes.subarray(0, SNIFF_CHARS).toString('latin1').replace(MARKUP, ' ');
+    text = blankMarkup(bytes.subarray(0, SNIFF_CHARS).toString('latin1'));
     texts.set(bytes, text);
   }
   return text;
@@ -349,9 +351,6 @@ function reading(bytes: Buffer, label: string, inScript?: (code: number) => bool
   }
   return result;
 }
-
-// Tags, scripts, styles, comments and character references: not the page's text.
-const MARKUP = /<(script|style)\b[\s\S]*?<\/\1\s*>|<!--[\s\S]*?-->|<[^>]*>|&#?\w+;/gi;
 
 /** The page's declared language (`<html lang>`, `xml:lang`, `content-language`), its primary subtag. */
 function declaredLanguage(bytes: Buffer): string | undefined {
