@@ -37,7 +37,7 @@ export function addMarkdownRules(service: TurndownService): void {
     filter: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'],
     replacement: (content, node) => {
       const level = Number(node.nodeName.charAt(1));
-      const text = unescapeOrderedMarker(content.replace(/\s*\n+\s*/g, ' ').trim());
+      const text = unescapeOrderedMarker(joinLines(content, ' ').trim());
       return text ? `\n\n${'#'.repeat(level)} ${text}\n\n` : '';
     },
   });
@@ -155,11 +155,19 @@ function tableOf(node: Node): Element | null {
   return null;
 }
 
+/**
+ * Each run of white space that holds a line break made `by` (a heading's text on one line, a
+ * cell's lines as `<br>`): what replacing every match of `\s*\n+\s*` did, in one pass. That
+ * pattern tried again from every character of a long run of white space without a line break, a
+ * cost that grew with the square of the run; this one starts only where a run starts.
+ */
+export function joinLines(text: string, by: string): string {
+  return text.replace(LINE_BREAK_RUN, by);
+}
+const LINE_BREAK_RUN = /(?<![^\S\n])[^\S\n]*\n\s*/g;
+
 /** A cell's markdown on one line: GFM ends the row at a line break and the cell at a pipe. */
-const gridCell = (content: string) =>
-  unescapeOrderedMarker(content.trim())
-    .replace(/\s*\n+\s*/g, '<br>')
-    .replace(/\|/g, '\\|');
+const gridCell = (content: string) => joinLines(unescapeOrderedMarker(content.trim()), '<br>').replace(/\|/g, '\\|');
 const block = (content: string) => `\n\n${content}\n\n`;
 
 function addTableRules(service: TurndownService): void {
@@ -170,7 +178,7 @@ function addTableRules(service: TurndownService): void {
       const shape = table ? shapeOf(table) : null;
       if (!shape || shape.kind === 'layout') return block(content);
       if (shape.kind === 'record') {
-        const text = content.trim().replace(/\s*\n+\s*/g, '; ');
+        const text = joinLines(content.trim(), '; ');
         // The label's own colon, if it has one, is the separator.
         return !node.previousElementSibling && node.nextElementSibling ? `${text.replace(/:$/, '')}: ` : text;
       }
@@ -344,7 +352,7 @@ function addCodeRules(service: TurndownService): void {
     replacement: (_content, node) => {
       const code = codeText(node)
         .replace(/^(?:[ \t]*\n)+/, '')
-        .replace(/\s+$/, '');
+        .trimEnd();
       if (!code) return '';
       // Longer than any run of backticks inside, so no line of the code can close it.
       const longest = Math.max(2, ...(code.match(/`+/g) ?? []).map((run) => run.length));
@@ -373,14 +381,15 @@ function texOf(el: Element): string | null {
   const annotation = el.localName === 'annotation' ? el : el.querySelector('annotation[encoding="application/x-tex"]');
   const math = el.localName === 'math' ? el : el.querySelector('math');
   const tex = annotation?.textContent ?? math?.getAttribute('alttext') ?? el.querySelector('img[alt]')?.getAttribute('alt') ?? null;
-  // MediaWiki wraps every formula in {\displaystyle …}.
-  return (
-    tex
-      ?.trim()
-      .replace(/^\{\\displaystyle\s*([\s\S]*)\}$/, '$1')
-      .trim() || null
-  );
+  if (tex === null) return null;
+  // MediaWiki wraps every formula in {\displaystyle …}: taken off by position (a pattern for it
+  // searched back through the formula once for every white space character after the command).
+  const trimmed = tex.trim();
+  const inner = trimmed.startsWith(DISPLAYSTYLE) && trimmed.endsWith('}') ? trimmed.slice(DISPLAYSTYLE.length, -1) : trimmed;
+  return inner.trim() || null;
 }
+
+const DISPLAYSTYLE = '{\\displaystyle';
 
 function isDisplayMath(el: Element): boolean {
   if (el.parentElement?.getAttribute('class')?.includes('katex-display')) return true;
