@@ -22,7 +22,13 @@ interface BrowserStats {
   queued: number;
   queueMax: number;
 }
-const sources: { browser?: () => BrowserStats } = {};
+/** The extraction threads' fair slots (extract/extraction-pool.ts). */
+interface ExtractionStats {
+  active: number;
+  queued: number;
+  queueMax: number;
+}
+const sources: { browser?: () => BrowserStats; extraction?: () => ExtractionStats } = {};
 metrics.gauge({
   name: 'drael_fetch_browser_contexts',
   help: 'Chromium contexts open, by kind (spare: made ahead; tenant: kept for a tenant; active: pages rendering now)',
@@ -55,6 +61,28 @@ metrics.gauge({
 
 export function watchBrowser(read: () => BrowserStats): void {
   sources.browser = read;
+}
+
+metrics.gauge({
+  name: 'drael_fetch_extraction_threads_busy',
+  help: 'Pages being read on the extraction threads of this replica now (at most FETCH_EXTRACT_THREADS)',
+  collect: (set) => {
+    const s = sources.extraction?.();
+    if (s) set({}, s.active);
+  },
+});
+// As the browser's queue: a queue near its bound means fetches are about to be refused fetch_busy.
+metrics.gauge({
+  name: 'drael_fetch_extraction_queue_depth',
+  help: 'Pages waiting for an extraction thread on this replica (past FETCH_EXTRACT_MAX_QUEUE, or a tenant past its share, a fetch is refused fetch_busy)',
+  collect: (set) => {
+    const s = sources.extraction?.();
+    if (s) set({}, s.queued);
+  },
+});
+
+export function watchExtraction(read: () => ExtractionStats): void {
+  sources.extraction = read;
 }
 
 /** Loads one page on one path and records it. */

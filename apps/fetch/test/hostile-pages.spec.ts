@@ -1,3 +1,4 @@
+import { metrics, sampleValue } from '@drael/metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FetchRuntime } from '../src/fetch.runtime.js';
 import { FIXTURE_ALLOW, FIXTURE_HOST, article, failure, html, makeRuntime, startFixtureServer, type FixtureServer } from './support/fixtures.js';
@@ -48,6 +49,8 @@ describe('hostile pages: the reader is bounded', () => {
   });
 
   it("a page that takes longer than FETCH_EXTRACT_TIMEOUT_MS to read is answered fetch_timeout; another tenant's page is read meanwhile, the event loop never held", async () => {
+    const counted = async (outcome: string) => sampleValue(await metrics.registry.metrics(), 'drael_fetch_extraction_duration_seconds_count', { outcome });
+    const before = { timeout: await counted('fetch_timeout'), busy: await counted('fetch_busy') };
     const done: string[] = [];
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 20);
@@ -80,6 +83,12 @@ describe('hostile pages: the reader is bounded', () => {
     });
     // Timers kept firing while the hostile pages were being read.
     expect(ticks).toBeGreaterThan(ticksBefore);
+    // As scraped: each outcome counted, no thread busy and nothing waiting once they ended.
+    expect(await counted('fetch_timeout')).toBe(before.timeout + stopped.length);
+    expect(await counted('fetch_busy')).toBe(before.busy + errors.length - stopped.length);
+    const scraped = await metrics.registry.metrics();
+    expect(sampleValue(scraped, 'drael_fetch_extraction_threads_busy')).toBe(0);
+    expect(sampleValue(scraped, 'drael_fetch_extraction_queue_depth')).toBe(0);
     // The tenant's thread is its own again: its next ordinary page is read.
     const after = await tight.pages.fetch({ url: site.url('/after'), render: 'http', tenant: 'evil' });
     expect(after.content).toContain('Paragraph 1 of Page /after');

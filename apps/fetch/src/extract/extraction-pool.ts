@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { ANONYMOUS_TENANT, FairSlots, type FairSlotLimits, type Refusal } from '@drael/fair-slots';
 import { Piscina } from 'piscina';
 import { fetchError, FetchError } from '../fetch-error.js';
-import { measureExtraction } from '../fetch.metrics.js';
+import { measureExtraction, watchExtraction } from '../fetch.metrics.js';
 import type { ReadPage, ReadRequest } from './page-reader.worker.js';
 
 // The worker thread runs the built module: the service runs from dist, and the tests, which run the
@@ -46,10 +46,7 @@ export class ExtractionPool {
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
     });
     this.slots = new FairSlots(options.slots, busy);
-  }
-
-  get stats() {
-    return this.slots.stats;
+    watchExtraction(() => this.slots.stats);
   }
 
   /** The page read, within its time; fetch_timeout past it, body_too_large past the heap, fetch_busy when no thread comes free. */
