@@ -1,19 +1,13 @@
+import { seededRandom } from '@drael/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contactLookupUnits, TOOL_METER, type Hold, type Meter, type PaidTool } from '@drael/contracts';
 import { PLANS } from '../src/plans/plans.js';
 import { utcDay, weekStart } from '../src/usage/week.js';
 import { newAccount, startBilling, unbalanced, type Billing } from './billing-harness.js';
 
-/** mulberry32: a small seeded PRNG, so a failing run can be replayed from its seed. */
+/** A seeded draw with its helpers, so a failing run can be replayed from its seed. */
 function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   return { next, int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)), pick: <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]! };
 }
 

@@ -10,3 +10,4 @@ export * from './openapi-check.js';
 export * from './own-servers.js';
 export * from './nats-socket.js';
 export * from './rpc-doubles.js';
+export * from './seeded-random.js';

@@ -1,3 +1,4 @@
+import { seededRandom } from '@drael/test-support';
 import { describe, expect, it } from 'vitest';
 import { HtmlExtractor } from './html-extractor.js';
 import { joinLines } from './markdown-rules.js';
@@ -191,11 +192,7 @@ describe('joinLines', () => {
   const PIECES = [' ', '\t', '\n', '\r', '\u00a0', '\u2028', 'a', 'bc', '\n\n', ' \n '];
 
   it('answers what the pattern answers, on 20,000 texts of white space, line breaks and words', () => {
-    let seed = 7;
-    const next = () => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed / 2147483648;
-    };
+    const next = seededRandom(7);
     for (let n = 0; n < 20_000; n++) {
       let text = '';
       const length = Math.floor(next() * 30);

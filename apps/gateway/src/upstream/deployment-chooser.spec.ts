@@ -1,3 +1,4 @@
+import { seededRandom } from '@drael/test-support';
 import { describe, expect, it } from 'vitest';
 import type { DeploymentConfig } from '../models/model-routes.config.js';
 import { chooseDeployment, msUntilRoom } from './deployment-chooser.js';
@@ -9,22 +10,11 @@ function deployment(name: string, over: Partial<DeploymentConfig> = {}): Deploym
   return new Deployment({ name, alias: 'a', base_url: 'http://x/v1', api_key: '', model: 'm', weight: 1, priority: 0, input_per_1m: 0, output_per_1m: 0, ...over });
 }
 
-/** A seeded generator (mulberry32): the draw is reproducible, so the tolerance below cannot flake. */
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('chooseDeployment', () => {
   it('honours weights within ±5 percentage points over 1,000 picks (weights 1:3:6 → 10%/30%/60%)', () => {
     const ds = [deployment('a', { weight: 1 }), deployment('b', { weight: 3 }), deployment('c', { weight: 6 })];
     const counts = new Map<string, number>();
-    const random = seeded(24);
+    const random = seededRandom(24);
     for (let i = 0; i < 1000; i++) {
       const d = chooseDeployment(ds, undefined, 'weighted', NOW, random)!;
       counts.set(d.name, (counts.get(d.name) ?? 0) + 1);
