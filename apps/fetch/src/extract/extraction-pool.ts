@@ -38,10 +38,10 @@ export class ExtractionPool {
   constructor(private readonly options: ExtractionPoolOptions) {
     this.workers = new Piscina({
       filename: WORKER_FILE,
-      // One thread kept loaded: a page never waits for a thread to start and import the extractor.
-      minThreads: 1,
+      // Every thread started at boot and kept: a page's time bound never pays for a thread to start
+      // and import the extractor (a few hundred milliseconds, more on a loaded machine). ~40 MB each.
+      minThreads: options.slots.max,
       maxThreads: options.slots.max,
-      idleTimeout: 60_000,
       concurrentTasksPerWorker: 1,
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
     });
