@@ -95,6 +95,15 @@ export const SessionSummarySchema = z.object({
 });
 export type SessionSummary = z.infer<typeof SessionSummarySchema>;
 
+/**
+ * How long a file call on a session may take. It may be the session's first (its volume made,
+ * formatted and mounted, its placement recorded) or find it saved and not held (restored from
+ * JetStream): on a loaded disk that took more than the 5 s it had (a test's first write into a new
+ * session, twice in CI). Longer than the typed client's liveness window, so the call is watched
+ * by heartbeats: a replica that dies is still noticed within ~5 s (docs/calling-services.md).
+ */
+export const SESSION_FILE_CALL_TIMEOUT_MS = 30_000;
+
 export const sandboxCatalog = {
   health: healthEntry('sandbox'),
   run: defineEntry({
@@ -173,7 +182,7 @@ export const sandboxCatalog = {
     }),
     // quota_exceeded: as workspaceDelete's (a listing saves nothing).
     errors: sandboxErrors('invalid_session', 'quota_exceeded', 'session_limit_reached'),
-    timeoutMs: 5_000,
+    timeoutMs: SESSION_FILE_CALL_TIMEOUT_MS,
     idempotent: true,
   }),
   filesRead: defineEntry({
@@ -184,7 +193,7 @@ export const sandboxCatalog = {
     request: z.object({ ...FileScope, path: FilePathSchema, max_bytes: z.number().int().positive().optional(), offset: z.number().int().nonnegative().optional() }),
     reply: z.object({ path: z.string(), content_base64: z.string(), size: z.number().int(), truncated: z.boolean() }),
     errors: sandboxErrors('invalid_session', 'invalid_path', 'file_not_found', 'quota_exceeded', 'session_limit_reached'),
-    timeoutMs: 5_000,
+    timeoutMs: SESSION_FILE_CALL_TIMEOUT_MS,
     idempotent: true,
   }),
   filesWrite: defineEntry({
@@ -213,7 +222,7 @@ export const sandboxCatalog = {
     }),
     reply: z.object({ path: z.string(), size: z.number().int() }),
     errors: sandboxErrors('invalid_session', 'invalid_path', 'file_not_found', 'file_too_large', 'quota_exceeded', 'session_limit_reached'),
-    timeoutMs: 5_000,
+    timeoutMs: SESSION_FILE_CALL_TIMEOUT_MS,
   }),
   filesDelete: defineEntry({
     subject: 'sandbox.files.delete.v1',
@@ -222,7 +231,7 @@ export const sandboxCatalog = {
     request: z.object({ ...FileScope, path: FilePathSchema, upload: UploadIdSchema.optional() }),
     reply: z.object({ path: z.string(), deleted: z.boolean() }),
     errors: sandboxErrors('invalid_session', 'invalid_path', 'file_not_found', 'quota_exceeded', 'session_limit_reached'),
-    timeoutMs: 5_000,
+    timeoutMs: SESSION_FILE_CALL_TIMEOUT_MS,
   }),
 } as const;
 
