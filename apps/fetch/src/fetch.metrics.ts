@@ -65,7 +65,7 @@ export function watchBrowser(read: () => BrowserStats): void {
 
 metrics.gauge({
   name: 'drael_fetch_extraction_threads_busy',
-  help: 'Pages being read on the extraction threads of this replica now (at most FETCH_EXTRACT_THREADS)',
+  help: 'Tasks running on the extraction threads of this replica now (at most FETCH_EXTRACT_THREADS)',
   collect: (set) => {
     const s = sources.extraction?.();
     if (s) set({}, s.active);
@@ -74,7 +74,7 @@ metrics.gauge({
 // As the browser's queue: a queue near its bound means fetches are about to be refused fetch_busy.
 metrics.gauge({
   name: 'drael_fetch_extraction_queue_depth',
-  help: 'Pages waiting for an extraction thread on this replica (past FETCH_EXTRACT_MAX_QUEUE, or a tenant past its share, a fetch is refused fetch_busy)',
+  help: 'Tasks waiting for an extraction thread on this replica (past FETCH_EXTRACT_MAX_QUEUE, or a tenant past its share, a fetch is refused fetch_busy)',
   collect: (set) => {
     const s = sources.extraction?.();
     if (s) set({}, s.queued);
@@ -95,15 +95,18 @@ export const recordCacheLookup = (hit: boolean) => cache.inc({ result: hit ? 'hi
 
 const extractions = metrics.histogram({
   name: 'drael_fetch_extraction_duration_seconds',
-  help: "Pages read on the extraction threads (waiting for a thread included), by outcome: ok, fetch_timeout (past FETCH_EXTRACT_TIMEOUT_MS: the thread was ended), body_too_large (past the thread's heap), fetch_busy (no thread within the tenant's share or the queue), internal",
-  labels: { outcome: ['ok', 'fetch_timeout', 'body_too_large', 'fetch_busy', 'internal'] },
+  help: "Tasks on the extraction threads (waiting for a thread included), by task (read: an HTML page; json: a JSON body formatted; focus: a page's focus found; encoding: an unlabelled body's encoding told) and outcome: ok, fetch_timeout (past FETCH_EXTRACT_TIMEOUT_MS: the thread was ended), body_too_large (past the thread's heap), fetch_busy (no thread within the tenant's share or the queue), internal",
+  labels: { task: ['read', 'json', 'focus', 'encoding'], outcome: ['ok', 'fetch_timeout', 'body_too_large', 'fetch_busy', 'internal'] },
 });
 
 const EXTRACTION_OUTCOMES: ReadonlySet<string> = new Set(['fetch_timeout', 'body_too_large', 'fetch_busy']);
 
-/** One page read on the extraction threads (extract/extraction-pool.ts), recorded. */
-export function measureExtraction<T>(read: () => Promise<T>): Promise<T> {
-  return timedWithOutcome(extractions.time({}), read, (err) => (err instanceof RpcError && EXTRACTION_OUTCOMES.has(err.code) ? err.code : 'internal'));
+/** What the extraction threads do (extract/page-reader.worker.ts's exports). */
+export type ExtractionTask = 'read' | 'json' | 'focus' | 'encoding';
+
+/** One task on the extraction threads (extract/extraction-pool.ts), recorded. */
+export function measureExtraction<T>(task: ExtractionTask, run: () => Promise<T>): Promise<T> {
+  return timedWithOutcome(extractions.time({ task }), run, (err) => (err instanceof RpcError && EXTRACTION_OUTCOMES.has(err.code) ? err.code : 'internal'));
 }
 
 /** Runs `work`, then ends its timer with the outcome: `ok`, or what `outcomeOf` names its error. */

@@ -62,12 +62,21 @@ export class FetchRuntime {
     }
     const tor = config.TOR_SOCKS_URL ? Socks5hDialer.fromUrl(config.TOR_SOCKS_URL) : undefined;
     this.dialer = new GuardedDialer(this.policy, overrides.resolver ?? systemResolver, tor, CONNECT_TIMEOUT_MS, FETCH_TIMEOUT_MS);
-    this.http = new HttpFetcher(this.dialer, this.policy, {
-      timeoutMs: FETCH_TIMEOUT_MS,
-      maxBodyBytes: MAX_BODY_BYTES,
-      maxRedirects: MAX_REDIRECTS,
-      ...overrides.httpLimits,
+    this.reader = new ExtractionPool({
+      slots: tenantShareOf({
+        max: config.FETCH_EXTRACT_THREADS,
+        queueMax: config.FETCH_EXTRACT_MAX_QUEUE,
+        maxPerTenant: config.FETCH_EXTRACT_THREADS_PER_TENANT,
+        queueMaxPerTenant: config.FETCH_EXTRACT_MAX_QUEUE_PER_TENANT,
+      }),
+      timeoutMs: config.FETCH_EXTRACT_TIMEOUT_MS,
     });
+    this.http = new HttpFetcher(
+      this.dialer,
+      this.policy,
+      { timeoutMs: FETCH_TIMEOUT_MS, maxBodyBytes: MAX_BODY_BYTES, maxRedirects: MAX_REDIRECTS, ...overrides.httpLimits },
+      (sample, page) => this.reader.detectEncoding(sample, page),
+    );
     if (config.FETCH_BROWSER === 'on') {
       this.proxy = new FilteringProxy(this.dialer);
       const port = this.proxy.start();
@@ -85,15 +94,6 @@ export class FetchRuntime {
       });
     }
     this.cache = overrides.cache === false ? undefined : new RedisPageCache(config.REDIS_URL, config.FETCH_CACHE_PREFIX, logger);
-    this.reader = new ExtractionPool({
-      slots: tenantShareOf({
-        max: config.FETCH_EXTRACT_THREADS,
-        queueMax: config.FETCH_EXTRACT_MAX_QUEUE,
-        maxPerTenant: config.FETCH_EXTRACT_THREADS_PER_TENANT,
-        queueMaxPerTenant: config.FETCH_EXTRACT_MAX_QUEUE_PER_TENANT,
-      }),
-      timeoutMs: config.FETCH_EXTRACT_TIMEOUT_MS,
-    });
     this.pages = new FetchPageService(this.policy, this.http, this.browser, this.reader, this.cache);
   }
 

@@ -12,6 +12,17 @@ const nested = (depth: number, inner: string) =>
   `<!doctype html><html><head><title>Nested</title></head><body>${'<div>'.repeat(depth)}${inner}${'</div>'.repeat(depth)}</body></html>`;
 // Plain paragraphs, no <article> or <main> to scope Readability to: it scores the whole chain.
 const INNER = '<p>The innermost paragraph of the nested page, long enough to be read as its content by any reader.</p>'.repeat(5);
+// A heading of 220 KB over 4,000 short paragraphs (a 300 KB page as read). Finding a focus scored
+// the heading again for every block under it: 70 s on the service's loop for this page.
+const LONG_HEADING = `<!doctype html><html><head><title>Long heading</title></head><body><article><h2>${'Focus word '.repeat(20_000)}</h2>${'<p>A focus paragraph.</p>'.repeat(4_000)}</article></body></html>`;
+// 2.4 MB of nested JSON arrays: JSON.parse alone takes over a second, and writing it out again overflows the stack.
+const NESTED_JSON = `${'['.repeat(1_200_000)}${']'.repeat(1_200_000)}`;
+/** `text` in windows-1251 (the decoder's table, inverted), as an unlabelled Russian page of the 2000s is served. */
+const windows1251 = (text: string) => {
+  const byChar = new Map([...new TextDecoder('windows-1251').decode(Uint8Array.from({ length: 256 }, (_, i) => i))].map((c, i) => [c, i]));
+  return Buffer.from([...text].map((c) => byChar.get(c) ?? 0x3f));
+};
+const RUSSIAN = 'Городской совет утвердил план ремонта набережной. Работы начнутся весной и продлятся около двух лет.';
 
 let site: FixtureServer;
 let runtime: FetchRuntime;
@@ -21,7 +32,14 @@ beforeAll(async () => {
   site = await startFixtureServer(FIXTURE_HOST, (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/nested') html(res, nested(Number(url.searchParams.get('depth')), INNER));
-    else html(res, article(`Page ${url.pathname}`, 6));
+    else if (url.pathname === '/long-heading') html(res, LONG_HEADING);
+    else if (url.pathname === '/nested.json') res.writeHead(200, { 'content-type': 'application/json' }).end(NESTED_JSON);
+    else if (url.pathname === '/unlabelled') {
+      // No charset in the header or the page: only the bytes tell.
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(windows1251(`<html><head><title>Новости</title></head><body><h1>Новости</h1><p>${RUSSIAN}</p><p>${RUSSIAN}</p></body></html>`));
+    } else html(res, article(`Page ${url.pathname}`, 6));
   });
   runtime = makeRuntime({ allow: FIXTURE_ALLOW, browser: false, cache: false });
   // Reading stopped after 2 s; each tenant one thread of two and one place in the queue.
@@ -97,5 +115,41 @@ describe('hostile pages: the reader is bounded', () => {
     // The tenant's thread is its own again: its next ordinary page is read.
     const after = await tight.pages.fetch({ url: site.url('/after'), render: 'http', tenant: 'evil' });
     expect(after.content).toContain('Paragraph 1 of Page /after');
+  });
+});
+
+describe('hostile pages: all the work a page decides runs on the threads', () => {
+  const counted = async (task: string, outcome = 'ok') => sampleValue(await metrics.registry.metrics(), 'drael_fetch_extraction_duration_seconds_count', { task, outcome });
+
+  it("a focus is found on the threads, in time linear in the page (a long heading over thousands of blocks took 70 s on the service's loop)", async () => {
+    const before = await counted('focus');
+    const page = await runtime.pages.fetch({ url: site.url('/long-heading'), render: 'http', focus: 'focus paragraph' });
+    expect(page.content).toContain('A focus paragraph.');
+    expect(await counted('focus')).toBe(before + 1);
+  });
+
+  it("a JSON body is formatted on the threads; a JSON too deep to write out again is returned as it came, another tenant's page read meanwhile", async () => {
+    const before = await counted('json');
+    const done: string[] = [];
+    const json = runtime.pages.fetch({ url: site.url('/nested.json'), render: 'http', tenant: 'json', max_chars: 1_000 }).then((p) => {
+      done.push('json');
+      return p;
+    });
+    const ordinary = await runtime.pages.fetch({ url: site.url('/while-json'), render: 'http', tenant: 'reader' });
+    done.push('ordinary');
+    expect(ordinary.content).toContain('Paragraph 1 of Page /while-json');
+    const page = await json;
+    expect(page.content.startsWith('```json\n[[[[')).toBe(true);
+    expect(page.truncated).toBe(true);
+    expect(await counted('json')).toBe(before + 1);
+    expect(done).toEqual(['ordinary', 'json']);
+  });
+
+  it("an unlabelled page's encoding is told on the threads (chardet's statistics: 65 ms on 64 KB of hostile bytes), and told right", async () => {
+    const before = await counted('encoding');
+    const page = await runtime.pages.fetch({ url: site.url('/unlabelled'), render: 'http' });
+    expect(page.title).toBe('Новости');
+    expect(page.content).toContain(RUSSIAN);
+    expect(await counted('encoding')).toBe(before + 1);
   });
 });

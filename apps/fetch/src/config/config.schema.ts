@@ -32,7 +32,9 @@ export const configSchema = z.object({
   FETCH_BROWSER: z.enum(['on', 'off']).default('on'),
   /**
    * Pages' HTML is read (parsed, its content found, made markdown) on worker threads, never on the
-   * event loop (extract/extraction-pool.ts): at most this many at once; more wait in line.
+   * event loop, and so is the rest of the work a page decides: a JSON body formatted, a focus
+   * found, an unlabelled body's encoding told (extract/extraction-pool.ts): at most this many at
+   * once; more wait in line.
    */
   FETCH_EXTRACT_THREADS: envInt(1, 16).default(2),
   /** Pages waiting for a thread; beyond it a fetch is refused with the retryable fetch_busy. */
@@ -41,7 +43,7 @@ export const configSchema = z.object({
   FETCH_EXTRACT_THREADS_PER_TENANT: envInt(1, 16).optional(),
   FETCH_EXTRACT_MAX_QUEUE_PER_TENANT: envInt(1, 1_000).optional(),
   /**
-   * How long reading one page may take (and wait for a thread): past it the thread is ended and
+   * How long one task (reading a page, ...) may take (and wait for a thread): past it the thread is ended and
    * the fetch answers fetch_timeout. A 3 MB page, the most the HTTP path reads, takes under 2 s
    * on a slow core; a hostile one (thousands of nested elements) would take minutes.
    */

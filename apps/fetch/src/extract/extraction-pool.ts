@@ -2,8 +2,13 @@ import { fileURLToPath } from 'node:url';
 import { ANONYMOUS_TENANT, FairSlots, type FairSlotLimits, type Refusal } from '@drael/fair-slots';
 import { Piscina } from 'piscina';
 import { fetchError, FetchError } from '../fetch-error.js';
-import { measureExtraction, watchExtraction } from '../fetch.metrics.js';
-import type { ReadPage, ReadRequest } from './page-reader.worker.js';
+import { measureExtraction, watchExtraction, type ExtractionTask } from '../fetch.metrics.js';
+import type { FocusRequest, ReadPage, ReadRequest } from './page-reader.worker.js';
+
+/** Each task's export in page-reader.worker.ts. */
+const EXPORT_OF: Record<ExtractionTask, string> = { read: 'default', json: 'formatJson', focus: 'focusContent', encoding: 'detectEncoding' };
+// What each task is, in its refusals' messages.
+const WHAT: Record<ExtractionTask, string> = { read: 'reading the page', json: 'formatting the JSON', focus: 'finding the focus', encoding: "telling the page's encoding" };
 
 // The worker thread runs the built module: the service runs from dist, and the tests, which run the
 // sources in-process, come after the build (`pnpm test` builds first). From src/extract and from
@@ -14,6 +19,12 @@ const WORKER_FILE = fileURLToPath(new URL('../../dist/extract/page-reader.worker
 // a page that needs more ends its worker alone, not the service (whose pod limit holds Chromium too).
 const WORKER_HEAP_MB = 256;
 
+/** The page a task is for: its URL (named in a refusal) and the tenant whose share it takes. */
+export interface PageOf {
+  readonly url: string;
+  readonly tenant: string | undefined;
+}
+
 export interface ExtractionPoolOptions {
   /** Threads, queue and each tenant's share of both (FETCH_EXTRACT_*). */
   readonly slots: FairSlotLimits;
@@ -22,17 +33,18 @@ export interface ExtractionPoolOptions {
 }
 
 /**
- * Reads pages' HTML on worker threads (piscina), never on the service's event loop. Parsing a
- * page and finding its content is synchronous work whose cost the page decides: a hostile page
- * held the loop for seconds to minutes (a few kilobytes of nested `<div>`s; linkedom's parse grows
- * with the square of the depth, Readability's faster), and every other fetch, health answer and
- * heartbeat of the replica waited behind it; the fetch's own timeout could not stop it. Here a page
+ * Does the work whose cost a fetched page decides on worker threads (piscina), never on the
+ * service's event loop: reading an HTML page, formatting a JSON body, finding a focus in a page's
+ * content, telling an unlabelled body's encoding. Such work held the loop for seconds to minutes
+ * on a hostile page (a few kilobytes of nested `<div>`s: linkedom's parse grows with the square of
+ * the depth; 3 MB of nested JSON brackets: 1.7 s), and every other fetch, health answer and
+ * heartbeat of the replica waited behind it; the fetch's own timeout could not stop it. Here a task
  * that runs past `timeoutMs` has its thread ended (piscina terminates a running task's worker when
  * its signal aborts) and is answered fetch_timeout; threads are shared fairly between tenants
  * (packages/fair-slots), so one tenant's hostile pages cannot hold every thread.
  */
 export class ExtractionPool {
-  private readonly workers: Piscina<ReadRequest, ReadPage>;
+  private readonly workers: Piscina<unknown, unknown>;
   private readonly slots: FairSlots;
 
   constructor(private readonly options: ExtractionPoolOptions) {
@@ -51,21 +63,41 @@ export class ExtractionPool {
 
   /** The page read, within its time; fetch_timeout past it, body_too_large past the heap, fetch_busy when no thread comes free. */
   read(req: ReadRequest, tenant: string | undefined): Promise<ReadPage> {
-    return measureExtraction(async () => {
-      const release = await this.slots.acquire(tenant ?? ANONYMOUS_TENANT, { deadline: Date.now() + this.options.timeoutMs });
+    return this.run<ReadPage>('read', req, { url: req.url, tenant });
+  }
+
+  /** A JSON body indented for reading (as it came when it is not JSON); bounded as `read`. */
+  formatJson(text: string, page: PageOf): Promise<string> {
+    return this.run<string>('json', text, page);
+  }
+
+  /** The parts of a page's content about `focus` (focus.ts's applyFocus); bounded as `read`. */
+  focus(req: FocusRequest, page: PageOf): Promise<string> {
+    return this.run<string>('focus', req, page);
+  }
+
+  /** An unlabelled body's legacy encoding from a sample of its bytes (content-type.ts); bounded as `read`. */
+  detectEncoding(sample: Buffer, page: PageOf): Promise<string | undefined> {
+    return this.run<string | undefined>('encoding', sample, page);
+  }
+
+  /** One task on a thread within the tenant's share, within its time, recorded. */
+  private run<T>(task: ExtractionTask, input: unknown, page: PageOf): Promise<T> {
+    return measureExtraction(task, async () => {
+      const release = await this.slots.acquire(page.tenant ?? ANONYMOUS_TENANT, { deadline: Date.now() + this.options.timeoutMs });
       const budget = AbortSignal.timeout(this.options.timeoutMs);
       try {
-        return await this.workers.run(req, { signal: budget });
+        return (await this.workers.run(input, { name: EXPORT_OF[task], signal: budget })) as T;
       } catch (err) {
         if (budget.aborted) {
           throw fetchError(
             'fetch_timeout',
-            `reading the page took longer than ${this.options.timeoutMs} ms (its HTML is too large or too deeply nested to read); nothing was returned`,
-            { url: req.url, step: 'extract' },
+            `${WHAT[task]} took longer than ${this.options.timeoutMs} ms (the page is too large or too deeply nested for it); nothing was returned`,
+            { url: page.url, step: 'extract' },
           );
         }
         if ((err as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
-          throw fetchError('body_too_large', `reading the page needed more than ${WORKER_HEAP_MB} MB; nothing was returned`, { url: req.url, step: 'extract' });
+          throw fetchError('body_too_large', `${WHAT[task]} needed more than ${WORKER_HEAP_MB} MB; nothing was returned`, { url: page.url, step: 'extract' });
         }
         throw err;
       } finally {

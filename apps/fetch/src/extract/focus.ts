@@ -63,11 +63,11 @@ export function applyFocus(markdown: string, focus: string | undefined, budget: 
     // Distinct terms matter more than repetitions; repetitions break ties.
     return hits.size * 10 + Math.min(ts.filter((t) => wanted.has(t)).length, 9);
   };
-  const scored = blocks.map((b) => {
-    const own = score(b.text);
-    const sectionScore = b.section !== null ? score(blocks[b.section]!.text) : 0;
-    return { block: b, own, total: own + sectionScore / 2 };
-  });
+  // Each block is scored once: its section heading's score is read from there, not scored again
+  // for every block under it (a long heading over thousands of short blocks held the fetch
+  // service's loop for half a minute on a 124 KB page; the cost is now linear in the page).
+  const own = blocks.map((b) => score(b.text));
+  const scored = blocks.map((b, i) => ({ block: b, total: own[i]! + (b.section !== null ? own[b.section]! / 2 : 0) }));
   const ranked = scored.filter((s) => s.total > 0 && s.block.heading === null).sort((a, b) => b.total - a.total || a.block.index - b.block.index);
   if (ranked.length === 0) return markdown;
 

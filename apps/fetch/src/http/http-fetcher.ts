@@ -8,7 +8,7 @@ import type { AddressPolicy } from '../guard/address-policy.js';
 import type { GuardedDialer } from '../guard/guarded-dialer.js';
 import { parseTarget, type FetchTarget } from '../guard/url-policy.js';
 import { metaRefreshTarget } from './meta-refresh.js';
-import { contentKind, decodeBody, parseContentType, type ContentKind } from './content-type.js';
+import { contentKind, decodeBody, detectLegacyEncoding, parseContentType, type ContentKind } from './content-type.js';
 
 // spec 04: "10 s timeout, 3 MB body cap, at most 3 redirects".
 export const FETCH_TIMEOUT_MS = 10_000;
@@ -33,6 +33,13 @@ export interface HttpFetchLimits {
 }
 
 /**
+ * Tells the legacy encoding of an unlabelled body that is not UTF-8 from a sample of its bytes,
+ * for the tenant whose fetch it is (the service: on its extraction threads; content-type.ts's
+ * EncodingDetector).
+ */
+export type EncodingDetection = (sample: Buffer, fetch: { url: string; tenant: string | undefined }) => Promise<string | undefined>;
+
+/**
  * The HTTP path: undici with a connector that dials through the SSRF guard, so the check sits
  * where the connection is made; redirects are followed by hand so every hop is parsed and
  * vetted again.
@@ -44,6 +51,7 @@ export class HttpFetcher {
     private readonly dialer: GuardedDialer,
     private readonly policy: AddressPolicy,
     private readonly limits: HttpFetchLimits = { timeoutMs: FETCH_TIMEOUT_MS, maxBodyBytes: MAX_BODY_BYTES, maxRedirects: MAX_REDIRECTS },
+    private readonly detectEncoding: EncodingDetection = async (sample) => detectLegacyEncoding(sample),
   ) {
     this.agent = new Agent({
       connect: (opts, callback) => {
@@ -66,10 +74,11 @@ export class HttpFetcher {
     });
   }
 
-  async fetch(target: FetchTarget, outerSignal?: AbortSignal): Promise<HttpPage> {
+  /** The page at `target` (redirects followed, each hop vetted), for `tenant`'s fetch. */
+  async fetch(target: FetchTarget, outerSignal?: AbortSignal, tenant?: string): Promise<HttpPage> {
     const signal = outerSignal ? AbortSignal.any([outerSignal, AbortSignal.timeout(this.limits.timeoutMs)]) : AbortSignal.timeout(this.limits.timeoutMs);
     try {
-      return await this.follow(target, signal);
+      return await this.follow(target, signal, tenant);
     } catch (err) {
       throw this.classify(err, target, signal);
     }
@@ -79,7 +88,7 @@ export class HttpFetcher {
     return this.agent.close();
   }
 
-  private async follow(first: FetchTarget, signal: AbortSignal): Promise<HttpPage> {
+  private async follow(first: FetchTarget, signal: AbortSignal, tenant: string | undefined): Promise<HttpPage> {
     let current = first;
     for (let hop = 0; ; hop++) {
       const res = await request(current.url, {
@@ -131,7 +140,8 @@ export class HttpFetcher {
       // No declared type: sniff the two kinds a server forgets to label.
       const mime = declared?.mime ?? (/^\s*</.test(body.subarray(0, 512).toString('latin1')) ? 'text/html' : 'text/plain');
       const kind = contentKind(mime)!;
-      const text = decodeBody(body, declared?.charset, kind);
+      const url = current.url.href;
+      const text = await decodeBody(body, declared?.charset, kind, (sample) => this.detectEncoding(sample, { url, tenant }));
       // A page that refreshes to another at once is a redirect a browser would follow: one more
       // hop, vetted and counted like a 3xx.
       const refresh = kind === 'html' ? metaRefreshTarget(text, current.url) : undefined;

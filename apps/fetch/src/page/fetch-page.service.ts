@@ -2,7 +2,7 @@ import { MAX_PAGE_BYTES, type FetchPageReply, type FetchPageRequest } from '@dra
 import { inSpan } from '@drael/tracing';
 import type { BrowserPool } from '../browser/browser-pool.js';
 import { cacheKey, type CachedPage, type PageCache } from '../cache/page-cache.js';
-import { applyFocus, truncate } from '../extract/focus.js';
+import { truncate } from '../extract/focus.js';
 import type { ExtractionPool } from '../extract/extraction-pool.js';
 import { normaliseSpace } from '../extract/html-extractor.js';
 import { fetchError, FetchError } from '../fetch-error.js';
@@ -32,7 +32,7 @@ export class FetchPageService {
     private readonly policy: AddressPolicy,
     private readonly http: HttpFetcher,
     private readonly browser: BrowserPool | undefined,
-    private readonly reader: Pick<ExtractionPool, 'read'>,
+    private readonly reader: Pick<ExtractionPool, 'read' | 'formatJson' | 'focus'>,
     private readonly cache: PageCache | undefined,
   ) {}
 
@@ -66,7 +66,10 @@ export class FetchPageService {
 
     // spec 02: a returned page is bounded at 1 MiB; max_chars may ask for less, and offset for a
     // later window of the same (focused) text: a reader goes on where `next_offset` says.
-    const focused = applyFocus(page.content, req.focus, req.max_chars ?? MAX_PAGE_BYTES);
+    // Finding the focus reads every block of the page (up to megabytes, a cached page's too): on the threads.
+    const focused = req.focus
+      ? await this.reader.focus({ content: page.content, focus: req.focus, budget: req.max_chars ?? MAX_PAGE_BYTES }, { url: page.final_url, tenant: req.tenant })
+      : page.content;
     const cut = truncate(focused, req.max_chars ?? MAX_PAGE_BYTES, req.offset);
     const bounded = boundBytes(cut.text, MAX_PAGE_BYTES);
     const offset = Math.min(req.offset ?? 0, focused.length);
@@ -92,7 +95,7 @@ export class FetchPageService {
 
   private async viaHttp(url: string, signal: AbortSignal, tenant: string | undefined): Promise<CachedPage> {
     const target = parseTarget(url, this.policy);
-    const res = await measurePage(target.onion ? 'onion' : 'http', () => this.http.fetch(target, signal));
+    const res = await measurePage(target.onion ? 'onion' : 'http', () => this.http.fetch(target, signal, tenant));
     // Whether the served HTML waits for a script is asked only of a page short enough for auto mode to care.
     const { page, scriptFilled } = await this.toPage(res.finalUrl, res.mime, res.kind, res.text, tenant, AUTO_BROWSER_SCRIPT_FILLED_BELOW_CHARS);
     // A page without scripts renders the same in a browser: auto mode does not try one.
@@ -184,17 +187,9 @@ export class FetchPageService {
         canonical: null,
         lang: null,
         content_type: mime,
-        content: kind === 'json' ? fenced('json', prettyJson(text)) : kind === 'xml' ? fenced('xml', text.trim()) : text.trim(),
+        content: kind === 'json' ? fenced('json', await this.reader.formatJson(text, { url: finalUrl, tenant })) : kind === 'xml' ? fenced('xml', text.trim()) : text.trim(),
       },
     };
-  }
-}
-
-function prettyJson(text: string): string {
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    return text.trim();
   }
 }
 
