@@ -39,6 +39,11 @@ beforeAll(async () => {
       if (res.destroyed) return;
       if (text.includes('broken')) return json(500, { error: { message: 'provider is down' } });
       if (req.url === '/v1/images/generations') return json(200, { data: [{ url: `https://images.example/${providerCalls.length}.png` }] });
+      // 10,000 arrays one inside the next (20 KB): walking it overflowed the stack, a 500 for the request.
+      if (req.url === '/breach' && text.includes('deep')) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end(`{"results":${'['.repeat(10_000)}${']'.repeat(10_000)}}`);
+      }
       if (req.url === '/breach') return json(200, { results: text.includes('nobody') ? [] : [{ name: 'ExampleLeak', date: '2024-01-01' }] });
       if (req.url === '/contacts') {
         const n = Math.min(Number(body.limit ?? 5), text.includes('many') ? 100 : 3);
@@ -123,6 +128,14 @@ describe('paid tools', () => {
     expect(results[1]).toMatchObject({ ok: false, error: 'provider_error' });
     expect(results[1].why).toMatch(/provider is down/);
     expect((await usage(key.account_id)).allowances.lookups).toMatchObject({ used: 1, held: 0 });
+  });
+
+  it('a provider answer nested deeper than any JSON Drael accepts is a bad answer the model is told of, not a 500', async () => {
+    const key = await h.newKey({ plan: 'pro' });
+    const { results } = await round([call('d', 'breach_lookup', { query: 'deep@example.com' })], key.api_key);
+    expect(results[0]).toMatchObject({ ok: false, error: 'provider_bad_answer' });
+    expect(results[0].why).toMatch(/nested deeper than 64/);
+    expect((await usage(key.account_id)).allowances.lookups).toMatchObject({ held: 0 });
   });
 
   it('weekly_allowance_reached comes back to the model as ok:false with the reason', async () => {

@@ -263,6 +263,30 @@ describe('what real clients send and expect', () => {
     expect(whole.choices[0]).toMatchObject({ message: { content: 'Hi there' }, logprobs: { content: tokens } });
   });
 
+  it('a long whole answer with logprobs is answered, not a 500 (its 200,000 entries come in one piece: a spread of them overflowed the stack)', async () => {
+    const many = Array.from({ length: 200_000 }, (_, i) => ({ token: 'a', logprob: -i / 1e6, bytes: [97], top_logprobs: [] }));
+    h.script([
+      {
+        type: 'raw',
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          id: 'u3',
+          object: 'chat.completion',
+          created: 1,
+          model: 'upstream-model',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'a'.repeat(200_000) }, logprobs: { content: many }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 3, completion_tokens: 200_000, total_tokens: 200_003 },
+        }),
+      },
+    ]);
+    const r = await h.chat({ messages: ask, logprobs: true });
+    expect(r.status).toBe(200);
+    const whole = (await r.json()) as any;
+    expect(whole.choices[0].logprobs.content).toHaveLength(200_000);
+    expect(whole.choices[0].logprobs.content[199_999]).toEqual(many[199_999]);
+  });
+
   it("Drael's own frame key, sent back in a client's history, goes no further: catalogue and proxy mode alike", async () => {
     const echoed = [
       { role: 'user', content: 'Hi' },

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '@drael/contracts';
 import { inSpan } from '@drael/tracing';
 import type { KeyRecheck } from '../auth/identity.js';
 import { recordTurns } from '../metrics/gateway.metrics.js';
@@ -194,14 +195,21 @@ function withFinalInstruction(request: TurnRequest, turn: TurnInfo): TurnRequest
   return { ...request, messages: [...request.messages, { role: 'user', content: FINAL_TURN_INSTRUCTION }] };
 }
 
-/** The model's JSON arguments as an object, or undefined when they are not a JSON object ('' counts as {}). */
+/**
+ * The model's JSON arguments as an object, or undefined when they are not a JSON object ('' counts
+ * as {}) or are nested deeper than MAX_JSON_DEPTH: arguments are kept in output items, cloned and
+ * serialised, each a recursion as deep as the JSON (5,000 nested levels, 10 KB, overflowed the
+ * stack: a 500 after the model was paid). No tool takes arguments anywhere near that deep.
+ */
 export function argumentsOf(text: string): Record<string, unknown> | undefined {
+  let v: unknown;
   try {
-    const v: unknown = JSON.parse(text === '' ? '{}' : text);
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+    v = JSON.parse(text === '' ? '{}' : text);
   } catch {
     return undefined;
   }
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || nestedDeeperThan(v, MAX_JSON_DEPTH)) return undefined;
+  return v as Record<string, unknown>;
 }
 
 /** A call to a tool the request does not have: the model is told, the loop goes on (both loops). */

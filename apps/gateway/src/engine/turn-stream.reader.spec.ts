@@ -209,3 +209,37 @@ describe('turnOfText: a whole answer', () => {
     expect(await turnOfText(odd, new AbortController().signal)).toMatchObject({ finishReason: 'stop', usage: { prompt_tokens: 0, completion_tokens: 0 } });
   });
 });
+
+describe('reading a stream costs time linear in its bytes, whatever its line endings', () => {
+  /**
+   * Characters String.prototype.indexOf searched in `text` while `run` read it (the SSE parser finds
+   * each line's end with it; a whole answer is one chunk). Only searches of `text` itself count:
+   * the test runner's own, meanwhile, are not the reader's.
+   */
+  async function searched(text: string, run: () => Promise<unknown>): Promise<number> {
+    const original = Object.getOwnPropertyDescriptor(String.prototype, 'indexOf')!;
+    const indexOf = original.value as (this: string, search: string, from?: number) => number;
+    let total = 0;
+    String.prototype.indexOf = function (this: string, search: string, from?: number) {
+      const start = Math.max(0, from ?? 0);
+      const at = indexOf.call(this, search, start);
+      if (this.length === text.length) total += (at === -1 ? this.length : at + search.length) - start;
+      return at;
+    };
+    try {
+      await run();
+    } finally {
+      Object.defineProperty(String.prototype, 'indexOf', original);
+    }
+    return total;
+  }
+
+  it.each([
+    ['ordinary events and one trailing CR', `${event({ content: 'x' }).repeat(4_000)}data: [DONE]\n\n\r`],
+    ['a CR, then only line feeds', `data: [DONE]\r${'\n'.repeat(200_000)}`],
+    ['CR line endings throughout', `${event({ content: 'x' }).replaceAll('\n', '\r').repeat(4_000)}data: [DONE]\r\r`],
+  ])('%s: searched a small multiple of the answer (eventsource-parser 3 searched to the end for every line once a CR came: 1 MiB took 5 s)', async (_shape, text) => {
+    const total = await searched(text, () => turnOfText(text, new AbortController().signal).catch(() => undefined));
+    expect(total).toBeLessThan(text.length * 4);
+  });
+});

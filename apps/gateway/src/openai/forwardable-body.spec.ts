@@ -15,6 +15,24 @@ describe('hasPlainDistinctTopLevelKeys', () => {
     expect(plain('{"model":"a","mod\\u0065l":"b"}')).toBe(false);
     expect(plain('{"str\\u0065am":true}')).toBe(false);
     expect(plain('{"a\\"b":1}')).toBe(false);
+    // An escape in a later key, past values that hold escapes: still seen.
+    expect(plain('{"a":"\\\\","b":"x\\"y","c\\u0064":1}')).toBe(false);
+  });
+
+  it('reads a body of many keys in one pass: the bytes searched stay a small multiple of the body (the attack: every key searched to the end)', () => {
+    // 64 KiB of short top-level keys and no backslash. Searched from each key to the end for an
+    // escape, 1 MiB of them took 660 ms on the event loop, and the 32 MiB body limit allows minutes.
+    const text = `{${Array.from({ length: 6_000 }, (_, i) => `"k${i}":0`).join(',')}}`;
+    const raw = Buffer.from(text);
+    let searched = 0;
+    const indexOf = raw.indexOf.bind(raw);
+    raw.indexOf = ((value: number, from: number) => {
+      const at = indexOf(value, from);
+      searched += (at === -1 ? raw.length : at + 1) - from;
+      return at;
+    }) as typeof raw.indexOf;
+    expect(hasPlainDistinctTopLevelKeys(raw, 6_000)).toBe(true);
+    expect(searched).toBeLessThan(raw.length * 3);
   });
 });
 

@@ -1,5 +1,6 @@
 import { asksForOneDocument } from '../openai/response-format.js';
 import { Inject, Injectable } from '@nestjs/common';
+import { MAX_JSON_DEPTH } from '@drael/contracts';
 import { inSpan } from '@drael/tracing';
 import type { ServerResponse } from 'node:http';
 import type { Caller, KeyRecheck } from '../auth/identity.js';
@@ -238,7 +239,12 @@ export class TurnLoopService {
           const piece = separated ? text : `\n\n${text}`;
           separated = true;
           content += piece;
-          if (pieceLogprobs) (logprobs ??= []).push(...pieceLogprobs);
+          // One by one, not push(...): a whole answer's logprobs come in one call, and a spread of
+          // 130,000 entries overflows the stack (a long answer with logprobs was a 500).
+          if (pieceLogprobs) {
+            logprobs ??= [];
+            for (const entry of pieceLogprobs) logprobs.push(entry);
+          }
           return pieceLogprobs ? run.onText?.(piece, pieceLogprobs) : run.onText?.(piece);
         },
         onAccepted: (deployment) => run.onUpstream?.(deployment.name),
@@ -306,7 +312,7 @@ export class TurnLoopService {
       return failed('tool_call_limit_reached', `this request has made its ${run.meter.toolCallLimit} tool calls (its sub-agents' included); answer with what you have`);
     }
     const args = argumentsOf(call.function.arguments);
-    if (args === undefined) return failed('invalid_arguments', 'the arguments are not a JSON object');
+    if (args === undefined) return failed('invalid_arguments', `the arguments are not a JSON object (nested at most ${MAX_JSON_DEPTH} levels)`);
     try {
       // One span per tool call (names are the catalogue's, a bounded set); a service call it makes is its child.
       return await inSpan(`tool ${call.function.name}`, { attributes: { 'drael.tool': call.function.name } }, () => tool.run(args, this.contextOf(run, call, index, ordinal)));

@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '@drael/contracts';
 
 export class ProviderError extends Error {
   constructor(
@@ -54,11 +55,19 @@ export async function postJson(url: string, apiKey: string, body: unknown, optio
   if (res.statusCode >= 400) {
     throw new ProviderError('provider_error', `the provider answered ${res.statusCode}: ${errorMessageOf(text)}`, true);
   }
+  let answer: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    answer = JSON.parse(text) as unknown;
   } catch {
     throw new ProviderError('provider_bad_answer', 'the provider answered with something that is not JSON', true);
   }
+  // The answer is walked (its fields cut, tool-result.ts cutFields) and serialised, each a recursion
+  // as deep as the JSON: 10,000 nested arrays (20 KB) overflowed the stack, a 500 for the request.
+  // Held to the depth every request and NATS message is held to.
+  if (nestedDeeperThan(answer, MAX_JSON_DEPTH)) {
+    throw new ProviderError('provider_bad_answer', `the provider answered with JSON nested deeper than ${MAX_JSON_DEPTH} levels`, true);
+  }
+  return answer;
 }
 
 async function readCapped(body: AsyncIterable<Buffer | Uint8Array>): Promise<string> {
