@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SearxClient, type SearxEngineInfo } from './searx.client.js';
+import { MAX_ANSWER_BYTES, SearxClient, type SearxEngineInfo } from './searx.client.js';
 
 // A stand-in for SearXNG's /config on a real socket: which engines it lists, how slowly, or failing.
 let engineName = 'one';
@@ -80,7 +80,9 @@ describe('SearxClient.engines', () => {
 
 // SearXNG's /search over a real socket, answering in the ways the client must tell apart.
 describe('SearxClient.search over HTTP', () => {
-  let mode: 'ok' | 'sparse' | 'stall-body' | 'cut' = 'ok';
+  let mode: 'ok' | 'sparse' | 'stall-body' | 'cut' | 'endless' = 'ok';
+  // What the endless answer wrote before the client let go.
+  let endlessWritten = 0;
   let connections = 0;
   let seen: { url?: string; accept?: string } = {};
   let searx: Server;
@@ -109,7 +111,18 @@ describe('SearxClient.search over HTTP', () => {
       });
       if (mode === 'ok') res.writeHead(200, { 'content-type': 'application/json' }).end(body);
       else if (mode === 'sparse') res.writeHead(200, { 'content-type': 'application/json' }).end(sparse);
-      else if (mode === 'stall-body')
+      else if (mode === 'endless') {
+        // A valid answer's start, then a snippet that goes on for as long as the client reads (64 MB at most).
+        res.writeHead(200, { 'content-type': 'application/json' }).write('{"results":[{"url":"https://a.example/","content":"');
+        const piece = 'a'.repeat(64 * 1024);
+        const more = () => {
+          while (!res.destroyed && endlessWritten < 64 * 1024 * 1024) {
+            endlessWritten += piece.length;
+            if (!res.write(piece)) return void res.once('drain', more);
+          }
+        };
+        more();
+      } else if (mode === 'stall-body')
         res.writeHead(200, { 'content-type': 'application/json' }).write(body.slice(0, 10)); // never ends
       else {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) }).write(body.slice(0, 10));
@@ -161,6 +174,15 @@ describe('SearxClient.search over HTTP', () => {
     const started = performance.now();
     await expect(client.search({ query: 'x' })).rejects.toThrow(/unreachable: no answer within 300 ms/);
     expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it('an answer larger than any page of results is dropped as soon as it passes the bound, not held and parsed (200 MB took 2.5 s of the loop and 736 MB)', async () => {
+    mode = 'endless';
+    endlessWritten = 0;
+    const client = new SearxClient(searxUrl, 10_000);
+    await expect(client.search({ query: 'x' })).rejects.toThrow(`SearXNG answered more than ${MAX_ANSWER_BYTES} bytes`);
+    // The client let go near the bound (what the sockets' buffers held beyond it), not at the end.
+    expect(endlessWritten).toBeLessThan(MAX_ANSWER_BYTES * 4);
   });
 
   it('an answer cut off mid-body → unreachable (never a partial parse)', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { snippetOnPage, SnippetVerifier } from './snippet-verifier.js';
+import { MAX_FRAGMENTS_CHECKED, snippetFragments, snippetOnPage, SnippetVerifier } from './snippet-verifier.js';
 
 describe('snippetOnPage', () => {
   it('finds a snippet whatever the markup, case and punctuation', () => {
@@ -11,6 +11,13 @@ describe('snippetOnPage', () => {
   });
   it('does not judge a snippet too short to prove anything', () => {
     expect(snippetOnPage('Drael', 'nothing')).toBe('unknown');
+  });
+  it('looks for a few distinct fragments, however many cuts a snippet relayed from an engine holds (each is searched for in the whole page)', () => {
+    const hostile = 'a b c … '.repeat(40_000);
+    expect(snippetFragments(hostile)).toEqual(['a b c']);
+    const many = Array.from({ length: 5_000 }, (_, i) => `fragment number ${i}`).join(' … ');
+    expect(snippetFragments(many)).toHaveLength(MAX_FRAGMENTS_CHECKED);
+    expect(snippetOnPage(many, Array.from({ length: MAX_FRAGMENTS_CHECKED }, (_, i) => `fragment number ${i}.`).join(' '))).toBe('present');
   });
 });
 
