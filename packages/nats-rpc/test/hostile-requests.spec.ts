@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { MAX_JSON_DEPTH } from '@drael/contracts';
@@ -76,6 +76,26 @@ describe('hostile requests over NATS', () => {
     expect(calls.echo).toBe(before);
     // The bound itself is accepted.
     expect((await ask(`{"text":"a","extra":${nest(MAX_JSON_DEPTH - 1)}}`)).result?.text).toBe('a');
+  });
+
+  it('a large message nested too deep is refused from its bytes, before it is parsed (8 MB of nested brackets took JSON.parse 2.5 s of the service loop)', async () => {
+    const parses = vi.spyOn(JSON, 'parse');
+    try {
+      const deep = `{"text":"a","extra":${'['.repeat(500_000)}${']'.repeat(500_000)}}`;
+      const before = calls.echo;
+      const answer = await ask(deep);
+      expect(answer.error).toMatchObject({ code: 'bad_request' });
+      expect(answer.error?.message).toMatch(/nested deeper/);
+      expect(calls.echo).toBe(before);
+      // This process is the service: no text of that size was ever given to JSON.parse.
+      expect(parses.mock.calls.filter(([text]) => typeof text === 'string' && text.length >= 1_000_000)).toHaveLength(0);
+      // A large message within the bound, its string full of brackets, is answered as ever.
+      const wide = await ask(JSON.stringify({ text: '['.repeat(100_000) }));
+      expect(wide.result?.text).toHaveLength(100_000);
+    } finally {
+      parses.mockRestore();
+    }
+    await stillAnswers();
   });
 
   it("a request id the system would not keep (too long, unprintable) is replaced by one of the service's own", async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../errors/api-error.js';
 import { parseJsonBody } from './json-body.parser.js';
 import { MAX_JSON_DEPTH } from '@drael/contracts';
@@ -21,6 +21,20 @@ describe('the edge rules on JSON bodies', () => {
     expect(errorOf(() => parse(nested(MAX_JSON_DEPTH + 1)))).toMatchObject({ status: 400, code: 'invalid_request' });
     expect(errorOf(() => parse(`${'{"a":'.repeat(MAX_JSON_DEPTH + 1)}1${'}'.repeat(MAX_JSON_DEPTH + 1)}`)).status).toBe(400);
     expect(errorOf(() => parse(nested(100_000))).message).toContain('64');
+  });
+
+  it('refuses a large body nested too deep from its bytes, before any parse (JSON.parse of the 32 MiB body limit in nested brackets held the loop 11 s)', () => {
+    const parses = vi.spyOn(JSON, 'parse');
+    try {
+      const deep = `{"model":"m","messages":[],"x":${nested(500_000)}}`;
+      expect(errorOf(() => parse(deep))).toMatchObject({ status: 400, code: 'invalid_request', message: expect.stringContaining('64') });
+      expect(parses).not.toHaveBeenCalled();
+      // A large body within the bound, strings holding brackets, is parsed as ever.
+      const wide = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: '['.repeat(100_000) }], x: JSON.parse(nested(MAX_JSON_DEPTH - 1)) as unknown });
+      expect(parse(wide)).toMatchObject({ model: 'm' });
+    } finally {
+      parses.mockRestore();
+    }
   });
 
   it('refuses NUL and unpaired surrogates in strings and keys, naming the param', () => {

@@ -36,11 +36,16 @@ export function checkJsonBody(value: unknown, raw: Buffer): void {
   const strings = SUSPECT_ESCAPES.some((e) => raw.includes(e));
   const path: (string | number)[] = [];
   const fault = walk(value, 0, strings, path);
-  if (fault === 'depth') throw new ApiError('invalid_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted.`);
+  if (fault === 'depth') throw tooDeep();
   if (fault === 'string') {
     const param = paramOf(path);
     throw new ApiError('invalid_request', `Invalid ${param ?? 'body'}: strings may not contain NUL characters or unpaired UTF-16 surrogates.`, param);
   }
+}
+
+/** A body nested deeper than MAX_JSON_DEPTH, told from its bytes or from its parsed value. */
+export function tooDeep(): ApiError {
+  return new ApiError('invalid_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted.`);
 }
 
 /** The first fault found, with `path` left pointing at it. */

@@ -1,3 +1,5 @@
+import { closingQuoteOf } from '@drael/contracts';
+
 /**
  * Whether a JSON object's bytes say exactly what JSON.parse made of them, at the top level: each
  * key written once and without escapes. Proxy mode forwards the client's bytes untouched (no
@@ -24,7 +26,7 @@ export function hasPlainDistinctTopLevelKeys(raw: Buffer, parsedKeyCount: number
   for (let i = 0; i < n; i++) {
     const c = raw[i]!;
     if (c === QUOTE) {
-      const end = closingQuote(raw, i + 1);
+      const end = closingQuoteOf(raw, i + 1);
       if (end === -1) return false;
       if (depth === 1 && keyNext) {
         if (backslash !== -1 && backslash <= i) backslash = raw.indexOf(BACKSLASH, i + 1);
@@ -43,18 +45,6 @@ export function hasPlainDistinctTopLevelKeys(raw: Buffer, parsedKeyCount: number
     }
   }
   return keys === parsedKeyCount;
-}
-
-/** The index of the quote that closes a string whose content starts at `from` (one not escaped), or -1. */
-function closingQuote(raw: Buffer, from: number): number {
-  let q = raw.indexOf(QUOTE, from);
-  while (q !== -1) {
-    let backslashes = 0;
-    while (raw[q - 1 - backslashes] === BACKSLASH) backslashes++;
-    if (backslashes % 2 === 0) return q;
-    q = raw.indexOf(QUOTE, q + 1);
-  }
-  return -1;
 }
 
 const QUOTE = 0x22;

@@ -2,6 +2,9 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import { SandboxError } from '../sandbox-error.js';
 import { headers as natsHeaders, type Msg, type Subscription } from '@nats-io/transport-node';
 import {
+  DEPTH_PRESCAN_FROM_BYTES,
+  jsonTextNestedDeeperThan,
+  MAX_JSON_DEPTH,
   replyEnvelope,
   sandboxCatalog,
   sandboxInstanceSubject,
@@ -281,6 +284,10 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
     try {
       const requestId = acceptedRequestId(msg.headers?.get(REQUEST_ID_HEADER)) ?? newRequestId();
       await withRequestId(requestId, async () => {
+        // As at every NATS edge (packages/nats-rpc): a large body's depth told before it is parsed.
+        if (msg.data.length > DEPTH_PRESCAN_FROM_BYTES && jsonTextNestedDeeperThan(msg.data, MAX_JSON_DEPTH)) {
+          return respond({ error: new SandboxError('bad_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted`, false).toWire() });
+        }
         let body: unknown;
         try {
           body = msg.json<unknown>();
