@@ -38,6 +38,16 @@ export const configSchema = z.object({
   SANDBOX_TMP_MB: envInt(1, 4096).default(64),
   // issue 3: a per-session disk quota (256 MiB).
   SANDBOX_SESSION_QUOTA_MB: envInt(8, 65_536).default(256),
+  // What a workspace may hold for a save (its manifest): names (files, directories, symlinks, and
+  // each hard link on its own, which costs no inode) and MB of the paths and link targets the
+  // manifest carries. Twice the default volume's 16,384 inodes (a copy of a tree hard-linked beside
+  // it fits), and 8 MB of paths (256 bytes a name at that count; a node_modules tree averages
+  // ~100). A hard link at PATH_MAX depth costs 4 KB of manifest and no inode, so without these a
+  // run made manifests of 200 MB and more. Past them a save is refused with quota_exceeded
+  // (details.limit: workspace_entries or workspace_path_bytes); the files stay on the replica's
+  // disk unsaved until a later save fits (a run is still answered, its reply's `unsaved` says so).
+  SANDBOX_WORKSPACE_MAX_ENTRIES: envInt(1024, 10_000_000).default(32_768),
+  SANDBOX_WORKSPACE_MAX_PATH_MB: envInt(1, 1024).default(8),
   // A request's workspace (scope request) is deleted by the gateway when its request ends; one
   // left behind (the gateway died mid-request) is removed once unused and this old. Far above the
   // longest request (6 turns of at most 300 s runs each).

@@ -50,12 +50,24 @@ export interface Route<E extends RoutedEntry> {
   validate?(req: ParsedRequestOf<E>): void;
   /** How long a forwarded call may take (default: the entry's timeout). */
   timeoutMs?(req: ParsedRequestOf<E>): number;
+  /**
+   * A call whose answer is more than its files (a run: its program's output): when its save is
+   * refused because the workspace holds more than a save keeps, it is answered with `reply` and
+   * that refusal (the caller learns both) instead of the refusal alone.
+   */
+  answerUnsaved?(reply: ReplyOf<E>, refused: RpcError): ReplyOf<E>;
   /** `stop`: aborted when a call run beside its placement is found not to be this replica's (runsBeside). */
   local(req: ParsedRequestOf<E>, placed: Placement | undefined, stop?: AbortSignal): Promise<ReplyOf<E>>;
 }
 
 // How often a replica forwarding a call checks that the session's holder still listens.
 const HOLDER_PROBE_MS = 1_000;
+
+/** A save refused because the workspace holds more than its manifest may list (workspace-manifest.ts ScanLimits). */
+function isWorkspaceOverLimit(err: RpcError): boolean {
+  const limit = err.details?.limit;
+  return err.code === 'quota_exceeded' && (limit === 'workspace_entries' || limit === 'workspace_path_bytes');
+}
 
 /** NATS's immediate answer to a request nobody is subscribed to. */
 function isNoResponders(err: unknown): boolean {
@@ -129,9 +141,7 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
         throw err;
       }
       if (placed.where === 'here' && placed.kept === true) {
-        const result = await ran;
-        await this.commit(route, req, ref, placed.key);
-        return result;
+        return this.commit(route, req, ref, placed.key, await ran);
       }
       // Not this replica's workspace as it was (held elsewhere, taken over, made anew): the run
       // here is stopped (a long program would otherwise run to its end for nothing) and dropped,
@@ -167,18 +177,25 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
         }
       }
       const result = await route.local(req, placed);
-      if (placed.where === 'here') await this.commit(route, req, ref, placed.key);
-      return result;
+      return placed.where === 'here' ? this.commit(route, req, ref, placed.key, result) : result;
     }
     throw new SandboxError('unavailable', 'the replica holding this session stopped; retry', true);
   }
 
-  /** After a call answered here: its changes saved (a call that may change the files, unless it leaves that to a later one), or its use noted. */
-  private async commit(route: Route<RoutedEntry>, req: ParsedRequestOf<RoutedEntry>, ref: WorkspaceRef, key: string): Promise<void> {
+  /**
+   * After a call answered here: its changes saved (a call that may change the files, unless it
+   * leaves that to a later one), or its use noted. Returns the call's answer.
+   */
+  private async commit<R>(route: Route<RoutedEntry>, req: ParsedRequestOf<RoutedEntry>, ref: WorkspaceRef, key: string, result: R): Promise<R> {
     try {
       if (route.mutates && !(route.savesLater?.(req) ?? false)) await this.store.save(ref, key);
       else await this.placement.recordUse(key);
+      return result;
     } catch (err) {
+      if (err instanceof RpcError && route.answerUnsaved && isWorkspaceOverLimit(err)) {
+        this.logger.warn({ key, limit: err.details?.limit }, 'session save refused: the workspace holds more than a save keeps');
+        return (route.answerUnsaved as (reply: R, refused: RpcError) => R)(result, err);
+      }
       if (err instanceof RpcError) throw err;
       // Answered as done, the change would be lost with this replica: say it is not kept.
       this.logger.error({ err, key }, 'session save failed');

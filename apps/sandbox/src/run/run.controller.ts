@@ -36,6 +36,8 @@ export class RunController {
       // As long as the caller waits: the run's own timeout plus container start and teardown.
       timeoutMs: (req) => runWaitMs(req),
       local: (req, _placed, stop) => this.runHere(req, stop),
+      // The program ran: its output reaches the caller even when its files cannot be saved.
+      answerUnsaved: (reply, refused) => ({ ...reply, unsaved: refused.toWire() }),
     });
   }
 

@@ -4,6 +4,7 @@ import { constants, lstatSync, opendirSync, readlinkSync, type BigIntStats } fro
 import { chmod, lchown, link, lstat, lutimes, mkdir, open, symlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { SandboxError } from '../sandbox-error.js';
 import { UPLOAD_STAGING_DIR } from './upload-staging.js';
 
 /*
@@ -43,10 +44,12 @@ export type Manifest = z.infer<typeof ManifestSchema>;
 export const EMPTY_MANIFEST: Manifest = { v: 1, entries: [] };
 
 /**
- * What this replica last saw of a file: its inode, ctime (which no program can set back) and size,
- * with the content's hash. Same fingerprint, same content: its hash is reused without reading it.
+ * What this replica last saw of the files: each fingerprint (inode, ctime, which no program can set
+ * back, and size) with its content's hash. Same fingerprint, same content, whatever name the file
+ * has now: its hash is reused without reading it. Keyed by the fingerprint, not the path, so that
+ * what a replica keeps per workspace does not grow with how deep its paths are.
  */
-export type Fingerprints = Map<string, { fp: string; h: string }>;
+export type Fingerprints = Map<string, string>;
 
 // The kernel stamps ctime from a clock that advances by ticks (1-10 ms): a file changed again
 // within the tick of the change a listing saw keeps its ctime. So a fingerprint taken less than
@@ -82,8 +85,64 @@ export function holdsNothing(m: Manifest): boolean {
   return m.entries.every((e) => e.p === '.');
 }
 
-export function sameManifest(a: Manifest, b: Manifest): boolean {
-  return JSON.stringify(a.entries) === JSON.stringify(b.entries);
+/**
+ * A listing's SHA-256 over its entries, one JSON line each: two listings with the same digest list
+ * the same files. Fed one entry at a time while a scan lists them, so telling whether anything
+ * changed never stringifies a whole manifest (a tree at PATH_MAX depth made that 1.6 s of the event
+ * loop for 16,000 entries) and a replica keeps 64 characters per saved copy, not its listing.
+ */
+class ManifestDigest {
+  private readonly sha = createHash('sha256');
+
+  add(e: ManifestEntry): void {
+    // Keys in the schema's order (the scan writes them so, zod parses them so).
+    this.sha.update(JSON.stringify(e));
+    this.sha.update('\n');
+  }
+
+  digest(): string {
+    return this.sha.digest('hex');
+  }
+}
+
+export function digestOf(manifest: Manifest): string {
+  const d = new ManifestDigest();
+  for (const e of manifest.entries) d.add(e);
+  return d.digest();
+}
+
+/** What a replica keeps of a saved listing: its digest, the contents it names and what they take. */
+export interface ManifestSummary {
+  digest: string;
+  contents: Set<string>;
+  savedBytes: number;
+}
+
+export function summaryOf(manifest: Manifest, digest = digestOf(manifest)): ManifestSummary {
+  return { digest, contents: contentsOf(manifest), savedBytes: savedBytesOf(manifest) };
+}
+
+export const EMPTY_SUMMARY: ManifestSummary = summaryOf(EMPTY_MANIFEST);
+
+/**
+ * How much a workspace may hold for a save (SANDBOX_WORKSPACE_MAX_ENTRIES,
+ * SANDBOX_WORKSPACE_MAX_PATH_MB): names found (files, directories, links, hard links each on its
+ * own) and bytes of the paths and link targets its manifest would carry. A hard link costs no
+ * inode and a path may be 4 KB, so the volume's inode count bounds neither: 30,000 links at
+ * PATH_MAX depth made a 222 MB manifest and a 1.3 GB process (the pod's limit is 1 GiB).
+ */
+export interface ScanLimits {
+  maxEntries: number;
+  maxPathBytes: number;
+}
+
+/** The workspace holds more than a save keeps: the save is refused, the files stay where they are. */
+function overLimit(limit: 'entries' | 'path_bytes', max: number): SandboxError {
+  const what = limit === 'entries' ? `${max} files, directories and links` : `${max} bytes of paths and link targets`;
+  return new SandboxError('quota_exceeded', `the session workspace holds more than a save keeps (${what}); its files stay unsaved until some are deleted`, false, {
+    limit: `workspace_${limit}`,
+    max,
+  });
 }
 
 /** A file of the scan whose content is to be read again for upload (its hash is not saved yet). */
@@ -127,14 +186,36 @@ export function keptName(name: Buffer, parentAbs: string): string | undefined {
   return name.toString('utf8');
 }
 
-/** The names in a directory the workspace keeps (unsorted; keptName), read a piece at a time between pauses. */
-async function namesIn(abs: string, slices: ScanSlices): Promise<string[]> {
+/** The scan's count of names against its limits, checked as each is read. */
+class ScanBudget {
+  private names = 0;
+  private pathBytes = 0;
+
+  constructor(private readonly limits: ScanLimits) {}
+
+  name(): void {
+    if (++this.names > this.limits.maxEntries) throw overLimit('entries', this.limits.maxEntries);
+  }
+
+  path(text: string): void {
+    this.pathBytes += Buffer.byteLength(text);
+    if (this.pathBytes > this.limits.maxPathBytes) throw overLimit('path_bytes', this.limits.maxPathBytes);
+  }
+}
+
+/**
+ * The names in a directory the workspace keeps (unsorted; keptName), read a piece at a time between
+ * pauses. Every name read counts against the scan's budget as it is read, so a directory of a
+ * million hard links is refused after the first names past it, never held whole.
+ */
+async function namesIn(abs: string, slices: ScanSlices, budget: ScanBudget): Promise<string[]> {
   // Names as bytes (Node's types allow only text encodings here, its runtime takes 'buffer' too).
   const dir = opendirSync(abs, { encoding: 'buffer' as BufferEncoding });
   try {
     const names: string[] = [];
     let read = 0;
     for (let d = dir.readSync(); d !== null; d = dir.readSync()) {
+      budget.name();
       const name = keptName(d.name as unknown as Buffer, abs);
       if (name !== undefined) names.push(name);
       if (++read % DIR_PIECE === 0) await slices.pause();
@@ -157,50 +238,68 @@ export function isEmptyDir(abs: string): boolean {
 
 /**
  * Lists the workspace under `root` (never following a link), hashing the files whose fingerprint
- * changed since `known`. Returns the manifest, the new fingerprints, and where each content is.
+ * changed since `known`. Returns the manifest with its digest, the new fingerprints, and where each
+ * content is. Throws quota_exceeded as soon as the workspace holds more than `limits`.
  */
-export async function scanWorkspace(root: string, known: Fingerprints): Promise<{ manifest: Manifest; fingerprints: Fingerprints; files: Map<string, ScannedFile> }> {
+export async function scanWorkspace(
+  root: string,
+  known: Fingerprints,
+  limits: ScanLimits,
+): Promise<{ manifest: Manifest; digest: string; fingerprints: Fingerprints; files: Map<string, ScannedFile> }> {
   const entries: ManifestEntry[] = [];
+  const digest = new ManifestDigest();
+  const budget = new ScanBudget(limits);
   const fingerprints: Fingerprints = new Map();
   const files = new Map<string, ScannedFile>();
   const firstNameOf = new Map<bigint, string>();
   const slices = new ScanSlices();
+  const record = (e: ManifestEntry) => {
+    entries.push(e);
+    digest.add(e);
+  };
+  const add = (e: ManifestEntry) => {
+    budget.path(e.p);
+    if (e.t === 'l' || e.t === 'h') budget.path(e.to);
+    record(e);
+  };
   // Before any stat: a change after it is always later than this.
   const takenAtMs = Date.now();
   const visit = async (rel: string, abs: string): Promise<void> => {
     await slices.pause();
     const st = lstatSync(abs, { bigint: true });
-    // Keys in the schema's order: a manifest read back compares equal to a listing (sameManifest).
+    // Keys in the schema's order: a manifest read back digests the same as a listing (digestOf).
     const mt = Number(st.mtimeMs);
     const owner = { u: Number(st.uid), g: Number(st.gid) };
     if (st.isDirectory()) {
-      entries.push({ t: 'd', p: rel, m: Number(st.mode & 0o7777n), mt, ...owner });
-      const names = (await namesIn(abs, slices)).sort();
+      add({ t: 'd', p: rel, m: Number(st.mode & 0o7777n), mt, ...owner });
+      const names = (await namesIn(abs, slices, budget)).sort();
       for (const name of names) {
         // Uploads in progress are not the session's files until their last piece puts them in place.
         if (rel === '.' && name === UPLOAD_STAGING_DIR) continue;
         await visit(rel === '.' ? name : `${rel}/${name}`, join(abs, name));
       }
     } else if (st.isSymbolicLink()) {
-      entries.push({ t: 'l', p: rel, to: readlinkSync(abs), mt, ...owner });
+      add({ t: 'l', p: rel, to: readlinkSync(abs), mt, ...owner });
     } else if (st.isFile()) {
       const first = st.nlink > 1n ? firstNameOf.get(st.ino) : undefined;
       if (first !== undefined) {
-        entries.push({ t: 'h', p: rel, to: first });
+        add({ t: 'h', p: rel, to: first });
         return;
       }
+      // Counted before its content is read: a file past the limits is not hashed.
+      budget.path(rel);
       firstNameOf.set(st.ino, rel);
       const fp = fingerprintOf(st, takenAtMs);
-      const seen = known.get(rel);
-      const h = fp !== undefined && seen?.fp === fp ? seen.h : await hashFile(abs, st.ino);
-      if (fp !== undefined) fingerprints.set(rel, { fp, h });
+      const seen = fp === undefined ? undefined : known.get(fp);
+      const h = seen ?? (await hashFile(abs, st.ino));
+      if (fp !== undefined) fingerprints.set(fp, h);
       if (!files.has(h)) files.set(h, { abs, ino: st.ino });
-      entries.push({ t: 'f', p: rel, m: Number(st.mode & 0o7777n), mt, s: Number(st.size), h, ...owner });
+      record({ t: 'f', p: rel, m: Number(st.mode & 0o7777n), mt, s: Number(st.size), h, ...owner });
     }
     // FIFOs, sockets, devices: not kept (see above).
   };
   await visit('.', root);
-  return { manifest: { v: 1, entries }, fingerprints, files };
+  return { manifest: { v: 1, entries }, digest: digest.digest(), fingerprints, files };
 }
 
 /**
@@ -298,7 +397,7 @@ export async function writeWorkspace(
   const takenAtMs = Date.now();
   for (const e of regular) {
     const fp = fingerprintOf(await lstat(abs(e.p), { bigint: true }), takenAtMs);
-    if (fp !== undefined) fingerprints.set(e.p, { fp, h: e.h });
+    if (fp !== undefined) fingerprints.set(fp, e.h);
   }
   return fingerprints;
 }

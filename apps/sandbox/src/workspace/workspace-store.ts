@@ -4,24 +4,26 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { SandboxError } from '../sandbox-error.js';
+import { SANDBOX_CONFIG, type SandboxConfig } from '../config/config.schema.js';
 import { SANDBOX_STORES, type SandboxStores } from '../placement/sandbox-stores.js';
 import { SessionPlacement, type SessionRecord } from '../placement/session-placement.service.js';
 import { TenantStoreBudget } from '../placement/tenant-store-budget.js';
 import { WorkspaceService, type WorkspaceRef } from './workspace.service.js';
 import {
   contentsOf,
-  EMPTY_MANIFEST,
+  EMPTY_SUMMARY,
   ManifestSchema,
   openScanned,
   readChunks,
   holdsNothing,
-  savedBytesOf,
   isEmptyDir,
-  sameManifest,
   scanWorkspace,
+  summaryOf,
   writeWorkspace,
   type Fingerprints,
   type Manifest,
+  type ManifestSummary,
+  type ScanLimits,
   type ScannedFile,
 } from './workspace-manifest.js';
 
@@ -30,9 +32,9 @@ import {
 const CHUNK_BYTES = 512 * 1024;
 // Contents uploaded (and downloaded) at once: overlaps the round trips of many small files.
 const PARALLEL = 4;
-// Workspaces whose last saved manifest and file fingerprints this replica keeps in memory. Beyond
-// it the oldest is dropped: its next save reads the manifest back and hashes every file again
-// (uploading still only what changed).
+// Workspaces whose last saved listing (its digest and contents) and file fingerprints this replica
+// keeps in memory. Beyond it the oldest is dropped: its next save reads the manifest back and
+// hashes every file again (uploading still only what changed).
 const KNOWN_WORKSPACES = 256;
 // A content whose bytes changed between hashing and upload (a run of the same session writing it
 // meanwhile) is hashed and uploaded again, at most this many times.
@@ -43,7 +45,7 @@ const HOST_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' };
 
 /** A save's listing, and what it did: nothing (unchanged), nothing ('gone': deleted), or a begun save to commit. */
 interface Saved {
-  manifest: Manifest;
+  summary: ManifestSummary;
   fingerprints: Fingerprints;
   begun?: 'gone' | { slot: string; interrupted: Interrupted; uploaded: Set<string> };
 }
@@ -64,7 +66,7 @@ interface Reservation {
 /** What this replica knows of a workspace's latest saved copy. */
 interface Known {
   object: string | undefined;
-  manifest: Manifest;
+  summary: ManifestSummary;
   fingerprints: Fingerprints;
 }
 
@@ -96,14 +98,17 @@ export class WorkspaceStore {
   // Saves of one workspace, one after the other: each lists the files as they are at its turn.
   private readonly saves = new Map<string, Promise<unknown>>();
   private readonly known = new Map<string, Known>();
+  private readonly limits: ScanLimits;
 
   constructor(
+    @Inject(SANDBOX_CONFIG) config: SandboxConfig,
     @Inject(SANDBOX_STORES) private readonly stores: SandboxStores,
     private readonly workspaces: WorkspaceService,
     private readonly placement: SessionPlacement,
     private readonly budget: TenantStoreBudget,
   ) {
     placement.onDiscard((key, record) => this.discard(key, record));
+    this.limits = { maxEntries: config.SANDBOX_WORKSPACE_MAX_ENTRIES, maxPathBytes: config.SANDBOX_WORKSPACE_MAX_PATH_MB * 1024 * 1024 };
   }
 
   /**
@@ -170,21 +175,21 @@ export class WorkspaceStore {
     } finally {
       if (!heldPastAnswer) await ws.release();
     }
-    const { manifest, fingerprints, begun } = saved;
+    const { summary, fingerprints, begun } = saved;
     if (begun === 'gone') return undefined; // deleted before the save began: nothing was uploaded
     const { slot, interrupted, uploaded } = begun;
-    const kept = await this.placement.recordUse(key, { object: slot, bytes, saved_bytes: savedBytesOf(manifest) });
+    const kept = await this.placement.recordUse(key, { object: slot, bytes, saved_bytes: summary.savedBytes });
     if (kept === 'gone') {
       // Deleted while it was saved: what this save uploaded is nobody's.
       await this.removeAll([...[...uploaded].map((h) => this.contentName(key, h)), slot]);
       return undefined;
     }
     reservation.committed = true;
-    this.remember(key, { object: slot, manifest, fingerprints });
+    this.remember(key, { object: slot, summary, fingerprints });
     // Committed: collect what only the previous copy (or an interrupted save) named.
-    const keep = contentsOf(manifest);
+    const keep = summary.contents;
     const garbage = new Set<string>();
-    for (const h of [...contentsOf(prev.manifest), ...interrupted.contents, ...uploaded]) if (!keep.has(h)) garbage.add(this.contentName(key, h));
+    for (const h of [...prev.summary.contents, ...interrupted.contents, ...uploaded]) if (!keep.has(h)) garbage.add(this.contentName(key, h));
     // Another replica's manifests (both its slots: the one before its last is stale too), not
     // this replica's own (the record names one, the next save overwrites the other).
     for (const name of [prev.object, interrupted.name]) for (const slot of name === undefined ? [] : this.slotsBeside(key, name)) if (!this.isOwnSlot(key, slot)) garbage.add(slot);
@@ -197,26 +202,29 @@ export class WorkspaceStore {
    * contents not saved yet. Not committed: the caller does that once the workspace is released.
    */
   private async uploadChanges(root: string, key: string, prev: Known, tenant: string, reservation: Reservation): Promise<Saved> {
-    const saved = contentsOf(prev.manifest);
+    const saved = prev.summary.contents;
     const slot = this.slotFor(key, prev.object);
     const uploaded = new Set<string>();
     let interrupted: Interrupted | undefined;
     // Never saved and still empty (a fresh request workspace after a run that wrote nothing): one
     // look at its root instead of a listing (see below).
-    if (prev.object === undefined && isEmptyDir(root)) return { manifest: prev.manifest, fingerprints: prev.fingerprints };
+    if (prev.object === undefined && isEmptyDir(root)) return { summary: prev.summary, fingerprints: prev.fingerprints };
     for (let attempt = 1; ; attempt++) {
-      const { manifest, fingerprints, files } = await scanWorkspace(root, prev.fingerprints);
-      if (sameManifest(manifest, prev.manifest)) return { manifest, fingerprints };
+      // Past the workspace's limits the scan throws quota_exceeded before it holds them: nothing is
+      // saved, the files stay on this disk as they are, and the record still names the last copy.
+      const { manifest, digest, fingerprints, files } = await scanWorkspace(root, prev.fingerprints, this.limits);
+      if (digest === prev.summary.digest) return { summary: prev.summary, fingerprints };
       // Never saved and still empty (a fresh request workspace after a run that wrote nothing):
       // nothing to keep, as a takeover before the first save starts empty. Only its root's own
       // mode and time would differ, which no saved copy is made for.
-      if (prev.object === undefined && holdsNothing(manifest)) return { manifest: prev.manifest, fingerprints };
+      if (prev.object === undefined && holdsNothing(manifest)) return { summary: prev.summary, fingerprints };
+      const summary = summaryOf(manifest, digest);
       if (!interrupted) {
         // Room in the tenant's budget for what the copy grows by, before anything is uploaded: a
         // save past it is refused here, the files staying on this disk as they are.
-        reservation.release = await this.budget.reserve(tenant, savedBytesOf(manifest) - savedBytesOf(prev.manifest));
+        reservation.release = await this.budget.reserve(tenant, summary.savedBytes - prev.summary.savedBytes);
         const before = await this.placement.recordPending(key, slot);
-        if (before === 'gone') return { manifest, fingerprints, begun: 'gone' };
+        if (before === 'gone') return { summary, fingerprints, begun: 'gone' };
         // A save begun before and never committed (its replica died): read what it named before
         // the slot it used may be overwritten below.
         const name = before.pending !== undefined && before.pending !== prev.object ? before.pending : undefined;
@@ -227,7 +235,7 @@ export class WorkspaceStore {
       await this.putManifest(slot, manifest);
       const fresh = [...files].filter(([h]) => !saved.has(h) && !uploaded.has(h));
       const changed = await this.uploadContents(key, fresh, uploaded);
-      if (!changed) return { manifest, fingerprints, begun: { slot, interrupted, uploaded } };
+      if (!changed) return { summary, fingerprints, begun: { slot, interrupted, uploaded } };
       // A content changed under its upload (a concurrent run of the session wrote it): list
       // again, so that the manifest names what was really uploaded.
       if (attempt >= UPLOAD_ATTEMPTS) throw new SandboxError('unavailable', "the session's files kept changing while they were saved; retry", true);
@@ -280,13 +288,13 @@ export class WorkspaceStore {
    */
   async restore(ref: WorkspaceRef, key: string, object: string | undefined): Promise<void> {
     this.known.delete(key);
-    let filled: Known = { object, manifest: EMPTY_MANIFEST, fingerprints: new Map() };
+    let filled: Known = { object, summary: EMPTY_SUMMARY, fingerprints: new Map() };
     await this.workspaces.replaceWith(ref, async (mountPoint) => {
       if (object === undefined) return;
       if (!this.isManifestName(key, object)) return this.restoreTar(object, mountPoint);
       const manifest = await this.readManifest(object);
       const fingerprints = await writeWorkspace(mountPoint, manifest, (hash) => this.contentOf(key, hash), PARALLEL);
-      filled = { object, manifest, fingerprints };
+      filled = { object, summary: summaryOf(manifest), fingerprints };
     });
     this.remember(key, filled);
   }
@@ -316,10 +324,10 @@ export class WorkspaceStore {
   private async knownOf(key: string, object: string | undefined): Promise<Known> {
     const known = this.known.get(key);
     if (known && known.object === object) return known;
-    if (object === undefined) return { object, manifest: EMPTY_MANIFEST, fingerprints: new Map() };
+    if (object === undefined) return { object, summary: EMPTY_SUMMARY, fingerprints: new Map() };
     // A tar from before manifests: every content is uploaded at the next save.
-    const manifest = this.isManifestName(key, object) ? await this.readManifest(object) : EMPTY_MANIFEST;
-    return { object, manifest, fingerprints: new Map() };
+    const summary = this.isManifestName(key, object) ? summaryOf(await this.readManifest(object)) : EMPTY_SUMMARY;
+    return { object, summary, fingerprints: new Map() };
   }
 
   private remember(key: string, known: Known): void {
