@@ -101,5 +101,8 @@ export function shapeRun(reply: SandboxRunReply): ToolResult {
         ? 'the program ran out of memory and was stopped'
         : `the program exited with code ${String(reply.exit_code)}`;
   }
+  // The run happened, but its session's files could not be kept (the workspace holds more names or
+  // path bytes than a save keeps): the model is told, so it can delete what it made and go on.
+  if (reply.unsaved) result.files_not_saved = reply.unsaved.message;
   return result;
 }

@@ -100,6 +100,22 @@ describe('result shapes', () => {
     expect(r.why).toMatch(/exited with code 2/);
   });
 
+  it("run_code: a run whose session's files could not be saved says so beside its output", () => {
+    const message = 'the session workspace holds more than a save keeps (32768 names); its files stay unsaved until some are deleted';
+    const r = shapeRun({
+      ok: true,
+      exit_code: 0,
+      stdout: 'made',
+      stderr: '',
+      truncated: { stdout: false, stderr: false },
+      timed_out: false,
+      oom_killed: false,
+      duration_s: 0.4,
+      unsaved: { code: 'quota_exceeded', message, retryable: false, details: { limit: 'workspace_entries', max: 32_768 } },
+    });
+    expect(r).toMatchObject({ ok: true, stdout: 'made', files_not_saved: message });
+  });
+
   it('web_search: found:false with the service note; ok:false with the reason', () => {
     const base = { degraded: [], sources_tried: ['a', 'b'], took_ms: 1 };
     expect(shapeSearch({ ok: true, found: false, note: 'all 2 engines answered; nothing', results: [], coverage: 1, intent: 'general', cached: false, ...base })).toEqual({
