@@ -313,6 +313,18 @@ describe('item_reference', () => {
   });
 });
 
+describe('item_reference, bounded', () => {
+  it('references reading in more than the body limit together are a 400 naming the one past it, before any model call', async () => {
+    // A few bytes a reference, the whole stored item each: 32 references to one 8 MiB answer held
+    // the event loop 7.6 s and took 537 MB. A 3 MiB answer, ten times, fits the 32 MiB body limit; eleven do not.
+    stack.upstream.setTurns([{ type: 'text', content: 'x'.repeat(3 * 1024 * 1024) }]);
+    const first = await json(await stack.post({ model: 'gpt-test', input: 'hi' }));
+    const id = first.output.find((o: any) => o.type === 'message').id;
+    const refs = Array.from({ length: 32 }, () => ({ type: 'item_reference', id }));
+    await expectRefused({ model: 'gpt-test', store: false, input: [{ role: 'user', content: 'hi' }, ...refs] }, 'input[11]', /body limit/);
+  });
+});
+
 describe('what Drael does not serve is refused by name', () => {
   it('conversation (a string or an object) is a 400 naming it, before any model call', async () => {
     await expectRefused({ model: 'gpt-test', input: 'hi', conversation: 'conv_123' }, 'conversation', /previous_response_id/);

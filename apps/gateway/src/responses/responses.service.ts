@@ -69,8 +69,9 @@ export class ResponsesService {
       // What tool_search found earlier stays found, as long as this request still declares it.
       for (const fn of previous.loaded) if (toolSet.deferred.has(fn.name)) loaded.set(fn.name, toolSet.deferred.get(fn.name)!);
     }
-    // Earlier output items the input names by reference, read in their place (a 404 for one not found).
-    const items = await resolveItemReferences(request.input, async (id) => (await this.store.load(caller.account_id, id))?.stored);
+    // Earlier output items the input names by reference, read in their place (a 404 for one not
+    // found), together no more than the body limit: what the client could have sent inline.
+    const items = await resolveItemReferences(request.input, async (id) => (await this.store.load(caller.account_id, id))?.stored, this.config.BODY_LIMIT_BYTES);
     const input = translateInput(items);
     appendMessages(history, input.messages);
     for (const fn of input.clientLoaded) loaded.set(fn.name, fn);
