@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runDatetime } from './datetime.tool.js';
+import { formattersKept, runDatetime, validTimezone } from './datetime.tool.js';
 import { runToolSearch } from './tool-search.tool.js';
 import type { FunctionTool } from '../responses.schema.js';
 
@@ -36,5 +36,27 @@ describe('datetime', () => {
       iso: '2026-03-11T04:30:00+08:00',
     });
     expect(runDatetime('UTC', now).forModel).toMatchObject({ date: '2026-03-10', time: '20:30:00', utc_offset: '+00:00', iso: '2026-03-10T20:30:00Z' });
+  });
+
+  it('keeps one formatter per timezone, however its name is capitalised; checking a name keeps none', () => {
+    // The audit's attack: every capitalisation of one long name, each a new key of the cache.
+    const base = 'america/argentina/comodrivadavia';
+    const letters = [...base].flatMap((c, i) => (/[a-z]/.test(c) ? [i] : []));
+    const variants = Array.from({ length: 2000 }, (_, n) => {
+      const name = [...base];
+      letters.forEach((at, bit) => {
+        if ((n >> bit) & 1) name[at] = name[at]!.toUpperCase();
+      });
+      return name.join('');
+    });
+    expect(new Set(variants).size).toBe(2000);
+    const kept = formattersKept();
+    for (const tz of variants) expect(validTimezone(tz), tz).toBe(true);
+    expect(formattersKept()).toBe(kept);
+    const now = new Date('2026-03-10T20:30:00Z');
+    const answers = new Set(variants.map((tz) => JSON.stringify(runDatetime(tz, now).forModel.iso)));
+    expect([...answers]).toEqual(['"2026-03-10T17:30:00-03:00"']);
+    expect(formattersKept()).toBeLessThanOrEqual(kept + 1);
+    expect(validTimezone('america/nowhere')).toBe(false);
   });
 });
