@@ -277,12 +277,13 @@ export class ResponseLoopService {
         };
         // Client execution: only the call is emitted; the client returns tool_search_output with this call_id.
         if (execution === 'client') return { call, kind: 'client_tool_search', item };
-        const notYetLoaded = new Map([...run.toolSet.deferred].filter(([n]) => !run.loaded.has(n)));
+        // What was loaded when the model called it: this turn's other searches do not change it.
+        const loadedBefore = new Map(run.loaded);
         return {
           call,
           kind: hosted,
           item,
-          run: () => Promise.resolve(query ? runToolSearch(query, notYetLoaded) : failedOutcome('invalid_arguments', 'tool_search needs a non-empty "query" string')),
+          run: () => Promise.resolve(query ? runToolSearch(query, run.toolSet.searchable(), loadedBefore) : failedOutcome('invalid_arguments', 'tool_search needs a non-empty "query" string')),
         };
       }
       case undefined:

@@ -3,6 +3,7 @@ import type { ChatFunctionTool, ChatToolChoice } from './chat-message.js';
 import { FETCH_ENGINE_NAMES, SEARCH_ENGINE_NAMES, normalizeDomain } from './hosted/engines.js';
 import { validTimezone } from './hosted/datetime.tool.js';
 import { HOSTED_FUNCTION, type HostedKind } from './hosted/tool-names.js';
+import { searchableOf, type SearchableTool } from './hosted/tool-search.tool.js';
 import type { DatetimeTool, FunctionTool, ResponseTool, ToolChoice, ToolSearchTool, WebFetchTool, WebSearchTool } from './responses.schema.js';
 
 const QUERY_PARAMS = (what: string) => ({
@@ -72,6 +73,7 @@ export class ToolSet {
   /** Client functions marked defer_loading: out of view until tool_search finds them. */
   readonly deferred: ReadonlyMap<string, FunctionTool>;
   readonly allowedDomains: readonly string[];
+  private searchableTools?: readonly SearchableTool[];
 
   private constructor(hosted: ToolSetDeclarations, functions: Map<string, FunctionTool>, deferred: Map<string, FunctionTool>) {
     this.hosted = hosted;
@@ -129,6 +131,12 @@ export class ToolSet {
       }
     }
     return new ToolSet(hosted, functions, deferred);
+  }
+
+  /** The deferred functions as tool_search matches them, split into words at the first search and kept for the request's every search. */
+  searchable(): readonly SearchableTool[] {
+    this.searchableTools ??= searchableOf(this.deferred);
+    return this.searchableTools;
   }
 
   /** Which hosted tool, if any, a model-side function name stands for. */
