@@ -46,8 +46,8 @@ export interface TurnPlan<R> {
   request(turn: TurnInfo): TurnRequest | { readonly end: R } | Promise<TurnRequest | { readonly end: R }>;
   /** The turn's text as it streams: the deltas of one network read, in order, and their logprobs entries when the upstream sent any. */
   onText?(deltas: readonly string[], logprobs?: readonly unknown[]): void | Promise<void>;
-  /** The turn's tool calls as they stream, piece by piece (a streamed answer only; the whole calls come to `finished` as ever). */
-  onToolCall?(pieces: readonly ToolCallPiece[]): void;
+  /** The turn's tool calls as they stream, piece by piece (a streamed answer only; the whole calls come to `finished` as ever); a promise holds the reading as onText's does. */
+  onToolCall?(pieces: readonly ToolCallPiece[]): void | Promise<void>;
   /** A deployment accepted the turn's call (before any of its text). */
   onAccepted?(deployment: DeploymentConfig, turn: TurnInfo): void;
   /** The turn, read: an answer ends the loop, undefined goes on to the next turn. */

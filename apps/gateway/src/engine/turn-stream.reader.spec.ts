@@ -62,7 +62,9 @@ describe('readTurnStream', () => {
       event({ content: 'Checking.' }) + call(0, { name: 'get_weather', arguments: '' }, 'a') + call(0, { arguments: '{"city":' }),
       call(0, { arguments: '"Oslo"}' }) + call(1, { name: 'get_time', arguments: '{}' }, 'b') + event({}, 'tool_calls') + 'data: [DONE]\n\n',
     ];
-    const answer = await readTurnStream(bodyOf(reads, log), new AbortController().signal, logText(log), undefined, (pieces) => log.push(`calls ${JSON.stringify(pieces)}`));
+    const answer = await readTurnStream(bodyOf(reads, log), new AbortController().signal, logText(log), undefined, (pieces) => {
+      log.push(`calls ${JSON.stringify(pieces)}`);
+    });
     expect(log).toEqual([
       'read 0',
       'text Checking.',
@@ -103,6 +105,29 @@ describe('readTurnStream', () => {
     release();
     expect(await reading).toMatchObject({ content: 'abc' });
     expect(log).toEqual(['text a', 'text b|c']);
+  });
+
+  it('reads nothing more while tool-call pieces wait on the client’s socket either', async () => {
+    const log: string[] = [];
+    let release!: () => void;
+    const body = new Readable({ read() {} });
+    const call = (args: string) => event({ tool_calls: [{ index: 0, id: 'a', type: 'function', function: { name: 'f', arguments: args } }] });
+    const reading = readTurnStream(body, new AbortController().signal, undefined, undefined, (pieces) => {
+      log.push(`calls ${pieces.map((p) => p.arguments).join('|')}`);
+      if (pieces[0]!.arguments === '{') return new Promise<void>((r) => (release = r));
+    });
+    body.push(call('{'));
+    await nextLoopTurn();
+    body.push(call('"x":'));
+    await nextLoopTurn();
+    body.push(call('1}') + event({}, 'tool_calls'));
+    body.push('data: [DONE]\n\n');
+    body.push(null);
+    await nextLoopTurn();
+    expect(log).toEqual(['calls {']);
+    release();
+    expect((await reading).toolCalls[0]!.function.arguments).toBe('{"x":1}');
+    expect(log).toEqual(['calls {', 'calls "x":|1}']);
   });
 
   it('fails with upstream_error for a body that breaks off, and for an event that is not JSON', async () => {

@@ -81,8 +81,8 @@ export function readTurnStream(
   signal: AbortSignal,
   onText?: TextHandler,
   idleMs?: number,
-  /** Tool-call pieces as they arrive (the Responses API streams a function call's arguments), after the same read's text. */
-  onToolCall?: (pieces: readonly ToolCallPiece[]) => void,
+  /** Tool-call pieces as they arrive (the Responses API streams a function call's arguments), after the same read's text; a promise holds the reading as onText's does. */
+  onToolCall?: (pieces: readonly ToolCallPiece[]) => void | Promise<void>,
 ): Promise<TurnAnswer> {
   const answer: TurnAnswer = { content: '', toolCalls: [], finishReason: null, usage: { prompt_tokens: 0, completion_tokens: 0 } };
   // By the index the upstream gives each call: a Map, not an array, so that an index of 99999999
@@ -202,16 +202,29 @@ export function readTurnStream(
       // An abort's reason goes on as it came (what the engine's callers expect of an abort).
       settle(signal.aborted ? (err as Error) : answerFailure(err));
     };
-    /** Hands a read's tool-call pieces on (text first: a model writes before it calls); false if the listener failed. */
+    /** Reads nothing more until `r` settles (the client's socket is full), then goes on. */
+    const hold = (r: Promise<void>, then: () => boolean = () => true) => {
+      waiting = true;
+      r.then(() => {
+        waiting = false;
+        if (!then()) return;
+        if (ended) finish();
+        else pump();
+      }, fail);
+    };
+    /** Hands a read's tool-call pieces on (text first: a model writes before it calls); false if the listener failed or its promise holds the reading. */
     const handOn = (pieces: ToolCallPiece[]): boolean => {
       if (pieces.length === 0 || !onToolCall) return true;
+      let r: void | Promise<void>;
       try {
-        onToolCall(pieces);
-        return true;
+        r = onToolCall(pieces);
       } catch (err) {
         fail(err);
         return false;
       }
+      if (!r) return true;
+      hold(r);
+      return false;
     };
     /** Hands the pending text on; false while its promise holds the reading. */
     const flush = (): boolean => {
@@ -229,13 +242,7 @@ export function readTurnStream(
         return false;
       }
       if (!r) return handOn(pieces);
-      waiting = true;
-      r.then(() => {
-        waiting = false;
-        if (!handOn(pieces)) return;
-        if (ended) finish();
-        else pump();
-      }, fail);
+      hold(r, () => handOn(pieces));
       return false;
     };
     let tailFed = false;

@@ -190,6 +190,8 @@ export class ResponseLoopService {
         response.status = 'completed';
         return 'stopped';
       }
+      // The tools' items (a fetched page, search results) reach the client before the next turn is asked for.
+      await events.drained();
       return undefined;
     };
 
@@ -197,10 +199,15 @@ export class ResponseLoopService {
       {
         request,
         finished,
-        onToolCall: (pieces) => calls!.pieces(pieces),
+        // Each read's events queued, the next read waits while the client's socket is full.
+        onToolCall: (pieces) => {
+          calls!.pieces(pieces);
+          return events.drained();
+        },
         onText: (deltas) => {
           if (oneDocument) return;
           for (const delta of deltas) message!.delta(delta);
+          return events.drained();
         },
         onAccepted: (deployment) => {
           if (accepted) return;
@@ -283,7 +290,10 @@ export class ResponseLoopService {
           call,
           kind: hosted,
           item,
-          run: () => Promise.resolve(query ? runToolSearch(query, run.toolSet.searchable(), loadedBefore) : failedOutcome('invalid_arguments', 'tool_search needs a non-empty "query" string')),
+          run: () =>
+            Promise.resolve(
+              query ? runToolSearch(query, run.toolSet.searchable(), loadedBefore) : failedOutcome('invalid_arguments', 'tool_search needs a non-empty "query" string'),
+            ),
         };
       }
       case undefined:

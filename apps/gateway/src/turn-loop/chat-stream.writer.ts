@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ApiError } from '../errors/api-error.js';
 import type { TurnUsage } from '../engine/turn-stream.reader.js';
+import { drained } from '../http/drained.js';
 import { holdOpenStream } from '../http/open-streams.js';
 import { VENDOR_FRAME_KEY } from '../openai/vendor-frame.js';
 import { trackOpenStream } from '../metrics/gateway.metrics.js';
@@ -123,16 +124,4 @@ export class ChatStreamWriter {
     clearInterval(this.keepAlive);
     if (!this.res.destroyed) this.res.end();
   }
-}
-
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.once('drain', done);
-    res.once('close', done);
-  });
 }
