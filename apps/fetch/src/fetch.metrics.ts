@@ -95,14 +95,14 @@ export const recordCacheLookup = (hit: boolean) => cache.inc({ result: hit ? 'hi
 
 const extractions = metrics.histogram({
   name: 'drael_fetch_extraction_duration_seconds',
-  help: "Tasks on the extraction threads (waiting for a thread included), by task (read: an HTML page; json: a JSON body formatted; focus: a page's focus found; encoding: an unlabelled body's encoding told) and outcome: ok, fetch_timeout (past FETCH_EXTRACT_TIMEOUT_MS: the thread was ended), body_too_large (past the thread's heap), fetch_busy (no thread within the tenant's share or the queue), internal",
-  labels: { task: ['read', 'json', 'focus', 'encoding'], outcome: ['ok', 'fetch_timeout', 'body_too_large', 'fetch_busy', 'internal'] },
+  help: "Tasks on the extraction threads (waiting for a thread included), by task (read: an HTML page; text: a body that is not HTML formatted, JSON indented; focus: a page's focus found; encoding: an unlabelled body's encoding told) and outcome: ok, fetch_timeout (past FETCH_EXTRACT_TIMEOUT_MS: the thread was ended), body_too_large (past the thread's heap), fetch_busy (no thread within the tenant's share or the queue), internal",
+  labels: { task: ['read', 'text', 'focus', 'encoding'], outcome: ['ok', 'fetch_timeout', 'body_too_large', 'fetch_busy', 'internal'] },
 });
 
 const EXTRACTION_OUTCOMES: ReadonlySet<string> = new Set(['fetch_timeout', 'body_too_large', 'fetch_busy']);
 
 /** What the extraction threads do (extract/page-reader.worker.ts's exports). */
-export type ExtractionTask = 'read' | 'json' | 'focus' | 'encoding';
+export type ExtractionTask = 'read' | 'text' | 'focus' | 'encoding';
 
 /** One task on the extraction threads (extract/extraction-pool.ts), recorded. */
 export function measureExtraction<T>(task: ExtractionTask, run: () => Promise<T>): Promise<T> {

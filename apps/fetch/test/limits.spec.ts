@@ -1,4 +1,4 @@
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FetchRuntime } from '../src/fetch.runtime.js';
 import { FETCH_TIMEOUT_MS, MAX_BODY_BYTES, MAX_REDIRECTS } from '../src/http/http-fetcher.js';
@@ -19,6 +19,15 @@ beforeAll(async () => {
         res.writeHead(200, { 'content-type': 'text/html' });
         res.write('<p>start</p>');
         return; // body never ends
+      case '/slow-compressed': {
+        // The first half of a compressed page, then nothing: the body never ends.
+        const encoding = url.searchParams.get('e') ?? 'gzip';
+        const page = Buffer.from(article('Compressed, then silence', 40));
+        const body = encoding === 'br' ? brotliCompressSync(page) : encoding === 'deflate' ? deflateSync(page) : gzipSync(page);
+        res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': encoding });
+        res.write(body.subarray(0, body.length >> 1));
+        return;
+      }
       case '/big':
         res.writeHead(200, { 'content-type': 'text/html' });
         res.end('<p>' + 'x'.repeat(MAX_BODY_BYTES) + '</p>');
@@ -99,6 +108,25 @@ describe('limits', () => {
   it('a body that never ends → fetch_timeout', async () => {
     const err = await failure(fast.pages.fetch({ url: site.url('/slow-body'), render: 'http' }));
     expect(err.code).toBe('fetch_timeout');
+  });
+
+  it('a compressed body that never ends → fetch_timeout, whatever its encoding (the decompressor never heard of the timeout: the fetch hung for good)', async () => {
+    for (const encoding of ['gzip', 'br', 'deflate']) {
+      const err = await failure(fast.pages.fetch({ url: site.url(`/slow-compressed?e=${encoding}`), render: 'http' }));
+      expect(err.code, encoding).toBe('fetch_timeout');
+    }
+  });
+
+  it("a name whose DNS never answers → dns_failure within the connect's time, not a fetch held for good", async () => {
+    const silent = { resolve: () => new Promise<never>(() => undefined) };
+    const deaf = makeRuntime({ allow: FIXTURE_ALLOW, browser: false, cache: false, resolver: silent });
+    try {
+      const err = await failure(deaf.pages.fetch({ url: 'http://dns-never-answers.com/', render: 'http' }));
+      expect(err.code).toBe('dns_failure');
+      expect(err.message).toMatch(/could not resolve dns-never-answers\.com within 3000 ms/);
+    } finally {
+      await deaf.close();
+    }
   });
 
   it('a body over 3 MB → body_too_large (streamed)', async () => {

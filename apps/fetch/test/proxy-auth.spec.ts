@@ -11,9 +11,20 @@ let site: FixtureServer;
 let runtime: FetchRuntime;
 let port: number;
 let good: string;
+// Resolves when the fixture's trickling answer to that path has lost its reader.
+const trickleClosed = new Map<string, () => void>();
 
 beforeAll(async () => {
-  site = await startFixtureServer(FIXTURE_HOST, (req, res) => html(res, article(`Proxied ${req.url}`, 3)));
+  site = await startFixtureServer(FIXTURE_HOST, (req, res) => {
+    if (!req.url?.startsWith('/trickle')) return html(res, article(`Proxied ${req.url}`, 3));
+    // A body that goes on for as long as its reader stays: a byte a second.
+    res.writeHead(200, { 'content-type': 'text/html' }).write('<p>');
+    const tick = setInterval(() => res.write('.'), 1_000);
+    res.once('close', () => {
+      clearInterval(tick);
+      trickleClosed.get(req.url!)?.();
+    });
+  });
   runtime = makeRuntime({ allow: FIXTURE_ALLOW, cache: false });
   await runtime.browser!.warm();
   port = runtime.proxy!.port!;
@@ -94,6 +105,24 @@ describe('filtering proxy credential', () => {
     expect(res.body).toContain('Proxied /allowed');
     const line = await rawHead(`CONNECT ${FIXTURE_HOST}:${site.port} HTTP/1.1\r\nhost: ${FIXTURE_HOST}:${site.port}\r\nproxy-authorization: ${good}\r\n\r\n`);
     expect(line).toMatch(/^HTTP\/1\.1 200/);
+  });
+
+  it("the upstream of a plain-http request goes when the browser's side does (each page-aborted request kept its upstream open for as long as the server trickled)", async () => {
+    const path = '/trickle-aborted';
+    const closed = new Promise<void>((resolve) => trickleClosed.set(path, resolve));
+    const first = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(`GET ${site.url(path)} HTTP/1.1\r\nhost: ${FIXTURE_HOST}:${site.port}\r\nproxy-authorization: ${good}\r\n\r\n`));
+      socket.setEncoding('utf8');
+      // The answer has begun: the browser's side lets go.
+      socket.once('data', (c: string) => {
+        socket.destroy();
+        resolve(c.split('\r\n')[0]!);
+      });
+      socket.on('error', reject);
+    });
+    expect(first).toMatch(/^HTTP\/1\.1 200/);
+    // The server sees its reader go (without the fix: never, and the test times out).
+    await closed;
   });
 
   it('each process gets its own random credential', () => {

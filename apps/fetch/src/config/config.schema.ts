@@ -32,7 +32,7 @@ export const configSchema = z.object({
   FETCH_BROWSER: z.enum(['on', 'off']).default('on'),
   /**
    * Pages' HTML is read (parsed, its content found, made markdown) on worker threads, never on the
-   * event loop, and so is the rest of the work a page decides: a JSON body formatted, a focus
+   * event loop, and so is the rest of the work a page decides: a body that is not HTML formatted, a focus
    * found, an unlabelled body's encoding told (extract/extraction-pool.ts): at most this many at
    * once; more wait in line.
    */

@@ -3,12 +3,12 @@ import { ANONYMOUS_TENANT, FairSlots, type FairSlotLimits, type Refusal } from '
 import { Piscina } from 'piscina';
 import { fetchError, FetchError } from '../fetch-error.js';
 import { measureExtraction, watchExtraction, type ExtractionTask } from '../fetch.metrics.js';
-import type { FocusRequest, ReadPage, ReadRequest } from './page-reader.worker.js';
+import type { FocusRequest, ReadPage, ReadRequest, TextRequest } from './page-reader.worker.js';
 
 /** Each task's export in page-reader.worker.ts. */
-const EXPORT_OF: Record<ExtractionTask, string> = { read: 'default', json: 'formatJson', focus: 'focusContent', encoding: 'detectEncoding' };
+const EXPORT_OF: Record<ExtractionTask, string> = { read: 'default', text: 'formatText', focus: 'focusContent', encoding: 'detectEncoding' };
 // What each task is, in its refusals' messages.
-const WHAT: Record<ExtractionTask, string> = { read: 'reading the page', json: 'formatting the JSON', focus: 'finding the focus', encoding: "telling the page's encoding" };
+const WHAT: Record<ExtractionTask, string> = { read: 'reading the page', text: 'formatting the text', focus: 'finding the focus', encoding: "telling the page's encoding" };
 
 // The worker thread runs the built module: the service runs from dist, and the tests, which run the
 // sources in-process, come after the build (`pnpm test` builds first). From src/extract and from
@@ -34,7 +34,7 @@ export interface ExtractionPoolOptions {
 
 /**
  * Does the work whose cost a fetched page decides on worker threads (piscina), never on the
- * service's event loop: reading an HTML page, formatting a JSON body, finding a focus in a page's
+ * service's event loop: reading an HTML page, formatting a body that is not HTML, finding a focus in a page's
  * content, telling an unlabelled body's encoding. Such work held the loop for seconds to minutes
  * on a hostile page (a few kilobytes of nested `<div>`s: linkedom's parse grows with the square of
  * the depth; 3 MB of nested JSON brackets: 1.7 s), and every other fetch, health answer and
@@ -66,9 +66,9 @@ export class ExtractionPool {
     return this.run<ReadPage>('read', req, { url: req.url, tenant });
   }
 
-  /** A JSON body indented for reading (as it came when it is not JSON); bounded as `read`. */
-  formatJson(text: string, page: PageOf): Promise<string> {
-    return this.run<string>('json', text, page);
+  /** The content of a body that is not HTML (JSON indented, XML fenced; page-reader.worker.ts formatText); bounded as `read`. */
+  formatText(req: TextRequest, page: PageOf): Promise<string> {
+    return this.run<string>('text', req, page);
   }
 
   /** The parts of a page's content about `focus` (focus.ts's applyFocus); bounded as `read`. */

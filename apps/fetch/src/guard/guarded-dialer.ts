@@ -46,8 +46,11 @@ export class GuardedDialer {
       const reserved = reservedName(bare);
       if (reserved) throw blocked(where, bare, reserved);
       try {
-        addresses = (await this.resolver.resolve(bare)).map((a) => a.address);
+        addresses = (await withinTime(this.resolver.resolve(bare), this.connectTimeoutMs, signal)).map((a) => a.address);
       } catch (err) {
+        if (err instanceof ResolveTimeout) {
+          throw fetchError('dns_failure', `could not resolve ${bare} within ${this.connectTimeoutMs} ms`, { url: where, cause: 'timeout' }, true);
+        }
         throw fetchError('dns_failure', `could not resolve ${bare}`, { url: where, cause: (err as NodeJS.ErrnoException).code ?? String(err) }, true);
       }
       if (addresses.length === 0) throw fetchError('dns_failure', `${bare} has no address`, { url: where }, true);
@@ -91,4 +94,35 @@ export class GuardedDialer {
       socket.once('connect', () => done());
     });
   }
+}
+
+class ResolveTimeout extends Error {}
+
+/**
+ * The lookup's answer, or a refusal once it has taken `ms` (or the fetch was aborted). A lookup is
+ * part of connecting and gets the connect's time: a name whose DNS answered slowly held the fetch
+ * past its own timeout (6 s against 1.5), one that never answered held it for good, as the HTTP
+ * path's connector cannot be aborted before it returns. getaddrinfo itself cannot be stopped; its
+ * answer, when it comes, is dropped.
+ */
+function withinTime<T>(lookup: Promise<T>, ms: number, signal: AbortSignal | undefined): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const stop = (err: Error) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      reject(err);
+    };
+    const onAbort = () => stop(signal!.reason instanceof Error ? signal!.reason : new ResolveTimeout('aborted'));
+    const timer = setTimeout(() => stop(new ResolveTimeout(`no answer within ${ms} ms`)), ms);
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    lookup.then(
+      (value) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => stop(err instanceof Error ? err : new Error(String(err))),
+    );
+  });
 }

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable, type Transform } from 'node:stream';
 import { Agent, errors as undiciErrors, request } from 'undici';
 import { fetchError, FetchError } from '../fetch-error.js';
 import type { AddressPolicy } from '../guard/address-policy.js';
@@ -182,17 +182,29 @@ function tooLarge(max: number, url: string): FetchError {
   return fetchError('body_too_large', `body is larger than ${max} bytes`, { max_bytes: max, url });
 }
 
+/**
+ * The body as its Content-Encoding says to read it. Joined with pipeline, not pipe: pipe does not
+ * pass the body's error on, so when the fetch's timeout ended a compressed body that had stalled,
+ * the read of the decompressor waited for ever (the fetch never answered, and the replica, its
+ * request in flight, could never leave its queue group).
+ */
 function decoded(body: Readable, encoding: string | undefined): Readable {
+  const decoder = decoderFor(encoding);
+  // The error reaches the reader through the decoder; the callback only keeps it from being unhandled.
+  return decoder ? pipeline(body, decoder, () => undefined) : body;
+}
+
+function decoderFor(encoding: string | undefined): Transform | undefined {
   switch (encoding?.trim().toLowerCase()) {
     case 'gzip':
     case 'x-gzip':
-      return body.pipe(createGunzip());
+      return createGunzip();
     case 'deflate':
-      return body.pipe(createInflate());
+      return createInflate();
     case 'br':
-      return body.pipe(createBrotliDecompress());
+      return createBrotliDecompress();
     default:
-      return body;
+      return undefined;
   }
 }
 

@@ -32,7 +32,7 @@ export class FetchPageService {
     private readonly policy: AddressPolicy,
     private readonly http: HttpFetcher,
     private readonly browser: BrowserPool | undefined,
-    private readonly reader: Pick<ExtractionPool, 'read' | 'formatJson' | 'focus'>,
+    private readonly reader: Pick<ExtractionPool, 'read' | 'formatText' | 'focus'>,
     private readonly cache: PageCache | undefined,
   ) {}
 
@@ -187,15 +187,10 @@ export class FetchPageService {
         canonical: null,
         lang: null,
         content_type: mime,
-        content: kind === 'json' ? fenced('json', await this.reader.formatJson(text, { url: finalUrl, tenant })) : kind === 'xml' ? fenced('xml', text.trim()) : text.trim(),
+        content: await this.reader.formatText({ kind, text }, { url: finalUrl, tenant }),
       },
     };
   }
-}
-
-function fenced(lang: string, body: string): string {
-  const fence = body.includes('```') ? '~~~~' : '```';
-  return `${fence}${lang}\n${body}\n${fence}`;
 }
 
 function boundBytes(text: string, maxBytes: number): { text: string; truncated: boolean } {
