@@ -29,6 +29,10 @@ export function nestedDeeperThan(value: unknown, limit: number): boolean {
  */
 export const DEPTH_PRESCAN_FROM_BYTES = 4 * 1024;
 
+/** The bytes JSON's structure is written with, for the scanners that read JSON text before it is parsed. */
+export const JSON_BYTE = { QUOTE: 0x22, BACKSLASH: 0x5c, OPEN_BRACE: 0x7b, CLOSE_BRACE: 0x7d, OPEN_BRACKET: 0x5b, CLOSE_BRACKET: 0x5d, COMMA: 0x2c } as const;
+const { QUOTE, BACKSLASH, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET } = JSON_BYTE;
+
 /**
  * True when JSON text nests arrays or objects more than `limit` levels deep, told from its bytes
  * (UTF-8) before it is parsed: one pass that counts brackets and skips strings with a native
@@ -64,10 +68,3 @@ export function closingQuoteOf(bytes: Uint8Array, from: number): number {
   }
   return -1;
 }
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;

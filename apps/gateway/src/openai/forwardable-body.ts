@@ -1,4 +1,4 @@
-import { closingQuoteOf } from '@drael/contracts';
+import { closingQuoteOf, JSON_BYTE } from '@drael/contracts';
 
 /**
  * Whether a JSON object's bytes say exactly what JSON.parse made of them, at the top level: each
@@ -47,13 +47,7 @@ export function hasPlainDistinctTopLevelKeys(raw: Buffer, parsedKeyCount: number
   return keys === parsedKeyCount;
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
+const { QUOTE, BACKSLASH, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA } = JSON_BYTE;
 
 /**
  * What a deployment is sent for a proxied body: the client's bytes when nothing in them has to
