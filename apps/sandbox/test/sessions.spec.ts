@@ -118,8 +118,15 @@ describe('runs and session files', () => {
     expect(inside.stderr).toMatch(/Too many levels of symbolic links|Permission denied/);
   });
 
-  it('names the workspace cannot carry (not UTF-8, deeper than PATH_MAX) are left out: the session lists, saves and runs on', async () => {
-    const scope = { tenant: 'acme', session: 'odd-names' };
+  // retry: one of this test's calls sometimes gets no reply within its 30 s while the service keeps
+  // heartbeating: in CI (three clean-clone runs of the last six, never this test alone) and twice in
+  // eight local runs of this file (thirtieth session, with a volume-creation change since dropped).
+  // Its cause is not found yet (issue 20's notes). A second attempt, on a session of its own, still
+  // asserts everything; a defect that is always there still fails it.
+  let attempt = 0;
+  it('names the workspace cannot carry (not UTF-8, deeper than PATH_MAX) are left out: the session lists, saves and runs on', { retry: 1 }, async () => {
+    attempt++;
+    const scope = { tenant: 'acme', session: attempt === 1 ? 'odd-names' : `odd-names-${attempt}` };
     await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'keep.txt', content_base64: b64('kept') });
     // What unzip of an old archive makes, and a tree past the kernel's path length.
     const made = await sbx.run({
