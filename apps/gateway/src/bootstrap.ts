@@ -13,7 +13,7 @@ import { AdminToken } from './auth/admin-token.js';
 import { refuseUnread, registerRouteAccess } from './auth/route-access.hook.js';
 import { lingerIfBodyUnread } from './http/lingering-close.js';
 import { ApiError } from './errors/api-error.js';
-import { closeStalledBodies } from './http/body-idle.js';
+import { closeStalledConnections } from './http/stalled-connections.js';
 import { endResumableStreams } from './http/open-streams.js';
 import { answerBareRefusals, refuseMissingHost } from './http/bare-refusals.js';
 import { continueWhenBodyIsRead } from './http/expect-continue.js';
@@ -84,7 +84,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         fastifyHandler(req, res);
       }),
     );
-    closeStalledBodies(server, config.HTTP_BODY_IDLE_TIMEOUT_MS);
+    closeStalledConnections(server, { bodyIdleMs: config.HTTP_BODY_IDLE_TIMEOUT_MS, sendIdleMs: config.HTTP_SEND_IDLE_TIMEOUT_MS });
     answerBareRefusals(server);
     continueWhenBodyIsRead(server);
     return server;

@@ -24,6 +24,8 @@ const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 const prefix = testPrefix('gw-edge');
 let upstream: ScriptedUpstream;
+// Answers far larger than two sockets' buffers, for clients that stop reading.
+let bigUpstream: ScriptedUpstream;
 let gateway: GatewayProcess;
 let nats: NatsRpcClient;
 let revoked: TestKey;
@@ -31,6 +33,14 @@ let routes: LoggedRoute[];
 
 beforeAll(async () => {
   upstream = await startScriptedUpstream({ turns: [{ type: 'text', content: 'ok' }], whenExhausted: 'repeat' });
+  bigUpstream = await startScriptedUpstream({
+    turns: [],
+    // Client tools: a flood (80 MiB, as fast as it is read); catalogue mode: 16 MiB of text in 4 KiB deltas.
+    choose: (body: { tools?: unknown[] }) =>
+      body.tools?.some((t) => (t as { function?: { name?: string } }).function?.name === 'client_tool')
+        ? { type: 'flood', bytes: 80 * MIB }
+        : { type: 'text', content: Array.from({ length: 4096 }, () => 'x'.repeat(4096)) },
+  });
   gateway = await startGatewayProcess({
     NATS_URL,
     DRAEL_NATS_PREFIX: prefix,
@@ -41,7 +51,8 @@ beforeAll(async () => {
     // Short, so the timeout tests finish quickly; the defaults are 10 s and 15 s.
     HTTP_HEADERS_TIMEOUT_MS: '2000',
     HTTP_BODY_IDLE_TIMEOUT_MS: '3000',
-    DRAEL_MODELS: JSON.stringify({ 'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model' } }),
+    HTTP_SEND_IDLE_TIMEOUT_MS: '3000',
+    DRAEL_MODELS: JSON.stringify({ 'gpt-test': { base_url: upstream.baseUrl, model: 'upstream-model' }, 'gpt-big': { base_url: bigUpstream.baseUrl, model: 'big-model' } }),
   });
   nats = await NatsRpcClient.connect({ servers: NATS_URL, prefix });
   revoked = await createTestKey(nats, {});
@@ -53,9 +64,11 @@ afterAll(async () => {
   await nats?.close();
   await gateway?.stop();
   await upstream?.close();
+  await bigUpstream?.close();
 });
 
 const json = { 'content-type': 'application/json' };
+const MIB = 1024 * 1024;
 const bodyFor = (method: string) => (['POST', 'PUT', 'PATCH'].includes(method) ? '{}' : undefined);
 
 /** Spellings of one path that a router might fold onto a route, or not. */
@@ -441,6 +454,43 @@ describe('hostile input is a 4xx decided at the edge', () => {
       expect(isEnvelope(r.body)).toBe(true);
     }
   });
+});
+
+describe('a client that stops reading', () => {
+  const clientTools = [{ type: 'function', function: { name: 'client_tool', parameters: { type: 'object', properties: {} } } }];
+  it.each([
+    // The answer still coming from the upstream when the client stops: that call is dropped too.
+    ['proxy mode, streamed', { tools: clientTools, stream: true }, true],
+    ['proxy mode, whole', { tools: clientTools }, true],
+    ['catalogue mode, streamed', { stream: true }, true],
+    // The upstream's whole answer was read before the client's was written.
+    ['catalogue mode, whole', {}, false],
+  ])(
+    '%s: is closed after HTTP_SEND_IDLE_TIMEOUT_MS, its upstream call dropped',
+    async (_mode, fields, upstreamStillAnswering) => {
+      const body = JSON.stringify({ model: 'gpt-big', messages: [{ role: 'user', content: 'a long answer, please' }], ...fields });
+      const asked = bigUpstream.requests.length;
+      const dropped = bigUpstream.aborted.length;
+      const { hostname, port } = new URL(gateway.url);
+      const socket = connect({ host: hostname, port: Number(port) });
+      socket.on('error', () => undefined);
+      await new Promise<void>((resolve) => socket.once('connect', resolve));
+      // Reads nothing, ever: what the gateway sends fills the two kernel buffers and then waits.
+      socket.pause();
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\nauthorization: Bearer ${gateway.apiKey}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      await bigUpstream.waitForRequests(asked + 1, 20_000);
+      await vi.waitFor(() => expect(serverHoldsConnection(Number(port), socket.localPort!)).toBe(true), { timeout: 5_000, interval: 50 });
+      // Let go: the gateway no longer holds the socket, and the upstream saw its call dropped.
+      await vi.waitFor(() => expect(serverHoldsConnection(Number(port), socket.localPort!)).toBe(false), { timeout: 30_000, interval: 250 });
+      if (upstreamStillAnswering) await vi.waitFor(() => expect(bigUpstream.aborted.length).toBe(dropped + 1), { timeout: 10_000, interval: 100 });
+      socket.destroy();
+      // The gateway answers the next client as before.
+      expect((await rawRequest(gateway.url, 'GET', '/v1/models', gateway.authHeaders)).status).toBe(200);
+    },
+    60_000,
+  );
 });
 
 /**

@@ -8,6 +8,11 @@ export const httpConfigShape = {
   // Longest silence allowed while a request body is arriving (and on a connection that has sent
   // nothing yet); past it: 408, closed. At most 30 s (issue 15: a stalled body is closed within 30 s).
   HTTP_BODY_IDLE_TIMEOUT_MS: envInt(100, 30_000).default(15_000),
+  // Longest a client may take none of an answer's bytes waiting for it (it stopped reading: its
+  // request, upstream call and queued answer were held for as long as it kept the connection
+  // open); past it: closed, the request ended as for a client that left. Looked at in steps of
+  // HTTP_BODY_IDLE_TIMEOUT_MS. nginx's send_timeout is 60 s likewise.
+  HTTP_SEND_IDLE_TIMEOUT_MS: envInt(100, 3_600_000).default(60_000),
   // Time to receive a whole request, headers and body (a slow but moving upload); past it: 408, closed.
   HTTP_REQUEST_TIMEOUT_MS: envInt(1_000, 3_600_000).default(300_000),
   // Browser origins allowed to call the API (CORS), comma separated, each exactly as a browser

@@ -4,7 +4,7 @@ import { hasBody } from './request-input.js';
 
 // nginx's lingering_time: how long a client may go on sending before the socket is destroyed. A
 // client that goes quiet is let go by the server's idle timer (HTTP_BODY_IDLE_TIMEOUT_MS,
-// body-idle.ts), as any quiet connection is.
+// stalled-connections.ts), as any quiet connection is.
 const LINGER_TOTAL_MS = 30_000;
 // What is read and dropped at most: twice the default body limit.
 const LINGER_MAX_BYTES = 64 * 1024 * 1024;
