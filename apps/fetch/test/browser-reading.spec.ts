@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FetchRuntime } from '../src/fetch.runtime.js';
-import { FIXTURE_ALLOW, FIXTURE_HOST, html, makeRuntime, startFixtureServer, type FixtureServer } from './support/fixtures.js';
+import { MAX_RENDERED_HTML_CHARS } from '../src/browser/browser-pool.js';
+import { FIXTURE_ALLOW, FIXTURE_HOST, failure, html, makeRuntime, startFixtureServer, type FixtureServer } from './support/fixtures.js';
 
 // Pages whose article a script asks the site's API for after load, while the served HTML already
 // has text of its own (extraction pass, finding 4): the browser waits for that request, and auto
@@ -72,6 +73,33 @@ beforeAll(async () => {
           res,
           `<html><head><title>Static</title></head><body><main><div id="root"><article><h1>Static</h1>${paragraphs.map((p) => `<p>${p}</p>`).join('')}</article></div></main><script>console.log('hello');</script></body></html>`,
         );
+      case '/huge-dom':
+        // A few hundred bytes that render to more than the bound, in well under a second.
+        return html(
+          res,
+          `<html><head><title>Huge</title></head><body><p>Short page.</p><script>document.body.append('x'.repeat(${MAX_RENDERED_HTML_CHARS + 1_000_000}));</script></body></html>`,
+        );
+      case '/huge-dom-lying':
+        // The same, with the page's own serialisers made to say it is small (and its same-site
+        // frame, to hand back a body of any size).
+        return html(
+          res,
+          `<html><head><title>Huge</title></head><body><p>Short page.</p><script>
+document.body.append('x'.repeat(${MAX_RENDERED_HTML_CHARS + 1_000_000}));
+Object.defineProperty(Element.prototype, 'outerHTML', { get() { return '<html></html>'; } });
+XMLSerializer.prototype.serializeToString = () => '';
+</script></body></html>`,
+        );
+      case '/huge-frame':
+        return html(
+          res,
+          `<html><head><title>Framed</title></head><body><main><h1>Framed</h1><p>${paragraphs[0]}</p><iframe src="/huge-frame-inner"></iframe></main></body></html>`,
+        );
+      case '/huge-frame-inner':
+        return html(
+          res,
+          `<html><body><p>${paragraphs.join(' ')}</p><script>const big = 'y'.repeat(${MAX_RENDERED_HTML_CHARS + 1_000_000}); Object.defineProperty(document.body, 'innerHTML', { get: () => big });</script></body></html>`,
+        );
       default:
         res.writeHead(404).end();
     }
@@ -128,5 +156,23 @@ describe('content a script fetches after load', () => {
     expect(page.content).toContain('Paragraph 8 of the survey story');
     // One request: the HTML over HTTP; a browser render would have asked again.
     expect(site.hits.length - hits).toBe(1);
+  });
+});
+
+describe('a page that renders to more than the bound', () => {
+  it('is refused body_too_large before its HTML leaves the browser, however its scripts answer; the next page is read', async () => {
+    for (const path of ['/huge-dom', '/huge-dom-lying']) {
+      const err = await failure(runtime.pages.fetch({ url: site.url(path), render: 'browser' }));
+      expect(err.code, path).toBe('body_too_large');
+      expect(err.details).toMatchObject({ max_chars: MAX_RENDERED_HTML_CHARS });
+    }
+    const page = await runtime.pages.fetch({ url: site.url('/static'), render: 'browser' });
+    expect(page.content).toContain('Paragraph 8 of the survey story');
+  });
+
+  it('a same-site frame that hands back a body past the bound is left out, the page around it read', async () => {
+    const page = await runtime.pages.fetch({ url: site.url('/huge-frame'), render: 'browser' });
+    expect(page.content).toContain(paragraphs[0]);
+    expect(page.content).not.toContain('yyyyyyyy');
   });
 });

@@ -70,6 +70,7 @@ class RedirectCap {
   static async install(page: Page): Promise<RedirectCap> {
     const session = await page.context().newCDPSession(page);
     const cap = new RedirectCap(session);
+    pageSessions.set(page, session);
     await session.send('Fetch.enable', { patterns: [{ urlPattern: '*', resourceType: 'Document', requestStage: 'Request' }] });
     return cap;
   }
@@ -81,6 +82,41 @@ class RedirectCap {
 }
 
 const redirectCaps = new WeakMap<Page, RedirectCap>();
+// Each page's own CDP session (the one its RedirectCap listens on), for what Playwright has no call for.
+const pageSessions = new WeakMap<Page, CDPSession>();
+
+/**
+ * The most a rendered page may serialise to (UTF-16 code units, what `outerHTML.length` counts):
+ * past it the page is refused (body_too_large) before its HTML comes to this process. A script
+ * builds a DOM of hundreds of megabytes in a second, well within the render's time, and its
+ * serialisation arrived whole, as one protocol message, on the service's heap (every tenant's
+ * fetches lost with it). Far above real pages, whose rendered HTML is a few MB at most.
+ */
+export const MAX_RENDERED_HTML_CHARS = 16 * 1024 * 1024;
+
+/**
+ * How long the page's HTML is, counted in a world of its own (CDP's isolated world, as
+ * Playwright's `content()` serialises in its utility world): the page's scripts cannot change
+ * what `outerHTML` or XMLSerializer answer there. Undefined when the page cannot be asked (no
+ * session, a navigation in between): `content()` then runs as before.
+ */
+async function renderedLength(page: Page): Promise<number | undefined> {
+  const session = pageSessions.get(page);
+  if (!session) return undefined;
+  try {
+    const { frameTree } = await session.send('Page.getFrameTree');
+    const { executionContextId } = await session.send('Page.createIsolatedWorld', { frameId: frameTree.frame.id, worldName: 'drael-size' });
+    const { result } = await session.send('Runtime.evaluate', {
+      expression:
+        '(document.doctype ? new XMLSerializer().serializeToString(document.doctype).length : 0) + (document.documentElement ? document.documentElement.outerHTML.length : 0)',
+      contextId: executionContextId,
+      returnByValue: true,
+    });
+    return typeof result.value === 'number' ? result.value : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 interface Lease {
   page: Page;
@@ -192,6 +228,10 @@ export class BrowserPool {
         }
         const mime = (response.headers()['content-type'] ?? 'text/html').split(';')[0]!.trim().toLowerCase();
         await inlineHiddenText(page);
+        const length = await renderedLength(page);
+        if (length !== undefined && length > MAX_RENDERED_HTML_CHARS) {
+          throw fetchError('body_too_large', `the rendered page is larger than ${MAX_RENDERED_HTML_CHARS} characters`, { max_chars: MAX_RENDERED_HTML_CHARS, url });
+        }
         const html = await page.content();
         healthy = !signal?.aborted;
         return { finalUrl: page.url(), status: response.status(), mime, html };
@@ -515,7 +555,16 @@ async function inlineHiddenText(page: Page): Promise<void> {
   for (const frame of page.mainFrame().childFrames()) {
     if (site === undefined || siteOf(frame.url()) !== site) continue;
     try {
-      const body = await frame.evaluate((enough) => ((document.body?.innerText ?? '').trim().length >= enough ? document.body.innerHTML : undefined), FRAME_TEXT_CHARS);
+      // The frame's own world answers: it could hand back a string of any size (a getter of its
+      // own), so one past the page's bound stays in the browser.
+      const body = await frame.evaluate(
+        ([enough, most]) => {
+          if ((document.body?.innerText ?? '').trim().length < enough) return undefined;
+          const html: unknown = document.body.innerHTML;
+          return typeof html === 'string' && html.length <= most ? html : undefined;
+        },
+        [FRAME_TEXT_CHARS, MAX_RENDERED_HTML_CHARS] as const,
+      );
       if (body === undefined) continue;
       const element = await frame.frameElement();
       await element.evaluate((iframe, html) => {
