@@ -34,12 +34,22 @@ describe("a tenant's budget of saved bytes", () => {
     // The session listing says what the tenant stores and may store (every replica's records).
     expect(await sbx.call(sandboxCatalog.sessionsList, { tenant: 'tenant-x' })).toMatchObject({ total: 2, stored_bytes: 2 * BLOB, max_stored_bytes: 20 * 1024 * 1024 });
 
-    // The third session's save would pass the budget: refused, typed, with what to do.
-    const refused = await sbx.errorOf(sandboxCatalog.run, { tenant: 'tenant-x', session: 'x-2', runtime: 'bash', code: fill });
+    // The third session's save would pass the budget: refused, typed, with what to do; the run
+    // itself is answered (the program ran: its output is the caller's), its files not saved.
+    const unsavedRun = await sbx.run({ tenant: 'tenant-x', session: 'x-2', runtime: 'bash', code: fill });
+    expect(unsavedRun).toMatchObject({ ok: true, stdout: 'saved\n' });
+    const refused = unsavedRun.unsaved!;
     expect(refused).toMatchObject({ code: 'quota_exceeded', retryable: false, details: { max_stored_bytes: 20 * 1024 * 1024 } });
     expect((refused.details as { stored_bytes: number }).stored_bytes).toBeGreaterThanOrEqual(2 * BLOB);
     expect(refused.message).toContain('saved workspaces');
     expect(refused.message).not.toMatch(/sandbox\.|\.v1/);
+    // The record names no saved copy: nothing of x-2 went to the store.
+    const { kv: kvx, nc: ncx } = await placementKv(sbx.prefix);
+    try {
+      expect((JSON.parse((await kvx.get(placementKeyOf('tenant-x', 'x-2')))!.string()) as { object?: string }).object).toBeUndefined();
+    } finally {
+      await ncx.close();
+    }
     // A file written through the API is checked before it lands: refused, it is not there.
     const written = await sbx.errorOf(sandboxCatalog.filesWrite, {
       tenant: 'tenant-x',
@@ -51,10 +61,12 @@ describe("a tenant's budget of saved bytes", () => {
     const listed = await sbx.call(sandboxCatalog.filesList, { tenant: 'tenant-x', session: 'x-1' });
     expect(listed.files.map((f) => f.path)).not.toContain('big.bin');
     // A request's own workspace is the tenant's too.
-    const inRequest = await sbx.errorOf(sandboxCatalog.run, { tenant: 'tenant-x', session: 'req-x', scope: 'request', runtime: 'bash', code: fill });
-    expect(inRequest).toMatchObject({ code: 'quota_exceeded' });
+    const inRequest = await sbx.run({ tenant: 'tenant-x', session: 'req-x', scope: 'request', runtime: 'bash', code: fill });
+    expect(inRequest).toMatchObject({ ok: true, unsaved: { code: 'quota_exceeded' } });
     // What does not grow the store is never refused: a run that writes nothing, a session-less run.
-    expect(await sbx.run({ tenant: 'tenant-x', session: 'x-1', runtime: 'bash', code: 'echo same' })).toMatchObject({ ok: true, stdout: 'same\n' });
+    const same = await sbx.run({ tenant: 'tenant-x', session: 'x-1', runtime: 'bash', code: 'echo same' });
+    expect(same).toMatchObject({ ok: true, stdout: 'same\n' });
+    expect(same.unsaved).toBeUndefined();
     expect(await sbx.run({ tenant: 'tenant-x', runtime: 'python', code: 'print(6*7)' })).toMatchObject({ ok: true, stdout: '42\n' });
 
     // Another tenant has a budget of its own.
@@ -65,14 +77,16 @@ describe("a tenant's budget of saved bytes", () => {
     // A request workspace's saved copy counts while it lives: with one filled, the refused
     // session's files still do not fit; once the request's workspace is deleted, they do.
     expect(await sbx.run({ tenant: 'tenant-x', session: 'req-x2', scope: 'request', runtime: 'bash', code: fill })).toMatchObject({ ok: true, stdout: 'saved\n' });
-    expect(await sbx.errorOf(sandboxCatalog.run, { tenant: 'tenant-x', session: 'x-2', runtime: 'bash', code: 'true' })).toMatchObject({ code: 'quota_exceeded' });
+    expect(await sbx.run({ tenant: 'tenant-x', session: 'x-2', runtime: 'bash', code: 'true' })).toMatchObject({ ok: true, unsaved: { code: 'quota_exceeded' } });
     // Listed too: x-1's copy and the request's (x-0's file is gone); another tenant's is its own.
     expect(await sbx.call(sandboxCatalog.sessionsList, { tenant: 'tenant-x' })).toMatchObject({ stored_bytes: 2 * BLOB });
     expect(await sbx.call(sandboxCatalog.sessionsList, { tenant: 'tenant-y' })).toMatchObject({ total: 1, stored_bytes: BLOB });
     await sbx.call(sandboxCatalog.workspaceDelete, { tenant: 'tenant-x', session: 'req-x2', scope: 'request' });
     expect(await sbx.call(sandboxCatalog.sessionsList, { tenant: 'tenant-x' })).toMatchObject({ stored_bytes: BLOB });
     // The refused session's files, kept on the replica's disk, are saved by its next call once they fit.
-    expect(await sbx.run({ tenant: 'tenant-x', session: 'x-2', runtime: 'bash', code: 'stat -c %s blob.bin' })).toMatchObject({ ok: true, stdout: `${BLOB}\n` });
+    const fits = await sbx.run({ tenant: 'tenant-x', session: 'x-2', runtime: 'bash', code: 'stat -c %s blob.bin' });
+    expect(fits).toMatchObject({ ok: true, stdout: `${BLOB}\n` });
+    expect(fits.unsaved).toBeUndefined();
     const { kv: kv2, nc: nc2 } = await placementKv(sbx.prefix);
     try {
       const record = JSON.parse((await kv2.get(placementKeyOf('tenant-x', 'x-2')))!.string()) as { saved_bytes?: number; object?: string };
@@ -82,6 +96,6 @@ describe("a tenant's budget of saved bytes", () => {
       await nc2.close();
     }
     // Full again: x-1 and x-2.
-    expect(await sbx.errorOf(sandboxCatalog.run, { tenant: 'tenant-x', session: 'x-0', runtime: 'bash', code: fill })).toMatchObject({ code: 'quota_exceeded' });
+    expect(await sbx.run({ tenant: 'tenant-x', session: 'x-0', runtime: 'bash', code: fill })).toMatchObject({ ok: true, unsaved: { code: 'quota_exceeded' } });
   }, 180_000);
 });

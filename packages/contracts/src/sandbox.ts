@@ -73,12 +73,13 @@ export const SandboxRunReplySchema = z.object({
   timed_out: z.boolean(),
   oom_killed: z.boolean(),
   duration_s: z.number().nonnegative(),
-  // The run's changes to its session's files were not saved: its workspace holds more than a save
-  // keeps (quota_exceeded, details.limit: workspace_entries or workspace_path_bytes, details.max).
-  // The run's output above is its own; its files stay on the replica holding the session, lost if
-  // the session moves (its last saved copy is restored), until a later call finds the workspace
-  // within the limits again (e.g. after a run that deletes files) and saves it. Absent: saved, or
-  // a run without a session. Optional: older sandboxes omit it.
+  // The run's changes to its session's files were not saved (quota_exceeded): its workspace holds
+  // more than a save keeps (details.limit: workspace_entries or workspace_path_bytes, details.max),
+  // or they would take the tenant's saved workspaces past its budget (details.stored_bytes,
+  // details.max_stored_bytes). The run's output above is its own; its files stay on the replica
+  // holding the session, lost if the session moves (its last saved copy is restored), until a
+  // later call finds room again (e.g. after files are deleted) and saves it. Absent: saved, or a
+  // run without a session. Optional: older sandboxes omit it.
   unsaved: WireErrorSchema.optional(),
 });
 export type SandboxRunRequest = z.infer<typeof SandboxRunRequestSchema>;

@@ -63,10 +63,15 @@ export interface Route<E extends RoutedEntry> {
 // How often a replica forwarding a call checks that the session's holder still listens.
 const HOLDER_PROBE_MS = 1_000;
 
-/** A save refused because the workspace holds more than its manifest may list (workspace-manifest.ts ScanLimits). */
-function isWorkspaceOverLimit(err: RpcError): boolean {
+/**
+ * A save refused for room, the workspace's files kept on this replica's disk for a later save: the
+ * workspace holds more than its manifest may list (workspace-manifest.ts ScanLimits), or the
+ * tenant's saved copies would pass its budget (tenant-store-budget.ts).
+ */
+function isSaveRefusedForRoom(err: RpcError): boolean {
+  if (err.code !== 'quota_exceeded') return false;
   const limit = err.details?.limit;
-  return err.code === 'quota_exceeded' && (limit === 'workspace_entries' || limit === 'workspace_path_bytes');
+  return limit === 'workspace_entries' || limit === 'workspace_path_bytes' || err.details?.max_stored_bytes !== undefined;
 }
 
 /** NATS's immediate answer to a request nobody is subscribed to. */
@@ -192,8 +197,8 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
       else await this.placement.recordUse(key);
       return result;
     } catch (err) {
-      if (err instanceof RpcError && route.answerUnsaved && isWorkspaceOverLimit(err)) {
-        this.logger.warn({ key, limit: err.details?.limit }, 'session save refused: the workspace holds more than a save keeps');
+      if (err instanceof RpcError && route.answerUnsaved && isSaveRefusedForRoom(err)) {
+        this.logger.warn({ key, details: err.details }, 'session save refused for room: the files stay on this replica until a save fits');
         return (route.answerUnsaved as (reply: R, refused: RpcError) => R)(result, err);
       }
       if (err instanceof RpcError) throw err;
