@@ -119,31 +119,40 @@ describe('runs and session files', () => {
   });
 
   // retry: one of this test's calls sometimes gets no reply within its 30 s while the service keeps
-  // heartbeating: in CI (three clean-clone runs of the last six, never this test alone) and twice in
-  // eight local runs of this file (thirtieth session, with a volume-creation change since dropped).
-  // Its cause is not found yet (issue 20's notes). A second attempt, on a session of its own, still
-  // asserts everything; a defect that is always there still fails it.
+  // heartbeating: in CI (three clean-clone runs of the last six, never this test alone), twice in
+  // eight local runs of this file (thirtieth session), once in eleven runs of CI's first phase
+  // (thirty-first: the first call, a new session's file write, with no warning logged; the retry's
+  // took 54 ms). Its cause is not found yet (issue 20's notes). A second attempt, on a session of its
+  // own, still asserts everything; a defect that is always there still fails it.
   let attempt = 0;
   it('names the workspace cannot carry (not UTF-8, deeper than PATH_MAX) are left out: the session lists, saves and runs on', { retry: 1 }, async () => {
     attempt++;
-    const scope = { tenant: 'acme', session: attempt === 1 ? 'odd-names' : `odd-names-${attempt}` };
-    await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'keep.txt', content_base64: b64('kept') });
-    // What unzip of an old archive makes, and a tree past the kernel's path length.
-    const made = await sbx.run({
-      ...scope,
-      runtime: 'python',
-      code: 'import os\nopen(b"bad\\xff\\xfename", "w").write("x")\nos.makedirs("deep", exist_ok=True)\nos.chdir("deep")\nfor _ in range(25):\n    os.mkdir("d" * 200); os.chdir("d" * 200)\nopen("leaf.txt", "w").write("x")\nprint("made")',
-    });
-    // /work/deep plus 25 levels of 200-character names: past PATH_MAX (4,096 bytes) however the volume is mounted.
-    expect(made, made.stderr).toMatchObject({ ok: true, exit_code: 0, stdout: 'made\n' });
-    // Listed: what the workspace keeps (the deep tree's first levels, not its leaf); not a 500.
-    const listed = await sbx.call(sandboxCatalog.filesList, scope);
-    expect(listed.files.map((f) => f.path)).toContain('keep.txt');
-    expect(listed.files.some((f) => f.path.endsWith('leaf.txt') || f.path.startsWith('bad'))).toBe(false);
-    // Saved: writes and runs go on (the save of the session used to fail, and every write with it).
-    await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'after.txt', content_base64: b64('after') });
-    expect(await sbx.run({ ...scope, runtime: 'bash', code: 'cat keep.txt after.txt; ls | wc -l' })).toMatchObject({ ok: true, stdout: 'keptafter4\n' });
-    await sbx.call(sandboxCatalog.workspaceDelete, scope);
+    // What the service logged during a failed attempt (its slow-call warnings) goes to the test's
+    // output: the retry would otherwise leave no trace of the failure.
+    const logged = sbx.proc.output().length;
+    try {
+      const scope = { tenant: 'acme', session: attempt === 1 ? 'odd-names' : `odd-names-${attempt}` };
+      await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'keep.txt', content_base64: b64('kept') });
+      // What unzip of an old archive makes, and a tree past the kernel's path length.
+      const made = await sbx.run({
+        ...scope,
+        runtime: 'python',
+        code: 'import os\nopen(b"bad\\xff\\xfename", "w").write("x")\nos.makedirs("deep", exist_ok=True)\nos.chdir("deep")\nfor _ in range(25):\n    os.mkdir("d" * 200); os.chdir("d" * 200)\nopen("leaf.txt", "w").write("x")\nprint("made")',
+      });
+      // /work/deep plus 25 levels of 200-character names: past PATH_MAX (4,096 bytes) however the volume is mounted.
+      expect(made, made.stderr).toMatchObject({ ok: true, exit_code: 0, stdout: 'made\n' });
+      // Listed: what the workspace keeps (the deep tree's first levels, not its leaf); not a 500.
+      const listed = await sbx.call(sandboxCatalog.filesList, scope);
+      expect(listed.files.map((f) => f.path)).toContain('keep.txt');
+      expect(listed.files.some((f) => f.path.endsWith('leaf.txt') || f.path.startsWith('bad'))).toBe(false);
+      // Saved: writes and runs go on (the save of the session used to fail, and every write with it).
+      await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'after.txt', content_base64: b64('after') });
+      expect(await sbx.run({ ...scope, runtime: 'bash', code: 'cat keep.txt after.txt; ls | wc -l' })).toMatchObject({ ok: true, stdout: 'keptafter4\n' });
+      await sbx.call(sandboxCatalog.workspaceDelete, scope);
+    } catch (err) {
+      console.warn(`odd-names attempt ${attempt} failed: ${(err as Error).message}\nthe service logged meanwhile:\n${sbx.proc.output().slice(logged).slice(-20_000)}`);
+      throw err;
+    }
   });
 
   it('a hard link across mounts is refused (the workspace is its own filesystem)', async () => {

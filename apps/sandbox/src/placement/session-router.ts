@@ -115,7 +115,29 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
   call<E extends RoutedEntry>(entry: E, req: ParsedRequestOf<E>): Promise<ReplyOf<E>> {
     const route = this.routes.get(entry.subject);
     if (!route) throw new Error(`no route for ${entry.subject}`);
-    return this.answer(route, req, false) as Promise<ReplyOf<E>>;
+    return this.watched(entry.subject, route.timeoutMs?.(req) ?? entry.timeoutMs, this.answer(route, req, false) as Promise<ReplyOf<E>>);
+  }
+
+  /**
+   * A call still running at half the time its caller waits is logged then, and again when it is
+   * answered: what an operator needs to tell a slow replica (its engine, its disk, JetStream) from
+   * a caller's timeout. A run's wait is its program's own limit and more, so a run is logged only
+   * when it is slow against that.
+   */
+  private watched<T>(subject: string, waitMs: number, work: Promise<T>): Promise<T> {
+    const started = performance.now();
+    const halfMs = waitMs / 2;
+    const elapsed = () => Math.round(performance.now() - started);
+    const timer = setTimeout(
+      () => this.logger.warn({ subject, elapsed_ms: elapsed(), caller_waits_ms: waitMs }, 'sandbox call still running at half the time its caller waits'),
+      halfMs,
+    );
+    timer.unref();
+    return work.finally(() => {
+      clearTimeout(timer);
+      const took = elapsed();
+      if (took >= halfMs) this.logger.warn({ subject, took_ms: took, caller_waits_ms: waitMs }, 'slow sandbox call answered');
+    });
   }
 
   private async answer(route: Route<RoutedEntry>, req: ParsedRequestOf<RoutedEntry>, forwarded: boolean): Promise<unknown> {
