@@ -118,12 +118,13 @@ describe('runs and session files', () => {
     expect(inside.stderr).toMatch(/Too many levels of symbolic links|Permission denied/);
   });
 
-  // retry: one of this test's calls sometimes gets no reply within its 30 s while the service keeps
-  // heartbeating: in CI (three clean-clone runs of the last six, never this test alone), twice in
-  // eight local runs of this file (thirtieth session), once in eleven runs of CI's first phase
-  // (thirty-first: the first call, a new session's file write, with no warning logged; the retry's
-  // took 54 ms). Its cause is not found yet (issue 20's notes). A second attempt, on a session of its
-  // own, still asserts everything; a defect that is always there still fails it.
+  // retry: one of this test's calls sometimes got no reply within its 30 s while the service kept
+  // heartbeating (three CI runs of six, once in eleven local runs of CI's first phase). Found in
+  // the thirty-first session: its first call creates a session, whose cap check listed the
+  // tenant's keys with the KV library's keys(), which now and then waited for its consumer's 30 s
+  // heartbeat (a record written over while it listed; test/placement-listing.spec.ts). The listing
+  // no longer depends on it (placement/sandbox-stores.ts, liveKeys). The retry stays until clean
+  // CI runs confirm it; a failed attempt prints what the service logged.
   let attempt = 0;
   it('names the workspace cannot carry (not UTF-8, deeper than PATH_MAX) are left out: the session lists, saves and runs on', { retry: 1 }, async () => {
     attempt++;

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { Kvm, type KV } from '@nats-io/kv';
+import { Kvm, KvWatchInclude, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connectNats } from '@drael/nats-rpc';
 import type { SandboxConfig } from '../config/config.schema.js';
+import { SandboxError } from '../sandbox-error.js';
 
 /** Where sessions live across replicas: the one place the JetStream libraries are used. */
 export interface SandboxStores {
@@ -13,6 +14,8 @@ export interface SandboxStores {
   readonly nc: NatsConnection;
   /** key (kind.tenantHash.sessionHash) → SessionRecord, one revision per change (compare-and-set). */
   readonly placement: KV;
+  /** Every placement key holding a record now (not deleted) that matches `filter` (KV key syntax: `*`, `>`). */
+  placementKeys(filter?: string): Promise<string[]>;
   /** replicaId → heartbeat; the bucket's max age drops the entry of a replica that stopped beating. */
   readonly replicas: KV;
   /** The saved workspaces (a manifest and contents each, workspace-store.ts), named in their session's record. */
@@ -61,7 +64,8 @@ export async function openSandboxStores(config: SandboxConfig): Promise<SandboxS
     // history 1: only the current record matters; revisions still advance for compare-and-set.
     // An existing bucket (made by another replica, maybe with other settings) is used as it is.
     const openKv = (name: string, opts: { history: number; ttl?: number }) => kvm.create(name, { ...opts, replicas: config.SANDBOX_STORE_REPLICAS }).catch(() => kvm.open(name));
-    const placement = await openKv(bucketNameOf(config.SANDBOX_PLACEMENT_BUCKET, prefix, 'placement'), { history: 1 });
+    const placementBucket = bucketNameOf(config.SANDBOX_PLACEMENT_BUCKET, prefix, 'placement');
+    const placement = await openKv(placementBucket, { history: 1 });
     const replicas = await openKv(bucketNameOf(config.SANDBOX_REPLICAS_BUCKET, prefix, 'replicas'), { history: 1, ttl: ttlMs });
     const objm = new Objm(nc);
     const objects = bucketNameOf(config.SANDBOX_WORKSPACE_BUCKET, prefix, 'workspaces');
@@ -78,6 +82,7 @@ export async function openSandboxStores(config: SandboxConfig): Promise<SandboxS
       replicaId,
       nc,
       placement,
+      placementKeys: (filter = '>') => liveKeys(placement, jsm, placementBucket, filter),
       replicas,
       workspaces,
       removeObject: async (name) => {
@@ -112,4 +117,40 @@ export async function openSandboxStores(config: SandboxConfig): Promise<SandboxS
     const why = err instanceof Error ? err.message : String(err);
     throw new Error(`JetStream at ${config.NATS_URL} is needed for sandbox sessions (placement KV and workspace Object Store) and failed: ${why}`);
   }
+}
+
+// How long a listing of the placement's keys may take before it is given up (retryable).
+const LISTING_TIMEOUT_MS = 10_000;
+
+/**
+ * Every key of a KV bucket (history 1) that holds a value now and matches `filter`. Not the
+ * library's keys(): that one ends when a delivered entry says nothing more is pending, and a
+ * record written over while it lists can leave that count above zero for good (with history 1 the
+ * older message is dropped), so the listing ended only at its consumer's idle heartbeat, 30 s
+ * later. Seen here now and then: a new session's cap check or a tenant's budget check took
+ * 30,001 ms, and a file call waiting on it got no reply in time (apps/sandbox/test/sessions.spec.ts,
+ * issue 20's notes). Here the stream says first which subjects hold a message (one API request,
+ * exact), and the listing ends once each of them has been delivered, whatever the counts say.
+ */
+export async function liveKeys(kv: KV, jsm: JetStreamManager, bucket: string, filter: string): Promise<string[]> {
+  const subjectPrefix = `$KV.${bucket}.`;
+  const info = await jsm.streams.info(`KV_${bucket}`, { subjects_filter: `${subjectPrefix}${filter}` });
+  const waiting = new Set(Object.keys(info.state.subjects ?? {}));
+  if (waiting.size === 0) return [];
+  const live = new Map<string, boolean>();
+  const watch = await kv.watch({ key: filter, include: KvWatchInclude.LastValue, ignoreDeletes: false, headers_only: true });
+  const timer = setTimeout(() => watch.stop(), LISTING_TIMEOUT_MS);
+  try {
+    for await (const entry of watch) {
+      // A value, or a delete's marker: either way the key's latest, and its subject is seen.
+      live.set(entry.key, entry.operation === 'PUT');
+      waiting.delete(`${subjectPrefix}${entry.key}`);
+      if (waiting.size === 0) break;
+    }
+  } finally {
+    clearTimeout(timer);
+    watch.stop();
+  }
+  if (waiting.size > 0) throw new SandboxError('unavailable', `the session store did not list its records within ${LISTING_TIMEOUT_MS / 1000} s; retry`, true);
+  return [...live].filter(([, held]) => held).map(([key]) => key);
 }

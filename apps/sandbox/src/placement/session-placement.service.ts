@@ -345,9 +345,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private async tenantKeys(tenant: string): Promise<string[]> {
-    const keys: string[] = [];
-    for await (const k of await this.stores.placement.keys(`${this.workspaces.tenantKeyPrefix(tenant)}*`)) keys.push(k);
-    return keys;
+    return this.stores.placementKeys(`${this.workspaces.tenantKeyPrefix(tenant)}*`);
   }
 
   /**
@@ -392,9 +390,7 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
    */
   async sweepOrphans(): Promise<number> {
     let removed = 0;
-    const keys: string[] = [];
-    for await (const k of await this.stores.placement.keys()) keys.push(k);
-    for (const key of keys) {
+    for (const key of await this.stores.placementKeys()) {
       const maxIdleMs = key.startsWith('request.') ? this.config.SANDBOX_REQUEST_WORKSPACE_MAX_AGE_S * 1000 : this.config.SANDBOX_SESSION_MAX_IDLE_S * 1000;
       if (maxIdleMs <= 0) continue;
       const gone = await this.inChain(key, async () => {

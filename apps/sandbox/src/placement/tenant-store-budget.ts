@@ -115,8 +115,7 @@ export class TenantStoreBudget {
 
   /** The saved bytes every record of the tenant states (each replica's). */
   private async storedBytes(filter: string): Promise<number> {
-    const keys: string[] = [];
-    for await (const k of await this.stores.placement.keys(filter)) keys.push(k);
+    const keys = await this.stores.placementKeys(filter);
     const sizes = await Promise.all(
       keys.map(async (key) => {
         const entry = await this.stores.placement.get(key);
