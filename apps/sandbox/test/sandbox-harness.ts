@@ -82,9 +82,9 @@ export async function startSandbox(extraEnv: Record<string, string> = {}, option
 
 const sha = (t: string) => createHash('sha256').update(t).digest('hex').slice(0, 40);
 
-/** A session's key in the placement KV (WorkspaceService.keyOf: the hashes of its names on disk). */
-export function placementKeyOf(tenant: string, session: string): string {
-  return `session.${sha(`tenant\0${tenant}`)}.${sha(`session\0${tenant}\0${session}`)}`;
+/** A session's (or a request workspace's) key in the placement KV (WorkspaceService.keyOf: the hashes of its names on disk). */
+export function placementKeyOf(tenant: string, session: string, scope: 'session' | 'request' = 'session'): string {
+  return `${scope}.${sha(`tenant\0${tenant}`)}.${sha(`${scope}\0${tenant}\0${session}`)}`;
 }
 
 /** The placement KV of a sandbox's prefix, as the service names it; close `nc` when done. */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { sandboxCatalog } from '@drael/contracts';
 import { b64, placementKeyOf, placementKv, startSandbox, type Sandbox } from './sandbox-harness.js';
 
@@ -76,6 +77,32 @@ describe('sandbox.sessions.list.v1', () => {
     await sbx.restart();
     await sbx.call(sandboxCatalog.filesList, { tenant: 'del', session: 'keep' });
     expect((await list('del')).sessions.map((s) => s.id)).toEqual(['keep']);
+  });
+
+  it('a deleted session or request workspace leaves nothing in the placement stream (the KV delete left a marker per key for good); the id can be used again', async () => {
+    const { nc } = await placementKv(sbx.prefix);
+    const jsm = await jetstreamManager(nc);
+    const bucket = `${sbx.prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_sandbox_placement`;
+    const messagesOf = async (key: string) => Object.keys((await jsm.streams.info(`KV_${bucket}`, { subjects_filter: `$KV.${bucket}.${key}` })).state.subjects ?? {}).length;
+    try {
+      const made: [{ tenant: string; session: string; scope?: 'request' }, string][] = [
+        [{ tenant: 'gone', session: 'once' }, placementKeyOf('gone', 'once')],
+        [{ tenant: 'gone', session: 'req_once', scope: 'request' }, placementKeyOf('gone', 'req_once', 'request')],
+      ];
+      for (const [scope, key] of made) {
+        await sbx.call(sandboxCatalog.filesWrite, { ...scope, path: 'a', content_base64: b64('a') });
+        expect(await messagesOf(key)).toBe(1);
+        await sbx.call(sandboxCatalog.workspaceDelete, scope);
+        await expect.poll(() => messagesOf(key), { timeout: 10_000 }).toBe(0);
+      }
+      // Made again under the same id: a new, empty session, listed.
+      const session = { tenant: 'gone', session: 'once' };
+      await sbx.call(sandboxCatalog.filesWrite, { ...session, path: 'b', content_base64: b64('b') });
+      expect((await sbx.call(sandboxCatalog.filesList, session)).files.map((f) => f.path)).toEqual(['b']);
+      expect((await list('gone')).sessions.map((s) => s.id)).toEqual(['once']);
+    } finally {
+      await nc.close();
+    }
   });
 
   it('the refusal at the per-tenant cap names the HTTP routes that list and free sessions, never a NATS subject (it reaches API clients as is)', async () => {

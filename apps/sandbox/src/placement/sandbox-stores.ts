@@ -16,6 +16,13 @@ export interface SandboxStores {
   readonly placement: KV;
   /** Every placement key holding a record now (not deleted) that matches `filter` (KV key syntax: `*`, `>`). */
   placementKeys(filter?: string): Promise<string[]>;
+  /**
+   * Removes a placement record if it is still at `revision` (a compare-and-delete); true when it
+   * was. Nothing is left behind: the KV's own delete leaves a marker per key for good, and every
+   * request workspace is a key of its own, so the bucket (and every listing of it) grew with each
+   * one ever made. A record written since (a newer revision) is kept.
+   */
+  removeRecord(key: string, revision: number): Promise<boolean>;
   /** replicaId → heartbeat; the bucket's max age drops the entry of a replica that stopped beating. */
   readonly replicas: KV;
   /** The saved workspaces (a manifest and contents each, workspace-store.ts), named in their session's record. */
@@ -83,6 +90,12 @@ export async function openSandboxStores(config: SandboxConfig): Promise<SandboxS
       nc,
       placement,
       placementKeys: (filter = '>') => liveKeys(placement, jsm, placementBucket, filter),
+      removeRecord: async (key, revision) => {
+        // Every message of the key up to its revision: with history 1 that is the record itself,
+        // unless a newer revision has replaced it (then nothing, and the newer one stays).
+        const { purged } = await jsm.streams.purge(`KV_${placementBucket}`, { filter: `$KV.${placementBucket}.${key}`, seq: revision + 1 });
+        return purged > 0;
+      },
       replicas,
       workspaces,
       removeObject: async (name) => {

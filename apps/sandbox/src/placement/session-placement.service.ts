@@ -330,11 +330,9 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private async forget(key: string, revision: number, record: SessionRecord): Promise<void> {
-    try {
-      await this.stores.placement.delete(key, { previousSeq: revision });
-    } catch {
-      return; // changed meanwhile (used again, or taken over): not ours to delete
-    }
+    // Changed meanwhile (used again, or taken over): not ours to delete. A store that fails leaves it for the next sweep.
+    const removed = await this.stores.removeRecord(key, revision).catch(() => false);
+    if (!removed) return;
     this.held.delete(key);
     await this.discardCopies?.(key, record).catch((err: unknown) => this.logger.warn({ err, key }, "a deleted session's saved copies could not all be removed"));
   }
