@@ -132,7 +132,8 @@ export async function openSandboxStores(config: SandboxConfig): Promise<SandboxS
   }
 }
 
-// How long a listing of the placement's keys may take before it is given up (retryable).
+// How long a listing of the placement's keys may take before it is given up (retryable): this,
+// and a millisecond more for each key to deliver (the orphan sweep lists every key of the bucket).
 const LISTING_TIMEOUT_MS = 10_000;
 
 /**
@@ -152,7 +153,8 @@ export async function liveKeys(kv: KV, jsm: JetStreamManager, bucket: string, fi
   if (waiting.size === 0) return [];
   const live = new Map<string, boolean>();
   const watch = await kv.watch({ key: filter, include: KvWatchInclude.LastValue, ignoreDeletes: false, headers_only: true });
-  const timer = setTimeout(() => watch.stop(), LISTING_TIMEOUT_MS);
+  const timeoutMs = LISTING_TIMEOUT_MS + waiting.size;
+  const timer = setTimeout(() => watch.stop(), timeoutMs);
   try {
     for await (const entry of watch) {
       // A value, or a delete's marker: either way the key's latest, and its subject is seen.
@@ -164,6 +166,6 @@ export async function liveKeys(kv: KV, jsm: JetStreamManager, bucket: string, fi
     clearTimeout(timer);
     watch.stop();
   }
-  if (waiting.size > 0) throw new SandboxError('unavailable', `the session store did not list its records within ${LISTING_TIMEOUT_MS / 1000} s; retry`, true);
+  if (waiting.size > 0) throw new SandboxError('unavailable', `the session store did not list its records within ${Math.round(timeoutMs / 1000)} s; retry`, true);
   return [...live].filter(([, held]) => held).map(([key]) => key);
 }
