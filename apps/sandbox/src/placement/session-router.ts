@@ -115,14 +115,16 @@ export class SessionRouter implements OnApplicationBootstrap, OnApplicationShutd
   call<E extends RoutedEntry>(entry: E, req: ParsedRequestOf<E>): Promise<ReplyOf<E>> {
     const route = this.routes.get(entry.subject);
     if (!route) throw new Error(`no route for ${entry.subject}`);
-    return this.watched(entry.subject, route.timeoutMs?.(req) ?? entry.timeoutMs, this.answer(route, req, false) as Promise<ReplyOf<E>>);
+    const answered = this.answer(route, req, false) as Promise<ReplyOf<E>>;
+    // A run takes as long as its program does (its caller waits for that): only the calls whose
+    // own work is the replica's are watched.
+    return route.timeoutMs ? answered : this.watched(entry.subject, entry.timeoutMs, answered);
   }
 
   /**
    * A call still running at half the time its caller waits is logged then, and again when it is
    * answered: what an operator needs to tell a slow replica (its engine, its disk, JetStream) from
-   * a caller's timeout. A run's wait is its program's own limit and more, so a run is logged only
-   * when it is slow against that.
+   * a caller's timeout.
    */
   private watched<T>(subject: string, waitMs: number, work: Promise<T>): Promise<T> {
     const started = performance.now();
