@@ -5,6 +5,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { sandboxCatalog } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { b64, placementKeyOf, placementKv, startSandbox, unb64, type Sandbox } from './sandbox-harness.js';
+import { bucketNameOf } from '../src/placement/sandbox-stores.js';
 
 /*
  * Issue 19 (chaos finding 5): a replica killed while it uploads a content of a session's save
@@ -28,7 +29,7 @@ beforeAll(async () => {
   client = await NatsRpcClient.connect({ servers: NATS_URL, prefix: a.prefix });
   nc = await connect({ servers: NATS_URL });
   jsm = await jetstreamManager(nc);
-  bucket = `${a.prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_sandbox_workspaces`;
+  bucket = bucketNameOf('', a.prefix, 'workspaces');
   store = await new Objm(nc).open(bucket);
 }, 180_000);
 afterAll(async () => {

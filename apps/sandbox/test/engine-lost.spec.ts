@@ -8,6 +8,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { sandboxCatalog } from '@drael/contracts';
 import { NatsRpcClient } from '@drael/nats-rpc';
 import { b64, placementKeyOf, placementKv, startSandbox, unb64, type Sandbox } from './sandbox-harness.js';
+import { bucketNameOf } from '../src/placement/sandbox-stores.js';
 
 // Two sandbox replicas; the second reaches the machine's container engine through a socket this
 // test can cut, as a pod's engine sidecar that crashes (multi-replica pass, F2). A replica whose
@@ -116,7 +117,7 @@ describe('a sandbox replica whose container engine is gone', () => {
       }
       expect(held).toHaveLength(2);
 
-      const replicas = await new Kvm(knc).open(`${a.prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_sandbox_replicas`);
+      const replicas = await new Kvm(knc).open(bucketNameOf('', a.prefix, 'replicas'));
       /** b's heartbeat: it keeps beating while out of the queue group, saying it stands down. */
       const beatOfB = async () => {
         for await (const k of await replicas.keys()) if (onB(k)) return JSON.parse((await replicas.get(k))!.string()) as { standing_down?: boolean };

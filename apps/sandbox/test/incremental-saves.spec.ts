@@ -7,6 +7,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { sandboxCatalog } from '@drael/contracts';
 import { NatsRpcClient, RpcError } from '@drael/nats-rpc';
 import { b64, placementKeyOf, startSandbox, unb64, type Sandbox } from './sandbox-harness.js';
+import { bucketNameOf } from '../src/placement/sandbox-stores.js';
 
 /*
  * Issue 19: a session is saved to the Object Store after every change, before the answer. The
@@ -31,9 +32,9 @@ beforeAll(async () => {
   client = await NatsRpcClient.connect({ servers: NATS_URL, prefix: first.prefix });
   nc = await connect({ servers: NATS_URL });
   jsm = await jetstreamManager(nc);
-  bucket = `${first.prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_sandbox_workspaces`;
+  bucket = bucketNameOf('', first.prefix, 'workspaces');
   store = await new Objm(nc).open(bucket);
-  placement = await new Kvm(nc).open(`${first.prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_sandbox_placement`);
+  placement = await new Kvm(nc).open(bucketNameOf('', first.prefix, 'placement'));
 });
 afterAll(async () => {
   await client?.close();

@@ -8,6 +8,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { NatsRpcClient, RpcError } from '@drael/nats-rpc';
 import { cleanSandboxInstance, startServiceProcess, testPrefix, type ServiceProcess } from '@drael/test-support';
+import { bucketNameOf } from '../src/placement/sandbox-stores.js';
 
 export const exec = promisify(execFile);
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -90,7 +91,7 @@ export function placementKeyOf(tenant: string, session: string, scope: 'session'
 /** The placement KV of a sandbox's prefix, as the service names it; close `nc` when done. */
 export async function placementKv(prefix: string): Promise<{ kv: KV; nc: NatsConnection }> {
   const nc = await connect({ servers: NATS_URL });
-  return { kv: await new Kvm(nc).open(`${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_sandbox_placement`), nc };
+  return { kv: await new Kvm(nc).open(bucketNameOf('', prefix, 'placement')), nc };
 }
 
 /**
