@@ -13,6 +13,15 @@ const refusals = metrics.counter({
   labels: { reason: 40 },
 });
 const cache = metrics.counter({ name: 'drael_fetch_cache_lookups_total', help: 'Page cache lookups, by result (hit, miss)', labels: { result: ['hit', 'miss'] } });
+const rendererKills = metrics.counter({
+  name: 'drael_fetch_renderers_killed_total',
+  help: 'Chromium renderers killed for holding more memory than FETCH_RENDERER_MAX_MB while a page rendered (the page is refused body_too_large)',
+});
+
+/** A renderer was killed for its memory (browser/renderer-memory.ts). */
+export function recordRendererKilled(): void {
+  rendererKills.inc({});
+}
 
 interface BrowserStats {
   active: number;

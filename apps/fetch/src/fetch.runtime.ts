@@ -23,6 +23,7 @@ export type FetchRuntimeConfig = Pick<
   | 'FETCH_BROWSER_CONCURRENCY_PER_TENANT'
   | 'FETCH_BROWSER_MAX_QUEUE_PER_TENANT'
   | 'FETCH_BROWSER_SPARE'
+  | 'FETCH_RENDERER_MAX_MB'
   | 'FETCH_BROWSER'
   | 'FETCH_TEST_ALLOW_CIDRS'
   | 'FETCH_EXTRACT_THREADS'
@@ -91,6 +92,7 @@ export class FetchRuntime {
         }),
         spare: config.FETCH_BROWSER_SPARE,
         timeoutMs: FETCH_TIMEOUT_MS,
+        rendererMaxBytes: config.FETCH_RENDERER_MAX_MB * 1024 * 1024,
       });
     }
     this.cache = overrides.cache === false ? undefined : new RedisPageCache(config.REDIS_URL, config.FETCH_CACHE_PREFIX, logger);

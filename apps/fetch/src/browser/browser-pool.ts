@@ -4,7 +4,8 @@ import { MAX_REDIRECTS } from '../http/http-fetcher.js';
 import { fetchError, FetchError } from '../fetch-error.js';
 import { blocked } from '../guard/url-policy.js';
 import { BLOCKED_HEADER, type FilteringProxy } from './filtering-proxy.js';
-import { watchBrowser } from '../fetch.metrics.js';
+import { recordRendererKilled, watchBrowser } from '../fetch.metrics.js';
+import { RendererMemoryWatch } from './renderer-memory.js';
 
 export interface RenderedPage {
   finalUrl: string;
@@ -20,6 +21,8 @@ export interface BrowserPoolOptions {
   /** Fresh contexts made ahead of time, so a request does not wait for one. */
   spare: number;
   timeoutMs: number;
+  /** The most memory one renderer may hold while its page renders (FETCH_RENDERER_MAX_MB, in bytes): past it the page is refused. */
+  rendererMaxBytes: number;
 }
 
 // After `load`, a page is given up to SETTLE_MS more for its scripts: until no document, script,
@@ -143,6 +146,9 @@ export class BrowserPool {
   private readonly slots: FairSlots;
   private closed = false;
   private readonly tenants = new Map<string, TenantContext>();
+  /** The browser's own DevTools session (which renderers there are), opened with each launch. */
+  private browserSession: Promise<CDPSession> | undefined;
+  private readonly memory: RendererMemoryWatch;
 
   constructor(
     private readonly proxy: FilteringProxy,
@@ -150,6 +156,7 @@ export class BrowserPool {
     private readonly options: BrowserPoolOptions,
   ) {
     this.slots = new FairSlots(options.slots, busy);
+    this.memory = new RendererMemoryWatch(() => this.rendererPids(), options.rendererMaxBytes, recordRendererKilled);
     watchBrowser(() => {
       const { active, queued, queueMax } = this.slots.stats;
       return { active, queued, queueMax, spare: this.spares.length, tenant: this.tenants.size };
@@ -182,9 +189,12 @@ export class BrowserPool {
     if (this.closed) throw fetchError('browser_unavailable', 'browser is shutting down', {}, true);
     const release = await this.acquire(options.tenant ?? ANONYMOUS_TENANT, signal, options.deadline);
     const started = Date.now();
+    this.memory.renderStarted();
     let lease: Lease | undefined;
     let healthy = false;
     let cap: RedirectCap | undefined;
+    // The page's renderer died (killed for its memory, or on its own): nothing more can be read from it.
+    let crashed = false;
     try {
       // Given up between the grant and here: nothing is loaded for a caller who has left.
       if (signal?.aborted) throw givenUp(url);
@@ -202,12 +212,17 @@ export class BrowserPool {
         if (r.request().isNavigationRequest() && r.frame() === page.mainFrame()) last = r;
       };
       page.on('response', onResponse);
+      const onCrash = () => {
+        crashed = true;
+      };
+      page.once('crash', onCrash);
       const network = new NetworkActivity(page);
       try {
         let first: Response | null;
         try {
           first = await page.goto(url, { waitUntil: 'load', timeout: this.options.timeoutMs });
         } catch (err) {
+          if (crashed) throw this.crashError(url, started);
           if (cap?.refused) throw fetchError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects (stopped before ${cap.refused})`, { url });
           throw this.navigationError(err, url, started, signal);
         }
@@ -220,7 +235,7 @@ export class BrowserPool {
         const early = (last as Response | null) ?? first;
         // An ordinary error page is not waited on; a challenge page (403/429/503) may reload itself.
         const status = early.status();
-        if (!early.headers()[BLOCKED_HEADER] && (status < 400 || status === 403 || status === 429 || status === 503)) await this.settle(page, network);
+        if (!early.headers()[BLOCKED_HEADER] && (status < 400 || status === 403 || status === 429 || status === 503)) await this.settle(page, network, () => !crashed);
         const response: Response = (last as Response | null) ?? first;
         const blockedRange = response.headers()[BLOCKED_HEADER];
         if (blockedRange) {
@@ -229,6 +244,7 @@ export class BrowserPool {
         const mime = (response.headers()['content-type'] ?? 'text/html').split(';')[0]!.trim().toLowerCase();
         await inlineHiddenText(page);
         const length = await renderedLength(page);
+        if (crashed) throw this.crashError(url, started);
         if (length !== undefined && length > MAX_RENDERED_HTML_CHARS) {
           throw fetchError('body_too_large', `the rendered page is larger than ${MAX_RENDERED_HTML_CHARS} characters`, { max_chars: MAX_RENDERED_HTML_CHARS, url });
         }
@@ -238,9 +254,11 @@ export class BrowserPool {
       } finally {
         network.stop();
         page.off('response', onResponse);
+        page.off('crash', onCrash);
         signal?.removeEventListener('abort', onAbort);
       }
     } catch (err) {
+      if (crashed && !(err instanceof FetchError && err.code === 'body_too_large')) throw this.crashError(url, started);
       if (err instanceof FetchError) {
         // A chain cut by RedirectCap leaves Chromium committing an error page after goto has
         // returned, which would race the page's next navigation: that page is not reused.
@@ -250,10 +268,32 @@ export class BrowserPool {
       if (signal?.aborted) throw fetchError('fetch_timeout', 'browser render timed out', { url }, true);
       throw fetchError('browser_unavailable', `browser failed: ${(err as Error).message.split('\n')[0]}`, { url }, true);
     } finally {
+      this.memory.renderEnded();
       lease?.done(healthy);
       release();
       this.refill();
     }
+  }
+
+  /**
+   * A render whose page crashed: refused as too large when its renderer was killed for its memory
+   * during this render (RendererMemoryWatch), else the browser's failure, retryable. Two renders
+   * at once whose pages crash together, one of them on its own, may both read as the first.
+   */
+  private crashError(url: string, started: number): FetchError {
+    if (this.memory.killedSince(started)) {
+      const maxMb = Math.round(this.memory.limitBytes / (1024 * 1024));
+      return fetchError('body_too_large', `the page used more than ${maxMb} MB of memory while it rendered`, { max_renderer_mb: maxMb, url });
+    }
+    return fetchError('browser_unavailable', 'the browser tab rendering the page crashed', { url }, true);
+  }
+
+  /** Chromium's renderer processes now (none while the browser is not up). */
+  private async rendererPids(): Promise<number[]> {
+    if (!this.browserSession) return [];
+    const session = await this.browserSession;
+    const { processInfo } = await session.send('SystemInfo.getProcessInfo');
+    return processInfo.filter((p) => p.type === 'renderer').map((p) => p.id);
   }
 
   private async lease(tenant: string | undefined): Promise<Lease> {
@@ -306,10 +346,12 @@ export class BrowserPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.memory.stop();
     for (const entry of this.tenants.values()) void entry.context.close().catch(() => undefined);
     this.tenants.clear();
     const browser = this.browser;
     this.browser = undefined;
+    this.browserSession = undefined;
     if (browser) await (await browser.catch(() => undefined))?.close().catch(() => undefined);
   }
 
@@ -339,10 +381,13 @@ export class BrowserPool {
           ],
         }),
       );
-      this.browser.then(
-        (b) => b.on('disconnected', () => (this.browser = undefined)),
-        () => (this.browser = undefined),
-      );
+      this.browserSession = this.browser.then((b) => b.newBrowserCDPSession());
+      this.browserSession.catch(() => undefined);
+      const gone = () => {
+        this.browser = undefined;
+        this.browserSession = undefined;
+      };
+      this.browser.then((b) => b.on('disconnected', gone), gone);
     }
     return this.browser;
   }
@@ -386,12 +431,12 @@ export class BrowserPool {
     }
   }
 
-  private async settle(page: Page, network: NetworkActivity): Promise<void> {
+  private async settle(page: Page, network: NetworkActivity, alive: () => boolean): Promise<void> {
     const deadline = Date.now() + SETTLE_MS;
     // A request a load handler makes is reported a moment after `load`: the quiet is counted from
     // `load` at the earliest, so it is seen.
     network.touch();
-    while (Date.now() < deadline) {
+    while (Date.now() < deadline && alive()) {
       if (!network.quietFor(NETWORK_QUIET_MS)) {
         await new Promise((r) => setTimeout(r, 50));
         continue;

@@ -170,6 +170,8 @@ export interface RuntimeOptions extends FetchRuntimeOverrides {
   allow?: string;
   tor?: string;
   browser?: boolean;
+  /** The most memory one renderer may hold while its page renders, MiB (default: the service's, 1024). */
+  rendererMaxMb?: number;
   /** The browser's pages and queue, in all and per tenant (defaults: 2 pages, 16 waiting, shares derived). */
   browserSlots?: Partial<
     Pick<FetchRuntimeConfig, 'FETCH_BROWSER_CONCURRENCY' | 'FETCH_BROWSER_MAX_QUEUE' | 'FETCH_BROWSER_CONCURRENCY_PER_TENANT' | 'FETCH_BROWSER_MAX_QUEUE_PER_TENANT'>
@@ -196,6 +198,7 @@ export function makeRuntime(options: RuntimeOptions = {}): FetchRuntime {
       FETCH_BROWSER_CONCURRENCY: 2,
       FETCH_BROWSER_MAX_QUEUE: 16,
       FETCH_BROWSER_SPARE: 1,
+      FETCH_RENDERER_MAX_MB: options.rendererMaxMb ?? 1024,
       ...options.browserSlots,
       FETCH_EXTRACT_THREADS: 2,
       FETCH_EXTRACT_MAX_QUEUE: 32,
