@@ -13,14 +13,15 @@ const refusals = metrics.counter({
   labels: { reason: 40 },
 });
 const cache = metrics.counter({ name: 'drael_fetch_cache_lookups_total', help: 'Page cache lookups, by result (hit, miss)', labels: { result: ['hit', 'miss'] } });
-const rendererKills = metrics.counter({
-  name: 'drael_fetch_renderers_killed_total',
-  help: 'Chromium renderers killed for holding more memory than FETCH_RENDERER_MAX_MB while a page rendered (the page is refused body_too_large)',
+const memoryStops = metrics.counter({
+  name: 'drael_fetch_memory_stops_total',
+  help: 'Times Chromium held more than FETCH_RENDERER_MAX_MB for pages rendering, by what was stopped (renderer: a renderer killed, its page refused body_too_large; storage: renders whose site stored the most, refused body_too_large; idle: the contexts kept for idle tenants closed; shared: every render in flight stopped, retryable)',
+  labels: { where: ['renderer', 'storage', 'idle', 'shared'] },
 });
 
-/** A renderer was killed for its memory (browser/renderer-memory.ts). */
-export function recordRendererKilled(): void {
-  rendererKills.inc({});
+/** Chromium held more than the bound for pages, and what was stopped (browser/browser-memory.ts, BrowserPool). */
+export function recordMemoryStop(where: 'renderer' | 'storage' | 'idle' | 'shared'): void {
+  memoryStops.inc({ where });
 }
 
 interface BrowserStats {

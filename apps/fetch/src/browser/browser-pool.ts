@@ -4,8 +4,8 @@ import { MAX_REDIRECTS } from '../http/http-fetcher.js';
 import { fetchError, FetchError } from '../fetch-error.js';
 import { blocked } from '../guard/url-policy.js';
 import { BLOCKED_HEADER, type FilteringProxy } from './filtering-proxy.js';
-import { recordRendererKilled, watchBrowser } from '../fetch.metrics.js';
-import { RendererMemoryWatch } from './renderer-memory.js';
+import { recordMemoryStop, watchBrowser } from '../fetch.metrics.js';
+import { BrowserMemoryWatch, type ChromiumProcess } from './browser-memory.js';
 
 export interface RenderedPage {
   finalUrl: string;
@@ -21,7 +21,7 @@ export interface BrowserPoolOptions {
   /** Fresh contexts made ahead of time, so a request does not wait for one. */
   spare: number;
   timeoutMs: number;
-  /** The most memory one renderer may hold while its page renders (FETCH_RENDERER_MAX_MB, in bytes): past it the page is refused. */
+  /** The most memory a page may make a renderer, or the browser process, hold while it renders (FETCH_RENDERER_MAX_MB, in bytes): past it the page is refused. */
   rendererMaxBytes: number;
 }
 
@@ -126,6 +126,32 @@ interface Lease {
   done(healthy: boolean): void;
 }
 
+/** Why a render was stopped for the browser process's memory: its own stored data, or not known whose. */
+type StopReason = 'storage' | 'shared';
+
+interface InFlightRender {
+  page: Page;
+  /** Closes its page: the render answers as `why` says. */
+  stop(why: StopReason): void;
+}
+
+/** What the page's own site has stored in its context (Cache Storage, IndexedDB, ...), in bytes; undefined when it cannot be asked. */
+async function storedBytes(page: Page): Promise<number | undefined> {
+  const session = pageSessions.get(page);
+  let origin: string;
+  try {
+    origin = new URL(page.url()).origin;
+  } catch {
+    return undefined;
+  }
+  if (!session || origin === 'null') return undefined;
+  try {
+    return (await session.send('Storage.getUsageAndQuota', { origin })).usage;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The browser path, and the only file that knows Playwright. One Chromium, a bounded number
  * of pages at once, and contexts that are never shared between tenants: a request naming a
@@ -148,7 +174,9 @@ export class BrowserPool {
   private readonly tenants = new Map<string, TenantContext>();
   /** The browser's own DevTools session (which renderers there are), opened with each launch. */
   private browserSession: Promise<CDPSession> | undefined;
-  private readonly memory: RendererMemoryWatch;
+  private readonly memory: BrowserMemoryWatch;
+  /** The renders in flight, each with the way to stop it (BrowserMemoryWatch's browser-process bound). */
+  private readonly inFlight = new Set<InFlightRender>();
 
   constructor(
     private readonly proxy: FilteringProxy,
@@ -156,7 +184,10 @@ export class BrowserPool {
     private readonly options: BrowserPoolOptions,
   ) {
     this.slots = new FairSlots(options.slots, busy);
-    this.memory = new RendererMemoryWatch(() => this.rendererPids(), options.rendererMaxBytes, recordRendererKilled);
+    this.memory = new BrowserMemoryWatch(() => this.chromiumProcesses(), options.rendererMaxBytes, {
+      rendererKilled: () => recordMemoryStop('renderer'),
+      browserOver: () => this.stopStorageHogs(),
+    });
     watchBrowser(() => {
       const { active, queued, queueMax } = this.slots.stats;
       return { active, queued, queueMax, spare: this.spares.length, tenant: this.tenants.size };
@@ -195,11 +226,22 @@ export class BrowserPool {
     let cap: RedirectCap | undefined;
     // The page's renderer died (killed for its memory, or on its own): nothing more can be read from it.
     let crashed = false;
+    // Stopped for the browser process's memory (stopStorageHogs): its storage, or not known whose.
+    let stoppedFor: StopReason | undefined;
+    let flight: InFlightRender | undefined;
     try {
       // Given up between the grant and here: nothing is loaded for a caller who has left.
       if (signal?.aborted) throw givenUp(url);
       lease = await this.lease(options.tenant);
       const page = lease.page;
+      flight = {
+        page,
+        stop: (why) => {
+          stoppedFor ??= why;
+          void page.close().catch(() => undefined);
+        },
+      };
+      this.inFlight.add(flight);
       cap = redirectCaps.get(page);
       cap?.reset();
       const onAbort = () => void page.close().catch(() => undefined);
@@ -222,7 +264,7 @@ export class BrowserPool {
         try {
           first = await page.goto(url, { waitUntil: 'load', timeout: this.options.timeoutMs });
         } catch (err) {
-          if (crashed) throw this.crashError(url, started);
+          if (crashed || stoppedFor) throw this.memoryError(url, started, stoppedFor);
           if (cap?.refused) throw fetchError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects (stopped before ${cap.refused})`, { url });
           throw this.navigationError(err, url, started, signal);
         }
@@ -235,7 +277,8 @@ export class BrowserPool {
         const early = (last as Response | null) ?? first;
         // An ordinary error page is not waited on; a challenge page (403/429/503) may reload itself.
         const status = early.status();
-        if (!early.headers()[BLOCKED_HEADER] && (status < 400 || status === 403 || status === 429 || status === 503)) await this.settle(page, network, () => !crashed);
+        if (!early.headers()[BLOCKED_HEADER] && (status < 400 || status === 403 || status === 429 || status === 503))
+          await this.settle(page, network, () => !crashed && stoppedFor === undefined);
         const response: Response = (last as Response | null) ?? first;
         const blockedRange = response.headers()[BLOCKED_HEADER];
         if (blockedRange) {
@@ -244,12 +287,14 @@ export class BrowserPool {
         const mime = (response.headers()['content-type'] ?? 'text/html').split(';')[0]!.trim().toLowerCase();
         await inlineHiddenText(page);
         const length = await renderedLength(page);
-        if (crashed) throw this.crashError(url, started);
+        if (crashed || stoppedFor) throw this.memoryError(url, started, stoppedFor);
         if (length !== undefined && length > MAX_RENDERED_HTML_CHARS) {
           throw fetchError('body_too_large', `the rendered page is larger than ${MAX_RENDERED_HTML_CHARS} characters`, { max_chars: MAX_RENDERED_HTML_CHARS, url });
         }
         const html = await page.content();
-        healthy = !signal?.aborted;
+        // A context whose render left the browser process past its bound is not kept: what the
+        // page stored (Cache Storage, IndexedDB) lives in it, and goes with it.
+        healthy = !signal?.aborted && !(await this.memory.browserOver());
         return { finalUrl: page.url(), status: response.status(), mime, html };
       } finally {
         network.stop();
@@ -258,7 +303,7 @@ export class BrowserPool {
         signal?.removeEventListener('abort', onAbort);
       }
     } catch (err) {
-      if (crashed && !(err instanceof FetchError && err.code === 'body_too_large')) throw this.crashError(url, started);
+      if ((crashed || stoppedFor) && !(err instanceof FetchError && err.code === 'body_too_large')) throw this.memoryError(url, started, stoppedFor);
       if (err instanceof FetchError) {
         // A chain cut by RedirectCap leaves Chromium committing an error page after goto has
         // returned, which would race the page's next navigation: that page is not reused.
@@ -268,6 +313,7 @@ export class BrowserPool {
       if (signal?.aborted) throw fetchError('fetch_timeout', 'browser render timed out', { url }, true);
       throw fetchError('browser_unavailable', `browser failed: ${(err as Error).message.split('\n')[0]}`, { url }, true);
     } finally {
+      if (flight) this.inFlight.delete(flight);
       this.memory.renderEnded();
       lease?.done(healthy);
       release();
@@ -276,24 +322,68 @@ export class BrowserPool {
   }
 
   /**
-   * A render whose page crashed: refused as too large when its renderer was killed for its memory
-   * during this render (RendererMemoryWatch), else the browser's failure, retryable. Two renders
-   * at once whose pages crash together, one of them on its own, may both read as the first.
+   * A render stopped for memory, or whose page crashed. Refused as too large when its page held
+   * more than the bound: its renderer was killed for its memory during this render
+   * (BrowserMemoryWatch), or its stored data put the browser process past it (stopStorageHogs).
+   * Otherwise the browser's failure, retryable: a render stopped with the others when the browser
+   * process's memory could not be told apart, or a tab that crashed on its own. Two renders at once
+   * whose pages crash together, one of them on its own, may both read as the first.
    */
-  private crashError(url: string, started: number): FetchError {
+  private memoryError(url: string, started: number, stoppedFor: StopReason | undefined): FetchError {
+    const maxMb = Math.round(this.memory.limitBytes / (1024 * 1024));
+    if (stoppedFor === 'storage') {
+      return fetchError('body_too_large', `the page stored more than a quarter of ${maxMb} MB in the browser while it rendered`, { max_memory_mb: maxMb, url });
+    }
+    if (stoppedFor === 'shared') {
+      return fetchError(
+        'browser_unavailable',
+        `the browser held more than ${maxMb} MB for the pages rendering and could not tell whose: this render was stopped with the others; retry`,
+        { url },
+        true,
+      );
+    }
     if (this.memory.killedSince(started)) {
-      const maxMb = Math.round(this.memory.limitBytes / (1024 * 1024));
-      return fetchError('body_too_large', `the page used more than ${maxMb} MB of memory while it rendered`, { max_renderer_mb: maxMb, url });
+      return fetchError('body_too_large', `the page used more than ${maxMb} MB of memory while it rendered`, { max_memory_mb: maxMb, url });
     }
     return fetchError('browser_unavailable', 'the browser tab rendering the page crashed', { url }, true);
   }
 
-  /** Chromium's renderer processes now (none while the browser is not up). */
-  private async rendererPids(): Promise<number[]> {
+  /**
+   * The browser process holds more than the bound while pages render: data the pages stored (an
+   * off-the-record context keeps Cache Storage and IndexedDB in its memory). The renders whose own
+   * site stored more than a quarter of the bound are stopped (refused body_too_large) and their
+   * contexts closed, which frees what they stored. Failing that (data stored by a frame of another
+   * site, or by a render already over), the contexts kept for idle tenants are closed (they lose
+   * only their cookies); failing that too, every render in flight is stopped, retryable.
+   */
+  private async stopStorageHogs(): Promise<void> {
+    const renders = [...this.inFlight];
+    const stored = await Promise.all(renders.map((r) => storedBytes(r.page)));
+    const culprits = renders.filter((_, i) => (stored[i] ?? 0) > this.memory.limitBytes / 4);
+    if (culprits.length > 0) {
+      for (const r of culprits) r.stop('storage');
+      recordMemoryStop('storage');
+      return;
+    }
+    const idle = [...this.tenants].filter(([, entry]) => !entry.busy);
+    if (idle.length > 0) {
+      for (const [tenant, entry] of idle) {
+        this.tenants.delete(tenant);
+        void entry.context.close().catch(() => undefined);
+      }
+      recordMemoryStop('idle');
+      return;
+    }
+    for (const r of renders) r.stop('shared');
+    if (renders.length > 0) recordMemoryStop('shared');
+  }
+
+  /** Chromium's processes now (none while the browser is not up). */
+  private async chromiumProcesses(): Promise<ChromiumProcess[]> {
     if (!this.browserSession) return [];
     const session = await this.browserSession;
     const { processInfo } = await session.send('SystemInfo.getProcessInfo');
-    return processInfo.filter((p) => p.type === 'renderer').map((p) => p.id);
+    return processInfo.map((p) => ({ type: p.type, id: p.id }));
   }
 
   private async lease(tenant: string | undefined): Promise<Lease> {

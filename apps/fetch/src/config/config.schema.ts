@@ -29,10 +29,11 @@ export const configSchema = z.object({
   /** Fresh browser contexts kept ready, so a request never waits for one to be made. */
   FETCH_BROWSER_SPARE: envInt(0, 8).default(1),
   /**
-   * The most memory (MiB) one of Chromium's renderers may hold while a page renders: past it the
-   * renderer is killed and the page refused body_too_large (browser/renderer-memory.ts). A page's
-   * script otherwise takes gigabytes within the render's time. Real pages stay well under it; the
-   * fetch pod's memory limit must hold FETCH_BROWSER_CONCURRENCY of them beside the service.
+   * The most memory (MiB) a page may make Chromium hold while it renders, in its renderer or stored
+   * in the browser process: past it the page is refused body_too_large (browser/browser-memory.ts).
+   * A page's script otherwise takes gigabytes within the render's time. Real pages stay well under
+   * it; the fetch pod's memory limit must hold FETCH_BROWSER_CONCURRENCY renderers at it beside the
+   * browser process and the service.
    */
   FETCH_RENDERER_MAX_MB: envInt(64, 16_384).default(1024),
   /** Off: render: browser and auto's browser fallback answer browser_unavailable. */
