@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { metrics, setMetricsEnabled } from '@drael/metrics';
 import type { FetchRuntime } from '../src/fetch.runtime.js';
-import { FIXTURE_ALLOW, FIXTURE_HOST, failure, html, makeRuntime, startFixtureServer, type FixtureServer } from './support/fixtures.js';
+import { FIXTURE_HOST, failure, html, makeRuntime, startFixtureServer, type FixtureServer } from './support/fixtures.js';
 
 // The attack: a page whose script fills memory within the render's time. Unbounded, Chromium
 // granted one page 3 GB of typed arrays in 6 s and 6 GB in 14 s, a plain array grew to ~4 GB before
@@ -13,7 +14,17 @@ const RENDERER_MAX_MB = 256;
 const FILL_LIMIT_MB = 1536;
 
 let site: FixtureServer;
+// Sites of their own (an address is a site): a frame from each gets a renderer of its own.
+const FRAME_HOSTS = ['127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6'];
+const FRAME_MB = 200;
+let frameSites: FixtureServer[] = [];
 let runtime: FetchRuntime;
+
+/** drael_fetch_memory_stops_total{where} as this process's registry has it now. */
+async function memoryStops(where: string): Promise<number> {
+  const { body } = await metrics.render();
+  return Number(new RegExp(`^drael_fetch_memory_stops_total\\{where="${where}"\\} (\\d+)$`, 'm').exec(body)?.[1] ?? 0);
+}
 
 const story = Array.from({ length: 6 }, (_, i) => `Paragraph ${i + 1} of the harbour story: the ferry ran on time again, and the pier was rebuilt in stone.`);
 const page = (title: string, script = '') =>
@@ -55,6 +66,23 @@ beforeAll(async () => {
       case '/slow-api':
         setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'), 5_000);
         return;
+      case '/popups':
+        // Every way a page opens another without a click of its own: window.open (with and without
+        // an opener), a target=_blank link it clicks, window.open of a frame it made.
+        return html(
+          res,
+          page(
+            'Popups',
+            `<a id="out" href="/pop-link" target="_blank">more</a><script>
+window.open('/pop-open'); window.open('/pop-noopener', '_blank', 'noopener');
+document.getElementById('out').click();
+const f = document.createElement('iframe'); document.body.append(f); f.contentWindow.open('/pop-frame');
+</script>`,
+          ),
+        );
+      case '/framing-sites':
+        // Frames from four other sites, each filling a renderer of its own to under the bound.
+        return html(res, page('Framed', `${frameSites.map((f) => `<iframe src="${f.url('/fill')}"></iframe>`).join('')}<script>fetch('/slow-api');</script>`));
       case '/slow-story':
         // An ordinary page that answers after a while: in flight while another tenant's page is stopped.
         setTimeout(() => html(res, page('Harbour')), 1_500);
@@ -65,13 +93,23 @@ beforeAll(async () => {
         res.writeHead(404).end();
     }
   });
-  runtime = makeRuntime({ allow: FIXTURE_ALLOW, cache: false, rendererMaxMb: RENDERER_MAX_MB });
+  frameSites = await Promise.all(
+    FRAME_HOSTS.map((host) =>
+      startFixtureServer(host, (_req, res) =>
+        html(res, `<html><body><p>frame</p><script>const a = new Uint8Array(${FRAME_MB} << 20); a.fill(1); window.kept = a;</script></body></html>`),
+      ),
+    ),
+  );
+  setMetricsEnabled(true);
+  // 127.0.0.0/29: the page's own host and the frames' (the SSRF guard lets nothing else loopback through).
+  runtime = makeRuntime({ allow: '127.0.0.0/29', cache: false, rendererMaxMb: RENDERER_MAX_MB });
   await runtime.browser!.warm();
 });
 
 afterAll(async () => {
   await runtime?.close();
   await site?.close();
+  await Promise.all(frameSites.map((f) => f.close()));
 });
 
 describe('a page that fills its renderer’s memory', () => {
@@ -99,5 +137,21 @@ describe('a page that fills its renderer’s memory', () => {
     const hostile = failure(runtime.pages.fetch({ url: site.url('/typed-arrays'), render: 'browser', tenant: 'tenant-hostile-2' }));
     expect((await hostile).code).toBe('body_too_large');
     expect((await ordinary).content).toContain(story[5]);
+  });
+
+  it('frames of other sites, each under the bound, are held together to the bound times the pages at once: the largest renderers go, the page is refused', async () => {
+    const before = await memoryStops('renderer');
+    // Four frames of 200 MiB each, under the 256 MiB bound one by one, past 2 pages × 256 MiB together.
+    const err = await failure(runtime.pages.fetch({ url: site.url('/framing-sites'), render: 'browser', tenant: 'tenant-framing' }));
+    expect(err.code).toBe('body_too_large');
+    expect(await memoryStops('renderer')).toBeGreaterThan(before);
+    const next = await runtime.pages.fetch({ url: site.url('/story'), render: 'browser', tenant: 'tenant-framing' });
+    expect(next.content).toContain(story[5]);
+  });
+
+  it('a page opens no popup, however it asks', async () => {
+    const rendered = await runtime.pages.fetch({ url: site.url('/popups'), render: 'browser', tenant: 'tenant-popups' });
+    expect(rendered.content).toContain(story[5]);
+    expect(site.hits.filter((h) => h.startsWith('/pop-'))).toEqual([]);
   });
 });

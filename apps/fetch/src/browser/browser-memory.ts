@@ -25,9 +25,12 @@ export interface ChromiumProcess {
  * A renderer whose own memory (its anonymous resident pages: JS heap, typed arrays, DOM; not the
  * binary and fonts it shares) passes the bound is killed: its page crashes, and the render that
  * held it is refused (BrowserPool). Each tenant's pages live in a browser context of their own, and
- * Chromium never shares a renderer between contexts, so that ends the offending page alone. The
- * browser process past the bound is told to BrowserPool (`onBrowserOver`), which knows the renders
- * in flight and whose storage it is.
+ * Chromium never shares a renderer between contexts, so that ends the offending page alone. A page
+ * has more than one renderer when it frames other sites (each site its own process): all renderers
+ * together are held to the bound times the pages rendering at once, the largest killed first (a
+ * frame's renderer killed crashes its page as Playwright sees it: refused the same way). The
+ * browser process past the bound
+ * is told to BrowserPool (`browserOver`), which knows the renders in flight and whose storage it is.
  *
  * Which processes there are comes from Chromium, their memory from Linux (/proc/<pid>/status).
  * Polled only while a render is in flight: an idle replica wakes for nothing.
@@ -46,6 +49,8 @@ export class BrowserMemoryWatch {
     /** Chromium's processes now (none while the browser is not up). */
     private readonly processes: () => Promise<readonly ChromiumProcess[]>,
     private readonly maxBytes: number,
+    /** The most all renderers together may hold: the bound times the pages that render at once. */
+    private readonly allRenderersMaxBytes: number,
     private readonly on: { rendererKilled(pid: number, bytes: number): void; browserOver(bytes: number): Promise<void> },
     private readonly intervalMs = 200,
   ) {}
@@ -93,7 +98,7 @@ export class BrowserMemoryWatch {
     try {
       const processes = await this.processes().catch(() => [] as readonly ChromiumProcess[]);
       this.browserPid = processes.find((p) => p.type === 'browser')?.id ?? this.browserPid;
-      await Promise.all(processes.filter((p) => p.type === 'renderer').map((p) => this.checkRenderer(p.id)));
+      await this.checkRenderers(processes.filter((p) => p.type === 'renderer').map((p) => p.id));
       if (this.browserPid === undefined || Date.now() < this.browserQuietUntil) return;
       const browserBytes = await ownMemoryOf(this.browserPid);
       if (browserBytes !== undefined && browserBytes > this.maxBytes) {
@@ -107,17 +112,32 @@ export class BrowserMemoryWatch {
     }
   }
 
-  private async checkRenderer(pid: number): Promise<void> {
-    const bytes = await ownMemoryOf(pid);
-    if (bytes === undefined || bytes <= this.maxBytes) return;
+  /** Each renderer past the bound killed; then, while all of them together hold more than theirs, the largest. */
+  private async checkRenderers(pids: readonly number[]): Promise<void> {
+    const sizes = await Promise.all(pids.map(async (pid) => ({ pid, bytes: await ownMemoryOf(pid) })));
+    const within: { pid: number; bytes: number }[] = [];
+    for (const { pid, bytes } of sizes) {
+      if (bytes === undefined) continue;
+      if (bytes > this.maxBytes) this.kill(pid, bytes);
+      else within.push({ pid, bytes });
+    }
+    let total = within.reduce((sum, r) => sum + r.bytes, 0);
+    for (const r of within.sort((a, b) => b.bytes - a.bytes)) {
+      if (total <= this.allRenderersMaxBytes) break;
+      if (this.kill(r.pid, r.bytes)) total -= r.bytes;
+    }
+  }
+
+  /** Whether it was killed (false: gone on its own meanwhile). */
+  private kill(pid: number, bytes: number): boolean {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
-      // Gone on its own meanwhile.
-      return;
+      return false;
     }
     this.lastKillAt = Date.now();
     this.on.rendererKilled(pid, bytes);
+    return true;
   }
 }
 

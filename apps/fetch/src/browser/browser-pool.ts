@@ -184,7 +184,7 @@ export class BrowserPool {
     private readonly options: BrowserPoolOptions,
   ) {
     this.slots = new FairSlots(options.slots, busy);
-    this.memory = new BrowserMemoryWatch(() => this.chromiumProcesses(), options.rendererMaxBytes, {
+    this.memory = new BrowserMemoryWatch(() => this.chromiumProcesses(), options.rendererMaxBytes, options.rendererMaxBytes * options.slots.max, {
       rendererKilled: () => recordMemoryStop('renderer'),
       browserOver: () => this.stopStorageHogs(),
     });
@@ -451,6 +451,11 @@ export class BrowserPool {
         chromium.launch({
           executablePath: this.options.chromiumPath,
           timeout: 30_000,
+          // Chromium's own popup blocker, which Playwright turns off: without it a page opened popups
+          // (window.open, a target=_blank link it clicked, a frame's window.open alike), each a page
+          // of the context that nothing here reads and, for another site or without an opener, a
+          // renderer of its own.
+          ignoreDefaultArgs: ['--disable-popup-blocking'],
           args: [
             '--headless',
             '--no-sandbox',
