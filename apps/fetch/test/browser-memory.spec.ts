@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
 import { metrics, setMetricsEnabled } from '@drael/metrics';
 import type { FetchRuntime } from '../src/fetch.runtime.js';
 import { FIXTURE_HOST, failure, html, makeRuntime, startFixtureServer, type FixtureServer } from './support/fixtures.js';
@@ -19,6 +20,38 @@ const FRAME_HOSTS = ['127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6'];
 const FRAME_MB = 200;
 let frameSites: FixtureServer[] = [];
 let runtime: FetchRuntime;
+
+/** CPU time (clock ticks) used so far by each Chromium renderer this process started (Linux /proc). */
+function rendererTicks(): Map<number, number> {
+  const parentOf = new Map<number, number>();
+  const ticks = new Map<number, number>();
+  const renderers: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parentOf.set(Number(name), Number(fields[1]));
+      ticks.set(Number(name), Number(fields[11]) + Number(fields[12]));
+      if (readFileSync(`/proc/${name}/cmdline`, 'latin1').includes('--type=renderer')) renderers.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const ours = (pid: number): boolean => {
+    for (let p = parentOf.get(pid); p !== undefined && p > 1; p = parentOf.get(p)) if (p === process.pid) return true;
+    return false;
+  };
+  return new Map(renderers.filter(ours).map((pid) => [pid, ticks.get(pid) ?? 0]));
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('--type=renderer');
+  } catch {
+    return false;
+  }
+}
 
 /** drael_fetch_memory_stops_total{where} as this process's registry has it now. */
 async function memoryStops(where: string): Promise<number> {
@@ -83,6 +116,10 @@ const f = document.createElement('iframe'); document.body.append(f); f.contentWi
       case '/framing-sites':
         // Frames from four other sites, each filling a renderer of its own to under the bound.
         return html(res, page('Framed', `${frameSites.map((f) => `<iframe src="${f.url('/fill')}"></iframe>`).join('')}<script>fetch('/slow-api');</script>`));
+      case '/spin-on-leave':
+        // Read as any page, then a loop that never yields once the page is left (or on a timer
+        // after the render): its renderer cannot go to the blank page it is sent to between requests.
+        return html(res, page('Spinner', `<script>addEventListener('pagehide', () => { for (;;) {} });</script>`));
       case '/slow-story':
         // An ordinary page that answers after a while: in flight while another tenant's page is stopped.
         setTimeout(() => html(res, page('Harbour')), 1_500);
@@ -153,5 +190,24 @@ describe('a page that fills its renderer’s memory', () => {
     const rendered = await runtime.pages.fetch({ url: site.url('/popups'), render: 'browser', tenant: 'tenant-popups' });
     expect(rendered.content).toContain(story[5]);
     expect(site.hits.filter((h) => h.startsWith('/pop-'))).toEqual([]);
+  });
+});
+
+describe('a page that will not be left', () => {
+  it('a tenant’s page whose script never yields once left is closed with its context, not kept spinning a core; the tenant’s next page is read', async () => {
+    const spinner = await runtime.pages.fetch({ url: site.url('/spin-on-leave'), render: 'browser', tenant: 'tenant-spinning' });
+    expect(spinner.content).toContain(story[5]);
+    const readAt = Date.now();
+    // Sent to the blank page, it spins: the renderer that used the most CPU over a second is it.
+    const before = rendererTicks();
+    await new Promise((r) => setTimeout(r, 1_000));
+    const grown = [...rendererTicks()].map(([pid, t]) => [pid, t - (before.get(pid) ?? t)] as const).sort((a, b) => b[1] - a[1]);
+    const [spinning, ticks] = grown[0] ?? [0, 0];
+    expect(ticks).toBeGreaterThan(10);
+    // The blank page is waited for 5 s; then its context goes, and the renderer with it.
+    await new Promise((r) => setTimeout(r, Math.max(0, readAt + 7_000 - Date.now())));
+    expect(isRunning(spinning)).toBe(false);
+    const next = await runtime.pages.fetch({ url: site.url('/story'), render: 'browser', tenant: 'tenant-spinning' });
+    expect(next.content).toContain(story[5]);
   });
 });

@@ -41,8 +41,8 @@ interface TenantContext {
   context: BrowserContext;
   page: Page;
   busy: boolean;
-  /** Settles when the page is blank again after the previous request. */
-  idle: Promise<void>;
+  /** Settles when the page is blank again after the previous request: false when it would not leave (the context is closed). */
+  idle: Promise<boolean>;
 }
 
 /**
@@ -394,12 +394,12 @@ export class BrowserPool {
         // Most recently used last, so eviction takes the oldest.
         this.tenants.delete(tenant);
         this.tenants.set(tenant, entry);
-        await entry.idle;
-        return { page: entry.page, done: (healthy) => this.returnTenant(tenant, entry, healthy) };
+        if (await entry.idle) return { page: entry.page, done: (healthy) => this.returnTenant(tenant, entry, healthy) };
+        // Its page would not leave the last one: that context is gone, a new one is made below.
       }
-      if (!entry) {
+      if (!this.tenants.has(tenant)) {
         const context = await this.takeContext();
-        const created: TenantContext = { context, page: context.pages()[0] ?? (await openPage(context)), busy: true, idle: Promise.resolve() };
+        const created: TenantContext = { context, page: context.pages()[0] ?? (await openPage(context)), busy: true, idle: Promise.resolve(true) };
         this.tenants.set(tenant, created);
         this.evictIdleTenants();
         return { page: created.page, done: (healthy) => this.returnTenant(tenant, created, healthy) };
@@ -418,10 +418,17 @@ export class BrowserPool {
       return;
     }
     // Leave the page blank so its scripts, timers and sockets stop between requests.
-    entry.idle = entry.page
-      .goto('about:blank', { timeout: 5_000 })
-      .then(() => undefined)
-      .catch(() => undefined);
+    entry.idle = entry.page.goto('about:blank', { timeout: 5_000 }).then(
+      () => true,
+      () => {
+        // It would not leave: a script that never yields (a loop started on a timer, or when the
+        // page is left) holds its renderer, which went on using a core for as long as the context
+        // was kept. The context goes, and its renderer with it.
+        if (this.tenants.get(tenant) === entry) this.tenants.delete(tenant);
+        void entry.context.close().catch(() => undefined);
+        return false;
+      },
+    );
     entry.busy = false;
   }
 
