@@ -116,6 +116,17 @@ const f = document.createElement('iframe'); document.body.append(f); f.contentWi
       case '/framing-sites':
         // Frames from four other sites, each filling a renderer of its own to under the bound.
         return html(res, page('Framed', `${frameSites.map((f) => `<iframe src="${f.url('/fill')}"></iframe>`).join('')}<script>fetch('/slow-api');</script>`));
+      case '/webgl':
+        // Textures went to the GPU process's memory, which no bound watches: the page says what it got.
+        return html(
+          res,
+          `<html><head><title>Canvas</title></head><body><main><h1>Canvas</h1>${story.map((p) => `<p>${p}</p>`).join('')}<p id="gl">Probing the canvas.</p></main><script>
+const gl = document.createElement('canvas').getContext('webgl') || document.createElement('canvas').getContext('webgl2');
+(navigator.gpu ? navigator.gpu.requestAdapter().catch(() => null) : Promise.resolve(null)).then((adapter) => {
+  document.getElementById('gl').textContent = 'WebGL ' + (gl ? 'available' : 'absent') + ', WebGPU ' + (adapter ? 'available' : 'absent') + '.';
+});
+</script></body></html>`,
+        );
       case '/spin-on-leave':
         // Read as any page, then a loop that never yields once the page is left (or on a timer
         // after the render): its renderer cannot go to the blank page it is sent to between requests.
@@ -184,6 +195,11 @@ describe('a page that fills its renderer’s memory', () => {
     expect(await memoryStops('renderer')).toBeGreaterThan(before);
     const next = await runtime.pages.fetch({ url: site.url('/story'), render: 'browser', tenant: 'tenant-framing' });
     expect(next.content).toContain(story[5]);
+  });
+
+  it('a page gets no WebGL or WebGPU, whose memory would be the GPU process’s', async () => {
+    const rendered = await runtime.pages.fetch({ url: site.url('/webgl'), render: 'browser', tenant: 'tenant-canvas' });
+    expect(rendered.content).toContain('WebGL absent, WebGPU absent.');
   });
 
   it('a page opens no popup, however it asks', async () => {
