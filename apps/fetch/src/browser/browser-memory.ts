@@ -29,8 +29,8 @@ export interface ChromiumProcess {
  * has more than one renderer when it frames other sites (each site its own process): all renderers
  * together are held to the bound times the pages rendering at once, the largest killed first (a
  * frame's renderer killed crashes its page as Playwright sees it: refused the same way). The
- * browser process past the bound
- * is told to BrowserPool (`browserOver`), which knows the renders in flight and whose storage it is.
+ * browser process past the bound is told to BrowserPool (`browserOver`), which knows the renders
+ * in flight and whose storage it is.
  *
  * Which processes there are comes from Chromium, their memory from Linux (/proc/<pid>/status).
  * Polled only while a render is in flight: an idle replica wakes for nothing.
