@@ -332,7 +332,10 @@ export class BrowserPool {
   private memoryError(url: string, started: number, stoppedFor: StopReason | undefined): FetchError {
     const maxMb = Math.round(this.memory.limitBytes / (1024 * 1024));
     if (stoppedFor === 'storage') {
-      return fetchError('body_too_large', `the page stored more than a quarter of ${maxMb} MB in the browser while it rendered`, { max_memory_mb: maxMb, url });
+      return fetchError('body_too_large', `the page stored more than ${Math.round(maxMb / 4)} MB in the browser while it rendered (the browser held more than ${maxMb} MB)`, {
+        max_memory_mb: maxMb,
+        url,
+      });
     }
     if (stoppedFor === 'shared') {
       return fetchError(
