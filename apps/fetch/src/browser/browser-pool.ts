@@ -264,7 +264,6 @@ export class BrowserPool {
         try {
           first = await page.goto(url, { waitUntil: 'load', timeout: this.options.timeoutMs });
         } catch (err) {
-          if (crashed || stoppedFor) throw this.memoryError(url, started, stoppedFor);
           if (cap?.refused) throw fetchError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects (stopped before ${cap.refused})`, { url });
           throw this.navigationError(err, url, started, signal);
         }
@@ -287,7 +286,6 @@ export class BrowserPool {
         const mime = (response.headers()['content-type'] ?? 'text/html').split(';')[0]!.trim().toLowerCase();
         await inlineHiddenText(page);
         const length = await renderedLength(page);
-        if (crashed || stoppedFor) throw this.memoryError(url, started, stoppedFor);
         if (length !== undefined && length > MAX_RENDERED_HTML_CHARS) {
           throw fetchError('body_too_large', `the rendered page is larger than ${MAX_RENDERED_HTML_CHARS} characters`, { max_chars: MAX_RENDERED_HTML_CHARS, url });
         }
@@ -303,6 +301,7 @@ export class BrowserPool {
         signal?.removeEventListener('abort', onAbort);
       }
     } catch (err) {
+      // A page that crashed or was stopped fails whatever call came next: it is answered for why.
       if ((crashed || stoppedFor) && !(err instanceof FetchError && err.code === 'body_too_large')) throw this.memoryError(url, started, stoppedFor);
       if (err instanceof FetchError) {
         // A chain cut by RedirectCap leaves Chromium committing an error page after goto has
@@ -368,12 +367,7 @@ export class BrowserPool {
       recordMemoryStop('storage');
       return;
     }
-    const idle = [...this.tenants].filter(([, entry]) => !entry.busy);
-    if (idle.length > 0) {
-      for (const [tenant, entry] of idle) {
-        this.tenants.delete(tenant);
-        void entry.context.close().catch(() => undefined);
-      }
+    if (this.closeIdleTenants(0) > 0) {
       recordMemoryStop('idle');
       return;
     }
@@ -404,7 +398,7 @@ export class BrowserPool {
         const context = await this.takeContext();
         const created: TenantContext = { context, page: context.pages()[0] ?? (await openPage(context)), busy: true, idle: Promise.resolve(true) };
         this.tenants.set(tenant, created);
-        this.evictIdleTenants();
+        this.closeIdleTenants(MAX_TENANT_CONTEXTS);
         return { page: created.page, done: (healthy) => this.returnTenant(tenant, created, healthy) };
       }
       // The tenant's page is in use: this request gets a context of its own for once.
@@ -416,8 +410,7 @@ export class BrowserPool {
 
   private returnTenant(tenant: string, entry: TenantContext, healthy: boolean): void {
     if (!healthy || this.closed || entry.page.isClosed()) {
-      if (this.tenants.get(tenant) === entry) this.tenants.delete(tenant);
-      void entry.context.close().catch(() => undefined);
+      this.dropTenant(tenant, entry);
       return;
     }
     // Leave the page blank so its scripts, timers and sockets stop between requests.
@@ -427,21 +420,29 @@ export class BrowserPool {
         // It would not leave: a script that never yields (a loop started on a timer, or when the
         // page is left) holds its renderer, which went on using a core for as long as the context
         // was kept. The context goes, and its renderer with it.
-        if (this.tenants.get(tenant) === entry) this.tenants.delete(tenant);
-        void entry.context.close().catch(() => undefined);
+        this.dropTenant(tenant, entry);
         return false;
       },
     );
     entry.busy = false;
   }
 
-  private evictIdleTenants(): void {
+  /** Closes the contexts kept for idle tenants, oldest first, until at most `keep` contexts are kept; how many it closed. */
+  private closeIdleTenants(keep: number): number {
+    let closed = 0;
     for (const [tenant, entry] of this.tenants) {
-      if (this.tenants.size <= MAX_TENANT_CONTEXTS) break;
+      if (this.tenants.size <= keep) break;
       if (entry.busy) continue;
-      this.tenants.delete(tenant);
-      void entry.context.close().catch(() => undefined);
+      this.dropTenant(tenant, entry);
+      closed++;
     }
+    return closed;
+  }
+
+  /** The tenant's context closed, and no longer kept for it (unless another has taken its place meanwhile). */
+  private dropTenant(tenant: string, entry: TenantContext): void {
+    if (this.tenants.get(tenant) === entry) this.tenants.delete(tenant);
+    void entry.context.close().catch(() => undefined);
   }
 
   async close(): Promise<void> {
