@@ -286,6 +286,9 @@ export class BrowserPool {
         const mime = (response.headers()['content-type'] ?? 'text/html').split(';')[0]!.trim().toLowerCase();
         await inlineHiddenText(page);
         const length = await renderedLength(page);
+        // Here as well as below: a frame's renderer killed leaves the main frame answering, so
+        // nothing after this need fail for the page to be refused.
+        if (crashed || stoppedFor) throw this.memoryError(url, started, stoppedFor);
         if (length !== undefined && length > MAX_RENDERED_HTML_CHARS) {
           throw fetchError('body_too_large', `the rendered page is larger than ${MAX_RENDERED_HTML_CHARS} characters`, { max_chars: MAX_RENDERED_HTML_CHARS, url });
         }
@@ -301,7 +304,7 @@ export class BrowserPool {
         signal?.removeEventListener('abort', onAbort);
       }
     } catch (err) {
-      // A page that crashed or was stopped fails whatever call came next: it is answered for why.
+      // A page that crashed or was stopped (its next call failed, whatever it was) is answered for why.
       if ((crashed || stoppedFor) && !(err instanceof FetchError && err.code === 'body_too_large')) throw this.memoryError(url, started, stoppedFor);
       if (err instanceof FetchError) {
         // A chain cut by RedirectCap leaves Chromium committing an error page after goto has
