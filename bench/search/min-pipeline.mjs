@@ -13,7 +13,11 @@
 // Server-Timing `search`, the responder's own), which splits the own time in two: inside the
 // service's handler (its time less SearXNG's) and outside it (the HTTP front, NATS both ways, the
 // service's message handling before and after its handler).
-// Usage: node bench/search/min-pipeline.mjs [--n 100] [--seed N] [--baseline /path/to/another/checkout]
+// Usage: node bench/search/min-pipeline.mjs [--n 100] [--warmup 4000] [--seed N] [--baseline /path/to/another/checkout]
+// --warmup: unmeasured searches sent through each front first (default 4000, a few minutes:
+// SearXNG answers ~30 a second here), so both are timed as a long-running process runs, with
+// what each request runs optimised by V8; --warmup 10 is the ten rounds this bench used before
+// 2026-12-05, which timed a fresh process's first few hundred requests.
 // Profiling: SEARCH_NODE_ARGS / GATEWAY_NODE_ARGS (with CPU_PROF_DIR), as in run.mjs.
 // --baseline adds a fourth kind, interleaved with the others: Drael as built in that checkout (its
 // own bench/lib/search-stack.mjs (or bench/search/drael-search.mjs) and built apps, e.g. a `cp -al` copy of this tree taken before
@@ -127,6 +131,8 @@ if (role === 'responder') {
   srv.listen(0, '127.0.0.1', () => process.send(srv.address().port));
 } else {
   const N = Math.min(numberOption('n', 100), 300);
+  const WARMUP = numberOption('warmup', 4000);
+  const WARMUP_IN_FLIGHT = 4;
   // The order of the kinds in each round is drawn from this seed (printed, so a run can be repeated).
   const seed = numberOption('seed', Math.floor(Math.random() * 2 ** 31));
   const random = seededRandom(seed);
@@ -211,7 +217,25 @@ if (role === 'responder') {
       ...(baseline ? { baseline: [baseline.gateway.child.pid, baseline.search.child.pid] } : {}),
     };
     const cpuNow = () => Object.fromEntries(Object.entries(pidsOf).map(([k, pids]) => [k, pids.map(cpuMs)]));
-    for (let i = 0; i < 10; i++) for (const k of names) await kinds[k](`w${i}`);
+    // Warm-up, unmeasured: the first rounds interleaved as measured; then, with --warmup above 10,
+    // each front is sent the rest WARMUP_IN_FLIGHT at a time, so V8 has optimised what each request
+    // runs before anything is timed. V8 tiers a function up by how often it ran (Maglev after ~400
+    // calls, TurboFan after ~3,000 by default): code that runs once a request is still being
+    // compiled, in the background, long after ten requests, and Drael has much more of it than the
+    // bare shape, so a short warm-up times Drael's code before it is optimised and the bare
+    // shape's after.
+    for (let i = 0; i < Math.min(WARMUP, 10); i++) for (const k of names) await kinds[k](`w${i}`);
+    if (WARMUP > 10) {
+      for (const k of names.filter((n) => n !== 'direct')) {
+        let next = 10;
+        const worker = async () => {
+          while (next < WARMUP) await kinds[k](`w${next++}`);
+        };
+        await Promise.all(Array.from({ length: WARMUP_IN_FLIGHT }, worker));
+      }
+    }
+    // The split counts measured requests only.
+    for (const k of Object.keys(split)) delete split[k];
     const wall = Object.fromEntries(names.map((k) => [k, []]));
     const own = Object.fromEntries(names.filter((k) => k !== 'direct').map((k) => [k, []]));
     const cpuBefore = cpuNow();
