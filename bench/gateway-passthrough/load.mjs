@@ -7,7 +7,7 @@
 // tokens): whole-process CPU per request of the target and of the upstream, in rounds that take
 // turns; the medians of the rounds and the ratio to the naive proxy of the same run.
 // Usage: node bench/gateway-passthrough/load.mjs [--amount 5000] [--connections 10] [--rounds 3]
-//        [--warmup 1000] [--tokens 20,200] [--targets naive,proxy,catalogue] [--modes non-streaming,streaming]
+//        [--warmup-seconds 10 | --warmup <requests>] [--tokens 20,200] [--targets naive,proxy,catalogue] [--modes non-streaming,streaming]
 //        [--rate <requests per second>: a fixed pace; the same batching for every target, so less spread]
 // GATEWAY_B_DIR=<another build's apps/gateway>: that build runs beside this one (its own process,
 // billing and key) as the targets `proxy B` and `catalogue B` (added to --targets unless named
@@ -26,7 +26,15 @@ const here = dirname(fileURLToPath(import.meta.url));
 const AMOUNT = numberOption('amount', 5000);
 const CONNECTIONS = numberOption('connections', 10);
 const ROUNDS = numberOption('rounds', 3);
-const WARMUP = numberOption('warmup', 1000);
+// Each target's warm-up before each row's rounds: 10 s of load by default, or --warmup requests.
+// The gateway's per-request code is optimised by V8 only after thousands of calls, and its young
+// generation grows to size over the first ~800 MB of allocation; 1,000 requests (the default
+// until 2026-12-05) timed catalogue mode's first rounds at 2-3x its settled CPU (README, "Target
+// 1 read on a warm gateway"). 10 s is 35,000-80,000 whole answers and 2,000-3,000 200-token streams here.
+const WARMUP = numberOption('warmup', undefined);
+const WARMUP_SECONDS = numberOption('warmup-seconds', 10);
+const warmupLoad = WARMUP === undefined ? { duration: WARMUP_SECONDS } : { amount: WARMUP };
+const warmupText = WARMUP === undefined ? `${WARMUP_SECONDS} s` : `${WARMUP} requests'`;
 // Requests per second over all connections (autocannon's overallRate); unset: as fast as answered.
 const RATE = numberOption('rate', undefined);
 const TOKENS = option('tokens', '20,200').split(',').map(Number);
@@ -99,14 +107,14 @@ for (const n of TOKENS) {
 
 const load0 = loadAverage();
 console.log(
-  `gateway-passthrough/load: autocannon ${CONNECTIONS} connections, ${AMOUNT} requests × ${ROUNDS} rounds per row after ${WARMUP} warm-up; node ${process.version}; ${new Date().toISOString()}; load average ${load0}`,
+  `gateway-passthrough/load: autocannon ${CONNECTIONS} connections, ${AMOUNT} requests × ${ROUNDS} rounds per row after ${warmupText} warm-up; node ${process.version}; ${new Date().toISOString()}; load average ${load0}`,
 );
 const rows = [];
 for (const n of TOKENS) {
   for (const stream of STREAM_MODES) {
     const body = bodyOf(n, stream);
     const acc = new Map(targets.map((t) => [t.name, { cpu: [], up: [], rps: [], p50: [], p99: [] }]));
-    for (const t of targets) await gen.run({ url: t.url, headers: t.headers, body, amount: WARMUP, connections: CONNECTIONS, rate: RATE });
+    for (const t of targets) await gen.run({ url: t.url, headers: t.headers, body, ...warmupLoad, connections: CONNECTIONS, rate: RATE });
     for (let round = 0; round < ROUNDS; round++) {
       // The order turns around every round, so no target always runs first (or right after the same one).
       for (const t of round % 2 === 0 ? targets : [...targets].reverse()) {

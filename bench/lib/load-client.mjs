@@ -43,8 +43,10 @@ export async function startLoadGenerator() {
     /** One load; rejects when any request failed (a bench of failing requests measures nothing). */
     async run(opts) {
       const result = await gen.send(opts);
-      if (result.non2xx || result.errors || result.timeouts || result.requests < opts.amount) {
-        throw new Error(`load on ${opts.url}: ${result.requests}/${opts.amount} answered, ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+      if (result.non2xx || result.errors || result.timeouts || (opts.amount !== undefined && result.requests < opts.amount)) {
+        throw new Error(
+          `load on ${opts.url}: ${result.requests}/${opts.amount ?? 'as many as'} answered, ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts; statuses ${JSON.stringify(result.statuses)}`,
+        );
       }
       return result;
     },

@@ -1,7 +1,7 @@
 // The load generator, in a process of its own so that its CPU is nobody's under test:
 // autocannon (pinned in bench/package.json) driven over IPC. Each message
-// { id, url, method, headers, body, amount, connections, rate? } runs one load and answers
-// { id, requests, non2xx, errors, timeouts, durationS, rps, p50Ms, p99Ms }.
+// { id, url, method, headers, body, amount | duration, connections, rate? } runs one load and answers
+// { id, requests, non2xx, errors, timeouts, durationS, rps, p50Ms, p99Ms, statuses }.
 import autocannon from 'autocannon';
 
 process.on('message', async (m) => {
@@ -11,7 +11,8 @@ process.on('message', async (m) => {
     method: m.method ?? 'POST',
     headers: m.headers,
     body: m.body,
-    amount: m.amount,
+    // A number of requests, or (without one) a duration in seconds.
+    ...(m.amount !== undefined ? { amount: m.amount } : { duration: m.duration }),
     connections: m.connections,
     pipelining: 1,
     timeout: 30,
@@ -32,6 +33,9 @@ process.on('message', async (m) => {
     rps: result.requests.total / durationS,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
+    // Which statuses came, so a failed load names them (a 502 from a dropped upstream socket and a
+    // 429 from a rate limit are different faults).
+    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count])),
   });
 });
 process.send({ ready: true });
