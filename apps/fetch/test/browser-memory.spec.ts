@@ -20,6 +20,8 @@ const FRAME_HOSTS = ['127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6'];
 const FRAME_MB = 200;
 let frameSites: FixtureServer[] = [];
 let runtime: FetchRuntime;
+/** The /cache-hold answers waiting for the Cache Storage page to say it has stored everything. */
+const heldUntilFilled: (() => void)[] = [];
 
 /** CPU time (clock ticks) used so far by each Chromium renderer this process started (Linux /proc). */
 function rendererTicks(): Map<number, number> {
@@ -83,19 +85,34 @@ beforeAll(async () => {
           page('Heap', `<script>const kept = []; for (let i = 0; i < ${FILL_LIMIT_MB / 64}; i++) kept.push(new Array(8 << 20).fill(i + 0.5)); window.kept = kept;</script>`),
         );
       case '/cache-storage':
-        // Into the browser process: Cache Storage, 32 MB a response. Little text and an API request
-        // that answers late, so that the render waits its whole settling time as the cache fills.
+        // Into the browser process: Cache Storage, 32 MB a response. The page's `load` waits for an
+        // image the server holds until the page says its filling is done, so the render is in
+        // flight for the whole filling, however fast this machine fills: with the bound, the render
+        // is stopped on the way; without it, it ends with a result once FILL_LIMIT_MB is stored.
         return html(
           res,
           `<html><head><title>Cache</title></head><body><p>Loading.</p><script>
 (async () => {
-  fetch('/slow-api');
   const chunk = new Uint8Array(32 << 20); chunk.fill(7);
   const cache = await caches.open('fill');
   for (let i = 0; i < ${FILL_LIMIT_MB / 32}; i++) await cache.put('/piece-' + i, new Response(new Blob([chunk, String(i)]))).catch(() => undefined);
+  fetch('/cache-filled');
 })();
-</script></body></html>`,
+</script><img src="/cache-hold" alt=""></body></html>`,
         );
+      case '/cache-hold': {
+        // Answered when the page has stored everything, or after 30 s (nothing is left hanging).
+        const answer = () => {
+          if (!res.headersSent) res.writeHead(204).end();
+        };
+        heldUntilFilled.push(answer);
+        setTimeout(answer, 30_000).unref();
+        return;
+      }
+      case '/cache-filled':
+        for (const answer of heldUntilFilled.splice(0)) answer();
+        res.writeHead(204).end();
+        return;
       case '/slow-api':
         setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'), 5_000);
         return;
