@@ -192,10 +192,19 @@ export class RateLimiter implements OnApplicationShutdown {
     this.redisBack();
     const [grant, minute, minuteMs, hour, hourMs] = reply;
     const now = Date.now();
-    state.lease = grant > 0 ? { limits, left: grant, minute, hour, minuteEndsAt: now + minuteMs, hourEndsAt: now + hourMs } : undefined;
-    if (state.lease) return takeLeased(state, limits, now)!;
-    // Refused: nothing was counted; the counts are what Redis has.
-    return decide([minute + 1, minuteMs, hour + 1, hourMs], limits);
+    if (!(grant > 0)) {
+      state.lease = undefined;
+      // Refused: nothing was counted; the counts are what Redis has.
+      return decide([minute + 1, minuteMs, hour + 1, hourMs], limits);
+    }
+    // A take in a window's last millisecond is counted in that window and Redis reports 0 ms left
+    // of it (Redis expires a key only after its millisecond): the lease is good for this request
+    // and the window's end is a millisecond on, so the next request takes from the new window.
+    // Read as ending now, the fresh lease was stale at once and the request had no decision (a
+    // 500, about once an hour under load: test/rate-limit-window-edge.spec.ts).
+    const lease: Lease = { limits, left: grant, minute, hour, minuteEndsAt: now + Math.max(1, minuteMs), hourEndsAt: now + Math.max(1, hourMs) };
+    state.lease = lease;
+    return useLease(lease, now);
   }
 
   /**
@@ -271,8 +280,13 @@ function takeLeased(state: KeyState, limits: KeyLimits, now: number): RateDecisi
     state.lease = undefined;
     return undefined;
   }
+  return useLease(lease, now);
+}
+
+/** One request out of a lease with budget left in windows that have not ended. */
+function useLease(lease: Lease, now: number): RateDecision {
   lease.left--;
-  return decide([lease.minute - lease.left, lease.minuteEndsAt - now, lease.hour - lease.left, lease.hourEndsAt - now], limits);
+  return decide([lease.minute - lease.left, lease.minuteEndsAt - now, lease.hour - lease.left, lease.hourEndsAt - now], lease.limits);
 }
 
 /** RateLimiterMemory rejects with the result when over its points; here only the count matters. */
