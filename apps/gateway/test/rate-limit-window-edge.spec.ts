@@ -13,7 +13,6 @@ import { RateLimiter } from '../src/rate-limit/rate-limiter.service.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `${testPrefix('rl-edge')}:`;
-const limits = { per_minute: 1_000, per_hour: 100_000 };
 const config = {
   REDIS_URL,
   RATE_LIMIT_REDIS_TIMEOUT_MS: 2_000,
@@ -32,16 +31,22 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-describe('rate limits at the end of a window', () => {
+// Each window in turn is the one that ends; the other is wide, so the decision reports the ending one.
+const cases = [
+  { window: 'minute', limits: { per_minute: 1_000, per_hour: 100_000 } },
+  { window: 'hour', limits: { per_minute: 100_000, per_hour: 1_000 } },
+] as const;
+
+describe.each(cases)('rate limits at the end of a $window window', ({ window, limits }) => {
   it('counts a request taken in the window’s last millisecond (a decision, allowed), and the next one in a new window', async () => {
     // fail_closed: a Redis that did not answer would refuse (503), never pass as a decision here.
     let lastMillisecond = 0;
     let edgeKey: string | undefined;
     for (let i = 0; i < 5_000 && lastMillisecond < 20; i++) {
-      const key = `k${i}`;
-      await redis.set(`${prefix}minute:${key}`, 5, 'PX', 1);
+      const key = `${window}-${i}`;
+      await redis.set(`${prefix}${window}:${key}`, 5, 'PX', 1);
       const decision = await limiter.consume(key, limits);
-      expect(decision, `request ${i}`).toMatchObject({ allowed: true, limit: limits.per_minute, window: 'minute' });
+      expect(decision, `request ${i}`).toMatchObject({ allowed: true, limit: 1_000, window });
       // 1 ms or less of the window left: the take came in its last millisecond (or the one before).
       if (decision.resetMs <= 1) {
         lastMillisecond++;
@@ -54,8 +59,8 @@ describe('rate limits at the end of a window', () => {
     // That key's lease ended with its window: its next request takes from a new one.
     await new Promise((r) => setTimeout(r, 5));
     const next = await limiter.consume(edgeKey!, limits);
-    expect(next).toMatchObject({ allowed: true, window: 'minute' });
+    expect(next).toMatchObject({ allowed: true, window });
     expect(next.resetMs).toBeGreaterThan(50_000);
-    expect(next.remaining).toBe(limits.per_minute - 1);
+    expect(next.remaining).toBe(1_000 - 1);
   });
 });
