@@ -38,8 +38,9 @@ export class KeyGate {
    * once per key per AUTH_CACHE_TTL_MS), counted against no rate limit.
    */
   recheckOf(headers: IncomingHttpHeaders): KeyRecheck {
-    const apiKey = apiKeyOf(headers);
+    // Read when a recheck comes (most requests have one turn and none).
     return async () => {
+      const apiKey = apiKeyOf(headers);
       if (apiKey === undefined) throw missingApiKey();
       await this.keys.verify(apiKey);
     };

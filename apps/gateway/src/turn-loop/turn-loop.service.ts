@@ -167,21 +167,14 @@ export class TurnLoopService {
       if (writer) {
         await writer.finish(result.finishReason, request.stream_options?.include_usage === true ? meter.usage : undefined);
       } else {
-        const body = JSON.stringify({
-          id,
-          object: 'chat.completion',
-          created,
-          model: request.model,
-          choices: [
-            {
-              index: 0,
-              message: { role: 'assistant', content: result.content, refusal: null },
-              logprobs: result.logprobs ? { content: result.logprobs } : null,
-              finish_reason: result.finishReason,
-            },
-          ],
-          usage: { ...meter.usage, total_tokens: meter.usage.prompt_tokens + meter.usage.completion_tokens },
-        });
+        const { prompt_tokens, completion_tokens } = meter.usage;
+        // The answer's JSON written around its variable parts (the id is hex, the numbers are
+        // counts): the same bytes JSON.stringify gave of the object, without building it (issue 20).
+        const body =
+          `{"id":"${id}","object":"chat.completion","created":${created},"model":${JSON.stringify(request.model)},` +
+          `"choices":[{"index":0,"message":{"role":"assistant","content":${JSON.stringify(result.content)},"refusal":null},` +
+          `"logprobs":${result.logprobs ? `{"content":${JSON.stringify(result.logprobs)}}` : 'null'},"finish_reason":${JSON.stringify(result.finishReason)}}],` +
+          `"usage":{"prompt_tokens":${prompt_tokens},"completion_tokens":${completion_tokens},"total_tokens":${prompt_tokens + completion_tokens}}}`;
         const head: Record<string, string | number> = input.head;
         head['content-type'] = 'application/json';
         head['content-length'] = Buffer.byteLength(body);
