@@ -8,8 +8,9 @@ import { RateLimiter } from '../src/rate-limit/rate-limiter.service.js';
 // millisecond has passed, so the script counts the take in the old window and reports 0 ms left of
 // it. The limiter read that as a lease already stale and answered no decision at all, which the
 // gateway's admission turned into a 500 (one request in 5,000-40,000 under bench load, at a window's
-// end). Here the window's end is made to fall on the take: each key's minute counter is created to
-// expire 1 ms later, then the key's first request is counted. The machine's Redis, keys of their own.
+// end). Here the window's end is made to fall on the take: each key's counter of the window under
+// test is created to expire 1 ms later, then the key's first request is counted. The machine's
+// Redis, keys of their own.
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `${testPrefix('rl-edge')}:`;
