@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxCatalog } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
-import { b64, startSandbox, stateSessions, unb64, type Sandbox } from './sandbox-harness.js';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { bucketNameOf } from '../src/placement/sandbox-stores.js';
+import { b64, placementKeyOf, placementKv, startSandbox, stateSessions, unb64, type Sandbox } from './sandbox-harness.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -63,6 +65,35 @@ describe('idle sessions expire (SANDBOX_SESSION_MAX_IDLE_S)', () => {
     // Idle time counts from the end of the run.
     const out = await sbx.call(sandboxCatalog.filesRead, { ...ws, path: 'out.txt' });
     expect(unb64(out.content_base64)).toBe('done\n');
+  });
+
+  it('the sweep prunes the delete markers earlier versions left in the placement (one per key for good); a session made again on such a key keeps its record', async () => {
+    const { kv, nc } = await placementKv(sbx.prefix);
+    const jsm = await jetstreamManager(nc);
+    const bucket = bucketNameOf('', sbx.prefix, 'placement');
+    const messagesOf = async (key: string) => Object.keys((await jsm.streams.info(`KV_${bucket}`, { subjects_filter: `$KV.${bucket}.${key}` })).state.subjects ?? {}).length;
+    try {
+      // As versions before 7a94c76 removed a record: the KV's delete, which leaves a marker.
+      const markers = [placementKeyOf('legacy', 'req_old', 'request'), placementKeyOf('legacy', 'old'), placementKeyOf('legacy', 'again')];
+      for (const key of markers) {
+        await kv.put(key, '{}');
+        await kv.delete(key);
+        expect(await messagesOf(key)).toBe(1);
+      }
+      // Swept every second here.
+      for (const key of markers) await expect.poll(() => messagesOf(key), { timeout: 15_000, interval: 250 }).toBe(0);
+      // A marker, then a session made on its key: the record and its files outlive several sweeps.
+      const ws = { tenant: 'legacy', session: 'again' };
+      await kv.put(markers[2]!, '{}');
+      await kv.delete(markers[2]!);
+      await sbx.call(sandboxCatalog.filesWrite, { ...ws, path: 'kept.txt', content_base64: b64('kept') });
+      await sleep(2_500);
+      expect(await messagesOf(markers[2]!)).toBe(1);
+      expect((await kv.get(markers[2]!))?.operation).toBe('PUT');
+      expect(unb64((await sbx.call(sandboxCatalog.filesRead, { ...ws, path: 'kept.txt' })).content_base64)).toBe('kept');
+    } finally {
+      await nc.close();
+    }
   });
 
   it('a session mounted by another replica on the host is not removed until that replica lets it go', { timeout: 120_000 }, async () => {

@@ -16,6 +16,8 @@ export interface SandboxStores {
   readonly placement: KV;
   /** Every placement key holding a record now (not deleted) that matches `filter` (KV key syntax: `*`, `>`). */
   placementKeys(filter?: string): Promise<string[]>;
+  /** Every placement key's latest entry, a record or a delete's marker (the orphan sweep's listing). */
+  placementEntries(): Promise<LatestEntry[]>;
   /**
    * Removes a placement record if it is still at `revision` (a compare-and-delete); true when it
    * was. Nothing is left behind: the KV's own delete leaves a marker per key for good, and every
@@ -44,6 +46,14 @@ export interface SandboxStores {
 }
 
 export const SANDBOX_STORES = Symbol('SANDBOX_STORES');
+
+/** A key's latest entry in a KV bucket: its record (`held`), or the marker a delete left. */
+export interface LatestEntry {
+  readonly key: string;
+  /** The entry's revision (its stream sequence): what a compare-and-delete names. */
+  readonly revision: number;
+  readonly held: boolean;
+}
 
 /** A bucket name of this installation: `<prefix>_sandbox_<what>` unless configured. */
 export function bucketNameOf(configured: string, prefix: string, what: string): string {
@@ -90,6 +100,7 @@ export async function openSandboxStores(config: SandboxConfig): Promise<SandboxS
       nc,
       placement,
       placementKeys: (filter = '>') => liveKeys(placement, jsm, placementBucket, filter),
+      placementEntries: () => latestEntries(placement, jsm, placementBucket, '>'),
       removeRecord: async (key, revision) => {
         // Every message of the key up to its revision: with history 1 that is the record itself,
         // unless a newer revision has replaced it (then nothing, and the newer one stays).
@@ -147,18 +158,23 @@ const LISTING_TIMEOUT_MS = 10_000;
  * exact), and the listing ends once each of them has been delivered, whatever the counts say.
  */
 export async function liveKeys(kv: KV, jsm: JetStreamManager, bucket: string, filter: string): Promise<string[]> {
+  return (await latestEntries(kv, jsm, bucket, filter)).filter((e) => e.held).map((e) => e.key);
+}
+
+/** The latest entry of every key matching `filter`, records and delete markers alike (liveKeys' listing). */
+async function latestEntries(kv: KV, jsm: JetStreamManager, bucket: string, filter: string): Promise<LatestEntry[]> {
   const subjectPrefix = `$KV.${bucket}.`;
   const info = await jsm.streams.info(`KV_${bucket}`, { subjects_filter: `${subjectPrefix}${filter}` });
   const waiting = new Set(Object.keys(info.state.subjects ?? {}));
   if (waiting.size === 0) return [];
-  const live = new Map<string, boolean>();
+  const latest = new Map<string, LatestEntry>();
   const watch = await kv.watch({ key: filter, include: KvWatchInclude.LastValue, ignoreDeletes: false, headers_only: true });
   const timeoutMs = LISTING_TIMEOUT_MS + waiting.size;
   const timer = setTimeout(() => watch.stop(), timeoutMs);
   try {
     for await (const entry of watch) {
       // A value, or a delete's marker: either way the key's latest, and its subject is seen.
-      live.set(entry.key, entry.operation === 'PUT');
+      latest.set(entry.key, { key: entry.key, revision: entry.revision, held: entry.operation === 'PUT' });
       waiting.delete(`${subjectPrefix}${entry.key}`);
       if (waiting.size === 0) break;
     }
@@ -167,5 +183,5 @@ export async function liveKeys(kv: KV, jsm: JetStreamManager, bucket: string, fi
     watch.stop();
   }
   if (waiting.size > 0) throw new SandboxError('unavailable', `the session store did not list its records within ${Math.round(timeoutMs / 1000)} s; retry`, true);
-  return [...live].filter(([, held]) => held).map(([key]) => key);
+  return [...latest.values()];
 }

@@ -384,11 +384,19 @@ export class SessionPlacement implements OnApplicationBootstrap, OnApplicationSh
 
   /**
    * Idle expiry of workspaces no live replica holds (their holder died): a live holder expires
-   * its own by its disk's last use (WorkspaceService's sweep); these by their record's.
+   * its own by its disk's last use (WorkspaceService's sweep); these by their record's. The same
+   * listing prunes delete markers: versions before 7a94c76 removed records with the KV's delete,
+   * which left one per key for good (one for every request workspace an installation ever made),
+   * and each costs every listing one more entry. A marker goes by a compare-and-delete at its
+   * revision, so a record written on its key since is never touched.
    */
   async sweepOrphans(): Promise<number> {
     let removed = 0;
-    for (const key of await this.stores.placementKeys()) {
+    for (const { key, revision, held } of await this.stores.placementEntries()) {
+      if (!held) {
+        await this.stores.removeRecord(key, revision).catch(() => false);
+        continue;
+      }
       const maxIdleMs = key.startsWith('request.') ? this.config.SANDBOX_REQUEST_WORKSPACE_MAX_AGE_S * 1000 : this.config.SANDBOX_SESSION_MAX_IDLE_S * 1000;
       if (maxIdleMs <= 0) continue;
       const gone = await this.inChain(key, async () => {
