@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { sandboxCatalog, type ReplyOf, type RequestOf, type RpcEntry, type SandboxRunReply } from '@drael/contracts';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { NatsRpcClient, RpcError } from '@drael/nats-rpc';
@@ -88,10 +89,16 @@ export function placementKeyOf(tenant: string, session: string, scope: 'session'
   return `${scope}.${sha(`tenant\0${tenant}`)}.${sha(`${scope}\0${tenant}\0${session}`)}`;
 }
 
-/** The placement KV of a sandbox's prefix, as the service names it; close `nc` when done. */
-export async function placementKv(prefix: string): Promise<{ kv: KV; nc: NatsConnection }> {
+/**
+ * The placement KV of a sandbox's prefix, as the service names it, and `messagesOf(key)`: how many
+ * messages its stream holds for a key (a record, or a delete's marker, counts one); close `nc` when done.
+ */
+export async function placementKv(prefix: string): Promise<{ kv: KV; nc: NatsConnection; messagesOf: (key: string) => Promise<number> }> {
   const nc = await connect({ servers: NATS_URL });
-  return { kv: await new Kvm(nc).open(bucketNameOf('', prefix, 'placement')), nc };
+  const bucket = bucketNameOf('', prefix, 'placement');
+  const jsm = await jetstreamManager(nc);
+  const messagesOf = async (key: string) => Object.keys((await jsm.streams.info(`KV_${bucket}`, { subjects_filter: `$KV.${bucket}.${key}` })).state.subjects ?? {}).length;
+  return { kv: await new Kvm(nc).open(bucket), nc, messagesOf };
 }
 
 /**

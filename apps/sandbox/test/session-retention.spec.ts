@@ -4,8 +4,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxCatalog } from '@drael/contracts';
 import { RpcError } from '@drael/nats-rpc';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { bucketNameOf } from '../src/placement/sandbox-stores.js';
 import { b64, placementKeyOf, placementKv, startSandbox, stateSessions, unb64, type Sandbox } from './sandbox-harness.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -68,10 +66,7 @@ describe('idle sessions expire (SANDBOX_SESSION_MAX_IDLE_S)', () => {
   });
 
   it('the sweep prunes the delete markers earlier versions left in the placement (one per key for good); a session made again on such a key keeps its record', async () => {
-    const { kv, nc } = await placementKv(sbx.prefix);
-    const jsm = await jetstreamManager(nc);
-    const bucket = bucketNameOf('', sbx.prefix, 'placement');
-    const messagesOf = async (key: string) => Object.keys((await jsm.streams.info(`KV_${bucket}`, { subjects_filter: `$KV.${bucket}.${key}` })).state.subjects ?? {}).length;
+    const { kv, nc, messagesOf } = await placementKv(sbx.prefix);
     try {
       // As versions before 7a94c76 removed a record: the KV's delete, which leaves a marker (one
       // message on the key's subject, kept for good). Not counted here: the sweep (every second

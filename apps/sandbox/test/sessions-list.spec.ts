@@ -2,10 +2,8 @@ import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { sandboxCatalog } from '@drael/contracts';
 import { b64, placementKeyOf, placementKv, startSandbox, type Sandbox } from './sandbox-harness.js';
-import { bucketNameOf } from '../src/placement/sandbox-stores.js';
 
 let sbx: Sandbox;
 beforeAll(async () => {
@@ -81,10 +79,7 @@ describe('sandbox.sessions.list.v1', () => {
   });
 
   it('a deleted session or request workspace leaves nothing in the placement stream (the KV delete left a marker per key for good); the id can be used again', async () => {
-    const { nc } = await placementKv(sbx.prefix);
-    const jsm = await jetstreamManager(nc);
-    const bucket = bucketNameOf('', sbx.prefix, 'placement');
-    const messagesOf = async (key: string) => Object.keys((await jsm.streams.info(`KV_${bucket}`, { subjects_filter: `$KV.${bucket}.${key}` })).state.subjects ?? {}).length;
+    const { nc, messagesOf } = await placementKv(sbx.prefix);
     try {
       const made: [{ tenant: string; session: string; scope?: 'request' }, string][] = [
         [{ tenant: 'gone', session: 'once' }, placementKeyOf('gone', 'once')],
